@@ -1,0 +1,135 @@
+# bloomkit build. `make` builds everything that exists; `make test` runs the
+# whole suite (installing Debian build dependencies first when run as root);
+# `make bench` runs the benchmarks; `make demo` runs the built-in example.
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BUILD   ?= build
+
+VERSION     := 0.1.0
+SOVERSION   := 0
+
+WARN    := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes
+# Warnings are errors in CI (CI=true) and whenever WERROR=1.
+ifneq ($(CI)$(WERROR),)
+WARN    += -Werror
+endif
+OPT     ?= -O2 -g
+CFLAGS_ALL = $(WARN) $(OPT) -fPIC -Iinclude -Isrc $(CFLAGS)
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+LIB_SRC   := $(sort $(wildcard src/*.c))
+LIB_OBJ   := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
+LIB_SAN   := $(LIB_SRC:src/%.c=$(BUILD)/san/%.o)
+CLI_SRC   := $(sort $(wildcard cli/*.c))
+CLI_OBJ   := $(CLI_SRC:cli/%.c=$(BUILD)/cli/%.o)
+RED_SRC   := $(sort $(wildcard redis/*.c))
+RED_OBJ   := $(RED_SRC:redis/%.c=$(BUILD)/redis/%.o)
+UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+UNIT_SANB := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests-san/%)
+BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+STATIC  := $(BUILD)/libbloomkit.a
+SHARED  := $(BUILD)/libbloomkit.so.$(VERSION)
+TOOL    := $(if $(CLI_SRC),$(BUILD)/bloomkit)
+MODULE  := $(if $(RED_SRC),$(BUILD)/bloomkit.so)
+
+.PHONY: all deps test unit-test demo bench install clean fuzz format
+.DEFAULT_GOAL := all
+
+all: deps $(STATIC) $(SHARED) $(TOOL) $(MODULE)
+
+# Build dependencies: installed with apt-get when root, else one clear line.
+deps:
+	@sh scripts/need.sh build
+
+$(BUILD)/obj/%.o: src/%.c $(wildcard include/bloomkit/*.h src/*.h) | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/san/%.o: src/%.c $(wildcard include/bloomkit/*.h src/*.h) | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -c $< -o $@
+
+$(STATIC): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libbloomkit-san.a: $(LIB_SAN)
+	rm -f $@ && ar rcs $@ $^
+
+$(SHARED): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libbloomkit.so.$(SOVERSION) -o $@ $^ -lm
+	ln -sf libbloomkit.so.$(VERSION) $(BUILD)/libbloomkit.so.$(SOVERSION)
+	ln -sf libbloomkit.so.$(VERSION) $(BUILD)/libbloomkit.so
+
+$(BUILD)/cli/%.o: cli/%.c $(wildcard include/bloomkit/*.h cli/*.h) | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Icli -c $< -o $@
+
+$(BUILD)/bloomkit: $(CLI_OBJ) $(STATIC)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ -lm -lpthread
+
+$(BUILD)/redis/%.o: redis/%.c $(wildcard include/bloomkit/*.h redis/*.h) | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Iredis -c $< -o $@
+
+$(BUILD)/bloomkit.so: $(RED_OBJ) $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ -lm
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/harness.c tests/unit/harness.h $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< tests/unit/harness.c $(STATIC) -lm -lpthread
+
+$(BUILD)/tests-san/%: tests/unit/%.c tests/unit/harness.c tests/unit/harness.h $(BUILD)/libbloomkit-san.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -Itests/unit -o $@ $< tests/unit/harness.c $(BUILD)/libbloomkit-san.a -lm -lpthread
+
+$(BUILD)/bench/%: bench/%.c $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -O3 -march=native -Ibench -o $@ $< $(STATIC) $(BENCH_LDLIBS) -lm -lpthread
+
+# The whole suite: unit tests (plain, then ASan+UBSan), the tool's tests and
+# the Redis module's tests, each printing "N passed, N failed"; the last
+# line sums them.
+test: all $(UNIT_BIN) $(UNIT_SANB)
+	@sh scripts/need.sh test
+	@BUILD=$(BUILD) sh tests/run.sh
+
+unit-test: $(UNIT_BIN)
+	@for t in $(UNIT_BIN); do $$t || exit 1; done
+
+demo: all
+	@sh scripts/demo.sh $(BUILD)
+
+bench: all $(BENCH_BIN)
+	@sh scripts/need.sh bench
+	@BUILD=$(BUILD) sh bench/run.sh
+
+fuzz:
+	@BUILD=$(BUILD) sh tests/fuzz/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include/bloomkit $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/bloomkit/*.h $(DESTDIR)$(PREFIX)/include/bloomkit/
+	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libbloomkit.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libbloomkit.so.$(SOVERSION)
+	ln -sf libbloomkit.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libbloomkit.so
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' bloomkit.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/bloomkit.pc
+	if [ -n "$(TOOL)" ]; then install -d $(DESTDIR)$(PREFIX)/bin && \
+	    install -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/; fi
+	if [ -n "$(MODULE)" ]; then install -d $(DESTDIR)$(PREFIX)/lib/bloomkit && \
+	    install -m 755 $(MODULE) $(DESTDIR)$(PREFIX)/lib/bloomkit/; fi
+	if ls docs/*.1 >/dev/null 2>&1; then install -d $(DESTDIR)$(PREFIX)/share/man/man1 && \
+	    install -m 644 docs/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi
+
+format:
+	clang-format -i include/bloomkit/*.h src/*.c src/*.h $(wildcard cli/*.[ch] redis/*.[ch] tests/unit/*.[ch] bench/*.c)
+
+clean:
+	rm -rf $(BUILD)

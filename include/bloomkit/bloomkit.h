@@ -1,0 +1,396 @@
+/*
+ * bloomkit: Bloom filters and their relatives, for one question at scale:
+ * "have I seen this before?"
+ *
+ * This is the whole public API. Conventions, which every function follows:
+ *
+ *  - Names are bk_<noun>_<verb>. Objects are opaque and created by a
+ *    *_create / *_load / *_open call; the caller owns what it creates and
+ *    releases it with the matching *_free. *_free(NULL) is a no-op.
+ *  - Every call that can fail returns a bk_status_t (BK_OK == 0). Queries
+ *    that cannot fail return bool. The library never prints, exits or aborts
+ *    on bad input: it returns a status, and bk_strerror() names it.
+ *  - Keys are (const void *key, size_t len): binary-safe, any length,
+ *    including 0 (key may then be NULL).
+ *  - Sizes are 64-bit everywhere.
+ *  - An object may be read (contains, info) from many threads at once.
+ *    Writes need external locking, except bk_filter_add_atomic(), which any
+ *    number of threads may call together (but not together with clear,
+ *    union or free).
+ *
+ * Stable promises: the hash output for a given (hash id, seed, key), and so
+ * the bits a key sets, never change for a given file-format version; see
+ * docs/FORMAT.md.
+ */
+#ifndef BLOOMKIT_H
+#define BLOOMKIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BK_VERSION_MAJOR 0
+#define BK_VERSION_MINOR 1
+#define BK_VERSION_PATCH 0
+#define BK_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef enum bk_status {
+    BK_OK = 0,
+    BK_EINVAL,    /* a parameter is out of range or inconsistent */
+    BK_ENOMEM,    /* an allocation failed, or a size does not fit in memory */
+    BK_EIO,       /* a read, write, sync or rename failed (see errno) */
+    BK_ENOSPC,    /* the disk or a quota is full */
+    BK_ECORRUPT,  /* serialized bytes are malformed, truncated or damaged */
+    BK_EVERSION,  /* serialized bytes are of a format version we do not know */
+    BK_EFULL,     /* a non-scaling filter is at capacity */
+    BK_ENOTFOUND, /* remove of a key that is not in the filter */
+    BK_EKIND,     /* the operation does not apply to this kind of filter */
+    BK_EREADONLY, /* the object is a read-only mapping */
+    BK_EINCOMPAT  /* union of filters that differ in kind, size, k, hash or seed */
+} bk_status_t;
+
+/* A short constant English description of a status; never NULL. */
+const char *bk_strerror(bk_status_t status);
+
+/* ------------------------------------------------------------------------ */
+/* Kinds and hashes                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* The numeric values are stored in files: never renumber. */
+typedef enum bk_kind {
+    BK_KIND_DEFAULT = 0, /* in options: means BK_KIND_BLOCKED */
+    BK_KIND_BLOCKED = 1, /* k probes inside one 64-byte line (default) */
+    BK_KIND_CLASSIC = 2, /* k probes over the whole bit array */
+    BK_KIND_COUNTING = 3, /* 4-bit saturating counters, one line per key */
+    BK_KIND_SCALABLE = 4, /* chain of blocked/classic filters that grows */
+    BK_KIND_BITMAP = 5,  /* bk_bitmap_t: 1 bit per integer */
+    BK_KIND_BITMAP2 = 6  /* bk_bitmap2_t: 2-bit saturating cells */
+} bk_kind_t;
+
+/* Name of a kind ("blocked", "classic", ...), or NULL if unknown. */
+const char *bk_kind_name(bk_kind_t kind);
+/* Parses a kind name (case-insensitive). BK_EINVAL if unknown. */
+bk_status_t bk_kind_parse(const char *name, bk_kind_t *out);
+
+/* The numeric values are stored in files: never renumber.
+ * XXH3 is the default and the only one fit for adversarial or huge key sets;
+ * the others are the classic 32-bit string hashes (FNV-1a is 64-bit), kept
+ * for compatibility and teaching. */
+typedef enum bk_hash_id {
+    BK_HASH_DEFAULT = 0, /* in options: means BK_HASH_XXH3 */
+    BK_HASH_XXH3 = 1,
+    BK_HASH_BKDR = 2,
+    BK_HASH_AP = 3,
+    BK_HASH_DJB = 4,
+    BK_HASH_JS = 5,
+    BK_HASH_RS = 6,
+    BK_HASH_SDBM = 7,
+    BK_HASH_DEK = 8,
+    BK_HASH_ELF = 9,
+    BK_HASH_PJW = 10,
+    BK_HASH_FNV1A = 11
+} bk_hash_id_t;
+
+#define BK_HASH_COUNT 11 /* ids 1..BK_HASH_COUNT are valid */
+
+const char *bk_hash_name(bk_hash_id_t id); /* "xxh3", "bkdr", ...; NULL if unknown */
+bk_status_t bk_hash_parse(const char *name, bk_hash_id_t *out);
+
+/* The raw hash of a key: the classic hashes' own value (32-bit ones
+ * zero-extended), or the low 64 bits of XXH3-128 with the given seed.
+ * The classic hashes ignore the seed here. For measuring and teaching. */
+uint64_t bk_hash_raw(bk_hash_id_t id, uint64_t seed, const void *key, size_t len);
+
+/* A key's hash as the filters use it: 128 bits, from which all probe
+ * positions are derived. Computing it once and reusing it (with
+ * bk_filter_add_hash / bk_filter_contains_hash) saves rehashing when one key
+ * is checked against several filters with the same hash id and seed. */
+typedef struct bk_hash {
+    uint64_t lo, hi;
+} bk_hash_t;
+
+bk_hash_t bk_hash_key(bk_hash_id_t id, uint64_t seed, const void *key, size_t len);
+
+/* A fresh random 64-bit seed from the operating system (getrandom), falling
+ * back to a mix of time and address bits if that fails. */
+uint64_t bk_random_seed(void);
+
+/* ------------------------------------------------------------------------ */
+/* Sizing                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct bk_plan {
+    bk_kind_t kind;
+    uint64_t capacity;    /* n: items the filter is sized for */
+    double fpr_target;    /* p: requested false-positive rate at n items */
+    uint64_t bits;        /* m: bits of the payload (counting: 4 per counter) */
+    uint64_t cells;       /* bits for 1-bit kinds; counters for counting */
+    uint32_t k;           /* probes per key */
+    uint64_t bytes;       /* payload bytes */
+    double bits_per_key;  /* bits / capacity */
+    double expected_fpr;  /* the model's FPR at n items, <= fpr_target */
+} bk_plan_t;
+
+/* Sizes a filter of the given kind for n items at false-positive rate p.
+ * Classic: m = -n ln p / (ln 2)^2, k = round((m/n) ln 2), m raised until
+ * the expected FPR is <= p. Blocked and counting: the smallest size whose
+ * expected FPR (averaged over the Poisson spread of keys per 64-byte line)
+ * is <= p. Scalable: the first sub-filter (blocked, error p * (1 - 0.5)).
+ * BK_EINVAL if n == 0, p is not in (0, 1), or p is NaN; BK_ENOMEM if the
+ * size does not fit in 64 bits / size_t. */
+bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out);
+
+/* The expected FPR of a filter of the given kind with m cells, n items and
+ * k probes (for counting, m counters). Returns 1.0 for m == 0 or k == 0. */
+double bk_fpr_expected(bk_kind_t kind, uint64_t m, uint64_t n, uint32_t k);
+
+/* ------------------------------------------------------------------------ */
+/* Filters: blocked, classic, counting, scalable                             */
+/* ------------------------------------------------------------------------ */
+
+typedef struct bk_filter bk_filter_t;
+
+typedef struct bk_key {
+    const void *ptr;
+    size_t len;
+} bk_key_t;
+
+/* Options for bk_filter_create. A zeroed struct (or NULL) means defaults:
+ * blocked kind, XXH3, a fresh random seed, and for scalable filters growth 2
+ * and tightening ratio 0.5. */
+typedef struct bk_options {
+    bk_kind_t kind;
+    bk_hash_id_t hash;
+    bool seed_set;  /* use `seed` instead of a random seed */
+    uint64_t seed;
+    /* scalable only */
+    bk_kind_t sub_kind;  /* BLOCKED (default) or CLASSIC */
+    double growth;       /* capacity factor per new sub-filter; 0 = 2; >= 1 */
+    double tightening;   /* error factor per new sub-filter; 0 = 0.5; in (0,1) */
+    bool nonscaling;     /* BK_EFULL at capacity instead of growing */
+    bool first_error_as_given; /* the first sub-filter gets p itself, not
+                                  p * (1 - tightening) (RedisBloom's rule) */
+} bk_options_t;
+
+/* Creates an empty filter for `capacity` items at false-positive rate `fpr`.
+ * On success *out owns a new filter: release it with bk_filter_free().
+ * BK_EINVAL for bad parameters, BK_ENOMEM if it cannot be allocated. */
+bk_status_t bk_filter_create(bk_filter_t **out, uint64_t capacity, double fpr,
+                             const bk_options_t *opts);
+
+/* Creates an empty blocked, classic or counting filter of exactly `cells`
+ * cells (bits or counters, rounded up to a whole 64-byte line for blocked
+ * and counting, a 64-bit word for classic) and k probes, for callers that
+ * size filters themselves. BK_EINVAL for k == 0, k > 64 (blocked and
+ * counting: k > 16), cells == 0, or a scalable kind. */
+bk_status_t bk_filter_create_exact(bk_filter_t **out, bk_kind_t kind, uint64_t cells,
+                                   uint32_t k, const bk_options_t *opts);
+
+void bk_filter_free(bk_filter_t *f);
+
+/* Adds a key. *was_new (may be NULL) is set to true if the key was not
+ * already (possibly falsely) present. BK_EREADONLY on a read-only mapping,
+ * BK_EFULL on a full non-scaling scalable filter, BK_ENOMEM if a scalable
+ * filter cannot grow; on error the filter is unchanged. */
+bk_status_t bk_filter_add(bk_filter_t *f, const void *key, size_t len, bool *was_new);
+
+/* True if the key may be in the set; false if it certainly is not. */
+bool bk_filter_contains(const bk_filter_t *f, const void *key, size_t len);
+
+/* Pre-hashed variants: h must come from bk_filter_hash(f, ...) or from
+ * bk_hash_key() with f's hash id and seed. */
+bk_hash_t bk_filter_hash(const bk_filter_t *f, const void *key, size_t len);
+bk_status_t bk_filter_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new);
+bool bk_filter_contains_hash(const bk_filter_t *f, bk_hash_t h);
+
+/* Thread-safe add (atomic OR): any number of threads may call it at once on
+ * the same filter. Blocked and classic only (BK_EKIND otherwise). The item
+ * count is updated atomically too. */
+bk_status_t bk_filter_add_atomic(bk_filter_t *f, const void *key, size_t len, bool *was_new);
+
+/* Batch calls: hash a group of keys, prefetch every target line, then probe.
+ * Results are exactly those of the one-at-a-time calls in array order
+ * (a key repeated within the batch is new only the first time).
+ * add_batch: was_new (may be NULL) receives n flags; *n_new (may be NULL)
+ * the number of new keys. */
+bk_status_t bk_filter_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n,
+                                bool *was_new, uint64_t *n_new);
+/* out receives n flags; returns how many were (possibly) present. */
+size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n,
+                                bool *out);
+
+/* Counting filters only (BK_EKIND otherwise). Removes one occurrence of a
+ * key: each of its counters is decremented unless saturated (15). If any of
+ * its counters is zero the key was never added: BK_ENOTFOUND, nothing
+ * changes. */
+bk_status_t bk_filter_remove(bk_filter_t *f, const void *key, size_t len);
+
+/* Counting filters: the smallest of the key's counters (an upper bound of
+ * how many times it was added, saturating at 15). Other kinds: 1 if
+ * contained, else 0. */
+unsigned bk_filter_count(const bk_filter_t *f, const void *key, size_t len);
+
+/* Forgets every key (keeps size, k, hash and seed). Scalable filters drop
+ * all sub-filters but the first. */
+bk_status_t bk_filter_clear(bk_filter_t *f);
+
+/* dst |= src. Both must have the same kind, size, k, hash id and seed
+ * (scalable: the same chain shape); BK_EINCOMPAT otherwise. Counting
+ * filters add counters, saturating at 15. dst's item count becomes the
+ * estimate from the merged bits. */
+bk_status_t bk_filter_union(bk_filter_t *dst, const bk_filter_t *src);
+
+/* A deep copy. *out owns it. */
+bk_status_t bk_filter_clone(bk_filter_t **out, const bk_filter_t *f);
+
+typedef struct bk_filter_info {
+    bk_kind_t kind;
+    bk_kind_t sub_kind;      /* scalable: kind of the sub-filters */
+    bk_hash_id_t hash;
+    uint64_t seed;
+    uint64_t capacity;       /* n it was sized for (scalable: total of subs) */
+    double fpr_target;       /* p it was sized for */
+    uint64_t cells;          /* bits (counting: counters); scalable: total */
+    uint32_t k;              /* probes (scalable: of the newest sub-filter) */
+    uint64_t bytes;          /* payload bytes in memory */
+    uint64_t items;          /* keys added that were new */
+    uint64_t cells_set;      /* bits set (counting: non-zero counters) */
+    double fill;             /* cells_set / cells */
+    double estimated_items;  /* -(m/k) ln(1 - X/m), summed over subs */
+    double expected_fpr;     /* at the current fill */
+    uint32_t filters;        /* scalable: sub-filters in the chain; else 1 */
+    double growth;           /* scalable */
+    double tightening;       /* scalable */
+    bool nonscaling;         /* scalable */
+    bool mapped;             /* backed by a file mapping */
+    bool readonly;
+} bk_filter_info_t;
+
+/* Fills *out. Counting the set cells reads the whole payload. */
+void bk_filter_info(const bk_filter_t *f, bk_filter_info_t *out);
+
+uint64_t bk_filter_items(const bk_filter_t *f);
+bk_kind_t bk_filter_kind(const bk_filter_t *f);
+
+/* ------------------------------------------------------------------------ */
+/* Persistence (docs/FORMAT.md is the spec)                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Bytes that bk_filter_serialize() will write. */
+uint64_t bk_filter_serialized_size(const bk_filter_t *f);
+
+/* Writes the portable serialized form into buf (cap bytes). *written (may
+ * be NULL) receives the size. BK_EINVAL if cap is too small. */
+bk_status_t bk_filter_serialize(const bk_filter_t *f, void *buf, size_t cap, size_t *written);
+
+/* Validates and loads serialized bytes (copied; buf is not retained).
+ * *out owns the new filter. BK_ECORRUPT / BK_EVERSION with the reason in
+ * *why (may be NULL; a constant string) on bad input; never reads past
+ * buf + len, and never allocates more than the bytes given justify. */
+bk_status_t bk_filter_deserialize(bk_filter_t **out, const void *buf, size_t len,
+                                  const char **why);
+
+/* Atomic save: temp file in the same directory, fsync, rename, fsync of the
+ * directory. On any error the old file at path is untouched and the temp
+ * file removed. BK_EIO / BK_ENOSPC (errno is kept). */
+bk_status_t bk_filter_save(const bk_filter_t *f, const char *path);
+
+/* Reads a file into memory and validates it. *why as for deserialize. */
+bk_status_t bk_filter_load(bk_filter_t **out, const char *path, const char **why);
+
+typedef enum bk_map_mode {
+    BK_MAP_READONLY = 0, /* queries only; adds give BK_EREADONLY */
+    BK_MAP_WRITABLE = 1  /* in-place updates; bk_filter_sync() writes them */
+} bk_map_mode_t;
+
+/* Maps a file instead of reading it: a multi-GB filter answers at once.
+ * The header is validated; the payload checksum is not verified at open
+ * (that would read the whole file) but by bk_filter_verify(). A writable
+ * mapping of a scalable filter cannot grow it (BK_EFULL when full).
+ * bk_filter_free() unmaps. */
+bk_status_t bk_filter_open(bk_filter_t **out, const char *path, bk_map_mode_t mode,
+                           const char **why);
+
+/* Writable mapping: recomputes the checksums and flushes to disk (msync).
+ * In-memory filter: BK_EINVAL. */
+bk_status_t bk_filter_sync(bk_filter_t *f);
+
+/* Recomputes the payload checksum of a mapped filter and compares it with
+ * the stored one: BK_ECORRUPT on mismatch. In-memory filters: BK_OK. */
+bk_status_t bk_filter_verify(const bk_filter_t *f, const char **why);
+
+/* ------------------------------------------------------------------------ */
+/* Bitmaps over integers                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* A dense 1-bit map over [0, n): one bit per integer. */
+typedef struct bk_bitmap bk_bitmap_t;
+
+/* *out owns a zeroed map over [0, n). BK_EINVAL for n == 0 or n > 2^48,
+ * BK_ENOMEM. */
+bk_status_t bk_bitmap_create(bk_bitmap_t **out, uint64_t n);
+void bk_bitmap_free(bk_bitmap_t *b);
+uint64_t bk_bitmap_size(const bk_bitmap_t *b); /* n */
+/* Sets bit v; returns true if it was clear. v >= n: returns false, no-op
+ * (check with bk_bitmap_size first; the tool reports such values). */
+bool bk_bitmap_set(bk_bitmap_t *b, uint64_t v);
+bool bk_bitmap_test(const bk_bitmap_t *b, uint64_t v);
+uint64_t bk_bitmap_count(const bk_bitmap_t *b); /* set bits (popcount) */
+/* Calls fn(v, ctx) for each set bit in increasing order; stops early and
+ * returns false if fn returns false. */
+bool bk_bitmap_foreach(const bk_bitmap_t *b, bool (*fn)(uint64_t v, void *ctx), void *ctx);
+/* Finds the first set bit >= from; false if none. */
+bool bk_bitmap_next(const bk_bitmap_t *b, uint64_t from, uint64_t *out);
+/* dst |= src / dst &= src; BK_EINCOMPAT if sizes differ. */
+bk_status_t bk_bitmap_or(bk_bitmap_t *dst, const bk_bitmap_t *src);
+bk_status_t bk_bitmap_and(bk_bitmap_t *dst, const bk_bitmap_t *src);
+void bk_bitmap_clear(bk_bitmap_t *b);
+
+/* A dense 2-bit map over [0, n): cells 0 (never seen), 1 (seen once),
+ * 2 (seen twice or more; saturates). */
+typedef struct bk_bitmap2 bk_bitmap2_t;
+
+bk_status_t bk_bitmap2_create(bk_bitmap2_t **out, uint64_t n);
+void bk_bitmap2_free(bk_bitmap2_t *b);
+uint64_t bk_bitmap2_size(const bk_bitmap2_t *b);
+/* Records one sighting of v; returns the new state (0 if v >= n: no-op). */
+unsigned bk_bitmap2_add(bk_bitmap2_t *b, uint64_t v);
+unsigned bk_bitmap2_state(const bk_bitmap2_t *b, uint64_t v);
+/* counts[0..2] receive the number of values in each state. */
+void bk_bitmap2_counts(const bk_bitmap2_t *b, uint64_t counts[3]);
+/* Calls fn for each value in `state` (0, 1 or 2) in increasing order. */
+bool bk_bitmap2_foreach(const bk_bitmap2_t *b, unsigned state,
+                        bool (*fn)(uint64_t v, void *ctx), void *ctx);
+void bk_bitmap2_clear(bk_bitmap2_t *b);
+
+/* Bitmap persistence: same container format as filters (docs/FORMAT.md). */
+uint64_t bk_bitmap_serialized_size(const bk_bitmap_t *b);
+bk_status_t bk_bitmap_serialize(const bk_bitmap_t *b, void *buf, size_t cap, size_t *written);
+bk_status_t bk_bitmap_deserialize(bk_bitmap_t **out, const void *buf, size_t len,
+                                  const char **why);
+bk_status_t bk_bitmap_save(const bk_bitmap_t *b, const char *path);
+bk_status_t bk_bitmap_load(bk_bitmap_t **out, const char *path, const char **why);
+uint64_t bk_bitmap2_serialized_size(const bk_bitmap2_t *b);
+bk_status_t bk_bitmap2_serialize(const bk_bitmap2_t *b, void *buf, size_t cap, size_t *written);
+bk_status_t bk_bitmap2_deserialize(bk_bitmap2_t **out, const void *buf, size_t len,
+                                   const char **why);
+bk_status_t bk_bitmap2_save(const bk_bitmap2_t *b, const char *path);
+bk_status_t bk_bitmap2_load(bk_bitmap2_t **out, const char *path, const char **why);
+
+/* Reads the kind stored in a serialized buffer's header without loading it
+ * (BK_ECORRUPT if the header is not a bloomkit header). */
+bk_status_t bk_peek_kind(const void *buf, size_t len, bk_kind_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BLOOMKIT_H */

@@ -1,0 +1,44 @@
+#!/bin/sh
+# Makes sure the Debian packages a step needs are present.
+#   sh scripts/need.sh build|test|bench|fuzz
+# When a package is missing: as root, installs it with apt-get (the only
+# download bloomkit ever makes); otherwise stops with one line naming it.
+set -eu
+group=${1:?usage: need.sh build|test|bench|fuzz}
+
+# One line per dependency: group, Debian package, a file that proves it is
+# installed.
+table='
+build libxxhash-dev /usr/include/xxhash.h
+test  libxxhash-dev /usr/include/xxhash.h
+bench libbloom-dev /usr/include/bloom.h
+bench golang-github-dcso-bloom-cli /usr/bin/bloom
+bench redis-server /usr/bin/redis-server
+bench redis-tools /usr/bin/redis-benchmark
+bench gawk /usr/bin/gawk
+fuzz  clang /usr/bin/clang
+fuzz  libclang-rt-14-dev /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
+'
+
+missing=$(echo "$table" | awk -v g="$group" '$1 == g { print $2, $3 }' |
+    while read -r pkg file; do
+        [ -e "$file" ] || echo "$pkg"
+    done | sort -u | tr '\n' ' ')
+
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "bloomkit: installing Debian packages for '$group': $missing" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    # A fresh machine has no package lists yet; update once, quietly.
+    apt-get update -qq >/dev/null 2>&1 || true
+    # shellcheck disable=SC2086
+    if ! apt-get install -y -qq --no-install-recommends $missing >/dev/null 2>&1; then
+        echo "bloomkit: apt-get could not install: $missing" >&2
+        exit 1
+    fi
+    exit 0
+fi
+
+echo "bloomkit: missing Debian packages for '$group': $missing(run: sudo apt-get install $missing)" >&2
+exit 1

@@ -1,0 +1,46 @@
+#!/bin/sh
+# Runs every test suite and sums their "N passed, N failed" lines.
+#   unit tests (plain build), unit tests under ASan+UBSan (smaller scale),
+#   then tests/cli/run.sh and tests/redis/run.sh when they exist.
+# Exit status: 0 only if every suite ran and none failed.
+BUILD=${BUILD:-build}
+total_pass=0
+total_fail=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+run_suite() {
+    name=$1
+    shift
+    echo "== $name"
+    "$@" >"$log" 2>&1
+    rc=$?
+    cat "$log"
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+    if [ -z "$line" ]; then
+        echo "!! $name: no result line (exit $rc)"
+        total_fail=$((total_fail + 1))
+        return
+    fi
+    p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
+    f=$(echo "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        echo "!! $name: exit $rc"
+        f=1
+    fi
+    total_pass=$((total_pass + p))
+    total_fail=$((total_fail + f))
+}
+
+for t in "$BUILD"/tests/test_*; do
+    [ -x "$t" ] && run_suite "unit $(basename "$t")" "$t"
+done
+for t in "$BUILD"/tests-san/test_*; do
+    [ -x "$t" ] && run_suite "unit+asan+ubsan $(basename "$t")" \
+        env BK_TEST_SCALE=0.1 ASAN_OPTIONS=detect_leaks=1 "$t"
+done
+[ -f tests/cli/run.sh ] && run_suite "cli" env BUILD="$BUILD" sh tests/cli/run.sh
+[ -f tests/redis/run.sh ] && run_suite "redis" env BUILD="$BUILD" sh tests/redis/run.sh
+
+echo "total: $total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]

@@ -1,0 +1,79 @@
+/* The test harness: see harness.h. */
+#include "harness.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int bkt_failures_in_test;
+static int tests_passed, tests_failed;
+static const char *current_test = "?";
+
+void bkt_fail(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    /* Cap the noise from one test that fails in a loop. */
+    if (++bkt_failures_in_test > 20)
+        return;
+    fprintf(stdout, "  FAIL %s (%s:%d): ", current_test, file, line);
+    va_start(ap, fmt);
+    vfprintf(stdout, fmt, ap);
+    va_end(ap);
+    fputc('\n', stdout);
+    fflush(stdout);
+}
+
+void bkt_run(const char *name, void (*fn)(void))
+{
+    current_test = name;
+    bkt_failures_in_test = 0;
+    fn();
+    if (bkt_failures_in_test) {
+        tests_failed++;
+        printf("not ok  %s (%d failed checks)\n", name, bkt_failures_in_test);
+    } else {
+        tests_passed++;
+        printf("ok      %s\n", name);
+    }
+    fflush(stdout);
+}
+
+int bkt_finish(void)
+{
+    printf("%d passed, %d failed\n", tests_passed, tests_failed);
+    return tests_failed ? 1 : 0;
+}
+
+uint64_t bkt_scaled(uint64_t n)
+{
+    const char *s = getenv("BK_TEST_SCALE");
+    double scale = s ? atof(s) : 1.0;
+    if (!(scale > 0))
+        scale = 1.0;
+    double v = (double)n * scale;
+    return v < 1 ? 1 : (uint64_t)v;
+}
+
+uint64_t bkt_rand(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+void bkt_rand_bytes(uint64_t *state, void *buf, size_t len)
+{
+    unsigned char *p = buf;
+    while (len >= 8) {
+        uint64_t r = bkt_rand(state);
+        memcpy(p, &r, 8);
+        p += 8;
+        len -= 8;
+    }
+    if (len) {
+        uint64_t r = bkt_rand(state);
+        memcpy(p, &r, len);
+    }
+}
