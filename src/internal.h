@@ -88,6 +88,23 @@ struct bk_filter {
     bool readonly;
 };
 
+/* Dense bitmaps over [0, n): 1 bit per value (bk_bitmap) or 2 bits per
+ * value (bk_bitmap2: value v in bits 2(v mod 32)..+1 of word v/32, states
+ * 0, 1, 2; 3 never occurs). words holds nbytes bytes, a multiple of 64. */
+struct bk_bitmap {
+    uint64_t n;
+    uint64_t *words;
+    uint64_t nbytes;
+    bki_mem_t mem;
+};
+
+struct bk_bitmap2 {
+    uint64_t n;
+    uint64_t *words;
+    uint64_t nbytes;
+    bki_mem_t mem;
+};
+
 /* ---- alloc.c ---- */
 
 /* Allocation-failure injection for tests: when > 0, each allocation
