@@ -143,6 +143,8 @@ BKI_HIDDEN bool bki_blocked_contains_scalar(const bk_filter_t *f, bk_hash_t h);
 /* Forces the scalar path (for tests); returns whether AVX2 was in use. */
 BKI_HIDDEN bool bki_blocked_force_scalar(bool force);
 BKI_HIDDEN bool bki_blocked_have_avx2(void);
+/* The 16 per-lane multipliers (shared with the counting filter's layout). */
+BKI_HIDDEN const uint32_t *bki_blocked_salts(void);
 
 /* ---- bloom.c (classic) ---- */
 BKI_HIDDEN bool bki_classic_add(bk_filter_t *f, bk_hash_t h);
