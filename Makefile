@@ -88,6 +88,26 @@ $(BUILD)/tests-san/%: tests/unit/%.c tests/unit/harness.c tests/unit/harness.h $
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -Itests/unit -o $@ $< tests/unit/harness.c $(BUILD)/libbloomkit-san.a -lm -lpthread
 
+# Unit tests of the tool's shared modules (tests/unit/test_cli_*.c) link
+# the cli objects they test as well; the shorter stem makes these rules win
+# over the generic ones above.
+CLI_TEST_MODS := input normalize
+$(CLI_TEST_MODS:%=$(BUILD)/cli-san/%.o): $(BUILD)/cli-san/%.o: cli/%.c $(wildcard include/bloomkit/*.h cli/*.h) | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -Icli -c $< -o $@
+
+$(BUILD)/tests/test_cli_%: tests/unit/test_cli_%.c tests/unit/harness.c tests/unit/harness.h \
+		$(CLI_TEST_MODS:%=$(BUILD)/cli/%.o) $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Itests/unit -Icli -o $@ $< tests/unit/harness.c \
+	    $(CLI_TEST_MODS:%=$(BUILD)/cli/%.o) $(STATIC) -lm -lpthread
+
+$(BUILD)/tests-san/test_cli_%: tests/unit/test_cli_%.c tests/unit/harness.c tests/unit/harness.h \
+		$(CLI_TEST_MODS:%=$(BUILD)/cli-san/%.o) $(BUILD)/libbloomkit-san.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -Itests/unit -Icli -o $@ $< tests/unit/harness.c \
+	    $(CLI_TEST_MODS:%=$(BUILD)/cli-san/%.o) $(BUILD)/libbloomkit-san.a -lm -lpthread
+
 $(BUILD)/bench/%: bench/%.c $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -O3 -march=native -Ibench -o $@ $< $(STATIC) $(BENCH_LDLIBS) -lm -lpthread

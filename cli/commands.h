@@ -1,0 +1,12 @@
+/*
+ * The bloomkit tool's subcommands: one function per subcommand, each in
+ * cli/cmd_NAME.c, called by main.c's dispatch table with argv[0] set to the
+ * subcommand's name. Each returns the process exit status (0, 1, 2 like
+ * grep where a yes/no answer is the point; 2 on any error).
+ */
+#ifndef BKC_COMMANDS_H
+#define BKC_COMMANDS_H
+
+int bkc_cmd_common(int argc, char **argv);
+
+#endif /* BKC_COMMANDS_H */

@@ -1,0 +1,269 @@
+/*
+ * Line reader for the bloomkit tool (see input.h).
+ *
+ * The buffer holds [start, end) of unread bytes; a line is found with memchr
+ * and returned as a pointer into the buffer. When no newline is left, the
+ * partial line is moved to the front and the rest of the buffer refilled
+ * with one big read(). Only a line longer than the whole buffer makes it
+ * grow (doubling), so the cost is one memchr pass and at most one memmove of
+ * a partial line per block; `scanned` remembers how far a long line was
+ * already searched so megabyte lines are not rescanned on every refill.
+ */
+#define _GNU_SOURCE
+#include "input.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BKC_DEFAULT_BUFFER ((size_t)1 << 20)
+
+static size_t g_line_max = BKC_LINE_MAX;
+static size_t g_initial_buffer = BKC_DEFAULT_BUFFER;
+
+struct bkc_reader {
+    int fd;
+    int own_fd;        /* close fd on close (not for stdin) */
+    char *name;
+    char *buf;
+    size_t cap;
+    size_t start;      /* first unread byte */
+    size_t end;        /* one past the last valid byte */
+    size_t scanned;    /* [start, scanned) is known to hold no '\n' */
+    size_t line_max;
+    int eof;
+    int failed;
+    uint64_t lineno;
+    uint64_t offset;
+    int64_t size;
+    char err[512];
+};
+
+void bkc_reader_set_limits(size_t line_max, size_t initial_buffer)
+{
+    g_line_max = line_max ? line_max : BKC_LINE_MAX;
+    g_initial_buffer = initial_buffer ? initial_buffer : BKC_DEFAULT_BUFFER;
+}
+
+static void set_error(bkc_reader_t *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void set_error(bkc_reader_t *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err, sizeof r->err, fmt, ap);
+    va_end(ap);
+    r->failed = 1;
+}
+
+bkc_reader_t *bkc_reader_open(const char *path, char *err, size_t errlen)
+{
+    int is_stdin = strcmp(path, "-") == 0;
+    const char *name = is_stdin ? "(standard input)" : path;
+    int fd = 0;
+    struct stat st;
+
+    if (errlen)
+        err[0] = '\0';
+    if (!is_stdin) {
+        do {
+            fd = open(path, O_RDONLY | O_CLOEXEC);
+        } while (fd < 0 && errno == EINTR);
+        if (fd < 0) {
+            if (errlen)
+                snprintf(err, errlen, "%s: %s", name, strerror(errno));
+            return NULL;
+        }
+    }
+    if (fstat(fd, &st) != 0) {
+        if (errlen)
+            snprintf(err, errlen, "%s: %s", name, strerror(errno));
+        if (!is_stdin)
+            close(fd);
+        return NULL;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        if (errlen)
+            snprintf(err, errlen, "%s: %s", name, strerror(EISDIR));
+        if (!is_stdin)
+            close(fd);
+        return NULL;
+    }
+
+    bkc_reader_t *r = calloc(1, sizeof *r);
+    char *nm = strdup(name);
+    size_t cap = g_initial_buffer;
+    char *buf = malloc(cap);
+    if (!r || !nm || !buf) {
+        free(r);
+        free(nm);
+        free(buf);
+        if (!is_stdin)
+            close(fd);
+        if (errlen)
+            snprintf(err, errlen, "%s: %s", name, strerror(ENOMEM));
+        return NULL;
+    }
+    r->fd = fd;
+    r->own_fd = !is_stdin;
+    r->name = nm;
+    r->buf = buf;
+    r->cap = cap;
+    r->line_max = g_line_max;
+    r->size = S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
+#ifdef POSIX_FADV_SEQUENTIAL
+    if (S_ISREG(st.st_mode))
+        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL); /* a hint */
+#endif
+    return r;
+}
+
+/* Makes room after `end` for another read: moves the partial line to the
+ * front, and grows the buffer if the partial line fills it. 0 or -1. */
+static int make_room(bkc_reader_t *r)
+{
+    if (r->start > 0) {
+        size_t n = r->end - r->start;
+        memmove(r->buf, r->buf + r->start, n);
+        r->scanned -= r->start;
+        r->end = n;
+        r->start = 0;
+    }
+    if (r->end < r->cap)
+        return 0;
+    /* The partial line fills the buffer. */
+    if (r->cap > r->line_max) {
+        set_error(r, "%s: line %llu: longer than %zu bytes", r->name,
+                  (unsigned long long)(r->lineno + 1), r->line_max);
+        return -1;
+    }
+    size_t ncap = r->cap * 2;
+    if (ncap > r->line_max + 2)
+        ncap = r->line_max + 2; /* room for the longest line and its "\r\n" */
+    if (ncap <= r->cap)
+        ncap = r->cap + 1;
+    char *nb = realloc(r->buf, ncap);
+    if (!nb) {
+        set_error(r, "%s: line %llu: out of memory for a line of %zu bytes", r->name,
+                  (unsigned long long)(r->lineno + 1), r->cap);
+        return -1;
+    }
+    r->buf = nb;
+    r->cap = ncap;
+    return 0;
+}
+
+/* Reads once into the free space; sets eof at end of input. 0 or -1. */
+static int fill(bkc_reader_t *r)
+{
+    if (make_room(r) != 0)
+        return -1;
+    for (;;) {
+        ssize_t got = read(r->fd, r->buf + r->end, r->cap - r->end);
+        if (got > 0) {
+            r->end += (size_t)got;
+            return 0;
+        }
+        if (got == 0) {
+            r->eof = 1;
+            return 0;
+        }
+        if (errno == EINTR)
+            continue;
+        set_error(r, "%s: %s", r->name, strerror(errno));
+        return -1;
+    }
+}
+
+/* Returns the line [start, start+len) and consumes `consumed` bytes. */
+static int emit(bkc_reader_t *r, size_t len, size_t consumed, const char **line,
+                size_t *lenp)
+{
+    const char *p = r->buf + r->start;
+    if (len > r->line_max) {
+        set_error(r, "%s: line %llu: longer than %zu bytes", r->name,
+                  (unsigned long long)(r->lineno + 1), r->line_max);
+        return -1;
+    }
+    r->start += consumed;
+    r->scanned = r->start;
+    r->offset += consumed;
+    r->lineno++;
+    *line = p;
+    *lenp = len;
+    return 1;
+}
+
+int bkc_reader_next(bkc_reader_t *r, const char **line, size_t *len)
+{
+    if (r->failed)
+        return -1;
+    for (;;) {
+        if (r->scanned < r->end) {
+            char *nl = memchr(r->buf + r->scanned, '\n', r->end - r->scanned);
+            if (nl) {
+                size_t n = (size_t)(nl - (r->buf + r->start));
+                size_t consumed = n + 1;
+                if (n > 0 && r->buf[r->start + n - 1] == '\r')
+                    n--;
+                return emit(r, n, consumed, line, len);
+            }
+            r->scanned = r->end;
+        }
+        if (r->eof) {
+            size_t n = r->end - r->start;
+            if (n == 0)
+                return 0;
+            return emit(r, n, n, line, len);
+        }
+        if (r->end - r->start > r->line_max + 1) {
+            set_error(r, "%s: line %llu: longer than %zu bytes", r->name,
+                      (unsigned long long)(r->lineno + 1), r->line_max);
+            return -1;
+        }
+        if (fill(r) != 0)
+            return -1;
+    }
+}
+
+const char *bkc_reader_error(const bkc_reader_t *r)
+{
+    return r->err;
+}
+
+const char *bkc_reader_name(const bkc_reader_t *r)
+{
+    return r->name;
+}
+
+uint64_t bkc_reader_lineno(const bkc_reader_t *r)
+{
+    return r->lineno;
+}
+
+uint64_t bkc_reader_offset(const bkc_reader_t *r)
+{
+    return r->offset;
+}
+
+int64_t bkc_reader_size(const bkc_reader_t *r)
+{
+    return r->size;
+}
+
+void bkc_reader_close(bkc_reader_t *r)
+{
+    if (!r)
+        return;
+    if (r->own_fd)
+        close(r->fd);
+    free(r->buf);
+    free(r->name);
+    free(r);
+}

@@ -1,0 +1,65 @@
+/*
+ * Line input for the bloomkit tool: reads a file or standard input in big
+ * blocks and hands out one line at a time, pointing into its own buffer, so
+ * a pipeline of 100 million keys costs no allocation per line.
+ *
+ * Lines are bytes, not text: a line may contain NUL bytes and invalid UTF-8
+ * and may be megabytes long (the buffer grows to hold it, up to
+ * BKC_LINE_MAX). A line ends at "\n"; a "\r" right before that "\n" is
+ * dropped too, so CRLF files give the same keys as LF files. A last line
+ * without a newline is still a line; an empty file has no lines.
+ */
+#ifndef BKC_INPUT_H
+#define BKC_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest line the reader accepts (1 GiB); a longer one is a read error
+ * that names the file and line, never a silent split or skip. */
+#define BKC_LINE_MAX ((size_t)1 << 30)
+
+typedef struct bkc_reader bkc_reader_t;
+
+/* Opens path for reading; "-" means standard input (not closed by
+ * bkc_reader_close). Returns a reader the caller releases with
+ * bkc_reader_close(), or NULL with a message "PATH: reason" in err (errlen
+ * bytes, always NUL-terminated when errlen > 0). A directory is refused
+ * here rather than failing on the first read. */
+bkc_reader_t *bkc_reader_open(const char *path, char *err, size_t errlen);
+
+/* Next line without its "\n" / "\r\n".
+ * 1: *line and *len are valid until the next call (the bytes may contain
+ *    NUL; *line is not NUL-terminated);
+ * 0: end of input;
+ * -1: read error or a line longer than BKC_LINE_MAX; bkc_reader_error()
+ *    says what. Every later call returns -1 again. */
+int bkc_reader_next(bkc_reader_t *r, const char **line, size_t *len);
+
+/* The last error as a complete message naming the file and, where it
+ * applies, the line: "PATH: line 12: longer than 1073741824 bytes" or
+ * "PATH: Input/output error". "" if there was none. */
+const char *bkc_reader_error(const bkc_reader_t *r);
+
+/* "path" as given to open, or "(standard input)" for "-". */
+const char *bkc_reader_name(const bkc_reader_t *r);
+
+/* 1-based number of the last line returned (0 before the first). */
+uint64_t bkc_reader_lineno(const bkc_reader_t *r);
+
+/* Bytes consumed so far: the lines returned plus their line ends. */
+uint64_t bkc_reader_offset(const bkc_reader_t *r);
+
+/* Total bytes if the input is a regular file, else -1 (pipes, terminals). */
+int64_t bkc_reader_size(const bkc_reader_t *r);
+
+/* Closes the file (not standard input) and frees the reader. NULL is a
+ * no-op. */
+void bkc_reader_close(bkc_reader_t *r);
+
+/* For tests: the largest line accepted (default BKC_LINE_MAX), and the
+ * initial buffer size (default 1 MiB), so long-line paths can be reached
+ * with small inputs. Applies to readers opened afterwards. */
+void bkc_reader_set_limits(size_t line_max, size_t initial_buffer);
+
+#endif /* BKC_INPUT_H */

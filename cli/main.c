@@ -1,0 +1,58 @@
+/*
+ * bloomkit: the command-line tool. This file only dispatches: it finds the
+ * subcommand in a table and hands it the rest of the arguments; each
+ * subcommand lives in cli/cmd_NAME.c and parses its own options.
+ */
+#include "commands.h"
+
+#include "bloomkit/bloomkit.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct bkc_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} bkc_command_t;
+
+/* One line per subcommand, in the order --help lists them; a new
+ * subcommand adds its line here and its prototype to commands.h, e.g.
+ *   {"common", bkc_cmd_common, "lines common to all files, exact, within a memory cap"},
+ */
+static const bkc_command_t commands[] = {
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: bloomkit COMMAND [OPTIONS] [ARGS]\n"
+                 "       bloomkit --help | --version\n\n"
+                 "Bloom filters and bitmaps for \"have I seen this before?\" at scale.\n\n"
+                 "commands:\n");
+    for (const bkc_command_t *c = commands; c->name; c++)
+        fprintf(out, "  %-10s %s\n", c->name, c->summary);
+    fprintf(out, "\nRun 'bloomkit COMMAND --help' for a command's options; see bloomkit(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+        printf("bloomkit %s\n", BK_VERSION_STRING);
+        return 0;
+    }
+    for (const bkc_command_t *c = commands; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c->run(argc - 1, argv + 1);
+    fprintf(stderr, "bloomkit: unknown command '%s' (see 'bloomkit --help')\n", name);
+    return 2;
+}
