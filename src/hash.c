@@ -19,6 +19,10 @@
  * `bloomkit` lets a user measure. Their value is spread to 128 bits by a
  * seeded mixer; that spreads but cannot remove collisions.
  *
+ * ELF and PJW are the same function on 32-bit words (ELF is PJW written for
+ * the System V object format); both names are accepted because both are in
+ * use.
+ *
  * Characters are taken as unsigned bytes, and the 32-bit hashes are computed
  * in uint32_t arithmetic, matching the C originals on common platforms and
  * the PHP version in the articles (which masks with 0xFFFFFFFF).

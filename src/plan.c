@@ -131,6 +131,8 @@ static bk_status_t plan_lined(bk_kind_t kind, uint64_t n, double p, bk_plan_t *o
     for (uint32_t k = 1; k <= BKI_BLOCKED_MAX_K; k++) {
         /* Find an upper bound that meets p, then bisect to the fewest lines. */
         uint64_t hi = n / 64 + 1;
+        if (hi > max_lines)
+            hi = max_lines;
         while (lined_fpr(c, hi, n, k) > p) {
             if (hi >= max_lines) {
                 hi = 0;

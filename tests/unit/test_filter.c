@@ -1,0 +1,435 @@
+/* Tests for src/filter.c through the public API, for every single-array
+ * kind: zero false negatives over random binary keys and every hash, the
+ * measured FPR at capacity, batch calls against one-at-a-time calls, union,
+ * clear, clone, info, thread-safe adds, allocation failure at each
+ * allocation, sizes beyond 32 bits, and bad parameters. */
+#include "harness.h"
+#include "internal.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const bk_kind_t kinds[] = {BK_KIND_BLOCKED, BK_KIND_CLASSIC};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+/* Key i of a stream: random bytes, length mostly short (0..64) and one in
+ * eight up to 4 KB, so both the short- and long-input paths of the hashes
+ * are covered. Regenerated from (stream, i) for the checking pass. */
+static size_t make_key(uint64_t stream, uint64_t i, uint8_t *buf)
+{
+    uint64_t st = stream * UINT64_C(0x100000001b3) ^ i;
+    uint64_t r = bkt_rand(&st);
+    size_t len = (r & 7) == 0 ? (size_t)(r >> 8) % 4097 : (size_t)(r >> 8) % 65;
+    bkt_rand_bytes(&st, buf, len);
+    return len;
+}
+
+static void test_zero_false_negatives(void)
+{
+    static uint8_t buf[4200];
+    for (size_t t = 0; t < NKINDS; t++) {
+        for (unsigned id = 1; id <= BK_HASH_COUNT; id++) {
+            /* XXH3 (the default) gets the long run; the classic hashes a
+             * shorter one each. */
+            uint64_t n = bkt_scaled(id == BK_HASH_XXH3 ? 1000000 : 100000);
+            bk_options_t o = {.kind = kinds[t], .hash = (bk_hash_id_t)id};
+            bk_filter_t *f;
+            CHECK_OK(bk_filter_create(&f, n, 0.01, &o));
+            if (!f)
+                return;
+            for (uint64_t i = 0; i < n; i++) {
+                size_t len = make_key(id, i, buf);
+                CHECK_OK(bk_filter_add(f, buf, len, NULL));
+            }
+            uint64_t missing = 0;
+            for (uint64_t i = 0; i < n; i++) {
+                size_t len = make_key(id, i, buf);
+                missing += !bk_filter_contains(f, buf, len);
+            }
+            CHECK_MSG(missing == 0, "%s/%s: %llu false negatives", bk_kind_name(kinds[t]),
+                      bk_hash_name((bk_hash_id_t)id), (unsigned long long)missing);
+            bk_filter_free(f);
+        }
+    }
+}
+
+static void test_fpr_at_capacity(void)
+{
+    const double ps[] = {0.1, 0.01, 0.001, 0.0001};
+    for (size_t t = 0; t < NKINDS; t++) {
+        for (size_t j = 0; j < 4; j++) {
+            uint64_t n = bkt_scaled(1000000);
+            double p = ps[j];
+            /* Enough queries for ~100 expected false positives at least. */
+            uint64_t q = bkt_scaled(p >= 0.01 ? 1000000 : 2000000);
+            bk_options_t o = {.kind = kinds[t], .seed_set = true, .seed = 17 + j};
+            bk_filter_t *f;
+            CHECK_OK(bk_filter_create(&f, n, p, &o));
+            if (!f)
+                return;
+            for (uint64_t i = 0; i < n; i++) {
+                uint64_t key = i * 2;
+                bk_filter_add(f, &key, sizeof key, NULL);
+            }
+            uint64_t fp = 0;
+            for (uint64_t i = 0; i < q; i++) {
+                uint64_t key = i * 2 + 1;
+                fp += bk_filter_contains(f, &key, sizeof key);
+            }
+            double measured = (double)fp / (double)q;
+            /* Reject "true FPR <= p" only at 3 standard errors above p. */
+            double bound = p + 3 * sqrt(p * (1 - p) / (double)q);
+            CHECK_MSG(measured <= bound, "%s p=%g: measured %g > %g", bk_kind_name(kinds[t]), p,
+                      measured, bound);
+            /* And not absurdly below: a filter that is 10x oversized (or
+             * probes nothing) would pass the bound but waste memory. */
+            CHECK_MSG(measured > p * 0.5, "%s p=%g: measured %g, far below", bk_kind_name(kinds[t]),
+                      p, measured);
+            bk_filter_info_t info;
+            bk_filter_info(f, &info);
+            CHECK_MSG(fabs(info.expected_fpr - measured) < 0.25 * p + 3 * sqrt(p / (double)q),
+                      "%s p=%g: info says %g, measured %g", bk_kind_name(kinds[t]), p,
+                      info.expected_fpr, measured);
+            bk_filter_free(f);
+        }
+    }
+}
+
+static void test_add_reports_new(void)
+{
+    for (size_t t = 0; t < NKINDS; t++) {
+        bk_options_t o = {.kind = kinds[t]};
+        bk_filter_t *f;
+        CHECK_OK(bk_filter_create(&f, 1000, 0.001, &o));
+        if (!f)
+            return;
+        bool was_new = false;
+        CHECK_OK(bk_filter_add(f, "alpha", 5, &was_new));
+        CHECK(was_new);
+        CHECK_OK(bk_filter_add(f, "alpha", 5, &was_new));
+        CHECK(!was_new);
+        CHECK_OK(bk_filter_add(f, "", 0, &was_new)); /* empty key is a key */
+        CHECK(was_new);
+        CHECK(bk_filter_contains(f, NULL, 0));
+        CHECK_EQ_U64(bk_filter_items(f), 2);
+        CHECK(bk_filter_contains(f, "alpha", 5));
+        CHECK(!bk_filter_contains(f, "beta", 4));
+        CHECK(bk_filter_count(f, "alpha", 5) == 1 && bk_filter_count(f, "beta", 4) == 0);
+        CHECK_STATUS(bk_filter_remove(f, "alpha", 5), BK_EKIND);
+        CHECK(bk_filter_contains(f, "alpha", 5));
+        CHECK(bk_filter_kind(f) == kinds[t]);
+        bk_filter_free(f);
+    }
+}
+
+static void test_batch_equals_single(void)
+{
+    const size_t n = 5000;
+    bk_key_t *keys = malloc(n * sizeof *keys);
+    char (*store)[24] = malloc(n * sizeof *store);
+    bool *batch_new = malloc(n), *single_new = malloc(n), *batch_hit = malloc(n);
+    for (size_t i = 0; i < n; i++) {
+        /* Every 7th key repeats an earlier one: new only the first time. */
+        size_t id = i % 7 == 6 ? i / 3 : i;
+        int len = snprintf(store[i], sizeof store[i], "key-%zu", id);
+        keys[i].ptr = store[i];
+        keys[i].len = (size_t)len;
+    }
+    for (size_t t = 0; t < NKINDS; t++) {
+        bk_options_t o = {.kind = kinds[t], .seed_set = true, .seed = 5};
+        bk_filter_t *a, *b;
+        CHECK_OK(bk_filter_create(&a, n, 0.01, &o));
+        CHECK_OK(bk_filter_create(&b, n, 0.01, &o));
+        if (!a || !b)
+            break;
+        uint64_t fresh = 0;
+        CHECK_OK(bk_filter_add_batch(a, keys, n, batch_new, &fresh));
+        uint64_t fresh_single = 0;
+        for (size_t i = 0; i < n; i++) {
+            CHECK_OK(bk_filter_add(b, keys[i].ptr, keys[i].len, &single_new[i]));
+            fresh_single += single_new[i];
+        }
+        CHECK(memcmp(batch_new, single_new, n) == 0);
+        CHECK_EQ_U64(fresh, fresh_single);
+        CHECK(fresh < n); /* the repeats were seen */
+        CHECK(memcmp(a->data, b->data, a->nbytes) == 0);
+        CHECK_EQ_U64(bk_filter_items(a), bk_filter_items(b));
+        /* contains_batch over present and absent keys. */
+        for (size_t i = 0; i < n; i += 2)
+            store[i][0] = 'K'; /* every other key now absent (mostly) */
+        size_t hits = bk_filter_contains_batch(a, keys, n, batch_hit);
+        size_t hits_single = 0;
+        for (size_t i = 0; i < n; i++) {
+            bool hit = bk_filter_contains(a, keys[i].ptr, keys[i].len);
+            CHECK(hit == batch_hit[i]);
+            hits_single += hit;
+        }
+        CHECK_EQ_U64(hits, hits_single);
+        for (size_t i = 0; i < n; i += 2)
+            store[i][0] = 'k';
+        CHECK(bk_filter_contains_batch(a, keys, 0, batch_hit) == 0);
+        CHECK_OK(bk_filter_add_batch(a, keys, 0, NULL, NULL));
+        CHECK_STATUS(bk_filter_add_batch(a, NULL, 3, NULL, NULL), BK_EINVAL);
+        bk_filter_free(a);
+        bk_filter_free(b);
+    }
+    free(keys);
+    free(store);
+    free(batch_new);
+    free(single_new);
+    free(batch_hit);
+}
+
+static void test_union_clear_clone(void)
+{
+    for (size_t t = 0; t < NKINDS; t++) {
+        bk_options_t o = {.kind = kinds[t], .seed_set = true, .seed = 77};
+        bk_filter_t *a, *b, *c;
+        CHECK_OK(bk_filter_create(&a, 10000, 0.01, &o));
+        CHECK_OK(bk_filter_create(&b, 10000, 0.01, &o));
+        if (!a || !b)
+            return;
+        for (uint64_t i = 0; i < 4000; i++) {
+            uint64_t ka = i, kb = i + 1000000;
+            bk_filter_add(a, &ka, 8, NULL);
+            bk_filter_add(b, &kb, 8, NULL);
+        }
+        CHECK_OK(bk_filter_clone(&c, a));
+        CHECK(c && memcmp(c->data, a->data, a->nbytes) == 0);
+        CHECK_EQ_U64(bk_filter_items(c), bk_filter_items(a));
+        CHECK_OK(bk_filter_union(a, b));
+        for (uint64_t i = 0; i < 4000; i++) {
+            uint64_t ka = i, kb = i + 1000000;
+            CHECK(bk_filter_contains(a, &ka, 8) && bk_filter_contains(a, &kb, 8));
+        }
+        /* The union is exactly the OR of the payloads. */
+        for (uint64_t i = 0; i < a->nbytes; i++)
+            CHECK(a->data[i] == (c->data[i] | b->data[i]));
+        /* Item count after union: the estimate from the bits, near 8000. */
+        CHECK(bk_filter_items(a) > 7600 && bk_filter_items(a) < 8400);
+        /* The clone is independent of the original: clearing it leaves
+         * the original's keys in place. */
+        uint64_t kb0 = 1000000;
+        CHECK_OK(bk_filter_clear(c));
+        CHECK_EQ_U64(bki_cells_set(c), 0);
+        CHECK_EQ_U64(bk_filter_items(c), 0);
+        CHECK(bk_filter_contains(a, &kb0, 8));
+        /* Incompatible: other seed, other size, other kind. */
+        bk_filter_t *d;
+        bk_options_t o2 = o;
+        o2.seed = 78;
+        CHECK_OK(bk_filter_create(&d, 10000, 0.01, &o2));
+        CHECK_STATUS(bk_filter_union(a, d), BK_EINCOMPAT);
+        bk_filter_free(d);
+        CHECK_OK(bk_filter_create(&d, 20000, 0.01, &o));
+        CHECK_STATUS(bk_filter_union(a, d), BK_EINCOMPAT);
+        bk_filter_free(d);
+        bk_options_t o3 = o;
+        o3.kind = kinds[t] == BK_KIND_BLOCKED ? BK_KIND_CLASSIC : BK_KIND_BLOCKED;
+        CHECK_OK(bk_filter_create(&d, 10000, 0.01, &o3));
+        CHECK_STATUS(bk_filter_union(a, d), BK_EINCOMPAT);
+        bk_filter_free(d);
+        bk_filter_free(a);
+        bk_filter_free(b);
+        bk_filter_free(c);
+    }
+}
+
+static void test_info(void)
+{
+    for (size_t t = 0; t < NKINDS; t++) {
+        bk_options_t o = {.kind = kinds[t], .hash = BK_HASH_FNV1A, .seed_set = true, .seed = 31};
+        bk_filter_t *f;
+        CHECK_OK(bk_filter_create(&f, 50000, 0.02, &o));
+        if (!f)
+            return;
+        for (uint64_t i = 0; i < 50000; i++)
+            bk_filter_add(f, &i, 8, NULL);
+        bk_filter_info_t info;
+        bk_filter_info(f, &info);
+        CHECK(info.kind == kinds[t] && info.hash == BK_HASH_FNV1A && info.seed == 31);
+        CHECK(info.capacity == 50000 && info.fpr_target == 0.02);
+        CHECK(info.cells == f->cells && info.k == f->k && info.bytes == f->nbytes);
+        CHECK(info.items == bk_filter_items(f) && info.items <= 50000 && info.items > 49000);
+        uint64_t naive = 0;
+        for (uint64_t i = 0; i < f->nbytes; i++)
+            naive += (uint64_t)__builtin_popcount(f->data[i]);
+        CHECK_EQ_U64(info.cells_set, naive);
+        CHECK(fabs(info.fill - (double)naive / (double)f->cells) < 1e-12);
+        CHECK_MSG(fabs(info.estimated_items - 50000) < 1000, "estimate %.0f", info.estimated_items);
+        CHECK(info.expected_fpr > 0.01 && info.expected_fpr < 0.02);
+        CHECK(info.filters == 1 && !info.mapped && !info.readonly);
+        bk_filter_free(f);
+    }
+}
+
+struct thread_arg {
+    bk_filter_t *f;
+    uint64_t first, count;
+};
+
+static void *add_range(void *p)
+{
+    struct thread_arg *a = p;
+    for (uint64_t i = a->first; i < a->first + a->count; i++)
+        bk_filter_add_atomic(a->f, &i, sizeof i, NULL);
+    return NULL;
+}
+
+static void test_atomic_add_threads(void)
+{
+    const int nthreads = 4;
+    uint64_t per = bkt_scaled(200000);
+    for (size_t t = 0; t < NKINDS; t++) {
+        bk_options_t o = {.kind = kinds[t], .seed_set = true, .seed = 3};
+        bk_filter_t *shared, *serial;
+        /* A small filter so threads collide on the same words often. */
+        CHECK_OK(bk_filter_create(&shared, per * nthreads, 0.01, &o));
+        CHECK_OK(bk_filter_create(&serial, per * nthreads, 0.01, &o));
+        if (!shared || !serial)
+            return;
+        pthread_t th[4];
+        struct thread_arg args[4];
+        for (int i = 0; i < nthreads; i++) {
+            args[i] = (struct thread_arg){shared, (uint64_t)i * per, per};
+            pthread_create(&th[i], NULL, add_range, &args[i]);
+        }
+        for (int i = 0; i < nthreads; i++)
+            pthread_join(th[i], NULL);
+        for (uint64_t i = 0; i < per * nthreads; i++)
+            bk_filter_add(serial, &i, sizeof i, NULL);
+        /* OR is order-independent: a lost update would show as a missing bit. */
+        CHECK_MSG(memcmp(shared->data, serial->data, shared->nbytes) == 0,
+                  "%s: concurrent adds lost bits", bk_kind_name(kinds[t]));
+        uint64_t items = bk_filter_items(shared), want = bk_filter_items(serial);
+        /* Keys that were false positives at their turn are not new; the
+         * turn order differs between runs, so allow the FPR's share. */
+        CHECK(items <= per * nthreads && items + per * nthreads / 50 >= want);
+        bk_filter_free(shared);
+        bk_filter_free(serial);
+    }
+}
+
+static void test_allocation_failures(void)
+{
+    for (size_t t = 0; t < NKINDS; t++) {
+        bk_options_t o = {.kind = kinds[t]};
+        long failures = 0;
+        for (long n = 1; n < 50; n++) {
+            bk_filter_t *f = (bk_filter_t *)&failures; /* must be reset */
+            bki_fail_countdown = n;
+            bk_status_t st = bk_filter_create(&f, 100000, 0.01, &o);
+            bool injected = bki_fail_countdown == 0;
+            bki_fail_countdown = 0;
+            if (injected) {
+                failures++;
+                CHECK_STATUS(st, BK_ENOMEM);
+                CHECK(f == NULL);
+            } else {
+                CHECK_OK(st);
+                /* The filter created after the failures works. */
+                CHECK(f && bk_filter_add(f, "x", 1, NULL) == BK_OK && bk_filter_contains(f, "x", 1));
+                bk_filter_free(f);
+                break;
+            }
+        }
+        CHECK(failures >= 2); /* the struct and the payload */
+        bk_filter_t *f, *c = NULL;
+        CHECK_OK(bk_filter_create(&f, 1000, 0.01, &o));
+        bki_fail_countdown = 1;
+        CHECK_STATUS(bk_filter_clone(&c, f), BK_ENOMEM);
+        bki_fail_countdown = 0;
+        CHECK(c == NULL);
+        bk_filter_free(f);
+    }
+}
+
+static void test_beyond_32_bits(void)
+{
+    /* 5e9 keys at 1%: about 6 GB of address space (untouched pages cost
+     * nothing). Lines past 2^32 bits must be reachable. */
+    bk_filter_t *f;
+    bk_status_t st = bk_filter_create(&f, UINT64_C(5000000000), 0.01, NULL);
+    if (st == BK_ENOMEM) {
+        printf("  (cannot map 6 GB here; skipped)\n");
+        return;
+    }
+    CHECK_OK(st);
+    if (st != BK_OK)
+        return;
+    CHECK(f->cells > (UINT64_C(1) << 32));
+    /* Few keys: each one touches a fresh (huge) page. */
+    uint64_t high = 0;
+    for (uint64_t i = 0; i < 200; i++) {
+        bk_hash_t h = bk_filter_hash(f, &i, 8);
+        CHECK_OK(bk_filter_add_hash(f, h, NULL));
+        high += bki_reduce(h.hi, f->lines) * 512 > (UINT64_C(1) << 32);
+    }
+    for (uint64_t i = 0; i < 200; i++)
+        CHECK(bk_filter_contains(f, &i, 8));
+    CHECK(high > 100); /* most lines lie above bit 2^32 */
+    bk_filter_free(f);
+}
+
+static void test_bad_parameters(void)
+{
+    bk_filter_t *f = NULL;
+    CHECK_STATUS(bk_filter_create(&f, 0, 0.01, NULL), BK_EINVAL);
+    CHECK_STATUS(bk_filter_create(&f, 10, 1.5, NULL), BK_EINVAL);
+    CHECK_STATUS(bk_filter_create(&f, 10, NAN, NULL), BK_EINVAL);
+    CHECK_STATUS(bk_filter_create(NULL, 10, 0.01, NULL), BK_EINVAL);
+    CHECK_STATUS(bk_filter_create(&f, UINT64_MAX, 0.01, NULL), BK_ENOMEM);
+    bk_options_t o = {.hash = (bk_hash_id_t)42};
+    CHECK_STATUS(bk_filter_create(&f, 10, 0.01, &o), BK_EINVAL);
+    o = (bk_options_t){.kind = BK_KIND_BITMAP};
+    CHECK_STATUS(bk_filter_create(&f, 10, 0.01, &o), BK_EINVAL);
+    CHECK(f == NULL);
+    CHECK_STATUS(bk_filter_create_exact(&f, BK_KIND_BLOCKED, 0, 3, NULL), BK_EINVAL);
+    CHECK_STATUS(bk_filter_create_exact(&f, BK_KIND_BLOCKED, 512, 0, NULL), BK_EINVAL);
+    CHECK_STATUS(bk_filter_create_exact(&f, BK_KIND_BLOCKED, 512, 17, NULL), BK_EINVAL);
+    CHECK_STATUS(bk_filter_create_exact(&f, BK_KIND_CLASSIC, 512, 65, NULL), BK_EINVAL);
+    CHECK_STATUS(bk_filter_create_exact(&f, BK_KIND_CLASSIC, UINT64_MAX, 3, NULL), BK_ENOMEM);
+    CHECK_OK(bk_filter_create_exact(&f, BK_KIND_BLOCKED, 513, 3, NULL));
+    CHECK(f && f->cells == 1024); /* rounded up to whole lines */
+    bk_filter_free(f);
+    bk_filter_free(NULL);
+}
+
+static void test_names_and_errors(void)
+{
+    const char *seen[BK_EINCOMPAT + 1];
+    for (int s = BK_OK; s <= BK_EINCOMPAT; s++) {
+        seen[s] = bk_strerror((bk_status_t)s);
+        CHECK(seen[s] && seen[s][0]);
+        for (int t = 0; t < s; t++)
+            CHECK(strcmp(seen[s], seen[t]) != 0);
+    }
+    CHECK(strcmp(bk_strerror((bk_status_t)1000), "unknown status") == 0);
+    for (int k = BK_KIND_BLOCKED; k <= BK_KIND_BITMAP2; k++) {
+        bk_kind_t back;
+        CHECK_OK(bk_kind_parse(bk_kind_name((bk_kind_t)k), &back));
+        CHECK(back == (bk_kind_t)k);
+    }
+    bk_kind_t kind;
+    CHECK_STATUS(bk_kind_parse("cuckoo", &kind), BK_EINVAL);
+    CHECK(bk_kind_name((bk_kind_t)77) == NULL);
+}
+
+int main(void)
+{
+    bkt_run("zero false negatives, every kind and hash", test_zero_false_negatives);
+    bkt_run("fpr at capacity", test_fpr_at_capacity);
+    bkt_run("add reports new", test_add_reports_new);
+    bkt_run("batch equals single", test_batch_equals_single);
+    bkt_run("union, clear, clone", test_union_clear_clone);
+    bkt_run("info", test_info);
+    bkt_run("atomic add from threads", test_atomic_add_threads);
+    bkt_run("allocation failures", test_allocation_failures);
+    bkt_run("sizes beyond 32 bits", test_beyond_32_bits);
+    bkt_run("bad parameters", test_bad_parameters);
+    bkt_run("names and errors", test_names_and_errors);
+    return bkt_finish();
+}

@@ -1,0 +1,220 @@
+/* Tests for src/hash.c: the classic hashes against independent reference
+ * computations, XXH3 against a published test vector, seeding, names. */
+#include "harness.h"
+#include "internal.h"
+
+#include <string.h>
+
+/* Reference versions written the way the articles' PHP does it: 64-bit
+ * arithmetic masked to 32 bits after each step. */
+static uint64_t ref_bkdr(const char *s)
+{
+    uint64_t h = 0;
+    for (; *s; s++)
+        h = (h * 131 + (unsigned char)*s) & 0xFFFFFFFFu;
+    return h;
+}
+
+static uint64_t ref_djb(const char *s)
+{
+    uint64_t h = 5381;
+    for (; *s; s++)
+        h = (h * 33 + (unsigned char)*s) & 0xFFFFFFFFu;
+    return h;
+}
+
+static uint64_t ref_sdbm(const char *s)
+{
+    uint64_t h = 0;
+    for (; *s; s++)
+        h = ((unsigned char)*s + h * 65599) & 0xFFFFFFFFu; /* (h<<6)+(h<<16)-h */
+    return h;
+}
+
+static uint64_t ref_rs(const char *s)
+{
+    uint64_t a = 63689, b = 378551, h = 0;
+    for (; *s; s++) {
+        h = (h * a + (unsigned char)*s) & 0xFFFFFFFFu;
+        a = (a * b) & 0xFFFFFFFFu;
+    }
+    return h;
+}
+
+static uint64_t ref_js(const char *s)
+{
+    uint64_t h = 1315423911;
+    for (; *s; s++)
+        h ^= (((h << 5) & 0xFFFFFFFFu) + (unsigned char)*s + (h >> 2)) & 0xFFFFFFFFu;
+    return h;
+}
+
+static uint64_t ref_fnv1a(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3u;
+    return h;
+}
+
+static const char *const samples[] = {
+    "", "a", "abc", "http://example.com/index.html", "spam@example.org",
+    "\xff\xfe\x80 high bytes", "The quick brown fox jumps over the lazy dog",
+};
+#define NSAMPLES (sizeof samples / sizeof samples[0])
+
+static void test_classic_hashes_match_reference(void)
+{
+    for (size_t i = 0; i < NSAMPLES; i++) {
+        const char *s = samples[i];
+        size_t n = strlen(s);
+        CHECK_EQ_U64(bk_hash_raw(BK_HASH_BKDR, 0, s, n), ref_bkdr(s));
+        CHECK_EQ_U64(bk_hash_raw(BK_HASH_DJB, 0, s, n), ref_djb(s));
+        CHECK_EQ_U64(bk_hash_raw(BK_HASH_SDBM, 0, s, n), ref_sdbm(s));
+        CHECK_EQ_U64(bk_hash_raw(BK_HASH_RS, 0, s, n), ref_rs(s));
+        CHECK_EQ_U64(bk_hash_raw(BK_HASH_JS, 0, s, n), ref_js(s));
+        CHECK_EQ_U64(bk_hash_raw(BK_HASH_FNV1A, 0, s, n), ref_fnv1a(s));
+    }
+    /* Worked by hand: BKDR("abc") = (97*131 + 98)*131 + 99. */
+    CHECK_EQ_U64(bk_hash_raw(BK_HASH_BKDR, 0, "abc", 3), 1677554);
+    /* Published FNV-1a 64 vectors. */
+    CHECK_EQ_U64(bk_hash_raw(BK_HASH_FNV1A, 0, "", 0), UINT64_C(0xcbf29ce484222325));
+    CHECK_EQ_U64(bk_hash_raw(BK_HASH_FNV1A, 0, "a", 1), UINT64_C(0xaf63dc4c8601ec8c));
+    /* DEK starts from the length: one char c gives ((1<<5) ^ 0) ^ c. */
+    CHECK_EQ_U64(bk_hash_raw(BK_HASH_DEK, 0, "a", 1), 32u ^ 97u);
+    /* ELF/PJW of short strings (no high nibble yet) are plain shifts. */
+    CHECK_EQ_U64(bk_hash_raw(BK_HASH_ELF, 0, "ab", 2), (97u << 4) + 98u);
+    CHECK_EQ_U64(bk_hash_raw(BK_HASH_PJW, 0, "ab", 2), (97u << 4) + 98u);
+    /* AP of one char: h ^= (h << 7) ^ (c * (h >> 3)) from 0xAAAAAAAA. */
+    uint32_t ap = 0xAAAAAAAAu;
+    ap ^= (ap << 7) ^ (97u * (ap >> 3));
+    CHECK_EQ_U64(bk_hash_raw(BK_HASH_AP, 0, "a", 1), ap);
+}
+
+static void test_elf_pjw_fold_high_nibble(void)
+{
+    /* Long inputs reach the high nibble; the result must keep it clear. */
+    const char *s = "a fairly long key that pushes bits into the top nibble";
+    CHECK(bk_hash_raw(BK_HASH_ELF, 0, s, strlen(s)) < 0x10000000u);
+    CHECK(bk_hash_raw(BK_HASH_PJW, 0, s, strlen(s)) < 0x10000000u);
+}
+
+static void test_xxh3_vector(void)
+{
+    /* Published XXH3-128 of the empty input, seed 0:
+     * 99aa06d3014798d86001c324468d497f (high, low). */
+    bk_hash_t h = bk_hash_key(BK_HASH_XXH3, 0, NULL, 0);
+    CHECK_EQ_U64(h.hi, UINT64_C(0x99aa06d3014798d8));
+    CHECK_EQ_U64(h.lo, UINT64_C(0x6001c324468d497f));
+    CHECK_EQ_U64(bk_hash_raw(BK_HASH_XXH3, 0, "", 0), UINT64_C(0x6001c324468d497f));
+    /* The default id means XXH3. */
+    bk_hash_t d = bk_hash_key(BK_HASH_DEFAULT, 7, "key", 3);
+    bk_hash_t x = bk_hash_key(BK_HASH_XXH3, 7, "key", 3);
+    CHECK(d.lo == x.lo && d.hi == x.hi);
+}
+
+static void test_seed_changes_hash(void)
+{
+    for (unsigned id = 1; id <= BK_HASH_COUNT; id++) {
+        bk_hash_t a = bk_hash_key((bk_hash_id_t)id, 1, "same key", 8);
+        bk_hash_t b = bk_hash_key((bk_hash_id_t)id, 2, "same key", 8);
+        bk_hash_t c = bk_hash_key((bk_hash_id_t)id, 1, "same key", 8);
+        CHECK_MSG(a.lo != b.lo && a.hi != b.hi, "hash %u ignores the seed", id);
+        CHECK_MSG(a.lo == c.lo && a.hi == c.hi, "hash %u is not deterministic", id);
+    }
+}
+
+static void test_classic_collisions_stay_collisions(void)
+{
+    /* Keys with equal 32-bit classic hashes must map to the same 128-bit
+     * hash (the filter cannot tell them apart) -- and for XXH3 they don't.
+     * DJB: "Ez" and "FY" collide (E*33+z == F*33+Y). */
+    CHECK_EQ_U64(bk_hash_raw(BK_HASH_DJB, 0, "Ez", 2), bk_hash_raw(BK_HASH_DJB, 0, "FY", 2));
+    bk_hash_t a = bk_hash_key(BK_HASH_DJB, 9, "Ez", 2), b = bk_hash_key(BK_HASH_DJB, 9, "FY", 2);
+    CHECK(a.lo == b.lo && a.hi == b.hi);
+    a = bk_hash_key(BK_HASH_XXH3, 9, "Ez", 2);
+    b = bk_hash_key(BK_HASH_XXH3, 9, "FY", 2);
+    CHECK(a.lo != b.lo);
+}
+
+static void test_spread_of_halves(void)
+{
+    /* Over many keys each output bit of both halves is set about half the
+     * time: a broken mixer (e.g. hi == lo, or a constant) fails this. */
+    for (unsigned id = 1; id <= BK_HASH_COUNT; id++) {
+        unsigned ones_lo[64] = {0}, ones_hi[64] = {0};
+        const unsigned n = 4000;
+        unsigned equal_halves = 0;
+        char key[32];
+        for (unsigned i = 0; i < n; i++) {
+            int len = snprintf(key, sizeof key, "user%u@example.com", i);
+            bk_hash_t h = bk_hash_key((bk_hash_id_t)id, 42, key, (size_t)len);
+            equal_halves += h.lo == h.hi;
+            for (int b = 0; b < 64; b++) {
+                ones_lo[b] += (h.lo >> b) & 1;
+                ones_hi[b] += (h.hi >> b) & 1;
+            }
+        }
+        CHECK(equal_halves == 0);
+        for (int b = 0; b < 64; b++) {
+            /* 6 sigma around n/2 for n = 4000 is about +-190. */
+            CHECK_MSG(ones_lo[b] > 1800 && ones_lo[b] < 2200, "hash %u lo bit %d: %u", id, b,
+                      ones_lo[b]);
+            CHECK_MSG(ones_hi[b] > 1800 && ones_hi[b] < 2200, "hash %u hi bit %d: %u", id, b,
+                      ones_hi[b]);
+        }
+    }
+}
+
+static void test_pinned_outputs(void)
+{
+    /* Filters saved to disk depend on these values never changing for a
+     * given format version. If this fails, the format version must bump. */
+    static const uint64_t want_lo[BK_HASH_COUNT + 1] = {
+#include "hash_golden.inc"
+    };
+    for (unsigned id = 1; id <= BK_HASH_COUNT; id++) {
+        bk_hash_t h = bk_hash_key((bk_hash_id_t)id, UINT64_C(0x0123456789abcdef),
+                                  "https://example.com/a/b?c=d", 27);
+        CHECK_MSG(h.lo == want_lo[id], "hash %s changed: 0x%016llx", bk_hash_name((bk_hash_id_t)id),
+                  (unsigned long long)h.lo);
+    }
+}
+
+static void test_names(void)
+{
+    for (unsigned id = 1; id <= BK_HASH_COUNT; id++) {
+        const char *name = bk_hash_name((bk_hash_id_t)id);
+        bk_hash_id_t back;
+        CHECK(name != NULL);
+        CHECK_OK(bk_hash_parse(name, &back));
+        CHECK(back == (bk_hash_id_t)id);
+    }
+    bk_hash_id_t id;
+    CHECK_OK(bk_hash_parse("XXH3", &id));
+    CHECK(id == BK_HASH_XXH3);
+    CHECK_STATUS(bk_hash_parse("md5", &id), BK_EINVAL);
+    CHECK_STATUS(bk_hash_parse(NULL, &id), BK_EINVAL);
+    CHECK(bk_hash_name((bk_hash_id_t)0) == NULL);
+    CHECK(bk_hash_name((bk_hash_id_t)(BK_HASH_COUNT + 1)) == NULL);
+}
+
+static void test_random_seed(void)
+{
+    uint64_t a = bk_random_seed(), b = bk_random_seed();
+    CHECK(a != b);
+}
+
+int main(void)
+{
+    bkt_run("classic hashes match reference", test_classic_hashes_match_reference);
+    bkt_run("elf/pjw fold the high nibble", test_elf_pjw_fold_high_nibble);
+    bkt_run("xxh3 published vector", test_xxh3_vector);
+    bkt_run("seed changes every hash", test_seed_changes_hash);
+    bkt_run("classic collisions stay collisions", test_classic_collisions_stay_collisions);
+    bkt_run("both halves spread", test_spread_of_halves);
+    bkt_run("pinned outputs", test_pinned_outputs);
+    bkt_run("names", test_names);
+    bkt_run("random seed", test_random_seed);
+    return bkt_finish();
+}

@@ -1,0 +1,174 @@
+/* Tests for src/plan.c: sizing formulas, the blocked model against a Monte
+ * Carlo simulation of the same layout, minimality, and bad parameters. */
+#include "harness.h"
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static void test_seed_article_example(void)
+{
+    /* The articles: k = 10, m = 20n gives a false-positive rate of 0.0000889. */
+    double fpr = bk_fpr_expected(BK_KIND_CLASSIC, 20000000, 1000000, 10);
+    CHECK_MSG(fabs(fpr - 0.0000889) < 0.0000005, "fpr %.7f", fpr);
+}
+
+static void test_classic_formula(void)
+{
+    const double ln2 = log(2.0);
+    for (double p = 0.1; p > 1e-7; p /= 10) {
+        bk_plan_t plan;
+        CHECK_OK(bk_plan(BK_KIND_CLASSIC, 1000000, p, &plan));
+        /* m >= -n ln(p') / ln2^2 with p' the 0.9 p the plan aims at, and no
+         * more than 2% above it (rounding k and the exact-FPR top-up). */
+        double m_opt = -1e6 * log(0.9 * p) / (ln2 * ln2);
+        CHECK_MSG(plan.bits >= m_opt * 0.999 && plan.bits <= m_opt * 1.02, "p %g: m %llu vs %.0f",
+                  p, (unsigned long long)plan.bits, m_opt);
+        CHECK(plan.bits % 64 == 0);
+        double k_opt = (double)plan.bits / 1e6 * ln2;
+        CHECK_MSG(fabs(plan.k - k_opt) <= 0.51, "p %g: k %u vs %.2f", p, plan.k, k_opt);
+        CHECK(plan.expected_fpr <= 0.9 * p);
+        CHECK(plan.bytes * 8 == plan.bits);
+        CHECK(fabs(plan.bits_per_key - (double)plan.bits / 1e6) < 1e-9);
+        CHECK(plan.kind == BK_KIND_CLASSIC && plan.capacity == 1000000 && plan.fpr_target == p);
+    }
+}
+
+static void test_lined_plans_are_minimal(void)
+{
+    const bk_kind_t kinds[] = {BK_KIND_BLOCKED, BK_KIND_COUNTING};
+    for (int t = 0; t < 2; t++) {
+        bk_kind_t kind = kinds[t];
+        uint64_t per_line = kind == BK_KIND_COUNTING ? 128 : 512;
+        for (double p = 0.5; p > 1e-6; p /= 7) {
+            bk_plan_t plan;
+            CHECK_OK(bk_plan(kind, 250000, p, &plan));
+            CHECK(plan.cells % per_line == 0);
+            CHECK(plan.k >= 1 && plan.k <= 16);
+            CHECK_MSG(plan.expected_fpr <= 0.9 * p, "kind %d p %g: %g", kind, p, plan.expected_fpr);
+            /* One line fewer, with any k, misses the target. */
+            for (uint32_t k = 1; k <= 16; k++) {
+                double fewer = bk_fpr_expected(kind, plan.cells - per_line, 250000, k);
+                CHECK_MSG(fewer > 0.9 * p, "kind %d p %g k %u: smaller size fits", kind, p, k);
+            }
+        }
+    }
+    /* Blocked needs more bits than classic, but not absurdly many. */
+    bk_plan_t b, c;
+    CHECK_OK(bk_plan(BK_KIND_BLOCKED, 1000000, 0.01, &b));
+    CHECK_OK(bk_plan(BK_KIND_CLASSIC, 1000000, 0.01, &c));
+    CHECK(b.bits > c.bits && b.bits < c.bits * 1.15);
+}
+
+/* Simulates the blocked layout with an independent random generator: keys
+ * thrown into lines, each setting k distinct random cells of the line; then
+ * absent keys probe k distinct random cells of a random line. */
+static double simulate_lined(uint64_t lines, uint64_t n, uint32_t k, unsigned cells, uint64_t queries)
+{
+    uint64_t rng = 12345;
+    uint8_t *set = calloc(lines * cells, 1);
+    if (!set)
+        return -1;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t line = bkt_rand(&rng) % lines;
+        unsigned lane0 = (unsigned)(bkt_rand(&rng) % 16), stride = (unsigned)(bkt_rand(&rng) % 8) * 2 + 1;
+        unsigned per_lane = cells / 16;
+        for (uint32_t j = 0; j < k; j++) {
+            unsigned lane = (lane0 + j * stride) & 15;
+            set[line * cells + lane * per_lane + bkt_rand(&rng) % per_lane] = 1;
+        }
+    }
+    uint64_t hits = 0;
+    for (uint64_t q = 0; q < queries; q++) {
+        uint64_t line = bkt_rand(&rng) % lines;
+        unsigned lane0 = (unsigned)(bkt_rand(&rng) % 16), stride = (unsigned)(bkt_rand(&rng) % 8) * 2 + 1;
+        unsigned per_lane = cells / 16;
+        bool all = true;
+        for (uint32_t j = 0; j < k && all; j++) {
+            unsigned lane = (lane0 + j * stride) & 15;
+            all = set[line * cells + lane * per_lane + bkt_rand(&rng) % per_lane];
+        }
+        hits += all;
+    }
+    free(set);
+    return (double)hits / (double)queries;
+}
+
+static void test_lined_model_matches_simulation(void)
+{
+    uint64_t queries = bkt_scaled(2000000);
+    struct { bk_kind_t kind; unsigned cells; uint64_t lines, n; uint32_t k; } cases[] = {
+        {BK_KIND_BLOCKED, 512, 2000, 100000, 7},  /* ~1% */
+        {BK_KIND_BLOCKED, 512, 2000, 60000, 10},  /* ~0.1% */
+        {BK_KIND_COUNTING, 128, 8000, 100000, 6},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double model = bk_fpr_expected(cases[i].kind, cases[i].lines * cases[i].cells, cases[i].n,
+                                       cases[i].k);
+        double sim = simulate_lined(cases[i].lines, cases[i].n, cases[i].k, cases[i].cells, queries);
+        double sd = sqrt(model / (double)queries);
+        /* The model ignores that two probes of different keys are not
+         * independent within a line only through shared lanes; allow 5
+         * sigma plus 5% model error. */
+        CHECK_MSG(fabs(sim - model) <= 5 * sd + 0.05 * model, "case %zu: model %g sim %g", i, model,
+                  sim);
+    }
+}
+
+static void test_bad_parameters(void)
+{
+    bk_plan_t plan;
+    CHECK_STATUS(bk_plan(BK_KIND_BLOCKED, 0, 0.01, &plan), BK_EINVAL);
+    CHECK_STATUS(bk_plan(BK_KIND_BLOCKED, 100, 0.0, &plan), BK_EINVAL);
+    CHECK_STATUS(bk_plan(BK_KIND_BLOCKED, 100, 1.0, &plan), BK_EINVAL);
+    CHECK_STATUS(bk_plan(BK_KIND_BLOCKED, 100, -0.5, &plan), BK_EINVAL);
+    CHECK_STATUS(bk_plan(BK_KIND_BLOCKED, 100, NAN, &plan), BK_EINVAL);
+    CHECK_STATUS(bk_plan(BK_KIND_CLASSIC, 100, INFINITY, &plan), BK_EINVAL);
+    CHECK_STATUS(bk_plan(BK_KIND_BITMAP, 100, 0.01, &plan), BK_EINVAL);
+    CHECK_STATUS(bk_plan((bk_kind_t)99, 100, 0.01, &plan), BK_EINVAL);
+    CHECK_STATUS(bk_plan(BK_KIND_BLOCKED, 100, 0.01, NULL), BK_EINVAL);
+    /* Sizes beyond 64 bits / the payload limit: ENOMEM, not a wrapped size. */
+    CHECK_STATUS(bk_plan(BK_KIND_CLASSIC, UINT64_MAX, 1e-300, &plan), BK_ENOMEM);
+    CHECK_STATUS(bk_plan(BK_KIND_BLOCKED, UINT64_MAX, 0.01, &plan), BK_ENOMEM);
+    CHECK_STATUS(bk_plan(BK_KIND_COUNTING, UINT64_MAX / 2, 0.5, &plan), BK_ENOMEM);
+}
+
+static void test_large_capacity(void)
+{
+    /* 10^10 URLs at 1%: about 12 GB, must plan without overflow. */
+    bk_plan_t plan;
+    CHECK_OK(bk_plan(BK_KIND_BLOCKED, UINT64_C(10000000000), 0.01, &plan));
+    CHECK(plan.bytes > UINT64_C(12000000000) && plan.bytes < UINT64_C(14000000000));
+    CHECK(plan.expected_fpr <= 0.009);
+    CHECK_OK(bk_plan(BK_KIND_CLASSIC, UINT64_C(10000000000), 0.01, &plan));
+    CHECK(plan.bits > (UINT64_C(1) << 36));
+}
+
+static void test_expected_fpr_edges(void)
+{
+    CHECK(bk_fpr_expected(BK_KIND_CLASSIC, 1000, 0, 3) == 0.0);
+    CHECK(bk_fpr_expected(BK_KIND_CLASSIC, 0, 10, 3) == 1.0);
+    CHECK(bk_fpr_expected(BK_KIND_BLOCKED, 1024, 10, 0) == 1.0);
+    /* Monotone in n. */
+    double prev = 0;
+    for (uint64_t n = 1000; n <= 100000; n *= 2) {
+        double f = bk_fpr_expected(BK_KIND_BLOCKED, 512 * 1000, n, 7);
+        CHECK(f > prev);
+        prev = f;
+    }
+    /* Overfull filters approach 1, never exceed it. */
+    double full = bk_fpr_expected(BK_KIND_BLOCKED, 512, UINT64_C(1) << 40, 7);
+    CHECK(full > 0.99 && full <= 1.0);
+}
+
+int main(void)
+{
+    bkt_run("seed article example", test_seed_article_example);
+    bkt_run("classic formula", test_classic_formula);
+    bkt_run("lined plans are minimal", test_lined_plans_are_minimal);
+    bkt_run("lined model matches simulation", test_lined_model_matches_simulation);
+    bkt_run("bad parameters", test_bad_parameters);
+    bkt_run("large capacity", test_large_capacity);
+    bkt_run("expected fpr edges", test_expected_fpr_edges);
+    return bkt_finish();
+}
