@@ -11,6 +11,7 @@ group=${1:?usage: need.sh build|test|bench|fuzz}
 table='
 build libxxhash-dev /usr/include/xxhash.h
 test  libxxhash-dev /usr/include/xxhash.h
+test  pkg-config /usr/bin/pkg-config
 bench libbloom-dev /usr/include/bloom.h
 bench golang-github-dcso-bloom-cli /usr/bin/bloom
 bench redis-server /usr/bin/redis-server

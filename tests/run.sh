@@ -39,6 +39,7 @@ for t in "$BUILD"/tests-san/test_*; do
     [ -x "$t" ] && run_suite "unit+asan+ubsan $(basename "$t")" \
         env BK_TEST_SCALE=0.1 ASAN_OPTIONS=detect_leaks=1 "$t"
 done
+run_suite "install" env BUILD="$BUILD" sh tests/install.sh
 [ -f tests/cli/run.sh ] && run_suite "cli" env BUILD="$BUILD" sh tests/cli/run.sh
 [ -f tests/redis/run.sh ] && run_suite "redis" env BUILD="$BUILD" sh tests/redis/run.sh
 

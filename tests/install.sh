@@ -1,0 +1,66 @@
+#!/bin/sh
+# Installs into a scratch directory and builds a program against the
+# installed headers and libraries through pkg-config, static and shared.
+# Ends with "N passed, N failed".
+BUILD=${BUILD:-build}
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok      $1"; }
+bad() { fail=$((fail + 1)); echo "not ok  $1"; }
+
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+prefix=/opt/bk
+
+if make -s install BUILD="$BUILD" DESTDIR="$root" PREFIX="$prefix" >"$root/log" 2>&1; then
+    ok "make install"
+else
+    bad "make install"; cat "$root/log"
+fi
+
+for f in include/bloomkit/bloomkit.h lib/libbloomkit.a lib/libbloomkit.so lib/pkgconfig/bloomkit.pc; do
+    if [ -e "$root$prefix/$f" ]; then ok "installed $f"; else bad "installed $f"; fi
+done
+
+soname=$(readelf -d "$root$prefix/lib/libbloomkit.so" 2>/dev/null | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+if [ "$soname" = "libbloomkit.so.0" ]; then ok "soname libbloomkit.so.0"; else bad "soname is '$soname'"; fi
+
+export PKG_CONFIG_PATH="$root$prefix/lib/pkgconfig"
+export PKG_CONFIG_SYSROOT_DIR="$root"
+flags=$(pkg-config --cflags --libs bloomkit 2>/dev/null)
+case "$flags" in
+*"-I$root$prefix/include"*"-lbloomkit"*) ok "pkg-config flags" ;;
+*) bad "pkg-config flags: '$flags'" ;;
+esac
+
+cat >"$root/app.c" <<'APP'
+#include <bloomkit/bloomkit.h>
+#include <stdio.h>
+int main(void)
+{
+    bk_filter_t *f;
+    if (bk_filter_create(&f, 1000, 0.01, NULL) != BK_OK)
+        return 2;
+    bk_filter_add(f, "seen", 4, NULL);
+    int ok = bk_filter_contains(f, "seen", 4) && bk_filter_items(f) == 1;
+    bk_filter_free(f);
+    puts(ok ? "works" : "broken");
+    return !ok;
+}
+APP
+# shellcheck disable=SC2086
+if ${CC:-cc} -std=c11 -o "$root/app-shared" "$root/app.c" $flags -lm &&
+    [ "$(LD_LIBRARY_PATH="$root$prefix/lib" "$root/app-shared")" = works ]; then
+    ok "program linked against the shared library"
+else
+    bad "program linked against the shared library"
+fi
+if ${CC:-cc} -std=c11 -o "$root/app-static" "$root/app.c" -I"$root$prefix/include" \
+    "$root$prefix/lib/libbloomkit.a" -lm && [ "$("$root/app-static")" = works ]; then
+    ok "program linked against the static library"
+else
+    bad "program linked against the static library"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
