@@ -394,25 +394,27 @@ static int open_temp(const char *path, char **tmp_out, mode_t mode)
     return -1;
 }
 
-static bk_status_t fsync_parent_dir(const char *path)
+/* The directory part of path ("." if none), heap-owned; NULL if out of
+ * memory. Computed before the rename so nothing can fail for want of
+ * memory once the new file is in place. */
+static char *parent_dir(const char *path)
 {
     const char *slash = strrchr(path, '/');
-    char *dir;
-    if (!slash) {
-        dir = bki_malloc(2);
-        if (!dir)
-            return BK_ENOMEM;
-        strcpy(dir, ".");
-    } else {
-        size_t n = slash == path ? 1 : (size_t)(slash - path);
-        dir = bki_malloc(n + 1);
-        if (!dir)
-            return BK_ENOMEM;
+    size_t n = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    char *dir = bki_malloc(n + 1);
+    if (!dir)
+        return NULL;
+    if (!slash)
+        memcpy(dir, ".", 1);
+    else
         memcpy(dir, path, n);
-        dir[n] = '\0';
-    }
+    dir[n] = '\0';
+    return dir;
+}
+
+static bk_status_t fsync_dir(const char *dir)
+{
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    bki_free(dir);
     if (dfd < 0)
         return BK_EIO;
     bk_status_t st = BK_OK;
@@ -432,8 +434,12 @@ static bk_status_t obj_save(const obj_t *o, const char *path)
     if (mlen > SIZE_MAX)
         return BK_ENOMEM;
     uint8_t *meta = bki_malloc((size_t)mlen);
-    if (!meta)
+    char *dir = parent_dir(path);
+    if (!meta || !dir) {
+        bki_free(meta);
+        bki_free(dir);
         return BK_ENOMEM;
+    }
     encode_meta(o, meta);
 
     /* A replaced file keeps its permissions; a new one gets 0666 & ~umask. */
@@ -445,6 +451,7 @@ static bk_status_t obj_save(const obj_t *o, const char *path)
     if (fd < 0) {
         int saved = errno;
         bki_free(meta);
+        bki_free(dir);
         errno = saved;
         return fd == -2 ? BK_ENOMEM : errno_status();
     }
@@ -475,11 +482,12 @@ static bk_status_t obj_save(const obj_t *o, const char *path)
         unlink(tmp);
     } else {
         /* The rename is done; this makes it survive a power loss. */
-        st = fsync_parent_dir(path);
+        st = fsync_dir(dir);
         saved = errno;
     }
     bki_free(tmp);
     bki_free(meta);
+    bki_free(dir);
     errno = saved;
     return st;
 }
@@ -739,6 +747,20 @@ static bk_status_t check_payload(const source_t *s, const part_t *p, const uint8
     return BK_OK;
 }
 
+/* For an input already in memory: checks every payload in place, so that
+ * damaged bytes are refused before anything is allocated for them. */
+static bk_status_t verify_payloads(const meta_t *m, const source_t *s, const char **why)
+{
+    for (uint32_t i = 0; i < m->nparts; i++) {
+        part_t p;
+        decode_part(m, i, &p);
+        bk_status_t st = check_payload(s, &p, s->buf + p.offset, true, why);
+        if (st != BK_OK)
+            return st;
+    }
+    return BK_OK;
+}
+
 /* ========================================================================
  * Building filters from validated metadata
  * ======================================================================== */
@@ -814,10 +836,12 @@ static bk_status_t build_filter(bk_filter_t **out, const meta_t *m, const source
             f->mem = BKI_MEM_BORROWED;
             st = check_payload(s, &p, NULL, false, why);
         } else {
+            /* Buffers were verified in place before; files are verified
+             * here, once read. */
             st = source_read(s, p.offset, f->data, p.length);
             if (st != BK_OK && why)
                 *why = "read error";
-            if (st == BK_OK)
+            if (st == BK_OK && !s->buf)
                 st = check_payload(s, &p, f->data, true, why);
         }
         if (st != BK_OK) {
@@ -868,7 +892,12 @@ bk_status_t bk_filter_deserialize(bk_filter_t **out, const void *buf, size_t len
     bk_status_t st = parse_meta(buf, len, len, &m, why);
     if (st != BK_OK)
         return st;
+    if (m.kind == BK_KIND_BITMAP || m.kind == BK_KIND_BITMAP2)
+        FAIL(BK_EKIND, "the data holds a bitmap, not a filter");
     source_t s = {.buf = buf, .fd = -1};
+    st = verify_payloads(&m, &s, why);
+    if (st != BK_OK)
+        return st;
     return build_filter(out, &m, &s, NULL, why);
 }
 
@@ -1119,6 +1148,8 @@ static bk_status_t fill_bitmap(uint64_t *words, uint64_t nbytes, const meta_t *m
         FAIL(BK_ECORRUPT, "bitmap size the library cannot build");
     if (source_read(s, p.offset, words, p.length) != BK_OK)
         FAIL(BK_EIO, "read error");
+    if (s->buf) /* verified in place already */
+        return BK_OK;
     return check_payload(s, &p, (const uint8_t *)words, true, why);
 }
 
@@ -1149,6 +1180,8 @@ static bk_status_t bitmap_parse(const void *buf, size_t len, const char *path, u
     }
     if (st == BK_OK)
         st = check_bitmap_kind(m, kind, why);
+    if (st == BK_OK && !path)
+        st = verify_payloads(m, s, why);
     return st;
 }
 

@@ -1,0 +1,1027 @@
+/*
+ * Tests for src/format.c: round trips of every kind through memory, files
+ * and mappings; golden files that pin the format; truncation at every byte
+ * and every single-bit flip; hand-crafted hostile headers (with valid
+ * checksums, so the field checks themselves are exercised); allocation
+ * failure at each allocation; saving into a full disk, a read-only mount
+ * and an impossible path, with the old file checked byte for byte.
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+#include "internal.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmpdir[256];
+
+/* ---- helpers ---- */
+
+static void put_u32le(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_u64le(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get_u32le(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Recomputes the header checksum after a test edited header fields, as a
+ * hostile writer would (docs/FORMAT.md: XXH3-64 of the header and table). */
+static void reseal(uint8_t *buf)
+{
+    uint32_t nparts = get_u32le(buf + 20);
+    uint64_t end = 128 + 96 * (uint64_t)nparts;
+    put_u64le(buf + end, XXH3_64bits(buf, (size_t)end));
+}
+
+static char *path_in_tmp(const char *name)
+{
+    static char bufs[8][512];
+    static int next;
+    char *p = bufs[next++ % 8];
+    snprintf(p, 512, "%s/%s", tmpdir, name);
+    return p;
+}
+
+static uint8_t *read_whole(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    uint8_t *b = malloc(n > 0 ? (size_t)n : 1);
+    if (b && fread(b, 1, (size_t)n, fp) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(fp);
+    *len = (size_t)n;
+    return b;
+}
+
+static bool write_whole(const char *path, const void *buf, size_t len)
+{
+    FILE *fp = fopen(path, "wb");
+    if (!fp)
+        return false;
+    bool ok = fwrite(buf, 1, len, fp) == len;
+    return fclose(fp) == 0 && ok;
+}
+
+static uint8_t *serialize(const bk_filter_t *f, size_t *len)
+{
+    uint64_t n = bk_filter_serialized_size(f);
+    uint8_t *b = malloc((size_t)n);
+    size_t w = 0;
+    if (!b || bk_filter_serialize(f, b, (size_t)n, &w) != BK_OK || w != n) {
+        free(b);
+        return NULL;
+    }
+    *len = w;
+    return b;
+}
+
+static void key_of(uint64_t i, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "https://example.com/page/%llu", (unsigned long long)i);
+}
+
+static bk_filter_t *make_filter(bk_kind_t kind, uint64_t cells, uint32_t k, uint64_t seed,
+                                uint64_t nkeys)
+{
+    bk_options_t o = {.seed_set = true, .seed = seed};
+    bk_filter_t *f = NULL;
+    if (bk_filter_create_exact(&f, kind, cells, k, &o) != BK_OK)
+        return NULL;
+    f->capacity = nkeys;
+    f->fpr = 0.01;
+    char key[64];
+    for (uint64_t i = 0; i < nkeys; i++) {
+        key_of(i, key, sizeof key);
+        bk_filter_add(f, key, strlen(key), NULL);
+    }
+    return f;
+}
+
+/* Two filters are the same if every field and every payload byte is. */
+static bool same_filter(const bk_filter_t *a, const bk_filter_t *b)
+{
+    if (a->kind != b->kind || a->hash != b->hash || a->seed != b->seed ||
+        a->capacity != b->capacity || memcmp(&a->fpr, &b->fpr, sizeof a->fpr) != 0 ||
+        bk_filter_items(a) != bk_filter_items(b))
+        return false;
+    if (a->kind == BK_KIND_SCALABLE) {
+        if (a->nsubs != b->nsubs || a->sub_kind != b->sub_kind || a->growth != b->growth ||
+            a->tightening != b->tightening || a->nonscaling != b->nonscaling ||
+            a->first_error_as_given != b->first_error_as_given)
+            return false;
+        for (uint32_t i = 0; i < a->nsubs; i++)
+            if (!same_filter(a->subs[i], b->subs[i]))
+                return false;
+        return true;
+    }
+    return a->cells == b->cells && a->k == b->k && a->lines == b->lines &&
+           a->nbytes == b->nbytes && memcmp(a->data, b->data, (size_t)a->nbytes) == 0;
+}
+
+/* Every added key is found, and on other keys the answers agree with the
+ * original filter (the reference). */
+static void check_answers(const bk_filter_t *orig, const bk_filter_t *loaded, uint64_t nkeys)
+{
+    char key[64];
+    uint64_t missing = 0, disagree = 0;
+    for (uint64_t i = 0; i < nkeys; i++) {
+        key_of(i, key, sizeof key);
+        if (!bk_filter_contains(loaded, key, strlen(key)))
+            missing++;
+    }
+    for (uint64_t i = nkeys; i < nkeys + 2000; i++) {
+        key_of(i, key, sizeof key);
+        if (bk_filter_contains(loaded, key, strlen(key)) !=
+            bk_filter_contains(orig, key, strlen(key)))
+            disagree++;
+    }
+    CHECK_EQ_U64(missing, 0);
+    CHECK_EQ_U64(disagree, 0);
+}
+
+/* ---- round trips ---- */
+
+static void roundtrip_kind(bk_kind_t kind, uint32_t k)
+{
+    uint64_t nkeys = bkt_scaled(5000);
+    bk_filter_t *f = make_filter(kind, nkeys * 10, k, 0xfeedULL + kind, nkeys);
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    size_t len;
+    uint8_t *buf = serialize(f, &len);
+    CHECK(buf != NULL);
+    CHECK_EQ_U64(len % 64, 0);
+    bk_filter_t *g = NULL;
+    const char *why = NULL;
+    CHECK_OK(bk_filter_deserialize(&g, buf, len, &why));
+    if (g) {
+        CHECK(same_filter(f, g));
+        check_answers(f, g, nkeys);
+        /* Serializing what was loaded gives the same bytes. */
+        size_t len2;
+        uint8_t *buf2 = serialize(g, &len2);
+        CHECK(buf2 && len2 == len && memcmp(buf, buf2, len) == 0);
+        free(buf2);
+    }
+    /* Through a file, both ways of loading. */
+    const char *path = path_in_tmp("rt.bkf");
+    CHECK_OK(bk_filter_save(f, path));
+    size_t flen;
+    uint8_t *fbytes = read_whole(path, &flen);
+    CHECK(fbytes && flen == len && memcmp(fbytes, buf, len) == 0);
+    free(fbytes);
+    bk_filter_t *h = NULL;
+    CHECK_OK(bk_filter_load(&h, path, &why));
+    if (h) {
+        CHECK(same_filter(f, h));
+        check_answers(f, h, nkeys);
+    }
+    bk_filter_t *m = NULL;
+    CHECK_OK(bk_filter_open(&m, path, BK_MAP_READONLY, &why));
+    if (m) {
+        CHECK(same_filter(f, m));
+        check_answers(f, m, nkeys);
+        CHECK(m->data != NULL && ((uintptr_t)m->data & 63) == 0);
+        bk_filter_info_t info;
+        bk_filter_info(m, &info);
+        CHECK(info.mapped);
+        CHECK(info.readonly);
+        CHECK_OK(bk_filter_verify(m, &why));
+        CHECK_STATUS(bk_filter_add(m, "new", 3, NULL), BK_EREADONLY);
+        CHECK_STATUS(bk_filter_sync(m), BK_EREADONLY);
+    }
+    CHECK_STATUS(bk_filter_sync(f), BK_EINVAL);
+    CHECK_OK(bk_filter_verify(f, &why));
+    bk_filter_free(m);
+    bk_filter_free(h);
+    bk_filter_free(g);
+    bk_filter_free(f);
+    free(buf);
+    unlink(path);
+}
+
+static void test_roundtrip_blocked(void)
+{
+    roundtrip_kind(BK_KIND_BLOCKED, 8);
+}
+
+static void test_roundtrip_classic(void)
+{
+    roundtrip_kind(BK_KIND_CLASSIC, 7);
+}
+
+/* Bitmaps against a naive reference: an array of counts. */
+static void test_roundtrip_bitmaps(void)
+{
+    uint64_t n = bkt_scaled(100000) + 13; /* not a multiple of a word */
+    uint8_t *ref = calloc((size_t)n, 1);
+    bk_bitmap_t *b = NULL;
+    bk_bitmap2_t *b2 = NULL;
+    CHECK_OK(bk_bitmap_create(&b, n));
+    CHECK_OK(bk_bitmap2_create(&b2, n));
+    if (!ref || !b || !b2)
+        goto out;
+    uint64_t rng = 7;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t v = bkt_rand(&rng) % n;
+        bk_bitmap_set(b, v);
+        bk_bitmap2_add(b2, v);
+        if (ref[v] < 2)
+            ref[v]++;
+    }
+    bk_bitmap_set(b, n - 1); /* the last value, next to the tail */
+    bk_bitmap2_add(b2, n - 1);
+    if (ref[n - 1] < 2)
+        ref[n - 1]++;
+    const char *why = NULL;
+    const char *p1 = path_in_tmp("b1.bkf"), *p2 = path_in_tmp("b2.bkf");
+    CHECK_OK(bk_bitmap_save(b, p1));
+    CHECK_OK(bk_bitmap2_save(b2, p2));
+    uint64_t s1 = bk_bitmap_serialized_size(b), s2 = bk_bitmap2_serialized_size(b2);
+    uint8_t *m1 = malloc((size_t)s1), *m2 = malloc((size_t)s2);
+    size_t w1 = 0, w2 = 0;
+    CHECK_OK(bk_bitmap_serialize(b, m1, (size_t)s1, &w1));
+    CHECK_OK(bk_bitmap2_serialize(b2, m2, (size_t)s2, &w2));
+    CHECK_STATUS(bk_bitmap_serialize(b, m1, (size_t)s1 - 1, NULL), BK_EINVAL);
+    CHECK_EQ_U64(w1, s1);
+    CHECK_EQ_U64(w2, s2);
+    bk_kind_t kind;
+    CHECK_OK(bk_peek_kind(m1, w1, &kind));
+    CHECK(kind == BK_KIND_BITMAP);
+    CHECK_OK(bk_peek_kind(m2, w2, &kind));
+    CHECK(kind == BK_KIND_BITMAP2);
+
+    bk_bitmap_t *l1 = NULL, *d1 = NULL;
+    bk_bitmap2_t *l2 = NULL, *d2 = NULL;
+    CHECK_OK(bk_bitmap_load(&l1, p1, &why));
+    CHECK_OK(bk_bitmap2_load(&l2, p2, &why));
+    CHECK_OK(bk_bitmap_deserialize(&d1, m1, w1, &why));
+    CHECK_OK(bk_bitmap2_deserialize(&d2, m2, w2, &why));
+    /* Wrong loader for the kind. */
+    bk_bitmap_t *x1 = NULL;
+    bk_filter_t *xf = NULL;
+    CHECK_STATUS(bk_bitmap_deserialize(&x1, m2, w2, &why), BK_EKIND);
+    CHECK_STATUS(bk_filter_deserialize(&xf, m1, w1, &why), BK_EKIND);
+    CHECK(x1 == NULL && xf == NULL);
+    if (l1 && l2 && d1 && d2) {
+        uint64_t bad = 0;
+        for (uint64_t v = 0; v < n; v++) {
+            bool want1 = ref[v] > 0;
+            if (bk_bitmap_test(l1, v) != want1 || bk_bitmap_test(d1, v) != want1)
+                bad++;
+            if (bk_bitmap2_state(l2, v) != ref[v] || bk_bitmap2_state(d2, v) != ref[v])
+                bad++;
+        }
+        CHECK_EQ_U64(bad, 0);
+        CHECK_EQ_U64(bk_bitmap_size(l1), n);
+        CHECK_EQ_U64(bk_bitmap2_size(l2), n);
+        CHECK_EQ_U64(bk_bitmap_count(l1), bk_bitmap_count(b));
+    }
+    bk_bitmap_free(l1);
+    bk_bitmap_free(d1);
+    bk_bitmap2_free(l2);
+    bk_bitmap2_free(d2);
+    free(m1);
+    free(m2);
+    unlink(p1);
+    unlink(p2);
+out:
+    bk_bitmap_free(b);
+    bk_bitmap2_free(b2);
+    free(ref);
+}
+
+/* A writable mapping: updates land in the file after sync; before sync
+ * the stale checksum is detected, never silently trusted. */
+static void test_mapped_writable(void)
+{
+    bk_filter_t *f = make_filter(BK_KIND_BLOCKED, 1 << 16, 6, 99, 1000);
+    const char *path = path_in_tmp("w.bkf");
+    CHECK_OK(bk_filter_save(f, path));
+    bk_filter_t *m = NULL;
+    const char *why = NULL;
+    CHECK_OK(bk_filter_open(&m, path, BK_MAP_WRITABLE, &why));
+    if (!m || !f) {
+        bk_filter_free(f);
+        return;
+    }
+    char key[64];
+    for (uint64_t i = 1000; i < 2000; i++) {
+        key_of(i, key, sizeof key);
+        CHECK_OK(bk_filter_add(m, key, strlen(key), NULL));
+        CHECK_OK(bk_filter_add(f, key, strlen(key), NULL));
+    }
+    CHECK_STATUS(bk_filter_verify(m, &why), BK_ECORRUPT);
+    bk_filter_t *stale = NULL;
+    CHECK_STATUS(bk_filter_load(&stale, path, &why), BK_ECORRUPT);
+    CHECK_OK(bk_filter_sync(m));
+    CHECK_OK(bk_filter_verify(m, &why));
+    bk_filter_free(m);
+    bk_filter_t *l = NULL;
+    CHECK_OK(bk_filter_load(&l, path, &why));
+    if (l) {
+        CHECK(same_filter(f, l)); /* same bits and item count as in memory */
+        check_answers(f, l, 2000);
+    }
+    bk_filter_free(l);
+    bk_filter_free(f);
+    unlink(path);
+}
+
+static void test_peek_kind(void)
+{
+    bk_filter_t *f = make_filter(BK_KIND_CLASSIC, 4096, 5, 1, 10);
+    size_t len;
+    uint8_t *buf = serialize(f, &len);
+    bk_kind_t kind = BK_KIND_DEFAULT;
+    CHECK_OK(bk_peek_kind(buf, len, &kind));
+    CHECK(kind == BK_KIND_CLASSIC);
+    CHECK_OK(bk_peek_kind(buf, 128, &kind)); /* the fixed header is enough */
+    CHECK_STATUS(bk_peek_kind(buf, 127, &kind), BK_ECORRUPT);
+    buf[12] ^= 1; /* kind, with the checksum available to notice */
+    CHECK_STATUS(bk_peek_kind(buf, len, &kind), BK_ECORRUPT);
+    buf[12] ^= 1;
+    buf[0] = 'X';
+    CHECK_STATUS(bk_peek_kind(buf, len, &kind), BK_ECORRUPT);
+    free(buf);
+    bk_filter_free(f);
+}
+
+/* ---- damage ---- */
+
+/* Any error a damaged input may give, with a reason. */
+static bool is_damage_status(bk_status_t st)
+{
+    return st == BK_ECORRUPT || st == BK_EVERSION;
+}
+
+static void check_rejects(const uint8_t *buf, size_t len, const char *what, size_t at)
+{
+    bk_filter_t *g = NULL;
+    const char *why = NULL;
+    bk_status_t st = bk_filter_deserialize(&g, buf, len, &why);
+    CHECK_MSG(is_damage_status(st) && g == NULL && why && *why,
+              "%s at %zu: got %s (%s)", what, at, bk_strerror(st), why ? why : "no reason");
+    bk_filter_free(g);
+}
+
+static void test_truncation_every_byte(void)
+{
+    bk_filter_t *f = make_filter(BK_KIND_BLOCKED, 2048, 7, 5, 100);
+    size_t len;
+    uint8_t *buf = serialize(f, &len);
+    if (!buf)
+        return;
+    for (size_t n = 0; n < len; n++) {
+        /* A fresh allocation of exactly n bytes, so ASan sees any over-read. */
+        uint8_t *cut = malloc(n ? n : 1);
+        memcpy(cut, buf, n);
+        check_rejects(cut, n, "truncated", n);
+        free(cut);
+    }
+    /* Files truncated at every 8th byte, loaded and mapped. */
+    const char *path = path_in_tmp("trunc.bkf");
+    for (size_t n = 0; n < len; n += 8) {
+        write_whole(path, buf, n);
+        bk_filter_t *g = NULL;
+        const char *why = NULL;
+        bk_status_t st = bk_filter_load(&g, path, &why);
+        CHECK_MSG(st == BK_ECORRUPT && why, "load truncated at %zu: %s", n, bk_strerror(st));
+        bk_filter_free(g);
+        g = NULL;
+        st = bk_filter_open(&g, path, BK_MAP_READONLY, &why);
+        CHECK_MSG(st == BK_ECORRUPT && why, "open truncated at %zu: %s", n, bk_strerror(st));
+        bk_filter_free(g);
+    }
+    unlink(path);
+    free(buf);
+    bk_filter_free(f);
+}
+
+static void test_trailing_garbage(void)
+{
+    bk_filter_t *f = make_filter(BK_KIND_CLASSIC, 1024, 4, 5, 50);
+    size_t len;
+    uint8_t *buf = serialize(f, &len);
+    uint8_t *big = calloc(len + 200, 1);
+    memcpy(big, buf, len);
+    for (size_t extra = 1; extra <= 200; extra++)
+        check_rejects(big, len + extra, "trailing", extra);
+    const char *path = path_in_tmp("trail.bkf");
+    write_whole(path, big, len + 1);
+    bk_filter_t *g = NULL;
+    const char *why = NULL;
+    CHECK_STATUS(bk_filter_load(&g, path, &why), BK_ECORRUPT);
+    CHECK_STATUS(bk_filter_open(&g, path, BK_MAP_READONLY, &why), BK_ECORRUPT);
+    unlink(path);
+    free(big);
+    free(buf);
+    bk_filter_free(f);
+}
+
+/* Every single-bit flip anywhere is caught: by a checksum, the zero checks
+ * on padding and reserved bytes, or a field check. */
+static void test_bit_flips(void)
+{
+    /* 1088 bits: a 136-byte payload, so 56 bytes of padding follow it. */
+    bk_filter_t *f = make_filter(BK_KIND_CLASSIC, 1088, 6, 11, 60);
+    size_t len;
+    uint8_t *buf = serialize(f, &len);
+    if (!buf)
+        return;
+    for (size_t i = 0; i < len * 8; i++) {
+        buf[i / 8] ^= (uint8_t)(1u << (i % 8));
+        check_rejects(buf, len, "bit flip", i);
+        buf[i / 8] ^= (uint8_t)(1u << (i % 8));
+    }
+    /* The bitmaps' loaders too. */
+    bk_bitmap2_t *b2 = NULL;
+    CHECK_OK(bk_bitmap2_create(&b2, 300));
+    for (uint64_t v = 0; v < 300; v += 3)
+        bk_bitmap2_add(b2, v);
+    size_t l2 = (size_t)bk_bitmap2_serialized_size(b2);
+    uint8_t *m2 = malloc(l2);
+    CHECK_OK(bk_bitmap2_serialize(b2, m2, l2, NULL));
+    for (size_t i = 0; i < l2 * 8; i++) {
+        m2[i / 8] ^= (uint8_t)(1u << (i % 8));
+        bk_bitmap2_t *g = NULL;
+        const char *why = NULL;
+        bk_status_t st = bk_bitmap2_deserialize(&g, m2, l2, &why);
+        CHECK_MSG(is_damage_status(st) && g == NULL && why, "bitmap2 flip %zu: %s", i,
+                  bk_strerror(st));
+        bk_bitmap2_free(g);
+        m2[i / 8] ^= (uint8_t)(1u << (i % 8));
+    }
+    /* A mapped open checks the header only; verify catches payload damage. */
+    const char *path = path_in_tmp("flip.bkf");
+    buf[256 + 100] ^= 0x10; /* inside the payload */
+    write_whole(path, buf, len);
+    bk_filter_t *m = NULL;
+    const char *why = NULL;
+    CHECK_OK(bk_filter_open(&m, path, BK_MAP_READONLY, &why));
+    CHECK_STATUS(bk_filter_verify(m, &why), BK_ECORRUPT);
+    bk_filter_free(m);
+    bk_filter_t *g = NULL;
+    CHECK_STATUS(bk_filter_load(&g, path, &why), BK_ECORRUPT);
+    unlink(path);
+    free(m2);
+    bk_bitmap2_free(b2);
+    free(buf);
+    bk_filter_free(f);
+}
+
+/* Header fields edited and resealed with a valid checksum: each must be
+ * refused by its own check, before any allocation it could drive. */
+typedef struct edit {
+    const char *name;
+    size_t off;
+    int width; /* 4 or 8 */
+    uint64_t value;
+    bk_status_t want;
+} edit_t;
+
+static void test_hostile_fields(void)
+{
+    bk_filter_t *f = make_filter(BK_KIND_BLOCKED, 4096, 6, 3, 100);
+    size_t len;
+    uint8_t *orig = serialize(f, &len);
+    if (!orig)
+        return;
+    double nan = NAN;
+    uint64_t nan_bits;
+    memcpy(&nan_bits, &nan, 8);
+    const size_t P = 128; /* the first part-table entry */
+    const edit_t edits[] = {
+        {"version 0", 8, 4, 0, BK_EVERSION},
+        {"version 2", 8, 4, 2, BK_EVERSION},
+        {"kind 0", 12, 4, 0, BK_ECORRUPT},
+        {"kind 7", 12, 4, 7, BK_ECORRUPT},
+        {"kind counting vs part", 12, 4, BK_KIND_COUNTING, BK_ECORRUPT},
+        {"hash 0", 16, 4, 0, BK_ECORRUPT},
+        {"hash 12", 16, 4, 12, BK_ECORRUPT},
+        {"nparts 0", 20, 4, 0, BK_ECORRUPT},
+        {"nparts huge", 20, 4, 0xffffffffu, BK_ECORRUPT},
+        {"fpr NaN", 40, 8, nan_bits, BK_ECORRUPT},
+        {"file size +64", 56, 8, len + 64, BK_ECORRUPT},
+        {"file size -64", 56, 8, len - 64, BK_ECORRUPT},
+        {"sub kind on blocked", 64, 4, BK_KIND_BLOCKED, BK_ECORRUPT},
+        {"flags on blocked", 68, 4, 1, BK_ECORRUPT},
+        {"reserved", 100, 4, 1, BK_ECORRUPT},
+        {"part kind", P + 0, 4, BK_KIND_CLASSIC, BK_ECORRUPT},
+        {"k 0", P + 4, 4, 0, BK_ECORRUPT},
+        {"k 17", P + 4, 4, 17, BK_ECORRUPT},
+        {"k huge", P + 4, 4, 0xffffffffu, BK_ECORRUPT},
+        {"cells 0", P + 8, 8, 0, BK_ECORRUPT},
+        {"cells not whole lines", P + 8, 8, 4096 + 1, BK_ECORRUPT},
+        {"cells 2^45 in a tiny file", P + 8, 8, UINT64_C(1) << 45, BK_ECORRUPT},
+        {"cells 2^63", P + 8, 8, UINT64_C(1) << 63, BK_ECORRUPT},
+        {"cells max", P + 8, 8, UINT64_MAX, BK_ECORRUPT},
+        {"part capacity", P + 16, 8, 5, BK_ECORRUPT},
+        {"part items", P + 32, 8, 5, BK_ECORRUPT},
+        {"part seed", P + 40, 8, 5, BK_ECORRUPT},
+        {"payload offset", P + 48, 8, 0, BK_ECORRUPT},
+        {"payload offset huge", P + 48, 8, UINT64_MAX - 63, BK_ECORRUPT},
+        {"payload length", P + 56, 8, 4096 / 8 + 64, BK_ECORRUPT},
+        {"payload checksum", P + 64, 8, 12345, BK_ECORRUPT},
+        {"part reserved", P + 80, 4, 1, BK_ECORRUPT},
+    };
+    uint8_t *buf = malloc(len);
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        const edit_t *e = &edits[i];
+        memcpy(buf, orig, len);
+        if (e->width == 4)
+            put_u32le(buf + e->off, (uint32_t)e->value);
+        else
+            put_u64le(buf + e->off, e->value);
+        /* A huge nparts would put the checksum past the buffer: leave it. */
+        if (!(e->off == 20 && e->value > 1))
+            reseal(buf);
+        bk_filter_t *g = NULL;
+        const char *why = NULL;
+        /* The first allocation would fail: an input rejected with
+         * ECORRUPT/EVERSION here was rejected before allocating anything. */
+        bki_fail_countdown = 1;
+        bk_status_t st = bk_filter_deserialize(&g, buf, len, &why);
+        bki_fail_countdown = 0;
+        CHECK_MSG(st == e->want && g == NULL && why && *why, "%s: got %s (%s), want %s",
+                  e->name, bk_strerror(st), why ? why : "no reason", bk_strerror(e->want));
+        bk_filter_free(g);
+    }
+    /* Control: the unedited bytes, resealed, still load. */
+    memcpy(buf, orig, len);
+    reseal(buf);
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_deserialize(&g, buf, len, NULL));
+    bk_filter_free(g);
+    free(buf);
+    free(orig);
+    bk_filter_free(f);
+}
+
+/* A bitmap whose bits past n are set, or a 2-bit cell holding 3, with the
+ * checksums recomputed: both would give wrong counts, both are refused. */
+static void test_hostile_bitmap_payload(void)
+{
+    bk_bitmap_t *b = NULL;
+    bk_bitmap2_t *b2 = NULL;
+    CHECK_OK(bk_bitmap_create(&b, 100));
+    CHECK_OK(bk_bitmap2_create(&b2, 100));
+    if (!b || !b2)
+        goto out;
+    size_t l1 = (size_t)bk_bitmap_serialized_size(b), l2 = (size_t)bk_bitmap2_serialized_size(b2);
+    uint8_t *m1 = malloc(l1), *m2 = malloc(l2);
+    CHECK_OK(bk_bitmap_serialize(b, m1, l1, NULL));
+    CHECK_OK(bk_bitmap2_serialize(b2, m2, l2, NULL));
+    const size_t pay = 256; /* meta_len(1) */
+    const char *why = NULL;
+    bk_bitmap_t *g1 = NULL;
+    bk_bitmap2_t *g2 = NULL;
+    /* bit 100 (past n = 100) */
+    m1[pay + 12] |= 0x10;
+    put_u64le(m1 + 128 + 64, XXH3_64bits(m1 + pay, 64));
+    reseal(m1);
+    CHECK_STATUS(bk_bitmap_deserialize(&g1, m1, l1, &why), BK_ECORRUPT);
+    /* bit 99 is inside: same edit one bit lower loads */
+    m1[pay + 12] = 0x08;
+    put_u64le(m1 + 128 + 64, XXH3_64bits(m1 + pay, 64));
+    reseal(m1);
+    CHECK_OK(bk_bitmap_deserialize(&g1, m1, l1, &why));
+    CHECK(g1 && bk_bitmap_test(g1, 99) && bk_bitmap_count(g1) == 1);
+    /* cell 5 = 3 */
+    m2[pay + 1] = 0x0c;
+    put_u64le(m2 + 128 + 64, XXH3_64bits(m2 + pay, 64));
+    reseal(m2);
+    CHECK_STATUS(bk_bitmap2_deserialize(&g2, m2, l2, &why), BK_ECORRUPT);
+    m2[pay + 1] = 0x08; /* cell 5 = 2 */
+    put_u64le(m2 + 128 + 64, XXH3_64bits(m2 + pay, 64));
+    reseal(m2);
+    CHECK_OK(bk_bitmap2_deserialize(&g2, m2, l2, &why));
+    CHECK(g2 && bk_bitmap2_state(g2, 5) == 2);
+    bk_bitmap_free(g1);
+    bk_bitmap2_free(g2);
+    free(m1);
+    free(m2);
+out:
+    bk_bitmap_free(b);
+    bk_bitmap2_free(b2);
+}
+
+/* ---- allocation failures ---- */
+
+static void test_alloc_failures(void)
+{
+    bk_filter_t *f = make_filter(BK_KIND_BLOCKED, 4096, 6, 3, 100);
+    size_t len;
+    uint8_t *buf = serialize(f, &len);
+    const char *path = path_in_tmp("oom.bkf");
+    CHECK_OK(bk_filter_save(f, path));
+    size_t before_len;
+    uint8_t *before = read_whole(path, &before_len);
+    bk_bitmap_t *b = NULL;
+    CHECK_OK(bk_bitmap_create(&b, 1000));
+    bk_bitmap_set(b, 5);
+    const char *bpath = path_in_tmp("oom-b.bkf");
+    CHECK_OK(bk_bitmap_save(b, bpath));
+    enum { DESER, LOAD, OPEN, SAVE, BLOAD, NOPS };
+    for (int op = 0; op < NOPS; op++) {
+        bool succeeded = false;
+        for (long n = 1; n < 20 && !succeeded; n++) {
+            bk_filter_t *g = NULL;
+            bk_bitmap_t *bg = NULL;
+            const char *why = NULL;
+            bk_status_t st;
+            bki_fail_countdown = n;
+            switch (op) {
+            case DESER: st = bk_filter_deserialize(&g, buf, len, &why); break;
+            case LOAD: st = bk_filter_load(&g, path, &why); break;
+            case OPEN: st = bk_filter_open(&g, path, BK_MAP_READONLY, &why); break;
+            case SAVE: st = bk_filter_save(f, path); break;
+            default: st = bk_bitmap_load(&bg, bpath, &why); break;
+            }
+            bki_fail_countdown = 0;
+            CHECK_MSG(st == BK_OK || st == BK_ENOMEM, "op %d, failing allocation %ld: %s", op,
+                      n, bk_strerror(st));
+            if (st == BK_OK) {
+                succeeded = true;
+                if (op == SAVE)
+                    continue;
+                CHECK(op == BLOAD ? bg != NULL : g != NULL);
+                if (g)
+                    CHECK(same_filter(f, g));
+            } else {
+                CHECK(g == NULL && bg == NULL);
+            }
+            bk_filter_free(g);
+            bk_bitmap_free(bg);
+        }
+        CHECK_MSG(succeeded, "op %d never succeeded", op);
+    }
+    /* A failed save left the old file and no temp files. */
+    size_t after_len;
+    uint8_t *after = read_whole(path, &after_len);
+    CHECK(after && after_len == before_len && memcmp(before, after, after_len) == 0);
+    DIR *d = opendir(tmpdir);
+    int stray = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strstr(e->d_name, ".tmp-"))
+            stray++;
+    if (d)
+        closedir(d);
+    CHECK_EQ_U64(stray, 0);
+    free(after);
+    free(before);
+    unlink(path);
+    unlink(bpath);
+    bk_bitmap_free(b);
+    free(buf);
+    bk_filter_free(f);
+}
+
+/* ---- saving where it cannot work ---- */
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            n++;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void test_save_bad_path(void)
+{
+    bk_filter_t *f = make_filter(BK_KIND_BLOCKED, 4096, 6, 3, 10);
+    /* The parent is a regular file: fails as root too. */
+    const char *file = path_in_tmp("plain");
+    write_whole(file, "x", 1);
+    char path[600];
+    snprintf(path, sizeof path, "%s/f.bkf", file);
+    errno = 0;
+    CHECK_STATUS(bk_filter_save(f, path), BK_EIO);
+    CHECK(errno == ENOTDIR);
+    snprintf(path, sizeof path, "%s/no/such/dir/f.bkf", tmpdir);
+    CHECK_STATUS(bk_filter_save(f, path), BK_EIO);
+    CHECK_STATUS(bk_filter_save(f, ""), BK_EINVAL);
+    bk_filter_t *g = NULL;
+    const char *why = NULL;
+    CHECK_STATUS(bk_filter_load(&g, path, &why), BK_EIO);
+    CHECK_STATUS(bk_filter_load(&g, tmpdir, &why), BK_EIO); /* a directory */
+    unlink(file);
+    bk_filter_free(f);
+}
+
+/* A small tmpfs gives an honest full disk and read-only filesystem. Needs
+ * root and mount(2); returns false (test skipped) otherwise. */
+static char mnt[300];
+
+static bool mount_small_tmpfs(void)
+{
+    snprintf(mnt, sizeof mnt, "%s/mnt", tmpdir);
+    if (mkdir(mnt, 0700) != 0)
+        return false;
+    if (mount("tmpfs", mnt, "tmpfs", 0, "size=512k") != 0) {
+        rmdir(mnt);
+        return false;
+    }
+    return true;
+}
+
+static void unmount_tmpfs(void)
+{
+    umount2(mnt, MNT_DETACH);
+    rmdir(mnt);
+}
+
+static void test_save_full_and_readonly(void)
+{
+    bk_filter_t *old = make_filter(BK_KIND_BLOCKED, 1 << 16, 6, 1, 100);
+    bk_filter_t *next = make_filter(BK_KIND_BLOCKED, 1 << 20, 6, 2, 200); /* 128 KB */
+    char path[400], filler[400];
+    snprintf(path, sizeof path, "%s/f.bkf", mnt);
+    snprintf(filler, sizeof filler, "%s/filler", mnt);
+    CHECK_OK(bk_filter_save(old, path));
+    size_t before_len;
+    uint8_t *before = read_whole(path, &before_len);
+    /* Fill the disk. */
+    int fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    static uint8_t chunk[4096];
+    while (fd >= 0 && write(fd, chunk, sizeof chunk) > 0) {
+    }
+    if (fd >= 0)
+        close(fd);
+    errno = 0;
+    CHECK_STATUS(bk_filter_save(next, path), BK_ENOSPC);
+    CHECK(errno == ENOSPC);
+    bk_bitmap_t *b = NULL;
+    CHECK_OK(bk_bitmap_create(&b, 1 << 20));
+    CHECK_STATUS(bk_bitmap_save(b, path), BK_ENOSPC);
+    bk_bitmap_free(b);
+    size_t after_len;
+    uint8_t *after = read_whole(path, &after_len);
+    CHECK(after && after_len == before_len && memcmp(before, after, after_len) == 0);
+    CHECK_EQ_U64(count_entries(mnt), 2); /* f.bkf and filler: no temp file left */
+    free(after);
+    /* Read-only filesystem. */
+    unlink(filler);
+    CHECK(mount("tmpfs", mnt, "tmpfs", MS_REMOUNT | MS_RDONLY, "size=512k") == 0);
+    errno = 0;
+    CHECK_STATUS(bk_filter_save(next, path), BK_EIO);
+    CHECK(errno == EROFS);
+    after = read_whole(path, &after_len);
+    CHECK(after && after_len == before_len && memcmp(before, after, after_len) == 0);
+    /* and the old file still loads */
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, NULL));
+    if (g && old)
+        CHECK(same_filter(old, g));
+    bk_filter_t *w = NULL;
+    CHECK_STATUS(bk_filter_open(&w, path, BK_MAP_WRITABLE, NULL), BK_EIO);
+    bk_filter_free(g);
+    free(after);
+    free(before);
+    bk_filter_free(old);
+    bk_filter_free(next);
+}
+
+/* Saving over a file keeps its permissions. */
+static void test_save_keeps_mode(void)
+{
+    bk_filter_t *f = make_filter(BK_KIND_CLASSIC, 4096, 5, 1, 10);
+    const char *path = path_in_tmp("mode.bkf");
+    CHECK_OK(bk_filter_save(f, path));
+    CHECK(chmod(path, 0640) == 0);
+    CHECK_OK(bk_filter_save(f, path));
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0640);
+    unlink(path);
+    bk_filter_free(f);
+}
+
+/* ---- golden files ---- */
+
+/* The objects the golden files hold. Fixed geometry, seeds and keys: any
+ * change to the bytes they serialize to is a format change. */
+static bk_filter_t *golden_filter(bk_kind_t kind)
+{
+    return kind == BK_KIND_BLOCKED ? make_filter(BK_KIND_BLOCKED, 4096, 7, 0x0123456789abcdefULL, 200)
+                                   : make_filter(BK_KIND_CLASSIC, 4096, 5, 0xfedcba9876543210ULL, 200);
+}
+
+static const char *data_dir(void)
+{
+    const char *d = getenv("BK_TEST_DATA");
+    return d ? d : "tests/data";
+}
+
+static void golden_bytes(const char *name, uint8_t **out, size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    if (!strcmp(name, "blocked.bkf") || !strcmp(name, "classic.bkf")) {
+        bk_filter_t *f = golden_filter(name[0] == 'b' ? BK_KIND_BLOCKED : BK_KIND_CLASSIC);
+        *out = serialize(f, len);
+        bk_filter_free(f);
+    } else if (!strcmp(name, "bitmap.bkf")) {
+        bk_bitmap_t *b = NULL;
+        bk_bitmap_create(&b, 1000);
+        for (uint64_t v = 0; v < 1000; v += 7)
+            bk_bitmap_set(b, v);
+        *len = (size_t)bk_bitmap_serialized_size(b);
+        *out = malloc(*len);
+        bk_bitmap_serialize(b, *out, *len, NULL);
+        bk_bitmap_free(b);
+    } else if (!strcmp(name, "bitmap2.bkf")) {
+        bk_bitmap2_t *b = NULL;
+        bk_bitmap2_create(&b, 1000);
+        for (uint64_t v = 0; v < 1000; v += 3)
+            bk_bitmap2_add(b, v);
+        for (uint64_t v = 0; v < 1000; v += 5)
+            bk_bitmap2_add(b, v);
+        *len = (size_t)bk_bitmap2_serialized_size(b);
+        *out = malloc(*len);
+        bk_bitmap2_serialize(b, *out, *len, NULL);
+        bk_bitmap2_free(b);
+    }
+}
+
+static const char *const golden_names[] = {"blocked.bkf", "classic.bkf", "bitmap.bkf",
+                                           "bitmap2.bkf"};
+
+/* Regenerating the golden objects gives the committed bytes exactly.
+ * BK_WRITE_GOLDEN=1 rewrites them instead (only for a deliberate format
+ * change, which must also bump the format version). */
+static void test_golden_regenerate(void)
+{
+    bool write = getenv("BK_WRITE_GOLDEN") != NULL;
+    for (size_t i = 0; i < sizeof golden_names / sizeof golden_names[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", data_dir(), golden_names[i]);
+        uint8_t *want;
+        size_t want_len;
+        golden_bytes(golden_names[i], &want, &want_len);
+        CHECK(want != NULL);
+        if (write)
+            CHECK(write_whole(path, want, want_len));
+        size_t have_len;
+        uint8_t *have = read_whole(path, &have_len);
+        CHECK_MSG(have && have_len == want_len && memcmp(have, want, want_len) == 0,
+                  "%s differs from what this build writes", path);
+        free(have);
+        free(want);
+    }
+}
+
+/* The committed golden files load and answer as the spec says, checked
+ * against constants, independently of this build's writer. */
+static void test_golden_load(void)
+{
+    char path[512];
+    const char *why = NULL;
+    for (int kind = BK_KIND_BLOCKED; kind <= BK_KIND_CLASSIC; kind++) {
+        snprintf(path, sizeof path, "%s/%s", data_dir(),
+                 kind == BK_KIND_BLOCKED ? "blocked.bkf" : "classic.bkf");
+        bk_filter_t *g = NULL;
+        CHECK_OK(bk_filter_load(&g, path, &why));
+        if (!g)
+            continue;
+        CHECK(g->kind == (bk_kind_t)kind);
+        CHECK(g->hash == BK_HASH_XXH3);
+        CHECK_EQ_U64(g->cells, 4096);
+        CHECK_EQ_U64(g->k, kind == BK_KIND_BLOCKED ? 7 : 5);
+        CHECK_EQ_U64(g->seed, kind == BK_KIND_BLOCKED ? 0x0123456789abcdefULL
+                                                      : 0xfedcba9876543210ULL);
+        CHECK_EQ_U64(g->capacity, 200);
+        CHECK(g->fpr == 0.01);
+        CHECK(bk_filter_items(g) > 150 && bk_filter_items(g) <= 200);
+        char key[64];
+        int missing = 0;
+        for (uint64_t i = 0; i < 200; i++) {
+            key_of(i, key, sizeof key);
+            missing += !bk_filter_contains(g, key, strlen(key));
+        }
+        CHECK_EQ_U64(missing, 0);
+        bk_filter_free(g);
+    }
+    snprintf(path, sizeof path, "%s/bitmap.bkf", data_dir());
+    bk_bitmap_t *b = NULL;
+    CHECK_OK(bk_bitmap_load(&b, path, &why));
+    if (b) {
+        int bad = 0;
+        for (uint64_t v = 0; v < 1000; v++)
+            bad += bk_bitmap_test(b, v) != (v % 7 == 0);
+        CHECK_EQ_U64(bad, 0);
+        CHECK_EQ_U64(bk_bitmap_size(b), 1000);
+    }
+    bk_bitmap_free(b);
+    snprintf(path, sizeof path, "%s/bitmap2.bkf", data_dir());
+    bk_bitmap2_t *b2 = NULL;
+    CHECK_OK(bk_bitmap2_load(&b2, path, &why));
+    if (b2) {
+        int bad = 0;
+        for (uint64_t v = 0; v < 1000; v++)
+            bad += bk_bitmap2_state(b2, v) != (unsigned)((v % 3 == 0) + (v % 5 == 0));
+        CHECK_EQ_U64(bad, 0);
+    }
+    bk_bitmap2_free(b2);
+}
+
+/* The bytes of the blocked golden file, field by field, as FORMAT.md
+ * describes them: a reader written from the spec alone would see these. */
+static void test_golden_layout(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/blocked.bkf", data_dir());
+    size_t len;
+    uint8_t *b = read_whole(path, &len);
+    CHECK(b != NULL);
+    if (!b)
+        return;
+    static const uint8_t magic[8] = {0x89, 'B', 'K', 'F', '\r', '\n', 0x1a, '\n'};
+    CHECK(len == 256 + 512);
+    CHECK(memcmp(b, magic, 8) == 0);
+    CHECK_EQ_U64(get_u32le(b + 8), 1);  /* version */
+    CHECK_EQ_U64(get_u32le(b + 12), 1); /* blocked */
+    CHECK_EQ_U64(get_u32le(b + 16), 1); /* xxh3 */
+    CHECK_EQ_U64(get_u32le(b + 20), 1); /* one part */
+    CHECK_EQ_U64(get_u32le(b + 24), 0x89abcdefu); /* seed, low half first */
+    CHECK_EQ_U64(get_u32le(b + 28), 0x01234567u);
+    CHECK_EQ_U64(b[56] | b[57] << 8, len); /* file size */
+    CHECK_EQ_U64(get_u32le(b + 128 + 8), 4096);  /* cells */
+    CHECK_EQ_U64(get_u32le(b + 128 + 48), 256);  /* payload offset */
+    CHECK_EQ_U64(get_u32le(b + 128 + 56), 512);  /* payload length */
+    uint64_t sum = 0;
+    for (int i = 7; i >= 0; i--)
+        sum = sum << 8 | b[128 + 64 + i];
+    CHECK(sum == XXH3_64bits(b + 256, 512));
+    uint64_t hsum = 0;
+    for (int i = 7; i >= 0; i--)
+        hsum = hsum << 8 | b[224 + i];
+    CHECK(hsum == XXH3_64bits(b, 224));
+    free(b);
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "%s/bkt-format-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    bkt_run("roundtrip_blocked", test_roundtrip_blocked);
+    bkt_run("roundtrip_classic", test_roundtrip_classic);
+    bkt_run("roundtrip_bitmaps", test_roundtrip_bitmaps);
+    bkt_run("mapped_writable", test_mapped_writable);
+    bkt_run("peek_kind", test_peek_kind);
+    bkt_run("truncation_every_byte", test_truncation_every_byte);
+    bkt_run("trailing_garbage", test_trailing_garbage);
+    bkt_run("bit_flips", test_bit_flips);
+    bkt_run("hostile_fields", test_hostile_fields);
+    bkt_run("hostile_bitmap_payload", test_hostile_bitmap_payload);
+    bkt_run("alloc_failures", test_alloc_failures);
+    bkt_run("save_bad_path", test_save_bad_path);
+    bkt_run("save_keeps_mode", test_save_keeps_mode);
+    if (mount_small_tmpfs()) {
+        bkt_run("save_full_and_readonly", test_save_full_and_readonly);
+        unmount_tmpfs();
+    } else {
+        printf("skip    save_full_and_readonly (cannot mount a tmpfs: %s; needs root)\n",
+               strerror(errno));
+    }
+    bkt_run("golden_regenerate", test_golden_regenerate);
+    bkt_run("golden_load", test_golden_load);
+    bkt_run("golden_layout", test_golden_layout);
+    rmdir(tmpdir);
+    return bkt_finish();
+}
