@@ -79,6 +79,12 @@ static inline uint32_t *line_of(const bk_filter_t *f, bk_hash_t h)
     return (uint32_t *)(void *)(f->data + bki_reduce(h.hi, f->lines) * BKI_LINE_BYTES);
 }
 
+/* The bit a key sets in one lane: top 5 bits of a multiply-shift hash. */
+static inline uint32_t lane_bit(bki_lanes_t l, uint32_t lane)
+{
+    return UINT32_C(1) << ((l.x * lane_salt[lane]) >> 27);
+}
+
 const uint8_t *bki_blocked_line(const bk_filter_t *f, bk_hash_t h)
 {
     return (const uint8_t *)line_of(f, h);
@@ -87,12 +93,11 @@ const uint8_t *bki_blocked_line(const bk_filter_t *f, bk_hash_t h)
 bool bki_blocked_add_scalar(bk_filter_t *f, bk_hash_t h)
 {
     uint32_t *w = line_of(f, h);
-    uint32_t x = (uint32_t)h.lo, r = (uint32_t)(h.lo >> 32) & 15u;
-    uint32_t s = ((uint32_t)(h.lo >> 36) & 7u) * 2u + 1u;
+    bki_lanes_t l = bki_lanes_of(h);
     uint32_t missing = 0;
     for (uint32_t i = 0; i < f->k; i++) {
-        uint32_t lane = (r + i * s) & 15u;
-        uint32_t bit = UINT32_C(1) << ((x * lane_salt[lane]) >> 27);
+        uint32_t lane = bki_lane(l, i);
+        uint32_t bit = lane_bit(l, lane);
         missing |= ~w[lane] & bit;
         w[lane] |= bit;
     }
@@ -102,11 +107,10 @@ bool bki_blocked_add_scalar(bk_filter_t *f, bk_hash_t h)
 bool bki_blocked_contains_scalar(const bk_filter_t *f, bk_hash_t h)
 {
     const uint32_t *w = line_of(f, h);
-    uint32_t x = (uint32_t)h.lo, r = (uint32_t)(h.lo >> 32) & 15u;
-    uint32_t s = ((uint32_t)(h.lo >> 36) & 7u) * 2u + 1u;
+    bki_lanes_t l = bki_lanes_of(h);
     for (uint32_t i = 0; i < f->k; i++) {
-        uint32_t lane = (r + i * s) & 15u;
-        uint32_t bit = UINT32_C(1) << ((x * lane_salt[lane]) >> 27);
+        uint32_t lane = bki_lane(l, i);
+        uint32_t bit = lane_bit(l, lane);
         if (!(w[lane] & bit))
             return false;
     }
@@ -118,10 +122,10 @@ bool bki_blocked_contains_scalar(const bk_filter_t *f, bk_hash_t h)
 __attribute__((target("avx2"))) static inline void key_masks(const bk_filter_t *f, bk_hash_t h,
                                                             __m256i *lo, __m256i *hi)
 {
-    const uint32_t stride = ((uint32_t)(h.lo >> 36) & 7u) * 2u + 1u;
-    const uint32_t inverse = (stride * stride * stride) & 15u; /* stride^-1 mod 16 */
-    const __m256i x = _mm256_set1_epi32((int)(uint32_t)h.lo);
-    const __m256i r = _mm256_set1_epi32((int)((uint32_t)(h.lo >> 32) & 15u));
+    const bki_lanes_t l = bki_lanes_of(h);
+    const uint32_t inverse = (l.stride * l.stride * l.stride) & 15u; /* stride^-1 mod 16 */
+    const __m256i x = _mm256_set1_epi32((int)l.x);
+    const __m256i r = _mm256_set1_epi32((int)l.first);
     const __m256i inv = _mm256_set1_epi32((int)inverse);
     const __m256i k = _mm256_set1_epi32((int)f->k);
     const __m256i fifteen = _mm256_set1_epi32(15);
@@ -184,12 +188,11 @@ bool bki_blocked_contains(const bk_filter_t *f, bk_hash_t h)
 bool bki_blocked_add_atomic(bk_filter_t *f, bk_hash_t h)
 {
     uint32_t *w = line_of(f, h);
-    uint32_t x = (uint32_t)h.lo, r = (uint32_t)(h.lo >> 32) & 15u;
-    uint32_t s = ((uint32_t)(h.lo >> 36) & 7u) * 2u + 1u;
+    bki_lanes_t l = bki_lanes_of(h);
     uint32_t missing = 0;
     for (uint32_t i = 0; i < f->k; i++) {
-        uint32_t lane = (r + i * s) & 15u;
-        uint32_t bit = UINT32_C(1) << ((x * lane_salt[lane]) >> 27);
+        uint32_t lane = bki_lane(l, i);
+        uint32_t bit = lane_bit(l, lane);
         /* Skip the locked RMW when the bit is already set: the common case
          * in a filled filter, and it keeps the line shared between cores. */
         if (__atomic_load_n(&w[lane], __ATOMIC_RELAXED) & bit)

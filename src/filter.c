@@ -89,9 +89,14 @@ bk_status_t bki_filter_new(bk_filter_t **out, bk_kind_t kind, uint64_t cells, ui
     return BK_OK;
 }
 
-static bk_status_t resolve_options(const bk_options_t *opts, bk_options_t *o)
+/* Fills *o from opts (NULL = defaults) and clears *out; every create call
+ * starts here so defaults and validation live in one place. */
+static bk_status_t resolve_options(bk_filter_t **out, const bk_options_t *opts, bk_options_t *o)
 {
     static const bk_options_t defaults = {0};
+    if (!out)
+        return BK_EINVAL;
+    *out = NULL;
     *o = opts ? *opts : defaults;
     if (o->kind == BK_KIND_DEFAULT)
         o->kind = BK_KIND_BLOCKED;
@@ -110,10 +115,7 @@ bk_status_t bk_filter_create(bk_filter_t **out, uint64_t capacity, double fpr,
                              const bk_options_t *opts)
 {
     bk_options_t o;
-    if (!out)
-        return BK_EINVAL;
-    *out = NULL;
-    bk_status_t st = resolve_options(opts, &o);
+    bk_status_t st = resolve_options(out, opts, &o);
     if (st != BK_OK)
         return st;
     switch (o.kind) {
@@ -141,10 +143,7 @@ bk_status_t bk_filter_create_exact(bk_filter_t **out, bk_kind_t kind, uint64_t c
                                    uint32_t k, const bk_options_t *opts)
 {
     bk_options_t o;
-    if (!out)
-        return BK_EINVAL;
-    *out = NULL;
-    bk_status_t st = resolve_options(opts, &o);
+    bk_status_t st = resolve_options(out, opts, &o);
     if (st != BK_OK)
         return st;
     if (kind == BK_KIND_DEFAULT)
@@ -246,6 +245,19 @@ static inline void prefetch_key(const bk_filter_t *f, bk_hash_t h)
     }
 }
 
+/* Hashes up to BATCH_GROUP keys into h and prefetches their lines; returns
+ * how many. */
+static inline size_t hash_group(const bk_filter_t *f, const bk_key_t *keys, size_t left,
+                                bk_hash_t *h)
+{
+    size_t g = left < BATCH_GROUP ? left : BATCH_GROUP;
+    for (size_t i = 0; i < g; i++) {
+        h[i] = bk_filter_hash(f, keys[i].ptr, keys[i].len);
+        prefetch_key(f, h[i]);
+    }
+    return g;
+}
+
 bk_status_t bk_filter_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new,
                                 uint64_t *n_new)
 {
@@ -258,11 +270,7 @@ bk_status_t bk_filter_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, 
     if (n && !keys)
         return BK_EINVAL;
     for (size_t base = 0; base < n; base += BATCH_GROUP) {
-        size_t g = n - base < BATCH_GROUP ? n - base : BATCH_GROUP;
-        for (size_t i = 0; i < g; i++) {
-            h[i] = bk_filter_hash(f, keys[base + i].ptr, keys[base + i].len);
-            prefetch_key(f, h[i]);
-        }
+        size_t g = hash_group(f, keys + base, n - base, h);
         for (size_t i = 0; i < g; i++) {
             bool added;
             bk_status_t st = bk_filter_add_hash(f, h[i], &added);
@@ -288,11 +296,7 @@ size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size
     if (n && (!keys || !out))
         return 0;
     for (size_t base = 0; base < n; base += BATCH_GROUP) {
-        size_t g = n - base < BATCH_GROUP ? n - base : BATCH_GROUP;
-        for (size_t i = 0; i < g; i++) {
-            h[i] = bk_filter_hash(f, keys[base + i].ptr, keys[base + i].len);
-            prefetch_key(f, h[i]);
-        }
+        size_t g = hash_group(f, keys + base, n - base, h);
         for (size_t i = 0; i < g; i++) {
             bool hit = bk_filter_contains_hash(f, h[i]);
             out[base + i] = hit;

@@ -132,6 +132,28 @@ BKI_HIDDEN uint64_t bki_payload_bytes(bk_kind_t kind, uint64_t cells);
 /* Popcount over the payload (counting: non-zero counters). */
 BKI_HIDDEN uint64_t bki_cells_set(const bk_filter_t *f);
 
+/* The in-line probe scheme shared by blocked and counting filters (the
+ * full description is at the top of blocked.c): probe i of a key goes to
+ * 32-bit lane (first + i * stride) mod 16 of its line, and within the lane
+ * to the slot picked by the top bits of x * salt[lane]. */
+typedef struct bki_lanes {
+    uint32_t x, first, stride;
+} bki_lanes_t;
+
+static inline bki_lanes_t bki_lanes_of(bk_hash_t h)
+{
+    bki_lanes_t l;
+    l.x = (uint32_t)h.lo;
+    l.first = (uint32_t)(h.lo >> 32) & 15u;
+    l.stride = ((uint32_t)(h.lo >> 36) & 7u) * 2u + 1u;
+    return l;
+}
+
+static inline uint32_t bki_lane(bki_lanes_t l, uint32_t i)
+{
+    return (l.first + i * l.stride) & 15u;
+}
+
 /* ---- blocked.c ---- */
 BKI_HIDDEN bool bki_blocked_add(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked_add_atomic(bk_filter_t *f, bk_hash_t h);
