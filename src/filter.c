@@ -121,7 +121,10 @@ bk_status_t bk_filter_create(bk_filter_t **out, uint64_t capacity, double fpr,
     switch (o.kind) {
     case BK_KIND_BLOCKED:
     case BK_KIND_CLASSIC:
+    case BK_KIND_COUNTING:
         break;
+    case BK_KIND_SCALABLE:
+        return bki_scalable_create(out, capacity, fpr, &o, o.hash, o.seed);
     default:
         return BK_EINVAL;
     }
@@ -148,7 +151,7 @@ bk_status_t bk_filter_create_exact(bk_filter_t **out, bk_kind_t kind, uint64_t c
         return st;
     if (kind == BK_KIND_DEFAULT)
         kind = BK_KIND_BLOCKED;
-    if (kind != BK_KIND_BLOCKED && kind != BK_KIND_CLASSIC)
+    if (kind != BK_KIND_BLOCKED && kind != BK_KIND_CLASSIC && kind != BK_KIND_COUNTING)
         return BK_EINVAL;
     uint64_t rounded = bki_round_cells(kind, cells);
     if (rounded == 0)
@@ -184,6 +187,8 @@ bk_status_t bk_filter_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
     switch (f->kind) {
     case BK_KIND_BLOCKED: added = bki_blocked_add(f, h); break;
     case BK_KIND_CLASSIC: added = bki_classic_add(f, h); break;
+    case BK_KIND_COUNTING: added = bki_counting_add(f, h); break;
+    case BK_KIND_SCALABLE: return bki_scalable_add(f, h, was_new);
     default: return BK_EKIND;
     }
     if (added)
@@ -198,6 +203,8 @@ bool bk_filter_contains_hash(const bk_filter_t *f, bk_hash_t h)
     switch (f->kind) {
     case BK_KIND_BLOCKED: return bki_blocked_contains(f, h);
     case BK_KIND_CLASSIC: return bki_classic_contains(f, h);
+    case BK_KIND_COUNTING: return bki_counting_contains(f, h);
+    case BK_KIND_SCALABLE: return bki_scalable_contains(f, h);
     default: return false;
     }
 }
@@ -235,6 +242,7 @@ static inline void prefetch_key(const bk_filter_t *f, bk_hash_t h)
 {
     switch (f->kind) {
     case BK_KIND_BLOCKED:
+    case BK_KIND_COUNTING: /* same line addressing as blocked */
         __builtin_prefetch(bki_blocked_line(f, h));
         break;
     case BK_KIND_CLASSIC:
@@ -308,15 +316,23 @@ size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size
 
 bk_status_t bk_filter_remove(bk_filter_t *f, const void *key, size_t len)
 {
-    (void)key;
-    (void)len;
+    if (f->kind != BK_KIND_COUNTING)
+        return BK_EKIND;
     if (f->readonly)
         return BK_EREADONLY;
-    return BK_EKIND;
+    bk_hash_t h = bk_filter_hash(f, key, len);
+    bk_status_t st = bki_counting_remove(f, h);
+    /* The inverse of add's "new" (a counter went 0 -> 1): the key is gone
+     * when a counter went 1 -> 0. */
+    if (st == BK_OK && !bki_counting_contains(f, h) && load_items(f) > 0)
+        atomic_store_explicit(&f->items, load_items(f) - 1, memory_order_relaxed);
+    return st;
 }
 
 unsigned bk_filter_count(const bk_filter_t *f, const void *key, size_t len)
 {
+    if (f->kind == BK_KIND_COUNTING)
+        return bki_counting_count(f, bk_filter_hash(f, key, len));
     return bk_filter_contains(f, key, len) ? 1u : 0u;
 }
 
@@ -324,6 +340,8 @@ bk_status_t bk_filter_clear(bk_filter_t *f)
 {
     if (f->readonly)
         return BK_EREADONLY;
+    if (f->kind == BK_KIND_SCALABLE)
+        return bki_scalable_clear(f);
     if (f->data)
         memset(f->data, 0, (size_t)f->nbytes);
     atomic_store_explicit(&f->items, 0, memory_order_relaxed);
@@ -369,12 +387,17 @@ bk_status_t bk_filter_union(bk_filter_t *dst, const bk_filter_t *src)
 {
     if (dst->readonly)
         return BK_EREADONLY;
-    if (!same_shape(dst, src) || dst->kind == BK_KIND_SCALABLE)
+    if (dst->kind == BK_KIND_SCALABLE)
+        return src->kind == BK_KIND_SCALABLE ? bki_scalable_union(dst, src) : BK_EINCOMPAT;
+    if (!same_shape(dst, src))
         return BK_EINCOMPAT;
-    if (dst->kind != BK_KIND_BLOCKED && dst->kind != BK_KIND_CLASSIC)
+    if (dst->kind == BK_KIND_COUNTING)
+        bki_counting_union(dst, src);
+    else if (dst->kind == BK_KIND_BLOCKED || dst->kind == BK_KIND_CLASSIC)
+        for (uint64_t i = 0; i < dst->nbytes; i++)
+            dst->data[i] |= src->data[i];
+    else
         return BK_EKIND;
-    for (uint64_t i = 0; i < dst->nbytes; i++)
-        dst->data[i] |= src->data[i];
     double est = estimate_items(dst->cells, dst->k, bki_cells_set(dst));
     uint64_t items = isfinite(est) ? (uint64_t)llround(est) : dst->cells;
     atomic_store_explicit(&dst->items, items, memory_order_relaxed);
@@ -384,6 +407,8 @@ bk_status_t bk_filter_union(bk_filter_t *dst, const bk_filter_t *src)
 bk_status_t bk_filter_clone(bk_filter_t **out, const bk_filter_t *f)
 {
     bk_filter_t *c;
+    if (f->kind == BK_KIND_SCALABLE)
+        return bki_scalable_clone(out, f);
     if (f->kind != BK_KIND_BLOCKED && f->kind != BK_KIND_CLASSIC && f->kind != BK_KIND_COUNTING)
         return BK_EKIND;
     bk_status_t st = bki_filter_new(&c, f->kind, f->cells, f->k, f->hash, f->seed);
@@ -399,6 +424,10 @@ bk_status_t bk_filter_clone(bk_filter_t **out, const bk_filter_t *f)
 
 void bk_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
 {
+    if (f->kind == BK_KIND_SCALABLE) {
+        bki_scalable_info(f, out);
+        return;
+    }
     memset(out, 0, sizeof *out);
     out->kind = f->kind;
     out->sub_kind = f->kind;

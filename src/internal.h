@@ -182,6 +182,9 @@ BKI_HIDDEN unsigned bki_counting_count(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN void bki_counting_union(bk_filter_t *dst, const bk_filter_t *src);
 
 /* ---- scalable.c ---- */
+/* Longest chain: growth makes capacities geometric, so real chains are far
+ * shorter; the limit bounds loops and loaders. */
+#define BKI_SCALABLE_MAX_SUBS 128u
 BKI_HIDDEN bk_status_t bki_scalable_create(bk_filter_t **out, uint64_t capacity, double fpr,
                                            const bk_options_t *opts, bk_hash_id_t hash,
                                            uint64_t seed);
@@ -190,6 +193,11 @@ BKI_HIDDEN bool bki_scalable_contains(const bk_filter_t *f, bk_hash_t h);
 /* Capacity and error of sub-filter i of a scalable filter. */
 BKI_HIDDEN uint64_t bki_scalable_sub_capacity(const bk_filter_t *f, uint32_t i);
 BKI_HIDDEN double bki_scalable_sub_fpr(const bk_filter_t *f, uint32_t i);
+/* The whole-filter operations of filter.c for a chain. */
+BKI_HIDDEN bk_status_t bki_scalable_clear(bk_filter_t *f);
+BKI_HIDDEN bk_status_t bki_scalable_union(bk_filter_t *dst, const bk_filter_t *src);
+BKI_HIDDEN bk_status_t bki_scalable_clone(bk_filter_t **out, const bk_filter_t *f);
+BKI_HIDDEN void bki_scalable_info(const bk_filter_t *f, bk_filter_info_t *out);
 
 /* ---- hash.c ---- */
 BKI_HIDDEN uint64_t bki_mix64(uint64_t x);
