@@ -7,6 +7,16 @@
 #ifndef BKC_COMMANDS_H
 #define BKC_COMMANDS_H
 
+int bkc_cmd_plan(int argc, char **argv);
+int bkc_cmd_create(int argc, char **argv);
+int bkc_cmd_add(int argc, char **argv);
+int bkc_cmd_check(int argc, char **argv);
+int bkc_cmd_remove(int argc, char **argv);
+int bkc_cmd_info(int argc, char **argv);
+int bkc_cmd_merge(int argc, char **argv);
+int bkc_cmd_dedup(int argc, char **argv);
+int bkc_cmd_distinct(int argc, char **argv);
+int bkc_cmd_once(int argc, char **argv);
 int bkc_cmd_common(int argc, char **argv);
 
 #endif /* BKC_COMMANDS_H */

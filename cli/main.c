@@ -4,6 +4,7 @@
  * subcommand lives in cli/cmd_NAME.c and parses its own options.
  */
 #include "commands.h"
+#include "util.h"
 
 #include "bloomkit/bloomkit.h"
 
@@ -21,6 +22,16 @@ typedef struct bkc_command {
  *   {"common", bkc_cmd_common, "lines common to all files, exact, within a memory cap"},
  */
 static const bkc_command_t commands[] = {
+    {"plan", bkc_cmd_plan, "size a filter: bits, k, bytes, FPR as it fills"},
+    {"create", bkc_cmd_create, "make an empty filter file"},
+    {"add", bkc_cmd_add, "add lines to a filter file; report how many were new"},
+    {"check", bkc_cmd_check, "print lines in (or --absent: not in) a filter, like grep"},
+    {"remove", bkc_cmd_remove, "remove lines from a counting filter"},
+    {"info", bkc_cmd_info, "describe a filter file (--json)"},
+    {"merge", bkc_cmd_merge, "union of compatible filter files"},
+    {"dedup", bkc_cmd_dedup, "print each line once; --state keeps the seen-set across runs"},
+    {"distinct", bkc_cmd_distinct, "count distinct integers exactly (bitmap)"},
+    {"once", bkc_cmd_once, "print integers that appear exactly once (2-bit bitmap)"},
     {NULL, NULL, NULL},
 };
 
@@ -51,8 +62,10 @@ int main(int argc, char **argv)
         return 0;
     }
     for (const bkc_command_t *c = commands; c->name; c++)
-        if (strcmp(c->name, name) == 0)
+        if (strcmp(c->name, name) == 0) {
+            bkc_cmd_name = c->name;
             return c->run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "bloomkit: unknown command '%s' (see 'bloomkit --help')\n", name);
     return 2;
 }

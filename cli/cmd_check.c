@@ -1,0 +1,142 @@
+/*
+ * bloomkit check: grep for set membership. Prints the input lines whose key
+ * is (possibly) in the filter, or with --absent those that certainly are
+ * not, and exits like grep: 0 if any line was printed (selected), 1 if none,
+ * 2 on trouble.
+ */
+#define _GNU_SOURCE
+#include "commands.h"
+#include "util.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char usage[] =
+    "usage: bloomkit check FILE [INPUT...]\n"
+    "\n"
+    "Prints each line of the INPUTs (files, or - for standard input; default\n"
+    "standard input) whose key may be in the filter FILE. A printed line may\n"
+    "be a false positive (at the filter's FPR); a line not printed is\n"
+    "certainly not in the set.\n"
+    "Exit status: 0 if any line was selected, 1 if none, 2 on error.\n"
+    "\n"
+    "  -v, --absent       select the lines that are not in the filter\n"
+    "  -c, --count        print only the number of selected lines\n"
+    "      --mmap         map FILE instead of reading it (fast start for huge\n"
+    "                     filters; the payload checksum is not verified)\n"
+    "      --normalize M  url or email: canonicalize keys first (see bloomkit(1))\n"
+    "  -q, --quiet        no progress\n"
+    "      --progress     progress and a summary even when not on a terminal\n"
+    "  -h, --help         this text\n";
+
+typedef struct {
+    const bk_filter_t *f;
+    bool absent;
+    bool count_only;
+    uint64_t selected;
+    bkc_progress_t *prog;
+} check_ctx_t;
+
+static int check_line(void *vctx, const char *line, size_t len, const char *key, size_t klen,
+                      const bkc_reader_t *r)
+{
+    (void)r;
+    check_ctx_t *c = vctx;
+    bool in = bk_filter_contains(c->f, key, klen);
+    c->prog->items++;
+    if (in)
+        c->prog->fresh++; /* counted as "present" in the summary */
+    if (in != c->absent) {
+        c->selected++;
+        if (!c->count_only) {
+            fwrite(line, 1, len, stdout);
+            putchar('\n');
+        }
+    }
+    return 0;
+}
+
+int bkc_cmd_check(int argc, char **argv)
+{
+    enum { OPT_NORM = 256, OPT_PROGRESS, OPT_MMAP };
+    static const struct option opts[] = {{"absent", no_argument, 0, 'v'},
+                                         {"count", no_argument, 0, 'c'},
+                                         {"mmap", no_argument, 0, OPT_MMAP},
+                                         {"normalize", required_argument, 0, OPT_NORM},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"progress", no_argument, 0, OPT_PROGRESS},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    bkc_norm_t norm = BKC_NORM_NONE;
+    bkc_progress_mode_t pmode = BKC_PROGRESS_AUTO;
+    bool absent = false, count_only = false, use_mmap = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "vcqh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'v':
+            absent = true;
+            break;
+        case 'c':
+            count_only = true;
+            break;
+        case OPT_MMAP:
+            use_mmap = true;
+            break;
+        case OPT_NORM:
+            if (bkc_norm_parse(optarg, &norm) != 0)
+                return bkc_usage_error("unknown normalization '%s' (url, email)", optarg);
+            break;
+        case 'q':
+            pmode = BKC_PROGRESS_OFF;
+            break;
+        case OPT_PROGRESS:
+            pmode = BKC_PROGRESS_ON;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return 0;
+        default:
+            return bkc_usage_error("bad option");
+        }
+    }
+    if (optind >= argc)
+        return bkc_usage_error("FILE is required");
+    const char *path = argv[optind++];
+    bk_filter_t *f = NULL;
+    if (use_mmap) {
+        const char *why = NULL;
+        bk_status_t st = bk_filter_open(&f, path, BK_MAP_READONLY, &why);
+        if (st != BK_OK) {
+            if (why)
+                bkc_error("%s: cannot open filter: %s (%s)", path, bk_strerror(st), why);
+            else
+                bkc_error("%s: cannot open filter: %s", path, bk_strerror(st));
+            return BKC_EXIT_ERROR;
+        }
+    } else {
+        f = bkc_load_filter(path);
+        if (!f)
+            return BKC_EXIT_ERROR;
+    }
+    bkc_stdout_setup();
+    bkc_progress_t prog;
+    bkc_progress_init(&prog, pmode, bkc_inputs_size(argv + optind, argc - optind));
+    check_ctx_t ctx = {f, absent, count_only, 0, &prog};
+    int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, check_line, &ctx);
+    if (rc == 0 && count_only)
+        printf("%llu\n", (unsigned long long)ctx.selected);
+    if (bkc_stdout_finish() != 0)
+        rc = BKC_EXIT_ERROR;
+    if (rc == 0 && prog.enabled) {
+        char what[64];
+        snprintf(what, sizeof what, "%llu present of ", (unsigned long long)prog.fresh);
+        bkc_progress_summary(&prog, what);
+    } else {
+        bkc_progress_clear(&prog);
+    }
+    bk_filter_free(f);
+    if (rc)
+        return BKC_EXIT_ERROR;
+    return ctx.selected ? BKC_EXIT_YES : BKC_EXIT_NO;
+}

@@ -1,0 +1,206 @@
+/*
+ * bloomkit dedup: passes each line through once, the crawler's "have I
+ * fetched this URL?" set. Memory is the filter's size whatever the input
+ * size; the price is that a new line is dropped with probability at most
+ * the filter's false-positive rate. With --state the seen-set is loaded
+ * from a filter file and saved back (atomically) at the end, so lines seen
+ * in earlier runs are dropped too. Output lines are those of the input with
+ * their line end written as "\n".
+ */
+#define _GNU_SOURCE
+#include "commands.h"
+#include "util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char usage[] =
+    "usage: bloomkit dedup [--state FILE] [-n N] [-p P] [INPUT...]\n"
+    "\n"
+    "Prints each line of the INPUTs (files, or - for standard input; default\n"
+    "standard input) the first time it is seen, in constant memory. A new\n"
+    "line is wrongly dropped with probability at most P (the filter's\n"
+    "false-positive rate). Without --state the seen-set lives for one run.\n"
+    "\n"
+    "  -s, --state FILE   load the seen-set from FILE if it exists (its own\n"
+    "                     size and kind are used) and save it back atomically\n"
+    "                     at the end, or on SIGINT/SIGTERM after the lines\n"
+    "                     already printed\n"
+    "  -n, --capacity N   size of a new seen-set (default 10M)\n"
+    "  -p, --fpr P        false-positive rate of a new seen-set (default 1e-6)\n"
+    "  -k, --kind KIND    kind of a new seen-set (default blocked)\n"
+    "      --seed S       hash seed of a new seen-set (default: random)\n"
+    "      --normalize M  url or email: lines that normalize to the same key\n"
+    "                     are duplicates (the first spelling is printed)\n"
+    "  -q, --quiet        no progress and no summary\n"
+    "      --progress     progress and summaries even when not on a terminal\n"
+    "  -h, --help         this text\n";
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+#define STOPPED 100
+
+typedef struct {
+    bk_filter_t *f;
+    const char *state;
+    bkc_progress_t *prog;
+} dedup_ctx_t;
+
+static int dedup_line(void *vctx, const char *line, size_t len, const char *key, size_t klen,
+                      const bkc_reader_t *r)
+{
+    dedup_ctx_t *c = vctx;
+    if (stop_requested)
+        return STOPPED;
+    bool fresh = false;
+    bk_status_t st = bk_filter_add(c->f, key, klen, &fresh);
+    if (st != BK_OK) {
+        bkc_progress_clear(c->prog);
+        bkc_error("%s: cannot add %s line %llu: %s%s%s", c->state ? c->state : "seen-set",
+                  bkc_reader_name(r), (unsigned long long)bkc_reader_lineno(r),
+                  st == BK_EFULL ? "filter is full (non-scaling)" : bk_strerror(st),
+                  c->state ? "; state file left unchanged" : "", "");
+        return BKC_EXIT_ERROR;
+    }
+    c->prog->items++;
+    if (fresh) {
+        c->prog->fresh++;
+        fwrite(line, 1, len, stdout);
+        putchar('\n');
+    } else {
+        c->prog->dups++;
+    }
+    return 0;
+}
+
+int bkc_cmd_dedup(int argc, char **argv)
+{
+    enum { OPT_NORM = 256, OPT_PROGRESS, OPT_SEED };
+    static const struct option opts[] = {{"state", required_argument, 0, 's'},
+                                         {"seed", required_argument, 0, OPT_SEED},
+                                         {"capacity", required_argument, 0, 'n'},
+                                         {"fpr", required_argument, 0, 'p'},
+                                         {"kind", required_argument, 0, 'k'},
+                                         {"normalize", required_argument, 0, OPT_NORM},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"progress", no_argument, 0, OPT_PROGRESS},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *state = NULL;
+    uint64_t n = 10000000;
+    double p = 1e-6;
+    bk_options_t o;
+    memset(&o, 0, sizeof o);
+    o.kind = BK_KIND_BLOCKED;
+    bkc_norm_t norm = BKC_NORM_NONE;
+    bkc_progress_mode_t pmode = BKC_PROGRESS_AUTO;
+    int c;
+    while ((c = getopt_long(argc, argv, "s:n:p:k:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            state = optarg;
+            break;
+        case 'n':
+            if (bkc_parse_count(optarg, &n) != 0 || n == 0)
+                return bkc_usage_error("bad capacity '%s'", optarg);
+            break;
+        case 'p':
+            if (bkc_parse_prob(optarg, &p) != 0)
+                return bkc_usage_error("bad false-positive rate '%s' (want 0 < P < 1)", optarg);
+            break;
+        case 'k':
+            if (bk_kind_parse(optarg, &o.kind) != BK_OK || o.kind >= BK_KIND_BITMAP)
+                return bkc_usage_error("unknown filter kind '%s'", optarg);
+            break;
+        case OPT_SEED:
+            if (bkc_parse_u64(optarg, &o.seed) != 0)
+                return bkc_usage_error("bad seed '%s'", optarg);
+            o.seed_set = true;
+            break;
+        case OPT_NORM:
+            if (bkc_norm_parse(optarg, &norm) != 0)
+                return bkc_usage_error("unknown normalization '%s' (url, email)", optarg);
+            break;
+        case 'q':
+            pmode = BKC_PROGRESS_OFF;
+            break;
+        case OPT_PROGRESS:
+            pmode = BKC_PROGRESS_ON;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return 0;
+        default:
+            return bkc_usage_error("bad option");
+        }
+    }
+
+    bk_filter_t *f = NULL;
+    struct stat sb;
+    if (state && stat(state, &sb) == 0) {
+        f = bkc_load_filter(state);
+        if (!f)
+            return BKC_EXIT_ERROR;
+    } else if (state && errno != ENOENT) {
+        bkc_error("%s: %s", state, strerror(errno));
+        return BKC_EXIT_ERROR;
+    } else {
+        bk_status_t st = bk_filter_create(&f, n, p, &o);
+        if (st != BK_OK) {
+            bkc_error("cannot create a seen-set for n=%llu p=%g: %s", (unsigned long long)n, p,
+                      bk_strerror(st));
+            return BKC_EXIT_ERROR;
+        }
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    if (state) {
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+    }
+
+    bkc_stdout_setup();
+    bkc_progress_t prog;
+    bkc_progress_init(&prog, pmode, bkc_inputs_size(argv + optind, argc - optind));
+    prog.has_fresh = true;
+    prog.filter = f;
+    dedup_ctx_t ctx = {f, state, &prog};
+    int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, dedup_line, &ctx);
+    bool stopped = rc == STOPPED;
+    if (stopped)
+        rc = 0;
+    /* The state is saved only if every line it records reached stdout: a
+     * line recorded but lost would never be printed by a later run. */
+    if (bkc_stdout_finish() != 0)
+        rc = BKC_EXIT_ERROR;
+    if (rc == 0 && state && bkc_save_filter(f, state) != 0)
+        rc = BKC_EXIT_ERROR;
+    if (rc == 0 && pmode != BKC_PROGRESS_OFF)
+        bkc_progress_summary(&prog, stopped ? "interrupted: " : "");
+    else
+        bkc_progress_clear(&prog);
+    if (rc == 0 && pmode != BKC_PROGRESS_OFF && o.kind != BK_KIND_SCALABLE) {
+        bk_filter_info_t in;
+        bk_filter_info(f, &in);
+        if (in.kind != BK_KIND_SCALABLE && in.items > in.capacity)
+            bkc_error("warning: %llu items exceed the seen-set's capacity %llu; new lines "
+                      "are now dropped with probability %.3g (use a larger -n)",
+                      (unsigned long long)in.items, (unsigned long long)in.capacity,
+                      in.expected_fpr);
+    }
+    bk_filter_free(f);
+    return stopped && rc == 0 ? 130 : rc;
+}

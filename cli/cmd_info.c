@@ -1,0 +1,116 @@
+/*
+ * bloomkit info: what a filter file holds and how full it is: kind, sizes,
+ * k, hash and seed, items added, bits set, the item count estimated from the
+ * bits, and the false-positive rate to expect at the current fill. The file
+ * is loaded in full, so a damaged payload is reported here too.
+ */
+#define _GNU_SOURCE
+#include "commands.h"
+#include "util.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+static const char usage[] =
+    "usage: bloomkit info FILE [--json]\n"
+    "\n"
+    "Describes the filter FILE: kind, cells, k, bytes, hash and seed, items\n"
+    "added, fill, estimated items and the expected false-positive rate at the\n"
+    "current fill.\n"
+    "\n"
+    "  -j, --json         one JSON object instead of text\n"
+    "  -h, --help         this text\n";
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+int bkc_cmd_info(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    bool json = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
+            json = true;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return 0;
+        default:
+            return bkc_usage_error("bad option");
+        }
+    }
+    if (optind + 1 != argc)
+        return bkc_usage_error(optind >= argc ? "FILE is required" : "one FILE only");
+    const char *path = argv[optind];
+    bk_filter_t *f = bkc_load_filter(path);
+    if (!f)
+        return BKC_EXIT_ERROR;
+    bk_filter_info_t in;
+    bk_filter_info(f, &in);
+    const char *kind = bk_kind_name(in.kind);
+    const char *hash = bk_hash_name(in.hash);
+    kind = kind ? kind : "?";
+    hash = hash ? hash : "?";
+    if (json) {
+        printf("{\"file\":");
+        json_string(path);
+        printf(",\"kind\":\"%s\",\"hash\":\"%s\",\"seed\":\"0x%016llx\","
+               "\"capacity\":%llu,\"fpr_target\":%.17g,\"cells\":%llu,\"k\":%u,"
+               "\"bytes\":%llu,\"items\":%llu,\"cells_set\":%llu,\"fill\":%.17g,"
+               "\"estimated_items\":%.17g,\"expected_fpr\":%.17g,\"filters\":%u",
+               kind, hash, (unsigned long long)in.seed, (unsigned long long)in.capacity,
+               in.fpr_target, (unsigned long long)in.cells, in.k, (unsigned long long)in.bytes,
+               (unsigned long long)in.items, (unsigned long long)in.cells_set, in.fill,
+               in.estimated_items, in.expected_fpr, in.filters);
+        if (in.kind == BK_KIND_SCALABLE) {
+            const char *sk = bk_kind_name(in.sub_kind);
+            printf(",\"sub_kind\":\"%s\",\"growth\":%.17g,\"tightening\":%.17g,"
+                   "\"nonscaling\":%s",
+                   sk ? sk : "?", in.growth, in.tightening, in.nonscaling ? "true" : "false");
+        }
+        printf("}\n");
+    } else {
+        char hb[32];
+        printf("file            %s\n", path);
+        printf("kind            %s\n", kind);
+        if (in.kind == BK_KIND_SCALABLE) {
+            const char *sk = bk_kind_name(in.sub_kind);
+            printf("sub-filters     %u x %s, growth %g, tightening %g%s\n", in.filters,
+                   sk ? sk : "?", in.growth, in.tightening, in.nonscaling ? ", non-scaling" : "");
+        }
+        printf("hash            %s, seed 0x%016llx\n", hash, (unsigned long long)in.seed);
+        printf("capacity        %llu\n", (unsigned long long)in.capacity);
+        printf("target FPR      %g\n", in.fpr_target);
+        printf("%-16s%llu\n", in.kind == BK_KIND_COUNTING ? "counters" : "bits",
+               (unsigned long long)in.cells);
+        printf("k               %u\n", in.k);
+        printf("bytes           %llu (%s)\n", (unsigned long long)in.bytes,
+               bkc_human_bytes((double)in.bytes, hb, sizeof hb));
+        printf("items           %llu%s\n", (unsigned long long)in.items,
+               in.kind != BK_KIND_SCALABLE && in.items > in.capacity ? " (over capacity)" : "");
+        printf("%-16s%llu\n", in.kind == BK_KIND_COUNTING ? "counters set" : "bits set",
+               (unsigned long long)in.cells_set);
+        printf("fill            %.2f%%\n", in.fill * 100);
+        printf("estimated items %.0f\n", in.estimated_items);
+        printf("expected FPR    %.4g\n", in.expected_fpr);
+    }
+    bk_filter_free(f);
+    if (bkc_stdout_finish() != 0)
+        return BKC_EXIT_ERROR;
+    return 0;
+}

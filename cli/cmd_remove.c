@@ -1,0 +1,131 @@
+/*
+ * bloomkit remove: takes keys out of a counting filter. Only counting
+ * filters can forget a key; on any other kind the command refuses before
+ * reading input, with the file untouched. A key whose counters show it was
+ * never added is reported with its file and line (it cannot be removed
+ * without creating false negatives) and makes the exit status 1.
+ */
+#define _GNU_SOURCE
+#include "commands.h"
+#include "util.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char usage[] =
+    "usage: bloomkit remove FILE [INPUT...]\n"
+    "\n"
+    "Removes one occurrence of each line of the INPUTs (files, or - for\n"
+    "standard input; default standard input) from the counting filter FILE,\n"
+    "then saves it atomically. Lines whose key is not in the filter are\n"
+    "reported and left alone.\n"
+    "Exit status: 0 if every key was removed, 1 if some were not in the\n"
+    "filter, 2 on error (FILE is then unchanged; other kinds than counting\n"
+    "cannot remove keys).\n"
+    "\n"
+    "      --normalize M  url or email: canonicalize keys first (see bloomkit(1))\n"
+    "  -q, --quiet        no progress, summary or per-key reports\n"
+    "      --progress     progress and summaries even when not on a terminal\n"
+    "  -h, --help         this text\n";
+
+#define MAX_REPORTS 10
+
+typedef struct {
+    bk_filter_t *f;
+    const char *path;
+    bkc_progress_t *prog;
+    uint64_t missing;
+    bool quiet;
+} remove_ctx_t;
+
+static int remove_line(void *vctx, const char *line, size_t len, const char *key, size_t klen,
+                       const bkc_reader_t *r)
+{
+    (void)line;
+    (void)len;
+    remove_ctx_t *c = vctx;
+    bk_status_t st = bk_filter_remove(c->f, key, klen);
+    c->prog->items++;
+    if (st == BK_OK) {
+        c->prog->fresh++;
+        return 0;
+    }
+    if (st == BK_ENOTFOUND) {
+        c->missing++;
+        if (!c->quiet && c->missing <= MAX_REPORTS) {
+            bkc_progress_clear(c->prog);
+            bkc_error("%s: line %llu: key is not in %s; not removed", bkc_reader_name(r),
+                      (unsigned long long)bkc_reader_lineno(r), c->path);
+        }
+        return 0;
+    }
+    bkc_progress_clear(c->prog);
+    bkc_error("%s: cannot remove %s line %llu: %s; file left unchanged", c->path,
+              bkc_reader_name(r), (unsigned long long)bkc_reader_lineno(r), bk_strerror(st));
+    return BKC_EXIT_ERROR;
+}
+
+int bkc_cmd_remove(int argc, char **argv)
+{
+    enum { OPT_NORM = 256, OPT_PROGRESS };
+    static const struct option opts[] = {{"normalize", required_argument, 0, OPT_NORM},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"progress", no_argument, 0, OPT_PROGRESS},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    bkc_norm_t norm = BKC_NORM_NONE;
+    bkc_progress_mode_t pmode = BKC_PROGRESS_AUTO;
+    int c;
+    while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_NORM:
+            if (bkc_norm_parse(optarg, &norm) != 0)
+                return bkc_usage_error("unknown normalization '%s' (url, email)", optarg);
+            break;
+        case 'q':
+            pmode = BKC_PROGRESS_OFF;
+            break;
+        case OPT_PROGRESS:
+            pmode = BKC_PROGRESS_ON;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return 0;
+        default:
+            return bkc_usage_error("bad option");
+        }
+    }
+    if (optind >= argc)
+        return bkc_usage_error("FILE is required");
+    const char *path = argv[optind++];
+    bk_filter_t *f = bkc_load_filter(path);
+    if (!f)
+        return BKC_EXIT_ERROR;
+    if (bk_filter_kind(f) != BK_KIND_COUNTING) {
+        const char *k = bk_kind_name(bk_filter_kind(f));
+        bkc_error("%s: remove needs a counting filter, this one is %s (create one with "
+                  "--kind counting); file left unchanged",
+                  path, k ? k : "of an unknown kind");
+        bk_filter_free(f);
+        return BKC_EXIT_ERROR;
+    }
+    bkc_progress_t prog;
+    bkc_progress_init(&prog, pmode, bkc_inputs_size(argv + optind, argc - optind));
+    remove_ctx_t ctx = {f, path, &prog, 0, pmode == BKC_PROGRESS_OFF};
+    int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, remove_line, &ctx);
+    if (rc == 0 && bkc_save_filter(f, path) != 0)
+        rc = BKC_EXIT_ERROR;
+    if (rc == 0 && pmode != BKC_PROGRESS_OFF) {
+        char what[96];
+        snprintf(what, sizeof what, "%llu removed, %llu not in the filter, of ",
+                 (unsigned long long)prog.fresh, (unsigned long long)ctx.missing);
+        bkc_progress_summary(&prog, what);
+    } else {
+        bkc_progress_clear(&prog);
+    }
+    bk_filter_free(f);
+    if (rc)
+        return BKC_EXIT_ERROR;
+    return ctx.missing ? BKC_EXIT_NO : BKC_EXIT_YES;
+}

@@ -1,0 +1,61 @@
+/*
+ * Progress on stderr for long work: a bar redrawn in place when stderr is a
+ * terminal (bytes done of total when known, rate, ETA, items, new,
+ * duplicates), or a summary line every few seconds when forced with
+ * --progress onto a file or pipe; and the final summary line. Work calls
+ * bkc_progress_tick() per line, which costs a counter increment and, every
+ * few thousand lines, a clock read.
+ */
+#ifndef BKC_PROGRESS_H
+#define BKC_PROGRESS_H
+
+#include "bloomkit/bloomkit.h"
+#include "input.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum bkc_progress_mode {
+    BKC_PROGRESS_AUTO = 0, /* a bar when stderr is a terminal */
+    BKC_PROGRESS_OFF,      /* --quiet */
+    BKC_PROGRESS_ON        /* --progress */
+} bkc_progress_mode_t;
+
+typedef struct bkc_progress {
+    bool enabled;
+    bool tty;
+    int64_t total;      /* bytes, or -1 if unknown */
+    uint64_t done_base; /* bytes of inputs already finished */
+    uint64_t done;      /* bytes consumed, all inputs */
+    const bkc_reader_t *reader; /* the input being read, for its offset */
+    uint64_t items;
+    uint64_t fresh;     /* new keys */
+    uint64_t dups;
+    bool has_fresh;     /* items split into new / duplicates */
+    const bk_filter_t *filter; /* for fill and FPR in summaries; may be NULL */
+    uint32_t countdown;
+    double start;
+    double last;
+    int drawn;          /* width of the bar on screen, to erase it */
+} bkc_progress_t;
+
+void bkc_progress_init(bkc_progress_t *p, bkc_progress_mode_t mode, int64_t total);
+
+/* Called once per line: cheap unless it is time to redraw. */
+void bkc_progress_update(bkc_progress_t *p);
+static inline void bkc_progress_tick(bkc_progress_t *p)
+{
+    if (p && p->enabled && --p->countdown == 0)
+        bkc_progress_update(p);
+}
+
+/* Erases the bar (before other messages, and at the end). */
+void bkc_progress_clear(bkc_progress_t *p);
+
+/* One summary line on stderr: "N items, N new, N duplicates, fill F%,
+ * expected FPR P, T s". */
+void bkc_progress_summary(bkc_progress_t *p, const char *what);
+
+double bkc_now(void);
+
+#endif /* BKC_PROGRESS_H */
