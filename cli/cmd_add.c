@@ -5,6 +5,7 @@
  * file exactly as it was.
  */
 #define _GNU_SOURCE
+#include "batch.h"
 #include "commands.h"
 #include "util.h"
 
@@ -29,35 +30,58 @@ typedef struct {
     bk_filter_t *f;
     const char *path;
     bkc_progress_t *prog;
+    bkc_batch_t batch;
 } add_ctx_t;
+
+static int flush(add_ctx_t *c, const bkc_reader_t *r)
+{
+    bkc_batch_t *b = &c->batch;
+    if (b->n == 0)
+        return 0;
+    bkc_batch_keys(b);
+    uint64_t n_new = 0;
+    bk_status_t st = bk_filter_add_batch(c->f, b->keys, b->n, NULL, &n_new);
+    if (st != BK_OK) {
+        bkc_progress_clear(c->prog);
+        if (st == BK_EFULL)
+            bkc_error("%s: the filter is full (non-scaling, %llu items) at %s line %llu or "
+                      "shortly before; file left unchanged",
+                      c->path, (unsigned long long)bk_filter_items(c->f), bkc_reader_name(r),
+                      (unsigned long long)b->last_lineno);
+        else
+            bkc_error("%s: cannot add %s line %llu or one shortly before: %s; file left "
+                      "unchanged",
+                      c->path, bkc_reader_name(r), (unsigned long long)b->last_lineno,
+                      bk_strerror(st));
+        return BKC_EXIT_ERROR;
+    }
+    c->prog->items += b->n;
+    c->prog->fresh += n_new;
+    c->prog->dups += b->n - n_new;
+    bkc_batch_reset(b);
+    return 0;
+}
 
 static int add_line(void *vctx, const char *line, size_t len, const char *key, size_t klen,
                     const bkc_reader_t *r)
 {
     (void)line;
-    (void)len;
     add_ctx_t *c = vctx;
-    bool fresh = false;
-    bk_status_t st = bk_filter_add(c->f, key, klen, &fresh);
-    if (st != BK_OK) {
+    /* Only the key is kept: `add` prints nothing per line. */
+    if (bkc_batch_push(&c->batch, key, klen, key, klen) != 0) {
         bkc_progress_clear(c->prog);
-        if (st == BK_EFULL)
-            bkc_error("%s: filter is full (non-scaling, capacity %llu) at %s line %llu; "
-                      "file left unchanged",
-                      c->path, (unsigned long long)bk_filter_items(c->f), bkc_reader_name(r),
-                      (unsigned long long)bkc_reader_lineno(r));
-        else
-            bkc_error("%s: cannot add %s line %llu: %s; file left unchanged", c->path,
-                      bkc_reader_name(r), (unsigned long long)bkc_reader_lineno(r),
-                      bk_strerror(st));
+        bkc_error("%s: line %llu: out of memory", bkc_reader_name(r),
+                  (unsigned long long)bkc_reader_lineno(r));
         return BKC_EXIT_ERROR;
     }
-    c->prog->items++;
-    if (fresh)
-        c->prog->fresh++;
-    else
-        c->prog->dups++;
-    return 0;
+    (void)len;
+    c->batch.last_lineno = bkc_reader_lineno(r);
+    return bkc_batch_full(&c->batch) ? flush(c, r) : 0;
+}
+
+static int add_end(void *vctx, const bkc_reader_t *r)
+{
+    return flush(vctx, r);
 }
 
 int bkc_cmd_add(int argc, char **argv)
@@ -100,8 +124,11 @@ int bkc_cmd_add(int argc, char **argv)
     bkc_progress_init(&prog, pmode, bkc_inputs_size(argv + optind, argc - optind));
     prog.has_fresh = true;
     prog.filter = f;
-    add_ctx_t ctx = {f, path, &prog};
-    int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, add_line, &ctx);
+    add_ctx_t ctx = {.f = f, .path = path, .prog = &prog};
+    bkc_batch_init(&ctx.batch);
+    int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, add_line, add_end,
+                               &ctx);
+    bkc_batch_free(&ctx.batch);
     if (rc == 0 && bkc_save_filter(f, path) != 0)
         rc = BKC_EXIT_ERROR;
     if (rc == 0 && pmode != BKC_PROGRESS_OFF)

@@ -183,7 +183,7 @@ static int run(int argc, char **argv, bool once)
     prog.has_fresh = !once;
     ctx.prog = &prog;
     int rc = bkc_for_each_line(argv + optind, argc - optind, BKC_NORM_NONE, &prog, bitmap_line,
-                               &ctx);
+                               NULL, &ctx);
     bkc_progress_clear(&prog);
     if (rc == 0) {
         if (once && count) {

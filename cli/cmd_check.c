@@ -5,6 +5,7 @@
  * 2 on trouble.
  */
 #define _GNU_SOURCE
+#include "batch.h"
 #include "commands.h"
 #include "util.h"
 
@@ -36,25 +37,47 @@ typedef struct {
     bool count_only;
     uint64_t selected;
     bkc_progress_t *prog;
+    bkc_batch_t batch;
 } check_ctx_t;
+
+static int flush(check_ctx_t *c)
+{
+    bkc_batch_t *b = &c->batch;
+    if (b->n == 0)
+        return 0;
+    bkc_batch_keys(b);
+    size_t present = bk_filter_contains_batch(c->f, b->keys, b->n, b->flags);
+    c->prog->items += b->n;
+    c->prog->fresh += present; /* counted as "present" in the summary */
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->flags[i] == c->absent)
+            continue;
+        c->selected++;
+        if (!c->count_only && bkc_out_line(bkc_batch_line(b, i), b->line_len[i]) != 0)
+            return BKC_EXIT_ERROR; /* reported by bkc_stdout_finish */
+    }
+    bkc_out_sync();
+    bkc_batch_reset(b);
+    return 0;
+}
 
 static int check_line(void *vctx, const char *line, size_t len, const char *key, size_t klen,
                       const bkc_reader_t *r)
 {
-    (void)r;
     check_ctx_t *c = vctx;
-    bool in = bk_filter_contains(c->f, key, klen);
-    c->prog->items++;
-    if (in)
-        c->prog->fresh++; /* counted as "present" in the summary */
-    if (in != c->absent) {
-        c->selected++;
-        if (!c->count_only) {
-            fwrite(line, 1, len, stdout);
-            putchar('\n');
-        }
+    if (bkc_batch_push(&c->batch, line, len, key, klen) != 0) {
+        bkc_progress_clear(c->prog);
+        bkc_error("%s: line %llu: out of memory", bkc_reader_name(r),
+                  (unsigned long long)bkc_reader_lineno(r));
+        return BKC_EXIT_ERROR;
     }
-    return 0;
+    return bkc_batch_full(&c->batch) ? flush(c) : 0;
+}
+
+static int check_end(void *vctx, const bkc_reader_t *r)
+{
+    (void)r;
+    return flush(vctx);
 }
 
 int bkc_cmd_check(int argc, char **argv)
@@ -122,8 +145,11 @@ int bkc_cmd_check(int argc, char **argv)
     bkc_stdout_setup();
     bkc_progress_t prog;
     bkc_progress_init(&prog, pmode, bkc_inputs_size(argv + optind, argc - optind));
-    check_ctx_t ctx = {f, absent, count_only, 0, &prog};
-    int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, check_line, &ctx);
+    check_ctx_t ctx = {.f = f, .absent = absent, .count_only = count_only, .prog = &prog};
+    bkc_batch_init(&ctx.batch);
+    int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, check_line, check_end,
+                               &ctx);
+    bkc_batch_free(&ctx.batch);
     if (rc == 0 && count_only)
         printf("%llu\n", (unsigned long long)ctx.selected);
     if (bkc_stdout_finish() != 0)

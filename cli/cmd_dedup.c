@@ -8,6 +8,7 @@
  * their line end written as "\n".
  */
 #define _GNU_SOURCE
+#include "batch.h"
 #include "commands.h"
 #include "util.h"
 
@@ -54,33 +55,59 @@ typedef struct {
     bk_filter_t *f;
     const char *state;
     bkc_progress_t *prog;
+    bkc_batch_t batch;
 } dedup_ctx_t;
+
+/* Adds the batch and prints its new lines, in input order. */
+static int flush(dedup_ctx_t *c, const bkc_reader_t *r)
+{
+    bkc_batch_t *b = &c->batch;
+    if (b->n == 0)
+        return 0;
+    bkc_batch_keys(b);
+    uint64_t n_new = 0;
+    bk_status_t st = bk_filter_add_batch(c->f, b->keys, b->n, b->flags, &n_new);
+    if (st != BK_OK) {
+        bkc_progress_clear(c->prog);
+        bkc_error("%s: cannot add %s line %llu or one shortly before: %s%s",
+                  c->state ? c->state : "seen-set", bkc_reader_name(r),
+                  (unsigned long long)b->last_lineno,
+                  st == BK_EFULL ? "the filter is full (non-scaling)" : bk_strerror(st),
+                  c->state ? "; state file left unchanged" : "");
+        return BKC_EXIT_ERROR;
+    }
+    for (size_t i = 0; i < b->n; i++)
+        if (b->flags[i] && bkc_out_line(bkc_batch_line(b, i), b->line_len[i]) != 0)
+            return BKC_EXIT_ERROR; /* reported by bkc_stdout_finish */
+    bkc_out_sync();
+    c->prog->items += b->n;
+    c->prog->fresh += n_new;
+    c->prog->dups += b->n - n_new;
+    bkc_batch_reset(b);
+    return 0;
+}
 
 static int dedup_line(void *vctx, const char *line, size_t len, const char *key, size_t klen,
                       const bkc_reader_t *r)
 {
     dedup_ctx_t *c = vctx;
-    if (stop_requested)
-        return STOPPED;
-    bool fresh = false;
-    bk_status_t st = bk_filter_add(c->f, key, klen, &fresh);
-    if (st != BK_OK) {
+    if (stop_requested) {
+        int rc = flush(c, r);
+        return rc ? rc : STOPPED;
+    }
+    if (bkc_batch_push(&c->batch, line, len, key, klen) != 0) {
         bkc_progress_clear(c->prog);
-        bkc_error("%s: cannot add %s line %llu: %s%s%s", c->state ? c->state : "seen-set",
-                  bkc_reader_name(r), (unsigned long long)bkc_reader_lineno(r),
-                  st == BK_EFULL ? "filter is full (non-scaling)" : bk_strerror(st),
-                  c->state ? "; state file left unchanged" : "", "");
+        bkc_error("%s: line %llu: out of memory", bkc_reader_name(r),
+                  (unsigned long long)bkc_reader_lineno(r));
         return BKC_EXIT_ERROR;
     }
-    c->prog->items++;
-    if (fresh) {
-        c->prog->fresh++;
-        fwrite(line, 1, len, stdout);
-        putchar('\n');
-    } else {
-        c->prog->dups++;
-    }
-    return 0;
+    c->batch.last_lineno = bkc_reader_lineno(r);
+    return bkc_batch_full(&c->batch) ? flush(c, r) : 0;
+}
+
+static int dedup_end(void *vctx, const bkc_reader_t *r)
+{
+    return flush(vctx, r);
 }
 
 int bkc_cmd_dedup(int argc, char **argv)
@@ -177,8 +204,11 @@ int bkc_cmd_dedup(int argc, char **argv)
     bkc_progress_init(&prog, pmode, bkc_inputs_size(argv + optind, argc - optind));
     prog.has_fresh = true;
     prog.filter = f;
-    dedup_ctx_t ctx = {f, state, &prog};
-    int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, dedup_line, &ctx);
+    dedup_ctx_t ctx = {.f = f, .state = state, .prog = &prog};
+    bkc_batch_init(&ctx.batch);
+    int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, dedup_line, dedup_end,
+                               &ctx);
+    bkc_batch_free(&ctx.batch);
     bool stopped = rc == STOPPED;
     if (stopped)
         rc = 0;

@@ -113,7 +113,7 @@ int bkc_cmd_remove(int argc, char **argv)
     bkc_progress_t prog;
     bkc_progress_init(&prog, pmode, bkc_inputs_size(argv + optind, argc - optind));
     remove_ctx_t ctx = {f, path, &prog, 0, pmode == BKC_PROGRESS_OFF};
-    int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, remove_line, &ctx);
+    int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, remove_line, NULL, &ctx);
     if (rc == 0 && bkc_save_filter(f, path) != 0)
         rc = BKC_EXIT_ERROR;
     if (rc == 0 && pmode != BKC_PROGRESS_OFF) {

@@ -210,7 +210,7 @@ int64_t bkc_inputs_size(char **paths, int n)
 }
 
 int bkc_for_each_line(char **paths, int n, bkc_norm_t norm, bkc_progress_t *prog,
-                      bkc_line_fn fn, void *ctx)
+                      bkc_line_fn fn, bkc_end_fn end, void *ctx)
 {
     static char *stdin_only[] = {"-"};
     if (n == 0) {
@@ -259,6 +259,8 @@ int bkc_for_each_line(char **paths, int n, bkc_norm_t norm, bkc_progress_t *prog
             bkc_error("%s", bkc_reader_error(r));
             rc = BKC_EXIT_ERROR;
         }
+        if (rc == 0 && end)
+            rc = end(ctx, r);
         if (prog) {
             prog->done_base += bkc_reader_offset(r);
             prog->reader = NULL;
@@ -269,7 +271,63 @@ int bkc_for_each_line(char **paths, int n, bkc_norm_t norm, bkc_progress_t *prog
     return rc;
 }
 
-static char stdout_buf[1 << 20];
+static char stdout_buf[1 << 16];
+static char out_buf[1 << 20];
+static size_t out_used;
+static int out_errno;
+static int out_tty = -1;
+
+static int write_all(const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(1, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            out_errno = errno;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int bkc_out_flush(void)
+{
+    if (out_errno)
+        return -1;
+    size_t n = out_used;
+    out_used = 0;
+    return n ? write_all(out_buf, n) : 0;
+}
+
+void bkc_out_sync(void)
+{
+    if (out_tty < 0)
+        out_tty = isatty(1) == 1;
+    if (out_tty)
+        (void)bkc_out_flush();
+}
+
+int bkc_out_line(const char *line, size_t len)
+{
+    if (out_errno)
+        return -1;
+    if (len + 1 > sizeof out_buf - out_used) {
+        if (bkc_out_flush() != 0)
+            return -1;
+        if (len + 1 > sizeof out_buf) {
+            if (write_all(line, len) != 0)
+                return -1;
+            return write_all("\n", 1);
+        }
+    }
+    memcpy(out_buf + out_used, line, len);
+    out_buf[out_used + len] = '\n';
+    out_used += len + 1;
+    return 0;
+}
 
 void bkc_stdout_setup(void)
 {
@@ -280,6 +338,10 @@ void bkc_stdout_setup(void)
 
 int bkc_stdout_finish(void)
 {
+    if (bkc_out_flush() != 0) {
+        bkc_error("standard output: %s", strerror(out_errno ? out_errno : EIO));
+        return -1;
+    }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         bkc_error("standard output: %s", strerror(errno ? errno : EIO));
         return -1;

@@ -62,20 +62,33 @@ const char *bkc_human_bytes(double bytes, char *buf, size_t len);
 typedef int (*bkc_line_fn)(void *ctx, const char *line, size_t len, const char *key,
                            size_t klen, const bkc_reader_t *r);
 
+/* Called after the last line of each input, while its reader is still
+ * open (to finish a batch and name the input in messages). Returns as fn. */
+typedef int (*bkc_end_fn)(void *ctx, const bkc_reader_t *r);
+
 /* Reads every line of paths[0..n) in order ("-" is standard input; n == 0
- * means standard input alone), normalizes it, and calls fn. Progress (may
- * be NULL) is told the bytes consumed. Returns 0 when all were read, 2
- * after printing a message naming the file (and line) on an input error,
- * or fn's non-zero value. */
+ * means standard input alone), normalizes it, and calls fn; then end (may
+ * be NULL) once per input. Progress (may be NULL) is told the bytes
+ * consumed. Returns 0 when all were read, 2 after printing a message naming
+ * the file (and line) on an input error, or fn's or end's non-zero value. */
 int bkc_for_each_line(char **paths, int n, bkc_norm_t norm, bkc_progress_t *prog,
-                      bkc_line_fn fn, void *ctx);
+                      bkc_line_fn fn, bkc_end_fn end, void *ctx);
 
 /* Total size of the inputs if all are regular files, else -1. */
 int64_t bkc_inputs_size(char **paths, int n);
 
-/* Gives stdout a large buffer (lines are written with fwrite). */
+/* Gives stdout a large buffer. */
 void bkc_stdout_setup(void);
-/* Flushes stdout; prints a message and returns -1 on a write error. */
+/* Writes line[0..len) and "\n" to standard output through a 1 MiB buffer
+ * of its own (no stdio locking per line). 0, or -1 after a write error
+ * (reported by bkc_stdout_finish). */
+int bkc_out_line(const char *line, size_t len);
+/* Writes out the buffer of bkc_out_line; also done when stdout is a
+ * terminal by bkc_out_sync(), which callers use after each batch. */
+int bkc_out_flush(void);
+void bkc_out_sync(void);
+/* Flushes both buffers; prints a message and returns -1 on a write
+ * error. */
 int bkc_stdout_finish(void);
 
 #endif /* BKC_UTIL_H */

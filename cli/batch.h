@@ -1,0 +1,60 @@
+/*
+ * A batch of input lines for the library's batch calls: lines are copied
+ * into one arena (the reader's buffer is only valid until its next line),
+ * and handed to bk_filter_add_batch / bk_filter_contains_batch in groups,
+ * which hash a group first and prefetch every target cache line, so a
+ * filter far larger than the caches costs about one memory latency per
+ * group rather than per key.
+ */
+#ifndef BKC_BATCH_H
+#define BKC_BATCH_H
+
+#include "bloomkit/bloomkit.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BKC_BATCH_KEYS 256
+#define BKC_BATCH_BYTES ((size_t)1 << 20)
+
+typedef struct bkc_batch {
+    char *arena;
+    size_t used, cap;
+    size_t n;
+    size_t line_off[BKC_BATCH_KEYS], line_len[BKC_BATCH_KEYS];
+    size_t key_off[BKC_BATCH_KEYS];
+    bk_key_t keys[BKC_BATCH_KEYS];
+    bool flags[BKC_BATCH_KEYS];
+    uint64_t last_lineno; /* input line of the last entry, for messages */
+} bkc_batch_t;
+
+void bkc_batch_init(bkc_batch_t *b);
+void bkc_batch_free(bkc_batch_t *b);
+
+/* Appends a line and its key (key may equal line: stored once). Returns 0,
+ * or -1 if out of memory. After it, bkc_batch_full() says whether to
+ * process the batch now. */
+int bkc_batch_push(bkc_batch_t *b, const char *line, size_t len, const char *key, size_t klen);
+
+static inline bool bkc_batch_full(const bkc_batch_t *b)
+{
+    return b->n == BKC_BATCH_KEYS || b->used >= BKC_BATCH_BYTES;
+}
+
+/* Fills b->keys[0..n) from the arena (call before a batch call). */
+void bkc_batch_keys(bkc_batch_t *b);
+
+static inline const char *bkc_batch_line(const bkc_batch_t *b, size_t i)
+{
+    return b->arena + b->line_off[i];
+}
+
+/* Empties the batch (keeps the memory). */
+static inline void bkc_batch_reset(bkc_batch_t *b)
+{
+    b->n = 0;
+    b->used = 0;
+}
+
+#endif /* BKC_BATCH_H */
