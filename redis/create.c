@@ -1,0 +1,221 @@
+/*
+ * Creating filters for keys, within limits, and making the creation
+ * reproducible on replicas.
+ *
+ * Limits: a request such as capacity 10^15 or error 1e-300 would make the
+ * server allocate terabytes (or fail deep inside malloc). Every creation is
+ * sized first with bk_plan() and refused with a clear error when the
+ * payload would exceed MAX_BYTES (module argument, default 1 GiB); a
+ * scalable filter is checked again each time it is about to add a
+ * sub-filter, so growth cannot cross the limit either.
+ *
+ * Replication: a new filter gets a fresh random seed (so keys cannot be
+ * crafted against it), which a replica replaying the same BF.ADD would not
+ * pick. So when a command creates a key, the master propagates
+ * "BKI.CREATE key family capacity error expansion nonscaling seed" and then
+ * the command itself (both in one MULTI/EXEC, as Redis does for several
+ * propagated commands), and replicas and the AOF build bit-identical
+ * filters.
+ */
+#define _GNU_SOURCE
+#include "module.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Tightening of the error per sub-filter, as in RedisBloom. */
+#define BKR_TIGHTENING 0.5
+
+static bk_status_t plan_for(bkr_family_t family, uint64_t capacity, double error,
+                            bk_plan_t *plan)
+{
+    /* A scalable BF's first sub-filter is a blocked filter at the error as
+     * given (first_error_as_given), so that is what the first step costs. */
+    return bk_plan(family == BKR_CBF ? BK_KIND_COUNTING : BK_KIND_BLOCKED, capacity, error, plan);
+}
+
+static bool within_limit_or_reply(RedisModuleCtx *ctx, bkr_family_t family, uint64_t capacity,
+                                  double error, uint64_t already)
+{
+    bk_plan_t plan;
+    bk_status_t st = plan_for(family, capacity, error, &plan);
+    if (st == BK_OK && already + plan.bytes <= bkr_config.max_bytes)
+        return true;
+    if (st != BK_OK && st != BK_ENOMEM) {
+        bkr_reply_errorf(ctx, "ERR capacity %llu at error rate %g: %s",
+                         (unsigned long long)capacity, error, bk_strerror(st));
+        return false;
+    }
+    if (st == BK_ENOMEM) {
+        bkr_reply_errorf(ctx,
+                         "ERR capacity %llu at error rate %g needs more memory than can be "
+                         "addressed; the limit is %llu bytes (module argument MAX_BYTES)",
+                         (unsigned long long)capacity, error,
+                         (unsigned long long)bkr_config.max_bytes);
+        return false;
+    }
+    bkr_reply_errorf(ctx,
+                     "ERR capacity %llu at error rate %g needs %llu bytes%s, over the limit of "
+                     "%llu bytes (module argument MAX_BYTES)",
+                     (unsigned long long)capacity, error,
+                     (unsigned long long)(already + plan.bytes),
+                     already ? " with the filter's existing sub-filters" : "",
+                     (unsigned long long)bkr_config.max_bytes);
+    return false;
+}
+
+bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p)
+{
+    if (!within_limit_or_reply(ctx, family, p->capacity, p->error, 0))
+        return NULL;
+    bk_options_t opts;
+    memset(&opts, 0, sizeof opts);
+    opts.seed_set = true;
+    opts.seed = p->seed;
+    if (family == BKR_CBF) {
+        opts.kind = BK_KIND_COUNTING;
+    } else {
+        opts.kind = BK_KIND_SCALABLE;
+        opts.sub_kind = BK_KIND_BLOCKED;
+        opts.growth = (double)p->expansion;
+        opts.tightening = BKR_TIGHTENING;
+        opts.nonscaling = p->nonscaling;
+        opts.first_error_as_given = true;
+    }
+    bk_filter_t *f = NULL;
+    bk_status_t st = bk_filter_create(&f, p->capacity, p->error, &opts);
+    if (st != BK_OK) {
+        bkr_reply_status(ctx, st);
+        return NULL;
+    }
+    return f;
+}
+
+bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
+                                   RedisModuleString *keyname, bkr_family_t family,
+                                   const bkr_params_t *p)
+{
+    bkr_params_t q = *p;
+    q.seed = bk_random_seed();
+    bk_filter_t *f = bkr_create_or_reply(ctx, family, &q);
+    if (!f)
+        return NULL;
+    bkr_obj_t *o = bkr_obj_new(family, f);
+    bkr_limit_init(o, &q);
+    if (RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), o) != REDISMODULE_OK) {
+        bkr_obj_free(o);
+        RedisModule_ReplyWithError(ctx, "ERR could not store the filter");
+        return NULL;
+    }
+    char cap[32], err[40], exp[32], seed[32];
+    snprintf(cap, sizeof cap, "%llu", (unsigned long long)q.capacity);
+    snprintf(err, sizeof err, "%.17g", q.error);
+    snprintf(exp, sizeof exp, "%llu", (unsigned long long)q.expansion);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)q.seed);
+    RedisModule_Replicate(ctx, "BKI.CREATE", "scccccc", keyname, bkr_family_prefix(family), cap,
+                          err, exp, q.nonscaling ? "1" : "0", seed);
+    return o;
+}
+
+/* BKI.CREATE key BF|CBF capacity error expansion nonscaling seed */
+int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 8)
+        return RedisModule_WrongArity(ctx);
+    bkr_family_t family;
+    if (bkr_arg_is(argv[2], "BF"))
+        family = BKR_BF;
+    else if (bkr_arg_is(argv[2], "CBF"))
+        family = BKR_CBF;
+    else
+        return RedisModule_ReplyWithError(ctx, "ERR unknown filter family");
+    bkr_params_t p;
+    memset(&p, 0, sizeof p);
+    uint64_t ns = 0;
+    if (!bkr_arg_u64(argv[3], &p.capacity) || p.capacity == 0 ||
+        !bkr_arg_double(argv[4], &p.error) || !(p.error > 0 && p.error < 1) ||
+        !bkr_arg_u64(argv[5], &p.expansion) || p.expansion < 1 || !bkr_arg_u64(argv[6], &ns) ||
+        ns > 1 || !bkr_arg_u64(argv[7], &p.seed))
+        return RedisModule_ReplyWithError(ctx, "ERR bad BKI.CREATE arguments");
+    p.nonscaling = ns == 1;
+
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    if (RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_EMPTY) {
+        RedisModule_ReplyWithError(ctx, "ERR item exists");
+        return bkr_done(key);
+    }
+    bk_filter_t *f = bkr_create_or_reply(ctx, family, &p);
+    if (!f)
+        return bkr_done(key);
+    bkr_obj_t *o = bkr_obj_new(family, f);
+    bkr_limit_init(o, &p);
+    RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), o);
+    RedisModule_ReplicateVerbatim(ctx);
+    RedisModule_ReplyWithSimpleString(ctx, "OK");
+    return bkr_done(key);
+}
+
+/* ---- growth of scalable filters ---- */
+
+/* Sets the checkpoint from the filter's info (one scan of the payload). */
+static void refresh(bkr_obj_t *o, const bk_filter_info_t *in)
+{
+    uint64_t items = bk_filter_items(o->f);
+    o->limit_known = true;
+    o->nonscaling = o->family != BKR_BF || in->kind != BK_KIND_SCALABLE || in->nonscaling;
+    if (o->family == BKR_CBF)
+        o->grow_check_at = UINT64_MAX;
+    else if (items < in->capacity)
+        o->grow_check_at = in->capacity;
+    else if (o->nonscaling)
+        o->grow_check_at = in->capacity; /* full: adds of new keys fail */
+    else /* past capacity but not grown yet: look again a little later */
+        o->grow_check_at = items + (in->capacity / 16 > 0 ? in->capacity / 16 : 1);
+}
+
+void bkr_limit_init(bkr_obj_t *o, const bkr_params_t *p)
+{
+    o->limit_known = true;
+    o->nonscaling = o->family == BKR_CBF || p->nonscaling;
+    o->grow_check_at = o->family == BKR_CBF ? UINT64_MAX : p->capacity;
+}
+
+bool bkr_growth_ok_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o)
+{
+    if (o->limit_known && (o->nonscaling || bk_filter_items(o->f) < o->grow_check_at))
+        return true;
+    /* The chain is at (or past) its capacity: the next add may create a
+     * sub-filter. Reading the info scans the payload, which is why it is
+     * done only here. */
+    bk_filter_info_t in;
+    bk_filter_info(o->f, &in);
+    refresh(o, &in);
+    if (o->nonscaling || in.items < in.capacity)
+        return true;
+    double g = in.growth >= 1 ? in.growth : 2;
+    uint32_t n = in.filters ? in.filters : 1;
+    /* Capacity of the newest sub-filter: the geometric series' last term. */
+    double last = g == 1 ? (double)in.capacity / n
+                         : (double)in.capacity * (g - 1) / (pow(g, n) - 1) * pow(g, n - 1);
+    double next = ceil(last * g);
+    double t = in.tightening > 0 && in.tightening < 1 ? in.tightening : BKR_TIGHTENING;
+    double err = in.fpr_target * pow(t, n);
+    if (!(next < 1.8e19) || !(err > 0)) {
+        bkr_reply_errorf(ctx,
+                         "ERR the filter cannot grow further (limit %llu bytes, module "
+                         "argument MAX_BYTES)",
+                         (unsigned long long)bkr_config.max_bytes);
+        return false;
+    }
+    return within_limit_or_reply(ctx, BKR_BF, (uint64_t)next, err, in.bytes);
+}
+
+void bkr_growth_note(bkr_obj_t *o)
+{
+    if (o->limit_known && (o->nonscaling || bk_filter_items(o->f) < o->grow_check_at))
+        return;
+    bk_filter_info_t in;
+    bk_filter_info(o->f, &in);
+    refresh(o, &in);
+}
