@@ -34,10 +34,18 @@ static bkr_params_t bf_defaults(void)
 
 static bool add_one_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString *item)
 {
-    if (!bkr_growth_ok_or_reply(ctx, o))
-        return false;
     size_t len;
     const char *s = RedisModule_StringPtrLen(item, &len);
+    const char *limit = bkr_growth_check(o);
+    if (limit) {
+        /* An item already present needs no room: answer as usual. */
+        if (bk_filter_contains(o->f, s, len)) {
+            RedisModule_ReplyWithBool(ctx, 0);
+            return true;
+        }
+        RedisModule_ReplyWithError(ctx, limit);
+        return false;
+    }
     bool was_new = false;
     bk_status_t st = bk_filter_add(o->f, s, len, &was_new);
     if (st != BK_OK) {

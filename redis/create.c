@@ -161,17 +161,9 @@ int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 /* Sets the checkpoint from the filter's info (one scan of the payload). */
 static void refresh(bkr_obj_t *o, const bk_filter_info_t *in)
 {
-    uint64_t items = bk_filter_items(o->f);
     o->limit_known = true;
     o->nonscaling = o->family != BKR_BF || in->kind != BK_KIND_SCALABLE || in->nonscaling;
-    if (o->family == BKR_CBF)
-        o->grow_check_at = UINT64_MAX;
-    else if (items < in->capacity)
-        o->grow_check_at = in->capacity;
-    else if (o->nonscaling)
-        o->grow_check_at = in->capacity; /* full: adds of new keys fail */
-    else /* past capacity but not grown yet: look again a little later */
-        o->grow_check_at = items + (in->capacity / 16 > 0 ? in->capacity / 16 : 1);
+    o->grow_check_at = o->family == BKR_CBF ? UINT64_MAX : in->capacity;
 }
 
 void bkr_limit_init(bkr_obj_t *o, const bkr_params_t *p)
@@ -181,18 +173,31 @@ void bkr_limit_init(bkr_obj_t *o, const bkr_params_t *p)
     o->grow_check_at = o->family == BKR_CBF ? UINT64_MAX : p->capacity;
 }
 
-bool bkr_growth_ok_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o)
+static const char *blocked_message(const bkr_obj_t *o)
 {
-    if (o->limit_known && (o->nonscaling || bk_filter_items(o->f) < o->grow_check_at))
-        return true;
-    /* The chain is at (or past) its capacity: the next add may create a
-     * sub-filter. Reading the info scans the payload, which is why it is
-     * done only here. */
+    static char msg[256];
+    snprintf(msg, sizeof msg,
+             "ERR the filter is at its memory limit: its next sub-filter would bring it to "
+             "%llu bytes, over the limit of %llu bytes (module argument MAX_BYTES)",
+             (unsigned long long)o->blocked_bytes, (unsigned long long)bkr_config.max_bytes);
+    return msg;
+}
+
+const char *bkr_growth_check(bkr_obj_t *o)
+{
+    uint64_t items = bk_filter_items(o->f);
+    if (o->limit_known && (o->nonscaling || items < o->grow_check_at))
+        return NULL;
+    if (o->blocked_bytes && items == o->blocked_items)
+        return blocked_message(o); /* nothing changed since the refusal */
+    /* The chain is at (or past) its capacity: the next add of a new key
+     * may create a sub-filter. Reading the info scans the payload, which
+     * is why it is done only here. */
     bk_filter_info_t in;
     bk_filter_info(o->f, &in);
     refresh(o, &in);
     if (o->nonscaling || in.items < in.capacity)
-        return true;
+        return NULL;
     double g = in.growth >= 1 ? in.growth : 2;
     uint32_t n = in.filters ? in.filters : 1;
     /* Capacity of the newest sub-filter: the geometric series' last term. */
@@ -201,20 +206,30 @@ bool bkr_growth_ok_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o)
     double next = ceil(last * g);
     double t = in.tightening > 0 && in.tightening < 1 ? in.tightening : BKR_TIGHTENING;
     double err = in.fpr_target * pow(t, n);
-    if (!(next < 1.8e19) || !(err > 0)) {
-        bkr_reply_errorf(ctx,
-                         "ERR the filter cannot grow further (limit %llu bytes, module "
-                         "argument MAX_BYTES)",
-                         (unsigned long long)bkr_config.max_bytes);
-        return false;
+    bk_plan_t plan;
+    if (!(next < 1.8e19) || !(err > 0) ||
+        plan_for(BKR_BF, (uint64_t)next, err, &plan) != BK_OK ||
+        in.bytes + plan.bytes > bkr_config.max_bytes) {
+        o->blocked_items = items;
+        o->blocked_bytes = next < 1.8e19 && err > 0 && plan_for(BKR_BF, (uint64_t)next, err,
+                                                                  &plan) == BK_OK
+                               ? in.bytes + plan.bytes
+                               : UINT64_MAX;
+        return blocked_message(o);
     }
-    return within_limit_or_reply(ctx, BKR_BF, (uint64_t)next, err, in.bytes);
+    /* Allowed. If the library does not grow on this very add, look again
+     * a little later rather than scanning on every add. */
+    o->blocked_bytes = 0;
+    o->grow_check_at = items + (in.capacity / 16 > 0 ? in.capacity / 16 : 1);
+    return NULL;
 }
 
 void bkr_growth_note(bkr_obj_t *o)
 {
     if (o->limit_known && (o->nonscaling || bk_filter_items(o->f) < o->grow_check_at))
         return;
+    /* Crossed the checkpoint: learn the new capacity, but leave the size
+     * check itself to bkr_growth_check before the next add. */
     bk_filter_info_t in;
     bk_filter_info(o->f, &in);
     refresh(o, &in);

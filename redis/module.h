@@ -40,6 +40,9 @@ typedef struct bkr_obj {
     uint64_t grow_check_at;
     bool limit_known;
     bool nonscaling; /* never grows: non-scaling BF, and every CBF */
+    /* Growth refused at blocked_items items (0 bytes: not refused). */
+    uint64_t blocked_items;
+    uint64_t blocked_bytes;
 
     /* Serialized bytes kept while a SCANDUMP is in progress; any write
      * drops them (bkr_obj_touch). */
@@ -101,9 +104,9 @@ bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family,
 bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
                                    RedisModuleString *keyname, bkr_family_t family,
                                    const bkr_params_t *p);
-/* Before adding to a scalable BF: false (after replying) if the next
+/* Before adding to a scalable BF: NULL, or the error to reply if the next
  * sub-filter would take the filter over the size limit. */
-bool bkr_growth_ok_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o);
+const char *bkr_growth_check(bkr_obj_t *o);
 /* Sets the growth checkpoint of a filter just created with p. */
 void bkr_limit_init(bkr_obj_t *o, const bkr_params_t *p);
 /* After adding: refresh the growth checkpoint if the chain may have grown. */

@@ -12,6 +12,11 @@ table='
 build libxxhash-dev /usr/include/xxhash.h
 test  libxxhash-dev /usr/include/xxhash.h
 test  pkg-config /usr/bin/pkg-config
+test  redis-server /usr/bin/redis-server
+test  redis-tools /usr/bin/redis-cli
+test  python3-redis /usr/lib/python3/dist-packages/redis/__init__.py
+test  php-cli /usr/bin/php
+test  php-redis /usr/share/doc/php-redis/copyright
 bench libbloom-dev /usr/include/bloom.h
 bench golang-github-dcso-bloom-cli /usr/bin/bloom
 bench redis-server /usr/bin/redis-server

@@ -1,0 +1,113 @@
+#!/bin/sh
+# Tests of the Redis module (build/bloomkit.so) against real redis-server
+# processes on 127.0.0.1: a first server driven with redis-cli and the two
+# cache-guard examples (PHP phpredis, Python redis-py), then
+# tests/redis/test_module.py for the bulk (every command and error, RESP3,
+# dumps, RDB/AOF restarts, DUMP/RESTORE/COPY, a replica, a 3-node cluster).
+# Every server runs in a temporary directory, is started with
+# --daemonize no in the background and stopped by its pid (trap on exit).
+# Ends with "N passed, N failed"; exit status 1 on any failure.
+BUILD=${BUILD:-build}
+MODULE=$(cd "$BUILD" 2>/dev/null && pwd)/bloomkit.so
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+SERVER=$(command -v redis-server)
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+finish() {
+    echo "$pass passed, $fail failed"
+    [ "$fail" -eq 0 ]
+    exit $?
+}
+
+if [ ! -f "$MODULE" ] || [ -z "$SERVER" ] || ! command -v redis-cli >/dev/null; then
+    bad "needs $BUILD/bloomkit.so, redis-server and redis-cli (scripts/need.sh test)"
+    finish
+fi
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/bloomkit-redis.XXXXXX")
+: >"$WORK/pids"
+cleanup() {
+    # Stop every server this suite started, by pid, then remove the files.
+    for p in $(cat "$WORK/pids"); do kill "$p" 2>/dev/null; done
+    for p in $(cat "$WORK/pids"); do
+        i=0
+        while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do
+            sleep 0.1
+            i=$((i + 1))
+        done
+        kill -9 "$p" 2>/dev/null
+    done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+PORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -p "$WORK/cli"
+"$SERVER" --port "$PORT" --bind 127.0.0.1 --daemonize no --dir "$WORK/cli" --save '' \
+    --logfile "$WORK/cli/log" --loadmodule "$MODULE" &
+echo $! >>"$WORK/pids"
+cli() { redis-cli -h 127.0.0.1 -p "$PORT" "$@"; }
+i=0
+until [ "$(cli PING 2>/dev/null)" = PONG ] || [ $i -ge 100 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+
+# expect NAME WANT CMD...: the command's output must equal WANT.
+expect() {
+    name=$1 want=$2
+    shift 2
+    got=$(cli "$@" 2>&1)
+    if [ "$got" = "$want" ]; then ok "$name"; else bad "$name: got '$got', want '$want'"; fi
+}
+
+case $(cli MODULE LIST 2>&1) in
+*bloomkit*) ok "module loads into redis-server $("$SERVER" --version | sed 's/.*v=\([^ ]*\).*/\1/')" ;;
+*) bad "module loads (see $WORK/cli/log)" ;;
+esac
+expect "redis-cli BF.RESERVE" OK BF.RESERVE k 0.01 1000
+expect "redis-cli BF.ADD new" 1 BF.ADD k hello
+expect "redis-cli BF.ADD again" 0 BF.ADD k hello
+expect "redis-cli BF.EXISTS" 1 BF.EXISTS k hello
+expect "redis-cli BF.EXISTS absent" 0 BF.EXISTS k other
+expect "redis-cli TYPE" bkbloom-1 TYPE k
+expect "redis-cli arity error" "ERR wrong number of arguments for 'BF.ADD' command" BF.ADD k
+expect "redis-cli CBF.ADD" 1 CBF.ADD c x
+expect "redis-cli CBF.DEL" 1 CBF.DEL c x
+expect "redis-cli CBF.EXISTS after DEL" 0 CBF.EXISTS c x
+
+# The examples: a cache-penetration guard in PHP and in Python.
+if command -v php >/dev/null && php -m 2>/dev/null | grep -qx redis; then
+    if out=$(php examples/cache_guard.php "$PORT" 2>&1) && echo "$out" | grep -qx "guard ok"; then
+        ok "example: PHP (phpredis) cache guard"
+    else
+        bad "example: PHP (phpredis) cache guard: $out"
+    fi
+else
+    bad "example: PHP cache guard needs php-cli and php-redis"
+fi
+if out=$("$PY" examples/cache_guard.py "$PORT" 2>&1) && echo "$out" | grep -qx "guard ok"; then
+    ok "example: Python (redis-py) cache guard"
+else
+    bad "example: Python (redis-py) cache guard: $out"
+fi
+
+# The bulk of the checks.
+"$PY" tests/redis/test_module.py "$SERVER" "$MODULE" "$WORK" >"$WORK/py.log" 2>&1
+rc=$?
+cat "$WORK/py.log"
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$WORK/py.log" | tail -n 1)
+if [ -n "$line" ]; then
+    pass=$((pass + ${line%% passed*}))
+    f=${line#*passed, }
+    fail=$((fail + ${f%% failed*}))
+fi
+if [ -z "$line" ] || { [ $rc -ne 0 ] && [ "${f%% failed*}" -eq 0 ]; }; then
+    bad "test_module.py ran to the end (exit $rc)"
+fi
+finish

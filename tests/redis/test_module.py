@@ -1,0 +1,829 @@
+"""Tests of bloomkit.so driven through real redis-server processes.
+
+Started by tests/redis/run.sh as
+    python3 test_module.py REDIS_SERVER MODULE_SO WORKDIR
+Every server it starts listens on 127.0.0.1 only, runs in WORKDIR, is
+recorded in WORKDIR/pids (so run.sh's trap can stop it by pid) and is
+stopped by pid here. Prints one line per check and ends with
+"N passed, N failed".
+
+Checks compare the module with a Python reference (the set of items
+added): no false negatives ever, a false-positive rate near the requested
+one (which a filter that answered "yes" to everything would fail), and
+dumps compared byte for byte where two filters must be identical.
+"""
+
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import redis
+from redis.exceptions import ResponseError
+
+REDIS_SERVER, MODULE, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
+SCALE = float(os.environ.get("BK_TEST_SCALE", "1"))
+
+passed = 0
+failed = 0
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok - " + name)
+    else:
+        failed += 1
+        print("FAIL - " + name + (": " + str(detail) if detail else ""))
+    sys.stdout.flush()
+
+
+def error_of(fn, *args):
+    """The error text a call raises, or None if it succeeds."""
+    try:
+        fn(*args)
+    except ResponseError as e:
+        return str(e)
+    return None
+
+
+def port_free(port):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def free_port(cluster=False):
+    """A free loopback port; for a cluster node, its bus port (port + 10000)
+    must be free too."""
+    rnd = random.Random(os.getpid() * 7919 + time.time_ns())
+    for _ in range(1000):
+        port = rnd.randrange(20000, 50000)
+        if port_free(port) and (not cluster or port_free(port + 10000)):
+            return port
+    raise RuntimeError("no free port")
+
+
+class Server:
+    """One redis-server with the module, in its own directory."""
+
+    def __init__(self, name, module_args=(), extra=()):
+        self.dir = os.path.join(WORK, name)
+        os.makedirs(self.dir, exist_ok=True)
+        self.module_args = list(module_args)
+        self.extra = list(extra)
+        self.port = free_port("--cluster-enabled" in self.extra)
+        self.proc = None
+
+    def start(self):
+        args = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
+                "--daemonize", "no", "--dir", self.dir, "--save", "",
+                "--logfile", os.path.join(self.dir, "log"),
+                "--loadmodule", MODULE] + self.module_args + self.extra
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        with open(os.path.join(WORK, "pids"), "a") as f:
+            f.write("%d\n" % self.proc.pid)
+        self.r = redis.Redis(host="127.0.0.1", port=self.port)
+        for _ in range(200):
+            try:
+                if self.r.ping():
+                    break
+            except redis.exceptions.BusyLoadingError:
+                pass
+            except redis.exceptions.ConnectionError:
+                pass
+            if self.proc.poll() is not None:
+                raise RuntimeError("redis-server exited; see " + self.dir + "/log")
+            time.sleep(0.05)
+        return self
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+def dump_all(r, cmd, key):
+    """The chunks of SCANDUMP as a list of (iter, data)."""
+    chunks = []
+    it = 0
+    for _ in range(100000):
+        it, data = r.execute_command(cmd + ".SCANDUMP", key, it)
+        if it == 0:
+            break
+        chunks.append((it, data))
+    return chunks
+
+
+def dump_bytes(r, key, cmd="BF"):
+    return b"".join(d for _, d in dump_all(r, cmd, key)[1:])
+
+
+def items(prefix, n):
+    return [("%s-%d" % (prefix, i)).encode() for i in range(n)]
+
+
+def scaled(n):
+    return max(1, int(n * SCALE))
+
+
+# --------------------------------------------------------------------------
+# Commands and errors
+
+
+def test_bf_basic(r):
+    r.flushall()
+    check("reserve", r.execute_command("BF.RESERVE", "f", "0.01", "1000") == b"OK")
+    e = error_of(r.execute_command, "BF.RESERVE", "f", "0.01", "1000")
+    check("reserve twice: item exists", e == "item exists", e)
+    check("add new", r.execute_command("BF.ADD", "f", "a") == 1)
+    check("add again", r.execute_command("BF.ADD", "f", "a") == 0)
+    check("madd with repeat in batch",
+          r.execute_command("BF.MADD", "f", "b", "c", "b", "a") == [1, 1, 0, 0])
+    check("exists", r.execute_command("BF.EXISTS", "f", "c") == 1)
+    check("exists absent", r.execute_command("BF.EXISTS", "f", "zz-absent") == 0)
+    check("exists missing key", r.execute_command("BF.EXISTS", "nokey", "a") == 0)
+    check("mexists", r.execute_command("BF.MEXISTS", "f", "a", "q-absent", "b") == [1, 0, 1])
+    check("mexists missing key", r.execute_command("BF.MEXISTS", "nokey", "a", "b") == [0, 0])
+    check("card", r.execute_command("BF.CARD", "f") == 3)
+    check("card missing key", r.execute_command("BF.CARD", "nokey") == 0)
+    # binary-safe items
+    check("binary item", r.execute_command("BF.ADD", "f", b"\x00\xff\r\n") == 1)
+    check("binary item exists", r.execute_command("BF.EXISTS", "f", b"\x00\xff\r\n") == 1)
+    check("empty item", r.execute_command("BF.ADD", "f", b"") == 1 and
+          r.execute_command("BF.EXISTS", "f", b"") == 1)
+    # auto-create with RedisBloom's defaults
+    check("add creates", r.execute_command("BF.ADD", "auto", "x") == 1)
+    info = r.execute_command("BF.INFO", "auto")
+    d = dict(zip(info[0::2], info[1::2]))
+    check("defaults: capacity 100, expansion 2, 1 filter, 1 item",
+          d.get(b"Capacity") == 100 and d.get(b"Expansion rate") == 2 and
+          d.get(b"Number of filters") == 1 and d.get(b"Number of items inserted") == 1, d)
+    check("info labels in order",
+          info[0::2] == [b"Capacity", b"Size", b"Number of filters",
+                         b"Number of items inserted", b"Expansion rate"], info)
+    check("size is the payload", 64 <= d.get(b"Size", 0) <= 4096, d)
+    for field, key in (("CAPACITY", b"Capacity"), ("size", b"Size"),
+                       ("FILTERS", b"Number of filters"),
+                       ("items", b"Number of items inserted"),
+                       ("EXPANSION", b"Expansion rate")):
+        v = r.execute_command("BF.INFO", "auto", field)
+        check("info field " + field, v == [d[key]], v)
+    e = error_of(r.execute_command, "BF.INFO", "auto", "bogus")
+    check("info bad field", e is not None and "Invalid information value" in e, e)
+    e = error_of(r.execute_command, "BF.INFO", "nokey")
+    check("info missing key: not found", e == "not found", e)
+    r.execute_command("BF.RESERVE", "ns", "0.01", "10", "NONSCALING")
+    check("info expansion of nonscaling is nil",
+          r.execute_command("BF.INFO", "ns", "EXPANSION") == [None])
+
+
+def test_bf_errors(r):
+    r.flushall()
+    cases = [
+        (("BF.RESERVE", "k", "abc", "100"), "bad error rate"),
+        (("BF.RESERVE", "k", "0", "100"), "(0 < error rate range < 1)"),
+        (("BF.RESERVE", "k", "1", "100"), "(0 < error rate range < 1)"),
+        (("BF.RESERVE", "k", "nan", "100"), "bad error rate"),
+        (("BF.RESERVE", "k", "0.01", "x"), "bad capacity"),
+        (("BF.RESERVE", "k", "0.01", "0"), "(capacity should be larger than 0)"),
+        (("BF.RESERVE", "k", "0.01", "-5"), "(capacity should be larger than 0)"),
+        (("BF.RESERVE", "k", "0.01", "100", "EXPANSION"), "no expansion"),
+        (("BF.RESERVE", "k", "0.01", "100", "EXPANSION", "x"), "bad expansion"),
+        (("BF.RESERVE", "k", "0.01", "100", "EXPANSION", "0"),
+         "expansion should be greater or equal to 1"),
+        (("BF.RESERVE", "k", "0.01", "100", "EXPANSION", "2", "NONSCALING"),
+         "nonscaling filters cannot expand"),
+        (("BF.RESERVE", "k", "0.01", "100", "BOGUS"), "unknown argument 'BOGUS'"),
+        (("BF.INSERT", "k", "CAPACITY", "x", "ITEMS", "a"), "bad capacity"),
+        (("BF.INSERT", "k", "ERROR", "2", "ITEMS", "a"), "(0 < error rate range < 1)"),
+        (("BF.INSERT", "k", "EXPANSION", "0", "ITEMS", "a"),
+         "expansion should be greater or equal to 1"),
+        (("BF.INSERT", "k", "FOO", "ITEMS", "a"), "unknown argument 'FOO'"),
+        (("BF.INSERT", "k", "NOCREATE", "ITEMS", "a"), "not found"),
+        (("BF.SCANDUMP", "k", "x"), "Second argument must be numeric"),
+        (("BF.SCANDUMP", "k", "0"), "not found"),
+        (("BF.LOADCHUNK", "k", "x", "data"), "Second argument must be numeric"),
+        (("BF.LOADCHUNK", "k", "1", "notaheader"), "invalid dump header"),
+        (("BF.LOADCHUNK", "k", "20", "data"), "not found"),
+        (("CBF.RESERVE", "c", "2", "100"), "(0 < error rate range < 1)"),
+        (("CBF.RESERVE", "c", "0.01", "0"), "(capacity should be larger than 0)"),
+        (("CBF.DEL", "c", "a"), "not found"),
+        (("CBF.INFO", "c"), "not found"),
+    ]
+    for args, want in cases:
+        e = error_of(r.execute_command, *args)
+        check("error %s" % " ".join(args), e is not None and want in e, e)
+    check("failed reserve created nothing", r.exists("k", "c") == 0)
+    arity = [("BF.RESERVE", "k", "0.01"), ("BF.ADD", "k"), ("BF.ADD", "k", "a", "b"),
+             ("BF.MADD", "k"), ("BF.EXISTS", "k"), ("BF.EXISTS", "k", "a", "b"),
+             ("BF.MEXISTS", "k"), ("BF.INSERT", "k", "ITEMS"), ("BF.INSERT", "k", "a"),
+             ("BF.INSERT", "k", "CAPACITY", "10", "ITEMS"), ("BF.INFO",),
+             ("BF.INFO", "k", "a", "b"), ("BF.CARD",), ("BF.SCANDUMP", "k"),
+             ("BF.LOADCHUNK", "k", "1"), ("CBF.RESERVE", "c", "0.01"), ("CBF.ADD", "c"),
+             ("CBF.MADD", "c"), ("CBF.DEL", "c"), ("CBF.EXISTS", "c"), ("CBF.MEXISTS", "c"),
+             ("CBF.COUNT", "c"), ("CBF.INFO",), ("CBF.CARD",)]
+    for args in arity:
+        e = error_of(r.execute_command, *args)
+        check("arity %s" % " ".join(args),
+              e is not None and "wrong number of arguments" in e, e)
+
+    # WRONGTYPE on non-filter keys and across families
+    r.set("str", "v")
+    r.execute_command("CBF.ADD", "cbf", "a")
+    r.execute_command("BF.ADD", "bf", "a")
+    bf_cmds = [("BF.RESERVE", "{}", "0.01", "10"), ("BF.ADD", "{}", "a"),
+               ("BF.MADD", "{}", "a"), ("BF.INSERT", "{}", "ITEMS", "a"),
+               ("BF.EXISTS", "{}", "a"), ("BF.MEXISTS", "{}", "a"), ("BF.INFO", "{}"),
+               ("BF.CARD", "{}"), ("BF.SCANDUMP", "{}", "0"),
+               ("BF.LOADCHUNK", "{}", "1", "x" * 16)]
+    cbf_cmds = [("CBF.RESERVE", "{}", "0.01", "10"), ("CBF.ADD", "{}", "a"),
+                ("CBF.MADD", "{}", "a"), ("CBF.DEL", "{}", "a"), ("CBF.EXISTS", "{}", "a"),
+                ("CBF.MEXISTS", "{}", "a"), ("CBF.COUNT", "{}", "a"), ("CBF.INFO", "{}"),
+                ("CBF.CARD", "{}"), ("CBF.SCANDUMP", "{}", "0")]
+    for cmds, others in ((bf_cmds, ("str", "cbf")), (cbf_cmds, ("str", "bf"))):
+        for key in others:
+            for c in cmds:
+                args = [a.format(key) if a == "{}" else a for a in c]
+                e = error_of(r.execute_command, *args)
+                check("WRONGTYPE %s on %s" % (c[0], key),
+                      e is not None and e.startswith("WRONGTYPE"), e)
+    check("string untouched", r.get("str") == b"v")
+
+
+def test_bf_accuracy(r):
+    r.flushall()
+    n = scaled(20000)
+    r.execute_command("BF.RESERVE", "acc", "0.01", n)
+    added = items("in", n)
+    for i in range(0, n, 1000):
+        r.execute_command("BF.MADD", "acc", *added[i:i + 1000])
+    res = []
+    for i in range(0, n, 1000):
+        res += r.execute_command("BF.MEXISTS", "acc", *added[i:i + 1000])
+    check("no false negatives (%d items)" % n, all(x == 1 for x in res))
+    probes = items("out", max(scaled(20000), 2000))
+    fp = 0
+    for i in range(0, len(probes), 1000):
+        fp += sum(r.execute_command("BF.MEXISTS", "acc", *probes[i:i + 1000]))
+    rate = fp / len(probes)
+    check("false-positive rate at capacity %.4f <= 0.02 (asked 0.01)" % rate, rate <= 0.02, rate)
+    check("filter is not empty-answering: card", r.execute_command("BF.CARD", "acc") >= n * 0.98)
+
+
+def test_bf_scaling(r):
+    r.flushall()
+    r.execute_command("BF.RESERVE", "s", "0.01", "100", "EXPANSION", "2")
+    added = items("s", 1000)
+    for i in range(0, 1000, 100):
+        r.execute_command("BF.MADD", "s", *added[i:i + 100])
+    info = r.execute_command("BF.INFO", "s")
+    d = dict(zip(info[0::2], info[1::2]))
+    check("scaled to several sub-filters", d[b"Number of filters"] >= 4, d)
+    check("capacity is the sum of sub-filters (100+200+400+800...)",
+          d[b"Capacity"] >= 1000 and d[b"Capacity"] in (700, 1500, 3100, 6300), d)
+    check("all items present after scaling",
+          all(x == 1 for x in r.execute_command("BF.MEXISTS", "s", *added)))
+    probes = items("s-out", 5000)
+    fp = sum(r.execute_command("BF.MEXISTS", "s", *probes)) / len(probes)
+    check("scaled FPR %.4f <= 0.02" % fp, fp <= 0.02, fp)
+
+    # expansion 1 keeps sub-filters of the same size
+    r.execute_command("BF.RESERVE", "s1", "0.01", "100", "EXPANSION", "1")
+    r.execute_command("BF.MADD", "s1", *items("t", 350))
+    c = r.execute_command("BF.INFO", "s1", "CAPACITY")[0]
+    check("expansion 1: capacity 400 after 350 items", c == 400, c)
+
+    # NONSCALING: full filter refuses new items
+    r.execute_command("BF.RESERVE", "ns", "0.01", "50", "NONSCALING")
+    res = r.execute_command("BF.MADD", "ns", *items("n", 80))
+    errs = [x for x in res if isinstance(x, ResponseError)]
+    check("nonscaling MADD stops at the first error",
+          len(errs) == 1 and res[-1] is errs[0] and 45 <= len(res) <= 80, res[-3:])
+    check("nonscaling error text", errs and "non scaling filter is full" in str(errs[0]), errs)
+    e = error_of(r.execute_command, "BF.ADD", "ns", "brand-new-item")
+    check("nonscaling ADD when full", e == "non scaling filter is full", e)
+    check("nonscaling still answers for its items",
+          r.execute_command("BF.EXISTS", "ns", "n-0") == 1)
+    check("nonscaling filters count", r.execute_command("BF.INFO", "ns", "FILTERS") == [1])
+
+
+def test_bf_insert(r):
+    r.flushall()
+    res = r.execute_command("BF.INSERT", "i", "CAPACITY", "5000", "ERROR", "0.001",
+                            "EXPANSION", "4", "ITEMS", "a", "b", "a")
+    check("insert creates and adds", res == [1, 1, 0], res)
+    d = r.execute_command("BF.INFO", "i")
+    d = dict(zip(d[0::2], d[1::2]))
+    check("insert used CAPACITY and EXPANSION",
+          d[b"Capacity"] == 5000 and d[b"Expansion rate"] == 4, d)
+    # 0.001 at 5000 items needs more bits than 0.01 at 5000
+    r.execute_command("BF.RESERVE", "j", "0.01", "5000")
+    sj = r.execute_command("BF.INFO", "j", "SIZE")[0]
+    check("insert used ERROR (size %d > %d)" % (d[b"Size"], sj), d[b"Size"] > sj * 1.3)
+    res = r.execute_command("BF.INSERT", "i", "NOCREATE", "ITEMS", "c", "a")
+    check("insert NOCREATE on existing key", res == [1, 0], res)
+    res = r.execute_command("BF.INSERT", "i", "CAPACITY", "7", "ITEMS", "d")
+    check("insert on existing key keeps its parameters",
+          res == [1] and r.execute_command("BF.INFO", "i", "CAPACITY") == [5000])
+    res = r.execute_command("BF.INSERT", "n", "NONSCALING", "CAPACITY", "3", "ERROR",
+                            "0.00001", "ITEMS", "1", "2", "3", "4", "5")
+    check("insert NONSCALING: fills then errors",
+          res[:3] == [1, 1, 1] and isinstance(res[-1], ResponseError) and
+          r.execute_command("BF.CARD", "n") == 3, res)
+    check("items named like keywords after ITEMS",
+          r.execute_command("BF.INSERT", "kw", "ITEMS", "CAPACITY", "NOCREATE") == [1, 1])
+
+
+def test_limits(r):
+    r.flushall()
+    for args in (("0.01", "1000000000000000"), ("1e-300", "100"), ("0.01", "9223372036854775807"),
+                 ("0.0000001", "1000000000")):
+        e = error_of(r.execute_command, "BF.RESERVE", "big", *args)
+        check("limit: BF.RESERVE %s %s refused" % args, e is not None and "MAX_BYTES" in e, e)
+        e = error_of(r.execute_command, "CBF.RESERVE", "big", *args)
+        check("limit: CBF.RESERVE %s %s refused" % args, e is not None and "MAX_BYTES" in e, e)
+    e = error_of(r.execute_command, "BF.INSERT", "big", "CAPACITY", "1000000000000000",
+                 "ITEMS", "a")
+    check("limit: BF.INSERT refused", e is not None and "MAX_BYTES" in e, e)
+    check("limit: nothing created", r.exists("big") == 0)
+    check("server alive after refusals", r.ping())
+
+
+def test_limit_argument():
+    s = Server("limits", module_args=["MAX_BYTES", "20000"]).start()
+    try:
+        r = s.r
+        e = error_of(r.execute_command, "BF.RESERVE", "a", "0.01", "100000")
+        check("MAX_BYTES 20000: 100000 items refused", e is not None and "20000" in e, e)
+        check("MAX_BYTES 20000: 1000 items fit",
+              r.execute_command("BF.RESERVE", "b", "0.01", "1000") == b"OK")
+        # growth stops at the limit with a clear error, and what was
+        # added stays answerable
+        r.execute_command("BF.RESERVE", "g", "0.01", "100", "EXPANSION", "2")
+        errors = None
+        added = 0
+        for i in range(200):
+            res = r.execute_command("BF.MADD", "g", *items("g%d" % i, 100))
+            bad = [x for x in res if isinstance(x, ResponseError)]
+            added += len(res) - len(bad)
+            if bad:
+                errors = str(bad[0])
+                break
+        check("growth refused at the limit", errors is not None and "MAX_BYTES" in errors, errors)
+        size = r.execute_command("BF.INFO", "g", "SIZE")[0]
+        check("filter stayed under the limit (%d bytes)" % size, size <= 20000, size)
+        check("items added before the limit are present",
+              r.execute_command("BF.EXISTS", "g", "g0-0") == 1 and added > 100)
+    finally:
+        s.stop()
+    s = Server("badarg", module_args=["MAX_BYTES", "zero"])
+    try:
+        s.start()
+        check("bad module argument refuses to load", False)
+    except RuntimeError:
+        check("bad module argument refuses to load", True)
+    finally:
+        s.stop()
+
+
+def test_cbf(r):
+    r.flushall()
+    check("cbf reserve", r.execute_command("CBF.RESERVE", "c", "0.01", "1000") == b"OK")
+    e = error_of(r.execute_command, "CBF.RESERVE", "c", "0.01", "1000")
+    check("cbf reserve twice", e == "item exists", e)
+    check("cbf add", r.execute_command("CBF.ADD", "c", "x") == 1)
+    check("cbf add again", r.execute_command("CBF.ADD", "c", "x") == 0)
+    check("cbf madd", r.execute_command("CBF.MADD", "c", "x", "y", "z") == [0, 1, 1])
+    check("cbf count 3", r.execute_command("CBF.COUNT", "c", "x") == 3)
+    check("cbf count absent", r.execute_command("CBF.COUNT", "c", "absent") == 0)
+    check("cbf count missing key", r.execute_command("CBF.COUNT", "nokey", "x") == 0)
+    check("cbf del", r.execute_command("CBF.DEL", "c", "y") == 1)
+    check("cbf deleted item gone", r.execute_command("CBF.EXISTS", "c", "y") == 0)
+    check("cbf del again: not there", r.execute_command("CBF.DEL", "c", "y") == 0)
+    check("cbf del never added", r.execute_command("CBF.DEL", "c", "never") == 0)
+    check("cbf others stay", r.execute_command("CBF.MEXISTS", "c", "x", "z", "y") == [1, 1, 0])
+    r.execute_command("CBF.DEL", "c", "x")
+    check("cbf count after one del", r.execute_command("CBF.COUNT", "c", "x") == 2)
+    info = r.execute_command("CBF.INFO", "c")
+    d = dict(zip(info[0::2], info[1::2]))
+    check("cbf info", d.get(b"Capacity") == 1000 and d.get(b"Size", 0) > 0 and
+          b"Number of items inserted" in d and b"Hash functions" in d, d)
+    check("cbf card", r.execute_command("CBF.CARD", "c") == d[b"Number of items inserted"])
+    check("cbf card missing", r.execute_command("CBF.CARD", "nokey") == 0)
+    # reference model: add many, delete half, check both halves
+    n = scaled(3000)
+    r.execute_command("CBF.RESERVE", "m", "0.01", n)
+    keep = items("keep", n // 2)
+    drop = items("drop", n // 2)
+    r.execute_command("CBF.MADD", "m", *(keep + drop))
+    dels = [r.execute_command("CBF.DEL", "m", x) for x in drop]
+    check("cbf deletes all succeed", all(x == 1 for x in dels))
+    check("cbf no false negatives after deletes",
+          all(x == 1 for x in r.execute_command("CBF.MEXISTS", "m", *keep)))
+    gone = sum(r.execute_command("CBF.MEXISTS", "m", *drop)) / len(drop)
+    check("cbf deleted items absent (FP %.4f <= 0.03)" % gone, gone <= 0.03, gone)
+    check("cbf auto-create defaults",
+          r.execute_command("CBF.ADD", "auto", "a") == 1 and
+          dict(zip(*[iter(r.execute_command("CBF.INFO", "auto"))] * 2))[b"Capacity"] == 100)
+
+
+def resp3(port, *commands):
+    """Sends HELLO 3 and the commands on a raw socket; returns the raw
+    reply bytes of each command (after HELLO)."""
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(5)
+
+    def enc(args):
+        out = b"*%d\r\n" % len(args)
+        for a in args:
+            a = a if isinstance(a, bytes) else str(a).encode()
+            out += b"$%d\r\n%s\r\n" % (len(a), a)
+        return out
+
+    f = s.makefile("rb")
+
+    def read_one():
+        line = f.readline()
+        t, rest = line[:1], line[1:-2]
+        if t in (b"+", b"-", b":", b"#", b",", b"_"):
+            return line
+        if t in (b"$", b"="):
+            n = int(rest)
+            return line + (f.read(n + 2) if n >= 0 else b"")
+        if t in (b"*", b"~", b">"):
+            return line + b"".join(read_one() for _ in range(int(rest)))
+        if t == b"%":
+            return line + b"".join(read_one() for _ in range(2 * int(rest)))
+        raise ValueError(line)
+
+    s.sendall(enc(["HELLO", "3"]))
+    read_one()
+    out = []
+    for c in commands:
+        s.sendall(enc(c))
+        out.append(read_one())
+    s.close()
+    return out
+
+
+def test_resp3(r, port):
+    r.flushall()
+    add, add2, ex, madd, info, card, cadd, cinfo = resp3(
+        port, ("BF.ADD", "r3", "a"), ("BF.ADD", "r3", "a"), ("BF.EXISTS", "r3", "a"),
+        ("BF.MADD", "r3", "a", "b"), ("BF.INFO", "r3"), ("BF.CARD", "r3"),
+        ("CBF.ADD", "c3", "a"), ("CBF.INFO", "c3"))
+    check("resp3 BF.ADD is boolean true", add == b"#t\r\n", add)
+    check("resp3 BF.ADD again is boolean false", add2 == b"#f\r\n", add2)
+    check("resp3 BF.EXISTS boolean", ex == b"#t\r\n", ex)
+    check("resp3 BF.MADD array of booleans", madd == b"*2\r\n#f\r\n#t\r\n", madd)
+    check("resp3 BF.INFO is a map of 5", info.startswith(b"%5\r\n+Capacity\r\n:100\r\n"), info)
+    check("resp3 BF.CARD integer", card == b":2\r\n", card)
+    check("resp3 CBF.ADD boolean", cadd == b"#t\r\n", cadd)
+    check("resp3 CBF.INFO map", cinfo.startswith(b"%6\r\n"), cinfo)
+    check("resp2 BF.ADD is integer", r.execute_command("BF.ADD", "r3", "zz") == 1)
+
+
+# --------------------------------------------------------------------------
+# Dumps, persistence, copies
+
+
+def test_scandump(r):
+    r.flushall()
+    n = scaled(5000)
+    r.execute_command("BF.RESERVE", "d", "0.001", "1000", "EXPANSION", "2")
+    added = items("d", n)
+    for i in range(0, n, 500):
+        r.execute_command("BF.MADD", "d", *added[i:i + 500])
+    chunks = dump_all(r, "BF", "d")
+    check("scandump: header then several chunks (CHUNK_BYTES 4096)", len(chunks) >= 3,
+          len(chunks))
+    check("scandump iterators increase", all(a[0] < b[0] for a, b in zip(chunks, chunks[1:])))
+    for it, data in chunks:
+        r.execute_command("BF.LOADCHUNK", "d2", it, data)
+    check("loadchunk restores all items",
+          all(x == 1 for x in r.execute_command("BF.MEXISTS", "d2", *added)))
+    check("restored info equal", r.execute_command("BF.INFO", "d2") ==
+          r.execute_command("BF.INFO", "d"))
+    check("restored dump byte-identical", dump_bytes(r, "d2") == dump_bytes(r, "d"))
+    probes = items("d-out", 2000)
+    check("restored answers like the original for absent items",
+          r.execute_command("BF.MEXISTS", "d2", *probes) ==
+          r.execute_command("BF.MEXISTS", "d", *probes))
+    e = error_of(r.execute_command, "BF.LOADCHUNK", "d2", chunks[0][0], chunks[0][1])
+    check("loadchunk header on existing key", e == "item exists", e)
+
+    # in-progress key: other commands refuse it clearly
+    r.execute_command("BF.LOADCHUNK", "p", chunks[0][0], chunks[0][1])
+    e = error_of(r.execute_command, "BF.ADD", "p", "x")
+    check("pending key refuses BF.ADD", e is not None and "LOADCHUNK" in e, e)
+    e = error_of(r.execute_command, "BF.LOADCHUNK", "p", chunks[2][0], chunks[2][1])
+    check("chunk out of order refused", e is not None and "out of order" in e, e)
+    # a damaged chunk: the reassembled bytes fail validation, key removed
+    bad = bytearray(chunks[1][1])
+    bad[len(bad) // 2] ^= 0x40
+    r.execute_command("BF.LOADCHUNK", "p", chunks[1][0], bytes(bad))
+    last = None
+    for it, data in chunks[2:]:
+        last = error_of(r.execute_command, "BF.LOADCHUNK", "p", it, data)
+    check("damaged dump refused", last is not None and "invalid dump" in last, last)
+    check("damaged dump leaves no key", r.exists("p") == 0)
+    # a truncated dump (header claims more) never becomes a filter
+    r.execute_command("BF.LOADCHUNK", "t", chunks[0][0], chunks[0][1])
+    r.execute_command("BF.LOADCHUNK", "t", chunks[1][0], chunks[1][1])
+    check("incomplete dump stays pending", error_of(r.execute_command, "BF.EXISTS", "t", "d-0")
+          is not None)
+    # header for the other family
+    e = error_of(r.execute_command, "CBF.LOADCHUNK", "x", chunks[0][0], chunks[0][1])
+    check("BF dump refused by CBF.LOADCHUNK", e is not None and "invalid dump header" in e, e)
+    # header claiming a huge size
+    hdr = bytearray(chunks[0][1])
+    hdr[8:16] = (1 << 50).to_bytes(8, "little")
+    e = error_of(r.execute_command, "BF.LOADCHUNK", "h", 1, bytes(hdr))
+    check("header over MAX_BYTES refused", e is not None and "MAX_BYTES" in e, e)
+
+    # a dump taken while the filter changes is refused on load, not trusted
+    it, hdr = r.execute_command("BF.SCANDUMP", "d", 0)
+    it2, c1 = r.execute_command("BF.SCANDUMP", "d", it)
+    r.execute_command("BF.ADD", "d", "changed-between-chunks")
+    mixed = [(it, hdr), (it2, c1)]
+    cur = it2
+    while True:
+        cur, data = r.execute_command("BF.SCANDUMP", "d", cur)
+        if cur == 0:
+            break
+        mixed.append((cur, data))
+    last = None
+    for it, data in mixed:
+        last = error_of(r.execute_command, "BF.LOADCHUNK", "mix", it, data)
+    check("dump of a changing filter refused", last is not None and "invalid dump" in last, last)
+
+    # CBF twins
+    r.execute_command("CBF.RESERVE", "cd", "0.001", "1000")
+    r.execute_command("CBF.MADD", "cd", *items("c", 300))
+    r.execute_command("CBF.ADD", "cd", "c-1")
+    for it, data in dump_all(r, "CBF", "cd"):
+        r.execute_command("CBF.LOADCHUNK", "cd2", it, data)
+    check("cbf dump restores counts", r.execute_command("CBF.COUNT", "cd2", "c-1") == 2 and
+          dump_bytes(r, "cd2", "CBF") == dump_bytes(r, "cd", "CBF"))
+
+
+def crc64(data):
+    """Redis' CRC-64 (Jones polynomial, reflected), for DUMP payloads."""
+    poly = 0x95AC9329AC4BC9B5
+    crc = 0
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ poly if crc & 1 else crc >> 1
+    return crc
+
+
+def test_dump_restore_copy(r):
+    r.flushall()
+    r.execute_command("BF.MADD", "a", *items("a", 300))
+    payload = r.dump("a")
+    check("crc64 matches the server's", crc64(payload[:-8]) ==
+          int.from_bytes(payload[-8:], "little"))
+    r.restore("b", 0, payload)
+    check("restore gives an equal filter", dump_bytes(r, "b") == dump_bytes(r, "a"))
+    check("restored type", r.type("b") == b"bkbloom-1")
+
+    def refuse(name, body):
+        p = body + payload[-10:-8]
+        p += crc64(p).to_bytes(8, "little")
+        e = error_of(r.restore, "x", 0, p)
+        check("restore refuses " + name, e is not None and "Bad data format" in e, e)
+        check("server alive after " + name, r.ping())
+
+    body = bytearray(payload[:-10])
+    mid = bytearray(body)
+    mid[len(mid) // 2] ^= 0x01
+    refuse("a flipped payload bit", bytes(mid))
+    refuse("a truncated payload", bytes(body[:len(body) // 2]))
+    hdr = bytearray(body)
+    hdr[len(hdr) - 40] ^= 0xFF
+    refuse("a damaged tail", bytes(hdr))
+    check("no key from refused restores", r.exists("x") == 0)
+
+    check("copy", r.execute_command("COPY", "a", "c") == 1)
+    fresh = items("only-in-copy", 100)
+    r.execute_command("BF.MADD", "c", *fresh)
+    in_a = sum(r.execute_command("BF.MEXISTS", "a", *fresh))
+    check("copy is independent (%d of 100 seen in the original)" % in_a, in_a <= 10 and
+          all(r.execute_command("BF.MEXISTS", "c", *fresh)) and
+          r.execute_command("BF.EXISTS", "c", "a-7") == 1)
+    r.execute_command("CBF.MADD", "cc", "x", "x", "y")
+    r.execute_command("COPY", "cc", "cc2")
+    check("cbf copy keeps counts", r.execute_command("CBF.COUNT", "cc2", "x") == 2)
+
+    small = r.memory_usage("a")
+    r.execute_command("BF.RESERVE", "big", "0.01", "1000000")
+    big = r.memory_usage("big")
+    size = r.execute_command("BF.INFO", "big", "SIZE")[0]
+    check("MEMORY USAGE covers the payload (%d >= %d)" % (big, size), big >= size > 1000000)
+    check("MEMORY USAGE grows with capacity", small < big / 100, (small, big))
+
+
+def snapshot(r, keys):
+    out = {}
+    for k, fam in keys:
+        out[k] = dump_bytes(r, k, fam)
+    return out
+
+
+def fill_mixed(r, tag):
+    """Writes through every write command; returns the keys written."""
+    r.execute_command("BF.RESERVE", tag + "res", "0.001", "500", "EXPANSION", "3")
+    r.execute_command("BF.MADD", tag + "res", *items(tag, 2000))
+    r.execute_command("BF.ADD", tag + "add", "x")
+    r.execute_command("BF.INSERT", tag + "ins", "CAPACITY", "50", "NONSCALING", "ITEMS",
+                      *items(tag + "i", 20))
+    r.execute_command("CBF.RESERVE", tag + "cres", "0.01", "500")
+    r.execute_command("CBF.MADD", tag + "cres", *items(tag + "c", 200))
+    r.execute_command("CBF.DEL", tag + "cres", tag + "c-5")
+    r.execute_command("CBF.ADD", tag + "cadd", "y")
+    src = tag + "res"
+    for it, data in dump_all(r, "BF", src):
+        r.execute_command("BF.LOADCHUNK", tag + "load", it, data)
+    r.execute_command("BF.LOADCHUNK", tag + "pend", *dump_all(r, "BF", src)[0])
+    return [(tag + k, "BF") for k in ("res", "add", "ins", "load")] + \
+           [(tag + k, "CBF") for k in ("cres", "cadd")]
+
+
+def test_rdb_restart():
+    s = Server("rdb").start()
+    try:
+        keys = fill_mixed(s.r, "r")
+        before = snapshot(s.r, keys)
+        check("rdb: SAVE", s.r.save())
+        s.stop()
+        s.start()
+        after = snapshot(s.r, keys)
+        check("rdb: every filter identical after restart", before == after,
+              [k for k in before if before[k] != after.get(k)])
+        check("rdb: pending load survives as pending",
+              error_of(s.r.execute_command, "BF.EXISTS", "rpend", "x") is not None and
+              s.r.type("rpend") == b"bkbloom-1")
+        check("rdb: cbf counts survive", s.r.execute_command("CBF.COUNT", "rcres", "rc-6") == 1 and
+              s.r.execute_command("CBF.EXISTS", "rcres", "rc-5") == 0)
+        s.r.execute_command("BF.MADD", "rres", *items("after", 3000))
+        check("rdb: a loaded filter keeps growing", s.r.execute_command(
+            "BF.EXISTS", "rres", "after-2999") == 1)
+    finally:
+        s.stop()
+
+
+def test_aof_restart():
+    s = Server("aof", extra=["--appendonly", "yes", "--appendfsync", "always"]).start()
+    try:
+        keys = fill_mixed(s.r, "a")
+        s.r.bgrewriteaof()
+        for _ in range(200):
+            if s.r.info("persistence")["aof_rewrite_in_progress"] == 0 and \
+                    s.r.info("persistence")["aof_rewrite_scheduled"] == 0:
+                break
+            time.sleep(0.05)
+        keys += fill_mixed(s.r, "b")  # after the rewrite: in the AOF tail
+        before = snapshot(s.r, keys)
+        s.stop()
+        s.start()
+        after = snapshot(s.r, keys)
+        check("aof: every filter identical after rewrite + restart", before == after,
+              [k for k in before if before[k] != after.get(k)])
+        check("aof: pending key rebuilt as pending",
+              s.r.type("apend") == b"bkbloom-1" and
+              error_of(s.r.execute_command, "BF.ADD", "apend", "x") is not None)
+        check("aof: seeds reproduced (random seed per filter, dumps differ between keys)",
+              before["aadd"] != before["badd"] and after["aadd"] == before["aadd"])
+    finally:
+        s.stop()
+
+
+def test_replication():
+    m = Server("master").start()
+    try:
+        pre = fill_mixed(m.r, "p")  # before the replica: full sync (RDB)
+        rep = Server("replica", extra=["--replicaof", "127.0.0.1", str(m.port)]).start()
+        try:
+            for _ in range(200):
+                if rep.r.info("replication").get("master_link_status") == "up":
+                    break
+                time.sleep(0.05)
+            keys = pre + fill_mixed(m.r, "q")  # streamed commands
+            m.r.execute_command("CBF.DEL", "qcadd", "y")
+            m.r.execute_command("BF.INSERT", "qauto", "ITEMS", "x", "y")
+            keys.append(("qauto", "BF"))
+            check("replication: WAIT", m.r.execute_command("WAIT", 1, 5000) == 1)
+            mine = snapshot(m.r, keys)
+            theirs = snapshot(rep.r, keys)
+            check("replication: replica holds identical filters (%d keys)" % len(keys),
+                  mine == theirs, [k for k in mine if mine[k] != theirs.get(k)])
+            check("replication: delete replicated",
+                  rep.r.execute_command("CBF.EXISTS", "qcadd", "y") == 0)
+            e = error_of(rep.r.execute_command, "BF.ADD", "qauto", "z")
+            check("replication: replica is read-only", e is not None and "read only" in e, e)
+        finally:
+            rep.stop()
+    finally:
+        m.stop()
+
+
+def test_cluster():
+    nodes = [Server("node%d" % i, extra=["--cluster-enabled", "yes", "--cluster-config-file",
+                                          "nodes.conf", "--cluster-node-timeout", "3000",
+                                          "--appendonly", "no"]) for i in range(3)]
+    try:
+        for n in nodes:
+            n.start()
+        cmd = ["redis-cli", "--cluster", "create"] + \
+              ["127.0.0.1:%d" % n.port for n in nodes] + ["--cluster-replicas", "0",
+                                                           "--cluster-yes"]
+        out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+        check("cluster: created", out.returncode == 0, out.stdout[-300:])
+        for _ in range(200):
+            if all(n.r.execute_command("CLUSTER", "INFO").decode().find("cluster_state:ok") >= 0
+                   for n in nodes):
+                break
+            time.sleep(0.1)
+        from redis.cluster import RedisCluster, ClusterNode
+        rc = RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", nodes[0].port)])
+        keys = ["filter:%d" % i for i in range(12)]
+        for k in keys:
+            rc.execute_command("BF.MADD", k, *items(k, 50))
+        holders = {}
+        for k in keys:
+            for i, n in enumerate(nodes):
+                try:
+                    if n.r.exists(k):
+                        holders[k] = i
+                except ResponseError:  # MOVED: another node owns the slot
+                    pass
+        check("cluster: each filter lives on one node", len(holders) == len(keys), holders)
+        check("cluster: filters spread over 3 nodes", len(set(holders.values())) == 3, holders)
+        ok = all(rc.execute_command("BF.EXISTS", k, k + "-7") == 1 for k in keys)
+        check("cluster: BF.EXISTS through the cluster client", ok)
+        ok = all(rc.execute_command("BF.CARD", k) == 50 for k in keys)
+        check("cluster: BF.CARD on every node", ok)
+        # a node that does not own the slot redirects
+        k = keys[0]
+        other = nodes[(holders[k] + 1) % 3]
+        e = error_of(other.r.execute_command, "BF.EXISTS", k, "x")
+        check("cluster: MOVED from a node without the slot", e is not None and "MOVED" in e, e)
+        out = subprocess.run(["redis-cli", "-c", "-p", str(other.port), "BF.EXISTS", k, k + "-3"],
+                             stdout=subprocess.PIPE, timeout=10)
+        check("cluster: redis-cli -c follows the redirect", out.stdout.strip() == b"1",
+              out.stdout)
+        rc.close()
+    finally:
+        for n in nodes:
+            n.stop()
+
+
+def main():
+    s = Server("main", module_args=["CHUNK_BYTES", "4096"]).start()
+    try:
+        r = s.r
+        test_bf_basic(r)
+        test_bf_errors(r)
+        test_bf_accuracy(r)
+        test_bf_scaling(r)
+        test_bf_insert(r)
+        test_limits(r)
+        test_cbf(r)
+        test_resp3(r, s.port)
+        test_scandump(r)
+        test_dump_restore_copy(r)
+    finally:
+        s.stop()
+    test_limit_argument()
+    test_rdb_restart()
+    test_aof_restart()
+    test_replication()
+    test_cluster()
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception as e:  # a crash is a failure, never a silent pass
+        import traceback
+        traceback.print_exc()
+        check("suite ran to the end", False, repr(e))
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
