@@ -47,12 +47,11 @@ typedef struct probes {
 static inline void key_probes(const bk_filter_t *f, bk_hash_t h, probes_t *p)
 {
     const uint32_t *salt = bki_blocked_salts();
-    uint32_t x = (uint32_t)h.lo, r = (uint32_t)(h.lo >> 32) & 15u;
-    uint32_t s = ((uint32_t)(h.lo >> 36) & 7u) * 2u + 1u;
+    bki_lanes_t l = bki_lanes_of(h);
     for (uint32_t i = 0; i < f->k; i++) {
-        uint32_t lane = (r + i * s) & 15u;
+        uint32_t lane = bki_lane(l, i);
         p->lane[i] = (uint8_t)lane;
-        p->shift[i] = (uint8_t)(((x * salt[lane]) >> 29) * 4u);
+        p->shift[i] = (uint8_t)(((l.x * salt[lane]) >> 29) * 4u);
     }
 }
 
