@@ -24,6 +24,13 @@
  * a stable promise: it decides which counters a key uses, so it is part of
  * the file format's meaning.
  *
+ * As in the blocked filter, an AVX2 path (chosen at load time) works on all
+ * 16 lanes at once: per lane a mask of the key's counter (zero in lanes the
+ * key does not use), one compare for "some counter is zero", one for
+ * "saturated", and a masked add or subtract of 1. The portable scalar path
+ * does the same one probe at a time; tests hold both to the same simulated
+ * counters.
+ *
  * remove first checks that all k counters are non-zero and only then
  * decrements, so removing a key that was never added (and is not a false
  * positive) is reported as BK_ENOTFOUND and changes nothing.
@@ -32,64 +39,207 @@
 
 #include <string.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define BKI_HAVE_X86 1
+#endif
+
 /* The key's line, as 16 lanes. */
 static inline uint32_t *line_of(const bk_filter_t *f, bk_hash_t h)
 {
     return (uint32_t *)(void *)(f->data + bki_reduce(h.hi, f->lines) * BKI_LINE_BYTES);
 }
 
-/* A key's probes: lane and the shift of its counter within the lane. */
-typedef struct probes {
-    uint8_t lane[BKI_BLOCKED_MAX_K];
-    uint8_t shift[BKI_BLOCKED_MAX_K];
-} probes_t;
+static bool force_scalar;
+static bool have_avx2;
 
-static inline void key_probes(const bk_filter_t *f, bk_hash_t h, probes_t *p)
+__attribute__((constructor)) static void detect_cpu(void)
 {
-    const uint32_t *salt = bki_blocked_salts();
-    bki_lanes_t l = bki_lanes_of(h);
-    for (uint32_t i = 0; i < f->k; i++) {
-        uint32_t lane = bki_lane(l, i);
-        p->lane[i] = (uint8_t)lane;
-        p->shift[i] = (uint8_t)(((l.x * salt[lane]) >> 29) * 4u);
-    }
+#ifdef BKI_HAVE_X86
+    __builtin_cpu_init();
+    have_avx2 = __builtin_cpu_supports("avx2");
+#endif
 }
 
-bool bki_counting_add(bk_filter_t *f, bk_hash_t h)
+bool bki_counting_force_scalar(bool force)
 {
-    probes_t p;
+    bool was = have_avx2 && !force_scalar;
+    force_scalar = force;
+    return was;
+}
+
+/* ---- portable scalar path: one probe at a time ---- */
+
+/* Shift of probe i's counter within its lane. */
+static inline uint32_t probe_shift(bki_lanes_t l, uint32_t lane, const uint32_t *salt)
+{
+    return ((l.x * salt[lane]) >> 29) * 4u;
+}
+
+static bool add_scalar(bk_filter_t *f, bk_hash_t h)
+{
+    const uint32_t *salt = bki_blocked_salts();
     uint32_t *w = line_of(f, h);
+    bki_lanes_t l = bki_lanes_of(h);
     bool was_new = false;
-    key_probes(f, h, &p);
     for (uint32_t i = 0; i < f->k; i++) {
-        uint32_t *lane = &w[p.lane[i]];
-        uint32_t c = (*lane >> p.shift[i]) & 15u;
+        uint32_t lane = bki_lane(l, i), shift = probe_shift(l, lane, salt);
+        uint32_t c = (w[lane] >> shift) & 15u;
         was_new |= c == 0;
-        if (c < 15u) /* saturated counters stay at 15 */
-            *lane += UINT32_C(1) << p.shift[i];
+        w[lane] += (uint32_t)(c < 15u) << shift; /* saturated stays at 15 */
     }
     return was_new;
 }
 
+/* Whether one of the key's counters is zero (the key is certainly absent). */
+static bool any_zero_scalar(const bk_filter_t *f, bk_hash_t h)
+{
+    const uint32_t *salt = bki_blocked_salts();
+    const uint32_t *w = line_of(f, h);
+    bki_lanes_t l = bki_lanes_of(h);
+    bool zero = false;
+    for (uint32_t i = 0; i < f->k; i++) {
+        uint32_t lane = bki_lane(l, i);
+        zero |= ((w[lane] >> probe_shift(l, lane, salt)) & 15u) == 0;
+    }
+    return zero;
+}
+
+static void decrement_scalar(bk_filter_t *f, bk_hash_t h)
+{
+    const uint32_t *salt = bki_blocked_salts();
+    uint32_t *w = line_of(f, h);
+    bki_lanes_t l = bki_lanes_of(h);
+    for (uint32_t i = 0; i < f->k; i++) {
+        uint32_t lane = bki_lane(l, i), shift = probe_shift(l, lane, salt);
+        w[lane] -= (uint32_t)(((w[lane] >> shift) & 15u) != 15u) << shift;
+    }
+}
+
+/* ---- AVX2 path: all 16 lanes at once ---- */
+
+#ifdef BKI_HAVE_X86
+/* For each half of the line (lanes 0-7, 8-15): `act` all-ones in the key's
+ * k lanes, `m` 0xF at the key's counter in each active lane, `one` the low
+ * bit of that counter. The lane and counter choice is the scalar one. */
+typedef struct masks {
+    __m256i act[2], m[2], one[2];
+} masks_t;
+
+__attribute__((target("avx2"))) static inline void key_masks(const bk_filter_t *f, bk_hash_t h,
+                                                            masks_t *o)
+{
+    const uint32_t *salt = bki_blocked_salts();
+    const bki_lanes_t l = bki_lanes_of(h);
+    const uint32_t inverse = (l.stride * l.stride * l.stride) & 15u; /* stride^-1 mod 16 */
+    const __m256i x = _mm256_set1_epi32((int)l.x);
+    const __m256i r = _mm256_set1_epi32((int)l.first);
+    const __m256i inv = _mm256_set1_epi32((int)inverse);
+    const __m256i k = _mm256_set1_epi32((int)f->k);
+    const __m256i fifteen = _mm256_set1_epi32(15);
+    const __m256i one = _mm256_set1_epi32(1);
+    for (int half = 0; half < 2; half++) {
+        const __m256i lanes = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                               _mm256_set1_epi32(8 * half));
+        /* Lane l is probe number (l - r) * stride^-1 mod 16; active if < k. */
+        __m256i i = _mm256_and_si256(_mm256_mullo_epi32(_mm256_sub_epi32(lanes, r), inv), fifteen);
+        __m256i act = _mm256_cmpgt_epi32(k, i);
+        __m256i s = _mm256_loadu_si256((const __m256i *)(const void *)(salt + 8 * half));
+        __m256i shift = _mm256_slli_epi32(_mm256_srli_epi32(_mm256_mullo_epi32(x, s), 29), 2);
+        o->act[half] = act;
+        o->m[half] = _mm256_and_si256(_mm256_sllv_epi32(fifteen, shift), act);
+        o->one[half] = _mm256_and_si256(_mm256_sllv_epi32(one, shift), act);
+    }
+}
+
+/* True if some active lane's counter is zero. */
+__attribute__((target("avx2"))) static inline bool any_zero_masks(const __m256i w[2],
+                                                                 const masks_t *k)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i z0 = _mm256_cmpeq_epi32(_mm256_and_si256(w[0], k->m[0]), zero);
+    __m256i z1 = _mm256_cmpeq_epi32(_mm256_and_si256(w[1], k->m[1]), zero);
+    return !(_mm256_testz_si256(z0, k->act[0]) & _mm256_testz_si256(z1, k->act[1]));
+}
+
+__attribute__((target("avx2"))) static bool add_avx2(bk_filter_t *f, bk_hash_t h)
+{
+    __m256i *line = (__m256i *)(void *)line_of(f, h);
+    masks_t k;
+    key_masks(f, h, &k);
+    __m256i w[2] = {_mm256_load_si256(line), _mm256_load_si256(line + 1)};
+    bool was_new = any_zero_masks(w, &k);
+    for (int half = 0; half < 2; half++) {
+        /* +1 where the counter is not saturated (not all four bits set) */
+        __m256i sat = _mm256_cmpeq_epi32(_mm256_and_si256(w[half], k.m[half]), k.m[half]);
+        w[half] = _mm256_add_epi32(w[half], _mm256_andnot_si256(sat, k.one[half]));
+        _mm256_store_si256(line + half, w[half]);
+    }
+    return was_new;
+}
+
+__attribute__((target("avx2"))) static bool any_zero_avx2(const bk_filter_t *f, bk_hash_t h)
+{
+    const __m256i *line = (const __m256i *)(const void *)line_of(f, h);
+    masks_t k;
+    key_masks(f, h, &k);
+    __m256i w[2] = {_mm256_load_si256(line), _mm256_load_si256(line + 1)};
+    return any_zero_masks(w, &k);
+}
+
+__attribute__((target("avx2"))) static void decrement_avx2(bk_filter_t *f, bk_hash_t h)
+{
+    __m256i *line = (__m256i *)(void *)line_of(f, h);
+    masks_t k;
+    key_masks(f, h, &k);
+    for (int half = 0; half < 2; half++) {
+        __m256i w = _mm256_load_si256(line + half);
+        __m256i sat = _mm256_cmpeq_epi32(_mm256_and_si256(w, k.m[half]), k.m[half]);
+        _mm256_store_si256(line + half, _mm256_sub_epi32(w, _mm256_andnot_si256(sat, k.one[half])));
+    }
+}
+#endif
+
+/* ---- the operations ---- */
+
+#ifdef BKI_HAVE_X86
+#define USE_AVX2 BKI_LIKELY(have_avx2 && !force_scalar)
+#else
+#define USE_AVX2 0
+#endif
+
+bool bki_counting_add(bk_filter_t *f, bk_hash_t h)
+{
+#ifdef BKI_HAVE_X86
+    if (USE_AVX2)
+        return add_avx2(f, h);
+#endif
+    return add_scalar(f, h);
+}
+
+static inline bool any_zero(const bk_filter_t *f, bk_hash_t h)
+{
+#ifdef BKI_HAVE_X86
+    if (USE_AVX2)
+        return any_zero_avx2(f, h);
+#endif
+    return any_zero_scalar(f, h);
+}
+
 bool bki_counting_contains(const bk_filter_t *f, bk_hash_t h)
 {
-    probes_t p;
-    const uint32_t *w = line_of(f, h);
-    key_probes(f, h, &p);
-    for (uint32_t i = 0; i < f->k; i++)
-        if (!((w[p.lane[i]] >> p.shift[i]) & 15u))
-            return false;
-    return true;
+    return !any_zero(f, h);
 }
 
 unsigned bki_counting_count(const bk_filter_t *f, bk_hash_t h)
 {
-    probes_t p;
+    const uint32_t *salt = bki_blocked_salts();
     const uint32_t *w = line_of(f, h);
+    bki_lanes_t l = bki_lanes_of(h);
     unsigned min = 15;
-    key_probes(f, h, &p);
     for (uint32_t i = 0; i < f->k; i++) {
-        unsigned c = (w[p.lane[i]] >> p.shift[i]) & 15u;
+        uint32_t lane = bki_lane(l, i);
+        unsigned c = (w[lane] >> probe_shift(l, lane, salt)) & 15u;
         if (c < min)
             min = c;
     }
@@ -98,18 +248,16 @@ unsigned bki_counting_count(const bk_filter_t *f, bk_hash_t h)
 
 bk_status_t bki_counting_remove(bk_filter_t *f, bk_hash_t h)
 {
-    probes_t p;
-    uint32_t *w = line_of(f, h);
-    key_probes(f, h, &p);
     /* All-or-nothing: check every counter before changing any. */
-    for (uint32_t i = 0; i < f->k; i++)
-        if (!((w[p.lane[i]] >> p.shift[i]) & 15u))
-            return BK_ENOTFOUND;
-    for (uint32_t i = 0; i < f->k; i++) {
-        uint32_t *lane = &w[p.lane[i]];
-        if (((*lane >> p.shift[i]) & 15u) != 15u)
-            *lane -= UINT32_C(1) << p.shift[i];
+    if (any_zero(f, h))
+        return BK_ENOTFOUND;
+#ifdef BKI_HAVE_X86
+    if (USE_AVX2) {
+        decrement_avx2(f, h);
+        return BK_OK;
     }
+#endif
+    decrement_scalar(f, h);
     return BK_OK;
 }
 

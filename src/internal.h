@@ -180,6 +180,8 @@ BKI_HIDDEN bool bki_counting_contains(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bk_status_t bki_counting_remove(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN unsigned bki_counting_count(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN void bki_counting_union(bk_filter_t *dst, const bk_filter_t *src);
+/* Forces the scalar path (for tests); returns whether AVX2 was in use. */
+BKI_HIDDEN bool bki_counting_force_scalar(bool force);
 
 /* ---- scalable.c ---- */
 /* Longest chain: growth makes capacities geometric, so real chains are far

@@ -461,10 +461,22 @@ static void test_alloc_failures(void)
 
 int main(void)
 {
+    /* Every layout-level test runs on the AVX2 path (where the CPU has
+     * it) and again on the portable scalar path: both must match the
+     * simulated counters exactly. */
+    bool avx2 = bki_counting_force_scalar(false);
+    printf("# AVX2 path %s\n", avx2 ? "in use" : "not available: scalar twice");
     bkt_run("layout_one_key", test_layout_one_key);
     bkt_run("counter_model", test_counter_model);
     bkt_run("saturation_and_remove", test_saturation_and_remove);
     bkt_run("remove_absent_changes_nothing", test_remove_absent_changes_nothing);
+    bki_counting_force_scalar(true);
+    bkt_run("scalar: layout_one_key", test_layout_one_key);
+    bkt_run("scalar: counter_model", test_counter_model);
+    bkt_run("scalar: saturation_and_remove", test_saturation_and_remove);
+    bkt_run("scalar: remove_absent_changes_nothing", test_remove_absent_changes_nothing);
+    bkt_run("scalar: fpr_and_no_false_negatives", test_fpr_and_no_false_negatives);
+    bki_counting_force_scalar(false);
     bkt_run("fpr_and_no_false_negatives", test_fpr_and_no_false_negatives);
     bkt_run("union", test_union);
     bkt_run("batch_matches_single", test_batch_matches_single);
