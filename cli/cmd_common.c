@@ -38,7 +38,8 @@
  * not sorted: pipe through sort if order matters.
  *
  * Errors: every input is opened before any work, so a missing file fails
- * at once. In the spilling case every input has been read completely
+ * at once (regular files are closed again and reopened in turn, pipes stay
+ * open). In the spilling case every input has been read completely
  * before the first line is printed; an error after printing began (a full
  * disk while re-partitioning, a write error) ends with exit 2 and a message
  * that says the output is incomplete.
@@ -71,6 +72,7 @@
 
 typedef struct src {
     const char *path;          /* level 0 */
+    bkc_reader_t *pre;         /* level 0: a pipe, opened up front */
     bkc_reader_t *rd;
     const bkc_spill_t *sp;     /* deeper levels: partition `part` of sp */
     uint32_t part;
@@ -86,7 +88,6 @@ typedef struct ctx {
     bool icase;
     bool count_only;
     bool verbose;
-    bkc_reader_t *stdin_rd; /* "-", opened up front, read once */
     char *kbuf;
     size_t kcap;
     uint64_t found;
@@ -178,10 +179,10 @@ static int src_open(ctx_t *c, src_t *s)
         s->sr = bkc_spill_reader_open(s->sp, s->part);
         return s->sr ? 0 : failf(c, "out of memory");
     }
-    if (strcmp(s->path, "-") == 0) {
-        s->rd = c->stdin_rd;
-        c->stdin_rd = NULL;
-        return s->rd ? 0 : failf(c, "standard input can be read only once");
+    if (s->pre) {
+        s->rd = s->pre;
+        s->pre = NULL;
+        return 0;
     }
     char e[512];
     s->rd = bkc_reader_open(s->path, e, sizeof e);
@@ -779,12 +780,13 @@ int bkc_cmd_common(int argc, char **argv)
         }
         int64_t sz = bkc_reader_size(r);
         srcs[i].size = sz < 0 ? UINT64_MAX : (uint64_t)sz;
-        if (is_stdin) {
-            have_stdin = true;
-            c.stdin_rd = r;
-        } else {
+        have_stdin = have_stdin || is_stdin;
+        /* A regular file is reopened when its turn comes (only one
+         * reader's buffer at a time); a pipe cannot be, so it stays open. */
+        if (sz < 0)
+            srcs[i].pre = r;
+        else
             bkc_reader_close(r);
-        }
     }
 
     static char outbuf[1 << 20];
@@ -809,7 +811,10 @@ int bkc_cmd_common(int argc, char **argv)
                 (unsigned long long)c.spilled_bytes, (unsigned long long)c.filtered_lines);
     status = c.found ? 0 : 1;
 done:
-    bkc_reader_close(c.stdin_rd);
+    for (uint32_t i = 0; i < n; i++) {
+        bkc_reader_close(srcs[i].pre);
+        bkc_reader_close(srcs[i].rd);
+    }
     free(c.kbuf);
     free(srcs);
     return status;

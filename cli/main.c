@@ -32,6 +32,7 @@ static const bkc_command_t commands[] = {
     {"dedup", bkc_cmd_dedup, "print each line once; --state keeps the seen-set across runs"},
     {"distinct", bkc_cmd_distinct, "count distinct integers exactly (bitmap)"},
     {"once", bkc_cmd_once, "print integers that appear exactly once (2-bit bitmap)"},
+    {"common", bkc_cmd_common, "lines common to all files, exact, within a memory cap"},
     {NULL, NULL, NULL},
 };
 

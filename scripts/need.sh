@@ -17,6 +17,8 @@ test  redis-tools /usr/bin/redis-cli
 test  python3-redis /usr/lib/python3/dist-packages/redis/__init__.py
 test  php-cli /usr/bin/php
 test  php-redis /usr/share/doc/php-redis/copyright
+test  time /usr/bin/time
+bench time /usr/bin/time
 bench libbloom-dev /usr/include/bloom.h
 bench golang-github-dcso-bloom-cli /usr/bin/bloom
 bench redis-server /usr/bin/redis-server

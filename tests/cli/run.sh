@@ -10,6 +10,7 @@
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
 BK=$BUILD/bloomkit
+SRC=$(pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 2
@@ -278,6 +279,27 @@ if "$BK" create full.bk -n 100 -p 0.01 --kind scalable --nonscaling --seed 1 2>/
 else
     echo "skip: scalable filters not in this build"
 fi
+
+# ---- the other tool test scripts (tests/cli/test_*.sh), each ending with
+# its own "N passed, N failed" line, which is added to the totals here
+for t in "$SRC"/tests/cli/test_*.sh; do
+    [ -f "$t" ] || continue
+    echo "-- $(basename "$t")"
+    (cd "$SRC" && BUILD=$BUILD sh "$t") >suite.log 2>&1
+    trc=$?
+    grep -v '^ok ' suite.log
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' suite.log | tail -n 1)
+    if [ -z "$line" ]; then
+        bad "$t: no result line (exit $trc)"
+        continue
+    fi
+    p=${line%% passed*}
+    f=${line#*passed, }
+    f=${f%% failed*}
+    [ "$trc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+    pass=$((pass + p))
+    fail=$((fail + f))
+done
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

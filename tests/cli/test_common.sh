@@ -1,0 +1,286 @@
+#!/bin/sh
+# Tests of `bloomkit common` against a naive reference: each input with a
+# trailing "\r" dropped, `sort -u`, then `comm -12` across the inputs (all
+# byte-wise, LC_ALL=C). bloomkit's output order is not sorted, so it is
+# sorted before comparing; its "exactly once" promise is checked on the
+# unsorted output. Random inputs come from tests/cli/gen_lines.c.
+# Ends with "N passed, N failed"; exits non-zero on any failure.
+BUILD=${BUILD:-build}
+BK="$BUILD/bloomkit"
+export LC_ALL=C
+pass=0
+fail=0
+W=$(mktemp -d "${TMPDIR:-/tmp}/bk-test-common.XXXXXX")
+MNT=
+cleanup() {
+    [ -n "$MNT" ] && umount "$MNT" 2>/dev/null
+    rm -rf "$W"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+skip() { echo "skip $1"; }
+
+GEN="$W/gen_lines"
+if ! ${CC:-cc} -O2 -o "$GEN" tests/cli/gen_lines.c; then
+    echo "cannot build the generator"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+gen() { "$GEN" "$@"; }
+
+# ref OUT FILE... : the reference answer, sorted.
+ref() {
+    out=$1
+    shift
+    i=0
+    for f in "$@"; do
+        sed 's/\r$//' "$f" | sort -u >"$W/ref.$i"
+        i=$((i + 1))
+    done
+    cp "$W/ref.0" "$W/ref.acc"
+    j=1
+    while [ "$j" -lt "$i" ]; do
+        comm -12 "$W/ref.acc" "$W/ref.$j" >"$W/ref.tmp"
+        mv "$W/ref.tmp" "$W/ref.acc"
+        j=$((j + 1))
+    done
+    mv "$W/ref.acc" "$out"
+}
+
+# check NAME WANT_RC [bloomkit common args...]: runs, compares the sorted
+# output with $W/want, checks that no line is printed twice and the exit
+# status.
+check() {
+    name=$1
+    wrc=$2
+    shift 2
+    "$BK" common "$@" >"$W/got.raw" 2>"$W/err"
+    rc=$?
+    sort "$W/got.raw" >"$W/got"
+    if [ "$rc" -ne "$wrc" ]; then
+        bad "$name: exit $rc, want $wrc ($(head -c 300 "$W/err"))"
+    elif ! cmp -s "$W/got" "$W/want"; then
+        bad "$name: output differs from the reference ($(wc -l <"$W/got") vs $(wc -l <"$W/want") lines)"
+    elif [ "$(sort -u "$W/got.raw" | wc -l)" -ne "$(wc -l <"$W/got.raw")" ]; then
+        bad "$name: a line was printed twice"
+    else
+        ok "$name"
+    fi
+}
+
+spilled() { grep -q ' [1-9][0-9]* bytes spilled' "$W/err"; }
+
+# --- random text inputs, in memory and forced to spill -------------------
+gen 1 20000 0 30000 t >"$W/a"
+gen 2 20000 15000 45000 t >"$W/b"
+ref "$W/want" "$W/a" "$W/b"
+[ -s "$W/want" ] || bad "setup: the random inputs share no line"
+check "text, in memory" 0 "$W/a" "$W/b"
+check "text, spilling (--memory 1M)" 0 --memory 1M --tmpdir "$W" -v "$W/a" "$W/b"
+if spilled; then ok "--memory 1M did spill"; else bad "--memory 1M did not spill: $(cat "$W/err")"; fi
+check "text, re-partitioning (--memory 64K)" 0 --memory 64K --tmpdir "$W" -v "$W/a" "$W/b"
+if grep -q ' [2-9] levels' "$W/err"; then ok "--memory 64K partitioned more than once"; else
+    bad "--memory 64K: expected several levels: $(cat "$W/err")"; fi
+check "argument order does not matter" 0 --memory 1M --tmpdir "$W" "$W/b" "$W/a"
+
+# --- three and four inputs ------------------------------------------------
+gen 3 15000 10000 40000 t >"$W/c"
+gen 4 30000 0 60000 t >"$W/d"
+ref "$W/want" "$W/a" "$W/b" "$W/c"
+check "three inputs, in memory" 0 "$W/a" "$W/b" "$W/c"
+check "three inputs, spilling" 0 --memory 256K --tmpdir "$W" "$W/a" "$W/b" "$W/c"
+ref "$W/want" "$W/a" "$W/b" "$W/c" "$W/d"
+check "four inputs, spilling" 0 --memory 256K --tmpdir "$W" "$W/d" "$W/a" "$W/c" "$W/b"
+
+# --- binary lines, CRLF, no final newline, duplicates ----------------------
+for seed in 11 12 13; do
+    gen $seed 8000 0 6000 bcn >"$W/x"
+    gen $((seed + 100)) 8000 3000 9000 bc >"$W/y"
+    gen $((seed + 200)) 8000 2000 8000 bn >"$W/z"
+    ref "$W/want" "$W/x" "$W/y" "$W/z"
+    check "binary+CRLF+no final newline, seed $seed, in memory" 0 "$W/x" "$W/y" "$W/z"
+    check "binary+CRLF+no final newline, seed $seed, spilling" 0 --memory 128K --tmpdir "$W" "$W/x" "$W/y" "$W/z"
+done
+if tr -d '\n\r' <"$W/x" | od -An -c | grep -q '\\0'; then ok "binary inputs hold NUL bytes"; else
+    bad "binary inputs hold no NUL byte"; fi
+
+printf 'same\r\nlast' >"$W/p"
+printf 'last\nsame\n' >"$W/q"
+printf 'last\nsame\n' >"$W/want"
+check "CRLF and missing final newline match LF lines" 0 "$W/p" "$W/q"
+printf 'dup\ndup\nx\ndup\n' >"$W/p"
+printf 'y\ndup\ndup\n' >"$W/q"
+printf 'dup\n' >"$W/want"
+check "duplicates inside a file print once" 0 "$W/p" "$W/q"
+printf '\n\nx\n' >"$W/p"
+printf 'y\n\n' >"$W/q"
+printf '\n' >"$W/want"
+check "the empty line is a line" 0 "$W/p" "$W/q"
+printf 'x\n' >"$W/q"
+printf 'x\n' >"$W/want"
+check "prefix of a line is not the line" 0 "$W/p" "$W/q"
+
+# --- empty inputs -----------------------------------------------------------
+: >"$W/empty"
+: >"$W/want"
+check "empty first file" 1 "$W/empty" "$W/a"
+check "empty last file" 1 "$W/a" "$W/empty"
+check "both empty" 1 "$W/empty" "$W/empty"
+gen 5 5000 100000 105000 t >"$W/disjoint"
+check "disjoint inputs" 1 "$W/a" "$W/disjoint"
+check "disjoint inputs, spilling" 1 --memory 64K --tmpdir "$W" "$W/a" "$W/disjoint"
+
+# --- long lines ----------------------------------------------------------------
+head -c 1500000 /dev/zero | tr '\0' 'L' >"$W/long1"
+head -c 1200000 /dev/zero | tr '\0' 'M' >"$W/long2"
+{ cat "$W/long1"; echo; echo short; cat "$W/long2"; echo; } >"$W/p"
+{ echo short; cat "$W/long2"; echo; cat "$W/long1"; echo x; echo; } >"$W/q"
+ref "$W/want" "$W/p" "$W/q"
+check "lines longer than --memory" 0 --memory 256K --tmpdir "$W" "$W/p" "$W/q"
+
+# --- standard input, --count, --ignore-case, --normalize -------------------
+ref "$W/want" "$W/a" "$W/b"
+"$BK" common "$W/a" - <"$W/b" | sort >"$W/got"
+if cmp -s "$W/got" "$W/want"; then ok "standard input as an input"; else bad "standard input as an input"; fi
+"$BK" common --memory 64K --tmpdir "$W" - "$W/a" <"$W/b" | sort >"$W/got"
+if cmp -s "$W/got" "$W/want"; then ok "standard input, spilling"; else bad "standard input, spilling"; fi
+"$BK" common - - <"$W/a" >/dev/null 2>"$W/err"
+if [ $? -eq 2 ] && [ -s "$W/err" ]; then ok "- twice is an error"; else bad "- twice is an error"; fi
+
+n=$("$BK" common --count "$W/a" "$W/b")
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$n" = "$(wc -l <"$W/want" | tr -d ' ')" ]; then ok "--count"; else
+    bad "--count: got '$n' (exit $rc), want $(wc -l <"$W/want")"; fi
+n=$("$BK" common --count --memory 64K --tmpdir "$W" "$W/a" "$W/b")
+if [ "$n" = "$(wc -l <"$W/want" | tr -d ' ')" ]; then ok "--count, spilling"; else bad "--count, spilling: $n"; fi
+n=$("$BK" common --count "$W/a" "$W/empty")
+if [ $? -eq 1 ] && [ "$n" = 0 ]; then ok "--count with nothing common"; else bad "--count with nothing common: '$n'"; fi
+
+gen 6 6000 0 8000 tU >"$W/ua"
+gen 7 6000 4000 12000 tU >"$W/ub"
+tr 'A-Z' 'a-z' <"$W/ua" >"$W/la"
+tr 'A-Z' 'a-z' <"$W/ub" >"$W/lb"
+ref "$W/want" "$W/la" "$W/lb"
+check "--ignore-case" 0 --ignore-case "$W/ua" "$W/ub"
+check "--ignore-case, spilling" 0 -i --memory 64K --tmpdir "$W" "$W/ua" "$W/ub"
+ref "$W/want" "$W/ua" "$W/ub"
+check "case matters without --ignore-case" 0 "$W/ua" "$W/ub"
+
+printf 'HTTP://Example.com:80/a/../b#x\nhttps://example.com:443\nhttp://other/x\n' >"$W/p"
+printf 'http://example.com/b\nhttps://EXAMPLE.com/\nhttp://other/y\n' >"$W/q"
+printf 'http://example.com/b\nhttps://example.com/\n' >"$W/want"
+check "--normalize url" 0 --normalize url "$W/p" "$W/q"
+: >"$W/want"
+check "no normalization without --normalize" 1 "$W/p" "$W/q"
+
+# --- errors ---------------------------------------------------------------
+"$BK" common "$W/a" "$W/nosuch" >"$W/got" 2>"$W/err"
+rc=$?
+if [ "$rc" -eq 2 ] && [ ! -s "$W/got" ] && grep -q nosuch "$W/err"; then ok "missing file: exit 2, named"; else
+    bad "missing file: exit $rc"; fi
+for args in "$W/a" "--memory 12Q $W/a $W/b" "--normalize nope $W/a $W/b" "--bogus $W/a $W/b"; do
+    # shellcheck disable=SC2086
+    "$BK" common $args >/dev/null 2>&1
+    if [ $? -eq 2 ]; then ok "usage error: $args"; else bad "usage error: $args"; fi
+done
+if "$BK" common --help | grep -q 'usage: bloomkit common'; then ok "--help"; else bad "--help"; fi
+
+# Unwritable spill directory: a path under a regular file.
+"$BK" common --memory 64K --tmpdir "$W/a/sub" "$W/a" "$W/b" >"$W/got" 2>"$W/err"
+rc=$?
+if [ "$rc" -eq 2 ] && [ ! -s "$W/got" ] && grep -q 'spill' "$W/err"; then ok "unwritable --tmpdir: exit 2, no output"; else
+    bad "unwritable --tmpdir: exit $rc, $(wc -c <"$W/got") bytes out, '$(cat "$W/err")'"; fi
+ref "$W/want" "$W/a" "$W/b"
+check "--tmpdir unused when the inputs fit" 0 --tmpdir "$W/a/sub" "$W/a" "$W/b"
+
+# Spill files leave nothing behind.
+mkdir "$W/spill"
+"$BK" common --memory 64K --tmpdir "$W/spill" -v "$W/a" "$W/b" >/dev/null 2>"$W/err"
+if spilled && [ -z "$(ls -A "$W/spill")" ]; then ok "spill directory empty after success"; else
+    bad "spill directory after success: $(ls -A "$W/spill" | head -3)"; fi
+"$BK" common --memory 64K --tmpdir "$W/spill" "$W/a" - <"$W/long1" >/dev/null 2>&1
+if [ -z "$(ls -A "$W/spill")" ]; then ok "spill directory empty after an error-free run on stdin"; else
+    bad "spill directory not empty"; fi
+
+# Full disk: a tiny tmpfs (needs root and mount; else skipped).
+MNT="$W/full"
+mkdir "$MNT"
+if mount -t tmpfs -o size=256k tmpfs "$MNT" 2>/dev/null; then
+    "$BK" common --memory 1M --tmpdir "$MNT" "$W/a" "$W/b" >"$W/got" 2>"$W/err"
+    rc=$?
+    if [ "$rc" -eq 2 ] && [ ! -s "$W/got" ] && grep -q 'No space left' "$W/err"; then
+        ok "full disk: exit 2, clear message, no output"
+    else
+        bad "full disk: exit $rc, $(wc -c <"$W/got") bytes out, '$(cat "$W/err")'"
+    fi
+    used=$(df -k "$MNT" | awk 'NR == 2 { print $3 }')
+    if [ -z "$(ls -A "$MNT")" ] && [ "$used" -eq 0 ]; then ok "full disk: space given back"; else
+        bad "full disk: ${used}K still used"; fi
+
+    mount -o remount,size=16m "$MNT"
+    # Ctrl-C while spilling: standard input is a pipe that stalls, and is
+    # read last (its size is unknown), so the run is caught after spilling
+    # $W/b and while spilling standard input.
+    { head -c 100000 "$W/a"; sleep 3; } |
+        sh -c 'echo $$ >"$1"; shift; exec "$@" >/dev/null 2>&1' sh "$W/pid" \
+            "$BK" common --memory 64K --tmpdir "$MNT" - "$W/b" &
+    sleep 1
+    pid=$(cat "$W/pid")
+    during=$(df -k "$MNT" | awk 'NR == 2 { print $3 }')
+    held=$(ls -l /proc/"$pid"/fd 2>/dev/null | grep -c "$MNT.*(deleted)")
+    kill -INT "$pid"
+    wait
+    i=0
+    while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    after=$(df -k "$MNT" | awk 'NR == 2 { print $3 }')
+    if [ "$during" -gt 0 ] && [ "$held" -gt 0 ] && ! kill -0 "$pid" 2>/dev/null &&
+        [ "$after" -eq 0 ] && [ -z "$(ls -A "$MNT")" ]; then
+        ok "Ctrl-C while spilling: spill space freed (${during}K in use before)"
+    else
+        bad "Ctrl-C: ${during}K during, $held files held, ${after}K after"
+    fi
+    umount "$MNT"
+else
+    skip "full disk and Ctrl-C (cannot mount a tmpfs here)"
+fi
+MNT=
+
+# --- peak memory stays under --memory ------------------------------------------
+if [ -x /usr/bin/time ]; then
+    gen 8 300000 0 400000 u >"$W/big1"
+    gen 9 300000 200000 600000 u >"$W/big2"
+    /usr/bin/time -f '%M' -o "$W/rss" "$BK" common --memory 8M --tmpdir "$W" -v \
+        "$W/big1" "$W/big2" >"$W/got.raw" 2>"$W/err"
+    kb=$(tail -n 1 "$W/rss")
+    sz=$(($(wc -c <"$W/big1") / 1024))
+    if spilled && [ "$kb" -le 8192 ]; then ok "peak RSS ${kb}K <= --memory 8M on ${sz}K inputs"; else
+        bad "peak RSS ${kb}K with --memory 8M on ${sz}K inputs ($(cat "$W/err"))"; fi
+    ref "$W/want" "$W/big1" "$W/big2"
+    sort "$W/got.raw" >"$W/got"
+    if cmp -s "$W/got" "$W/want"; then ok "URL inputs under --memory 8M"; else bad "URL inputs under --memory 8M"; fi
+else
+    skip "peak memory (no /usr/bin/time)"
+fi
+
+# --- --approx ------------------------------------------------------------------
+ref "$W/want" "$W/a" "$W/b"
+"$BK" common --approx "$W/a" "$W/b" >"$W/got.raw" 2>"$W/err"
+rc=$?
+sort "$W/got.raw" >"$W/got"
+missing=$(comm -23 "$W/want" "$W/got" | wc -l)
+extra=$(comm -13 "$W/want" "$W/got" | wc -l)
+if [ "$rc" -eq 0 ] && [ "$missing" -eq 0 ] && [ "$extra" -le 20 ] && grep -q 'probability' "$W/err"; then
+    ok "--approx: no common line missed, $extra extra, rate on stderr"
+else
+    bad "--approx: exit $rc, $missing missed, $extra extra, '$(cat "$W/err")'"
+fi
+"$BK" common --approx --fpr 0.5 --memory 64K "$W/a" "$W/disjoint" >"$W/got.raw" 2>"$W/err"
+extra=$(wc -l <"$W/got.raw")
+if [ "$extra" -gt 0 ]; then ok "--approx with a tiny filter does print false positives ($extra)"; else
+    bad "--approx with a tiny filter printed no false positive: is it exact?"; fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
