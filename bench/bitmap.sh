@@ -1,0 +1,72 @@
+#!/bin/sh
+# Benchmark: the articles' two integer jobs on N generated 8-digit phone
+# numbers (100 million, about 900 MB; BK_BENCH_QUICK=1: 10 million), drawn
+# uniformly from [10^7, 10^8), so many repeat:
+#   distinct:  bloomkit distinct --max 1e8   (1-bit map, 12.5 MB)
+#        vs.   LC_ALL=C sort -u | wc -l
+#   once:      bloomkit once --count --max 1e8 (2-bit map, 25 MB)
+#        vs.   LC_ALL=C sort | uniq -u | wc -l
+# Both sides must print the same number; the script stops if they do not.
+# Time and peak RSS from GNU time, median of RUNS runs (default 3) of each,
+# all in this one run on this machine. Input is read from the page cache.
+set -eu
+BUILD=${BUILD:-build}
+BK=$BUILD/bloomkit
+[ -x "$BK" ] || { echo "bench/bitmap.sh: no $BK (run make first)" >&2; exit 1; }
+N=100000000
+[ "${BK_BENCH_QUICK:-0}" = 1 ] && N=10000000
+RUNS=${RUNS:-3}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+nums=$T/phones.txt
+
+shuf -r -n "$N" -i 10000000-99999999 >"$nums"
+bytes=$(wc -c <"$nums")
+cat "$nums" >/dev/null # into the page cache
+
+# measure NAME COMMAND...: runs it RUNS times (stdout to $T/NAME.out),
+# records median seconds and median peak RSS (KB) in $T/NAME.
+measure() {
+    name=$1
+    shift
+    : >"$T/$name.runs"
+    i=0
+    while [ "$i" -lt "$RUNS" ]; do
+        /usr/bin/time -f '%e %M' -o "$T/time" "$@" >"$T/$name.out"
+        tail -n 1 "$T/time" >>"$T/$name.runs"
+        i=$((i + 1))
+    done
+    sec=$(sort -n -k1,1 "$T/$name.runs" | awk -v r="$RUNS" 'NR == int((r + 1) / 2) { print $1 }')
+    kb=$(sort -n -k2,2 "$T/$name.runs" | awk -v r="$RUNS" 'NR == int((r + 1) / 2) { print $2 }')
+    echo "$sec $kb" >"$T/$name"
+}
+
+measure bk_distinct "$BK" distinct -q --max 1e8 "$nums"
+measure sort_distinct sh -c "LC_ALL=C sort -u '$nums' | wc -l"
+measure bk_once "$BK" once -q --count --max 1e8 "$nums"
+measure sort_once sh -c "LC_ALL=C sort '$nums' | uniq -u | wc -l"
+
+d_bk=$(tr -d ' ' <"$T/bk_distinct.out")
+d_sort=$(tr -d ' ' <"$T/sort_distinct.out")
+o_bk=$(tr -d ' ' <"$T/bk_once.out")
+o_sort=$(tr -d ' ' <"$T/sort_once.out")
+if [ "$d_bk" != "$d_sort" ] || [ "$o_bk" != "$o_sort" ]; then
+    echo "bench/bitmap.sh: answers differ: distinct $d_bk vs $d_sort, once $o_bk vs $o_sort" >&2
+    exit 1
+fi
+
+echo "## distinct / once on $N 8-digit phone numbers ($((bytes / 1000000)) MB; $d_bk distinct, $o_bk seen once), median of $RUNS runs"
+echo
+echo "| job | tool | time (s) | peak RSS (MB) | time vs bloomkit |"
+echo "|---|---|---:|---:|---:|"
+row() {
+    read -r s kb <"$T/$2"
+    read -r b _ <"$T/$3"
+    # the label goes through the environment: awk -v would eat its '\'
+    LABEL=$4 awk -v j="$1" -v s="$s" -v kb="$kb" -v b="$b" \
+        'BEGIN { printf "| %s | %s | %.2f | %.0f | %.1fx |\n", j, ENVIRON["LABEL"], s, kb / 1024, (b > 0 ? s / b : 0) }'
+}
+row distinct bk_distinct bk_distinct "bloomkit distinct --max 1e8"
+row distinct sort_distinct bk_distinct "LC_ALL=C sort -u \\| wc -l"
+row once bk_once bk_once "bloomkit once --count --max 1e8"
+row once sort_once bk_once "LC_ALL=C sort \\| uniq -u \\| wc -l"
