@@ -1,0 +1,697 @@
+/*
+ * Benchmark: bloomkit's blocked and classic filters against libbloom 1.6
+ * (Debian's libbloom-dev), side by side in one run on the same keys.
+ *
+ * Two filter sizes, both sized for 1% FPR: a small one that lives in the
+ * CPU caches, and a large one of about 256 MB, where libbloom's limit of
+ * 2^31 bits sets n (the largest n libbloom accepts at 1%). For each
+ * implementation and mode it prints ns per add, ns per contains of keys
+ * that were added (+) and keys that were not (-), the FPR measured on the
+ * negative queries, and bits per key. Next to the large filter it measures
+ * this machine's floor for one random cache line: independent 64-byte reads
+ * from a buffer of the same size (what a perfectly overlapped lookup could
+ * reach), and a dependent chain of reads (one full memory latency each).
+ * Last, URL-shaped keys (~60 bytes) looked up in the large filter: the
+ * crawler's "have I fetched this?" in URLs per second on one core.
+ *
+ * It asserts nothing: it prints tables, and a few lines comparing the
+ * numbers with the goals in DESIGN.md. Each time is the median of RUNS runs
+ * over different keys (adds: the fill is cut into slices, each timed); the
+ * machine may be shared, so compare rows of one run, not runs.
+ *
+ * Keys are 8-byte values mix64(i): i < n were added, i >= n were not.
+ * Adds and the key generation share the timed loop (about 1 ns per key,
+ * the same for every row); lookups read pre-generated query arrays.
+ *
+ * Environment: BK_BENCH_QUICK=1 shrinks everything for a smoke run.
+ */
+#define _GNU_SOURCE
+#include "bloomkit/bloomkit.h"
+
+#include <bloom.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#define RUNS 5
+#define FPR 0.01
+/* Largest n for which libbloom 1.6's bit count at 1% fits its int:
+ * n * -ln(0.01) / ln(2)^2 < 2^31. */
+#define LARGE_N_DEFAULT 224000000u
+#define SMALL_N 50000u
+#define FILL_CHUNK 4096u
+
+static int quick;
+
+/* ---- utilities ------------------------------------------------------------ */
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* splitmix64's finalizer: a bijection, so mix64(i) are distinct keys. */
+static uint64_t mix64(uint64_t x)
+{
+    x += UINT64_C(0x9E3779B97F4A7C15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return x ^ (x >> 31);
+}
+
+static uint64_t rng_state = 42;
+static uint64_t rng_next(void)
+{
+    rng_state += 1;
+    return mix64(rng_state * UINT64_C(0xD1342543DE82EF95));
+}
+
+static uint64_t rng_below(uint64_t n)
+{
+    __extension__ typedef unsigned __int128 u128;
+    return (uint64_t)(((u128)rng_next() * n) >> 64);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "bench_filters: out of memory (%zu bytes)\n", n);
+        exit(1);
+    }
+    return p;
+}
+
+/* Consumed results, so the compiler cannot drop a timed loop. */
+static volatile uint64_t sink;
+
+/* ---- the implementations, behind one small interface ---------------------- */
+
+typedef enum impl {
+    BLOCKED_BATCH,
+    BLOCKED_SINGLE,
+    BLOCKED_PREHASHED,
+    CLASSIC_BATCH,
+    CLASSIC_SINGLE,
+    LIBBLOOM,
+    NIMPL
+} impl_t;
+
+static const char *const impl_name[NIMPL] = {
+    "bloomkit blocked, batch",
+    "bloomkit blocked, single",
+    "bloomkit blocked, pre-hashed",
+    "bloomkit classic, batch",
+    "bloomkit classic, single",
+    "libbloom 1.6",
+};
+
+typedef struct row {
+    double add_ns, pos_ns, neg_ns; /* < 0: not measured */
+    uint64_t neg_queries, false_pos, pos_queries, pos_found;
+    double bits_per_key;
+    int k;
+} row_t;
+
+/* One filter under test: a bloomkit filter or a libbloom struct. */
+typedef struct target {
+    bk_filter_t *bk;
+    struct bloom lb;
+    int is_lb;
+} target_t;
+
+/* The query keys of one run: values and the bk_key_t views of them. */
+typedef struct queries {
+    size_t n;
+    uint64_t *val;
+    bk_key_t *keys;
+    bool *out;
+} queries_t;
+
+static void queries_init(queries_t *q, size_t n)
+{
+    q->n = n;
+    q->val = xmalloc(n * sizeof *q->val);
+    q->keys = xmalloc(n * sizeof *q->keys);
+    q->out = xmalloc(n * sizeof *q->out);
+    for (size_t i = 0; i < n; i++) {
+        q->keys[i].ptr = &q->val[i];
+        q->keys[i].len = sizeof q->val[i];
+    }
+}
+
+static void queries_free(queries_t *q)
+{
+    free(q->val);
+    free(q->keys);
+    free(q->out);
+}
+
+/* Run r's positives: random keys among the n added. Negatives: keys never
+ * added, different in every run. */
+static void queries_fill(queries_t *pos, queries_t *neg, uint64_t n, int run)
+{
+    for (size_t i = 0; i < pos->n; i++)
+        pos->val[i] = mix64(rng_below(n));
+    for (size_t i = 0; i < neg->n; i++)
+        neg->val[i] = mix64(n + (uint64_t)run * neg->n + i);
+}
+
+/* Adds keys [from, to) one at a time, or in batches; returns ns per add. */
+static double timed_fill(target_t *t, uint64_t from, uint64_t to, int batch)
+{
+    uint64_t val[FILL_CHUNK];
+    bk_key_t keys[FILL_CHUNK];
+    uint64_t fresh = 0;
+    double t0 = now_ns();
+    if (t->is_lb) {
+        for (uint64_t i = from; i < to; i++) {
+            uint64_t v = mix64(i);
+            fresh += bloom_add(&t->lb, &v, (int)sizeof v) == 0;
+        }
+    } else if (!batch) {
+        for (uint64_t i = from; i < to; i++) {
+            uint64_t v = mix64(i);
+            bool was_new;
+            bk_filter_add(t->bk, &v, sizeof v, &was_new);
+            fresh += was_new;
+        }
+    } else {
+        for (uint64_t i = from; i < to; i += FILL_CHUNK) {
+            size_t g = to - i < FILL_CHUNK ? (size_t)(to - i) : FILL_CHUNK;
+            for (size_t j = 0; j < g; j++) {
+                val[j] = mix64(i + j);
+                keys[j].ptr = &val[j];
+                keys[j].len = sizeof val[j];
+            }
+            uint64_t nn;
+            bk_filter_add_batch(t->bk, keys, g, NULL, &nn);
+            fresh += nn;
+        }
+    }
+    double dt = now_ns() - t0;
+    sink += fresh;
+    return dt / (double)(to - from);
+}
+
+/* Looks up all of q in one mode; returns ns per lookup, *hits the hits. */
+static double timed_contains(target_t *t, impl_t mode, queries_t *q, const bk_hash_t *hashes,
+                             uint64_t *hits)
+{
+    uint64_t h = 0;
+    double t0 = now_ns();
+    switch (mode) {
+    case BLOCKED_BATCH:
+    case CLASSIC_BATCH:
+        h = bk_filter_contains_batch(t->bk, q->keys, q->n, q->out);
+        break;
+    case BLOCKED_SINGLE:
+    case CLASSIC_SINGLE:
+        for (size_t i = 0; i < q->n; i++)
+            h += bk_filter_contains(t->bk, &q->val[i], sizeof q->val[i]);
+        break;
+    case BLOCKED_PREHASHED:
+        for (size_t i = 0; i < q->n; i++)
+            h += bk_filter_contains_hash(t->bk, hashes[i]);
+        break;
+    case LIBBLOOM:
+        for (size_t i = 0; i < q->n; i++)
+            h += bloom_check(&t->lb, &q->val[i], (int)sizeof q->val[i]) == 1;
+        break;
+    default:
+        break;
+    }
+    double dt = now_ns() - t0;
+    sink += h;
+    *hits = h;
+    return dt / (double)q->n;
+}
+
+static void fill_hashes(const target_t *t, const queries_t *q, bk_hash_t *hashes)
+{
+    for (size_t i = 0; i < q->n; i++)
+        hashes[i] = bk_filter_hash(t->bk, &q->val[i], sizeof q->val[i]);
+}
+
+/* Measures the lookups of the given modes on one filled filter: RUNS runs,
+ * each with fresh positives and negatives; medians go into rows[mode]. */
+static void measure_lookups(target_t *t, const impl_t *modes, int nmodes, uint64_t n,
+                            size_t per_run, row_t *rows)
+{
+    queries_t pos, neg;
+    queries_init(&pos, per_run);
+    queries_init(&neg, per_run);
+    bk_hash_t *hpos = xmalloc(per_run * sizeof *hpos);
+    bk_hash_t *hneg = xmalloc(per_run * sizeof *hneg);
+    double tp[NIMPL][RUNS], tn[NIMPL][RUNS];
+    uint64_t seed_state = rng_state;
+    for (int r = 0; r < RUNS; r++) {
+        queries_fill(&pos, &neg, n, r);
+        if (!t->is_lb) {
+            fill_hashes(t, &pos, hpos);
+            fill_hashes(t, &neg, hneg);
+        }
+        for (int m = 0; m < nmodes; m++) {
+            impl_t mode = modes[m];
+            uint64_t hits;
+            tp[m][r] = timed_contains(t, mode, &pos, hpos, &hits);
+            rows[mode].pos_queries += pos.n;
+            rows[mode].pos_found += hits;
+            tn[m][r] = timed_contains(t, mode, &neg, hneg, &hits);
+            rows[mode].neg_queries += neg.n;
+            rows[mode].false_pos += hits;
+        }
+    }
+    /* Every target sees the same queries: restart the generator. */
+    rng_state = seed_state;
+    for (int m = 0; m < nmodes; m++) {
+        rows[modes[m]].pos_ns = median(tp[m], RUNS);
+        rows[modes[m]].neg_ns = median(tn[m], RUNS);
+    }
+    queries_free(&pos);
+    queries_free(&neg);
+    free(hpos);
+    free(hneg);
+}
+
+/* Fills a target with keys [0, n) in 2 * RUNS slices, alternating single
+ * and batched adds for bloomkit (so both see the same fill levels), and
+ * records the median ns per add of each mode. */
+static void fill_and_time(target_t *t, uint64_t n, impl_t batch_mode, impl_t single_mode,
+                          row_t *rows)
+{
+    int slices = t->is_lb ? RUNS : 2 * RUNS;
+    double tb[RUNS], ts[RUNS];
+    for (int s = 0; s < slices; s++) {
+        uint64_t from = n * (uint64_t)s / (uint64_t)slices;
+        uint64_t to = n * (uint64_t)(s + 1) / (uint64_t)slices;
+        if (t->is_lb)
+            ts[s] = timed_fill(t, from, to, 0);
+        else if (s % 2)
+            tb[s / 2] = timed_fill(t, from, to, 1);
+        else
+            ts[s / 2] = timed_fill(t, from, to, 0);
+    }
+    rows[single_mode].add_ns = median(ts, RUNS);
+    if (!t->is_lb)
+        rows[batch_mode].add_ns = median(tb, RUNS);
+}
+
+static void set_bits_per_key(const target_t *t, uint64_t n, const impl_t *modes, int nmodes,
+                             row_t *rows)
+{
+    double bpk;
+    int k;
+    if (t->is_lb) {
+        bpk = (double)t->lb.bits / (double)n;
+        k = t->lb.hashes;
+    } else {
+        bk_filter_info_t info;
+        bk_filter_info(t->bk, &info);
+        bpk = (double)info.cells / (double)n;
+        k = (int)info.k;
+    }
+    for (int m = 0; m < nmodes; m++) {
+        rows[modes[m]].bits_per_key = bpk;
+        rows[modes[m]].k = k;
+    }
+}
+
+static int make_bk(target_t *t, bk_kind_t kind, uint64_t n)
+{
+    bk_options_t o = {0};
+    o.kind = kind;
+    o.seed_set = true;
+    o.seed = 12345;
+    memset(t, 0, sizeof *t);
+    bk_status_t st = bk_filter_create(&t->bk, n, FPR, &o);
+    if (st != BK_OK) {
+        fprintf(stderr, "bench_filters: bk_filter_create: %s\n", bk_strerror(st));
+        return -1;
+    }
+    return 0;
+}
+
+static int make_lb(target_t *t, uint64_t n)
+{
+    memset(t, 0, sizeof *t);
+    t->is_lb = 1;
+    if (n > INT32_MAX || bloom_init(&t->lb, (int)n, FPR) != 0 || t->lb.bits <= 0) {
+        fprintf(stderr, "bench_filters: libbloom cannot hold %" PRIu64 " keys at 1%%\n", n);
+        return -1;
+    }
+    return 0;
+}
+
+static void free_target(target_t *t)
+{
+    if (t->is_lb)
+        bloom_free(&t->lb);
+    else
+        bk_filter_free(t->bk);
+}
+
+/* ---- the floor: random 64-byte reads from a buffer of the filter's size --- */
+
+typedef struct floor_result {
+    double independent_ns, chain_ns;
+} floor_result_t;
+
+/* Allocated like a large filter payload (anonymous mapping, huge pages
+ * asked for) so the floor sees the same TLB behaviour as the filter. */
+static uint64_t *floor_buffer(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        fprintf(stderr, "bench_filters: cannot map %zu bytes\n", bytes);
+        exit(1);
+    }
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+static floor_result_t measure_floor(size_t bytes, size_t per_run)
+{
+    size_t lines = bytes / 64;
+    uint64_t *buf = floor_buffer(lines * 64);
+    /* A random cyclic permutation of the lines (Sattolo's algorithm): each
+     * line's first word holds the next line's index, for the chain. */
+    uint32_t *perm = xmalloc(lines * sizeof *perm);
+    for (size_t i = 0; i < lines; i++)
+        perm[i] = (uint32_t)i;
+    for (size_t i = lines - 1; i > 0; i--) {
+        size_t j = (size_t)rng_below(i);
+        uint32_t tmp = perm[i];
+        perm[i] = perm[j];
+        perm[j] = tmp;
+    }
+    for (size_t i = 0; i < lines; i++) {
+        uint64_t *line = buf + (size_t)perm[i] * 8;
+        line[0] = perm[(i + 1) % lines];
+        for (int w = 1; w < 8; w++)
+            line[w] = i + (uint64_t)w;
+    }
+    free(perm);
+
+    uint32_t *idx = xmalloc(per_run * sizeof *idx);
+    double ti[RUNS], tc[RUNS];
+    uint64_t pos = 0;
+    for (int r = 0; r < RUNS; r++) {
+        for (size_t i = 0; i < per_run; i++)
+            idx[i] = (uint32_t)rng_below(lines);
+        /* Independent: every address is known up front, so the core can
+         * have as many misses in flight as it is able to. The sum keeps
+         * the loads alive. */
+        uint64_t sum = 0;
+        double t0 = now_ns();
+        for (size_t i = 0; i < per_run; i++)
+            sum += buf[(size_t)idx[i] * 8 + (i & 7)];
+        ti[r] = (now_ns() - t0) / (double)per_run;
+        sink += sum;
+        /* Dependent: each address comes from the previous load. */
+        size_t steps = per_run / 4;
+        t0 = now_ns();
+        for (size_t i = 0; i < steps; i++)
+            pos = buf[pos * 8];
+        tc[r] = (now_ns() - t0) / (double)steps;
+        sink += pos;
+    }
+    free(idx);
+    munmap(buf, lines * 64);
+    floor_result_t fr = {median(ti, RUNS), median(tc, RUNS)};
+    return fr;
+}
+
+/* ---- URL-shaped keys --------------------------------------------------- */
+
+/* A block of variable-length keys stored back to back. */
+typedef struct strkeys {
+    size_t n;
+    char *bytes;
+    bk_key_t *keys;
+    bool *out;
+} strkeys_t;
+
+/* URL number id: about 60 bytes, distinct for distinct ids. */
+static int make_url(char *dst, size_t cap, uint64_t id)
+{
+    uint64_t h = mix64(id ^ UINT64_C(0x5555));
+    static const char *const tld[] = {"com", "org", "net", "cn", "io"};
+    return snprintf(dst, cap, "https://www.site%05u.example.%s/articles/%" PRIu64 "/p-%06x.html",
+                    (unsigned)(h % 100000), tld[(h >> 20) % 5], id, (unsigned)(h >> 40) & 0xFFFFFFu);
+}
+
+static void strkeys_init(strkeys_t *s, size_t n)
+{
+    s->n = n;
+    s->bytes = xmalloc(n * 96);
+    s->keys = xmalloc(n * sizeof *s->keys);
+    s->out = xmalloc(n * sizeof *s->out);
+}
+
+/* Fills s with URLs of the given ids, in order (as a stream would deliver
+ * them: the key bytes are read sequentially). */
+static void strkeys_fill(strkeys_t *s, const uint64_t *ids)
+{
+    char *p = s->bytes;
+    for (size_t i = 0; i < s->n; i++) {
+        int len = make_url(p, 96, ids[i]);
+        s->keys[i].ptr = p;
+        s->keys[i].len = (size_t)len;
+        p += len;
+    }
+}
+
+static void strkeys_free(strkeys_t *s)
+{
+    free(s->bytes);
+    free(s->keys);
+    free(s->out);
+}
+
+typedef struct url_result {
+    double batch_ns, single_ns, lb_ns;
+    double mean_len;
+} url_result_t;
+
+/* Adds URLs [0, nurl) to the target, then looks up RUNS streams of per_run
+ * URLs, half of them added, half not, in random order. Fills the fields of
+ * *res that belong to this target. */
+static void measure_urls(target_t *t, uint64_t nurl, size_t per_run, url_result_t *res)
+{
+    strkeys_t s;
+    strkeys_init(&s, per_run);
+    uint64_t *ids = xmalloc(per_run * sizeof *ids);
+    /* Add in chunks of per_run. */
+    for (uint64_t base = 0; base < nurl; base += per_run) {
+        size_t g = nurl - base < per_run ? (size_t)(nurl - base) : per_run;
+        for (size_t i = 0; i < g; i++)
+            ids[i] = base + i;
+        s.n = g;
+        strkeys_fill(&s, ids);
+        for (size_t i = 0; i < g; i++) {
+            if (t->is_lb)
+                bloom_add(&t->lb, s.keys[i].ptr, (int)s.keys[i].len);
+            else
+                bk_filter_add(t->bk, s.keys[i].ptr, s.keys[i].len, NULL);
+        }
+    }
+    s.n = per_run;
+    double tb[RUNS], tsg[RUNS];
+    uint64_t seed_state = rng_state;
+    size_t total_len = 0;
+    for (int r = 0; r < RUNS; r++) {
+        for (size_t i = 0; i < per_run; i++)
+            ids[i] = rng_next() & 1 ? rng_below(nurl) : nurl + rng_below(UINT64_C(1) << 40);
+        strkeys_fill(&s, ids);
+        for (size_t i = 0; i < per_run; i++)
+            total_len += s.keys[i].len;
+        uint64_t h = 0;
+        double t0 = now_ns();
+        if (t->is_lb) {
+            for (size_t i = 0; i < per_run; i++)
+                h += bloom_check(&t->lb, s.keys[i].ptr, (int)s.keys[i].len) == 1;
+            tsg[r] = (now_ns() - t0) / (double)per_run;
+        } else {
+            h += bk_filter_contains_batch(t->bk, s.keys, per_run, s.out);
+            tb[r] = (now_ns() - t0) / (double)per_run;
+            t0 = now_ns();
+            for (size_t i = 0; i < per_run; i++)
+                h += bk_filter_contains(t->bk, s.keys[i].ptr, s.keys[i].len);
+            tsg[r] = (now_ns() - t0) / (double)per_run;
+        }
+        sink += h;
+    }
+    rng_state = seed_state;
+    res->mean_len = (double)total_len / (double)(RUNS * per_run);
+    if (t->is_lb) {
+        res->lb_ns = median(tsg, RUNS);
+    } else {
+        res->batch_ns = median(tb, RUNS);
+        res->single_ns = median(tsg, RUNS);
+    }
+    free(ids);
+    strkeys_free(&s);
+}
+
+/* ---- printing ---------------------------------------------------------- */
+
+static void print_ns(double v)
+{
+    if (v < 0)
+        printf(" %9s |", "-");
+    else
+        printf(" %9.1f |", v);
+}
+
+static void print_rows(const row_t *rows, const impl_t *order, int n)
+{
+    printf("| %-28s | %9s | %9s | %9s | %8s | %8s | %2s |\n", "implementation", "ns/add",
+           "ns/has(+)", "ns/has(-)", "FPR %", "bits/key", "k");
+    printf("|------------------------------|----------:|----------:|----------:|---------:|---------:|---:|\n");
+    for (int i = 0; i < n; i++) {
+        const row_t *r = &rows[order[i]];
+        printf("| %-28s |", impl_name[order[i]]);
+        print_ns(r->add_ns);
+        print_ns(r->pos_ns);
+        print_ns(r->neg_ns);
+        printf(" %8.3f | %8.2f | %2d |\n",
+               r->neg_queries ? 100.0 * (double)r->false_pos / (double)r->neg_queries : 0.0,
+               r->bits_per_key, r->k);
+        if (r->pos_found != r->pos_queries)
+            printf("!! %s: %" PRIu64 " false negatives\n", impl_name[order[i]],
+                   r->pos_queries - r->pos_found);
+    }
+}
+
+static void init_rows(row_t *rows)
+{
+    for (int i = 0; i < NIMPL; i++) {
+        memset(&rows[i], 0, sizeof rows[i]);
+        rows[i].add_ns = rows[i].pos_ns = rows[i].neg_ns = -1;
+    }
+}
+
+static const impl_t bk_blocked_modes[] = {BLOCKED_BATCH, BLOCKED_SINGLE, BLOCKED_PREHASHED};
+static const impl_t bk_classic_modes[] = {CLASSIC_BATCH, CLASSIC_SINGLE};
+static const impl_t lb_modes[] = {LIBBLOOM};
+static const impl_t print_order[] = {BLOCKED_BATCH, BLOCKED_SINGLE, BLOCKED_PREHASHED,
+                                     CLASSIC_BATCH, CLASSIC_SINGLE, LIBBLOOM};
+
+/* Fills and measures the three filters of one size; returns 0 on success.
+ * With urls, also adds nurl URLs and measures URL lookups (*ures). */
+static int bench_size(uint64_t n, size_t per_run, row_t *rows, uint64_t *blocked_bytes,
+                      uint64_t nurl, size_t url_per_run, url_result_t *ures)
+{
+    target_t t;
+    init_rows(rows);
+
+    if (make_bk(&t, BK_KIND_BLOCKED, n) != 0)
+        return -1;
+    bk_filter_info_t info;
+    bk_filter_info(t.bk, &info);
+    *blocked_bytes = info.bytes;
+    fill_and_time(&t, n, BLOCKED_BATCH, BLOCKED_SINGLE, rows);
+    measure_lookups(&t, bk_blocked_modes, 3, n, per_run, rows);
+    set_bits_per_key(&t, n, bk_blocked_modes, 3, rows);
+    if (ures)
+        measure_urls(&t, nurl, url_per_run, ures);
+    free_target(&t);
+
+    if (make_bk(&t, BK_KIND_CLASSIC, n) != 0)
+        return -1;
+    fill_and_time(&t, n, CLASSIC_BATCH, CLASSIC_SINGLE, rows);
+    measure_lookups(&t, bk_classic_modes, 2, n, per_run, rows);
+    set_bits_per_key(&t, n, bk_classic_modes, 2, rows);
+    free_target(&t);
+
+    if (make_lb(&t, n) != 0)
+        return -1;
+    fill_and_time(&t, n, LIBBLOOM, LIBBLOOM, rows);
+    measure_lookups(&t, lb_modes, 1, n, per_run, rows);
+    set_bits_per_key(&t, n, lb_modes, 1, rows);
+    if (ures)
+        measure_urls(&t, nurl, url_per_run, ures);
+    free_target(&t);
+    return 0;
+}
+
+int main(void)
+{
+    const char *q = getenv("BK_BENCH_QUICK");
+    quick = q && *q && strcmp(q, "0") != 0;
+    uint64_t large_n = quick ? 4000000u : LARGE_N_DEFAULT;
+    size_t large_per_run = quick ? 200000u : 2000000u;
+    size_t small_per_run = quick ? 200000u : 2000000u;
+    uint64_t nurl = quick ? 200000u : 1000000u;
+    size_t url_per_run = quick ? 200000u : 1000000u;
+    row_t small[NIMPL], large[NIMPL];
+    uint64_t small_bytes, large_bytes;
+    url_result_t ures;
+    memset(&ures, 0, sizeof ures);
+
+    printf("## Core filters vs libbloom %s (bench_filters%s)\n\n", bloom_version(),
+           quick ? ", BK_BENCH_QUICK" : "");
+    printf("All filters sized for n keys at 1%% FPR; 8-byte keys; times are medians\n"
+           "of %d runs, in ns per operation; FPR measured on %s keys never added.\n\n",
+           RUNS, quick ? "1M" : "10M");
+
+    double t_start = now_ns();
+    if (bench_size(SMALL_N, small_per_run, small, &small_bytes, 0, 0, NULL) != 0)
+        return 1;
+    printf("### In-cache filter: n = %u (blocked filter %.0f KB)\n\n", SMALL_N,
+           (double)small_bytes / 1024.0);
+    print_rows(small, print_order, NIMPL);
+
+    if (bench_size(large_n, large_per_run, large, &large_bytes, nurl, url_per_run, &ures) != 0)
+        return 1;
+    floor_result_t fl = measure_floor((size_t)large_bytes, large_per_run);
+    printf("\n### Large filter: n = %" PRIu64 " (blocked filter %.0f MB)\n\n", large_n,
+           (double)large_bytes / 1048576.0);
+    print_rows(large, print_order, NIMPL);
+    printf("\nMachine floor, %.0f MB buffer: random independent 64-byte reads %.1f ns/read;\n"
+           "dependent chain (one memory latency per read) %.1f ns/read.\n",
+           (double)large_bytes / 1048576.0, fl.independent_ns, fl.chain_ns);
+
+    printf("\n### URL-shaped keys (mean %.0f bytes) in the large filter, half present\n\n",
+           ures.mean_len);
+    printf("| %-28s | %9s | %9s |\n", "implementation", "ns/URL", "M URLs/s");
+    printf("|------------------------------|----------:|----------:|\n");
+    printf("| %-28s | %9.1f | %9.1f |\n", impl_name[BLOCKED_BATCH], ures.batch_ns,
+           1e3 / ures.batch_ns);
+    printf("| %-28s | %9.1f | %9.1f |\n", impl_name[BLOCKED_SINGLE], ures.single_ns,
+           1e3 / ures.single_ns);
+    printf("| %-28s | %9.1f | %9.1f |\n", impl_name[LIBBLOOM], ures.lb_ns, 1e3 / ures.lb_ns);
+
+    /* The goals from DESIGN.md, against this run's numbers. */
+    double batch_large = (large[BLOCKED_BATCH].pos_ns + large[BLOCKED_BATCH].neg_ns) / 2;
+    double lb_large = (large[LIBBLOOM].pos_ns + large[LIBBLOOM].neg_ns) / 2;
+    double prehashed = (small[BLOCKED_PREHASHED].pos_ns + small[BLOCKED_PREHASHED].neg_ns) / 2;
+    printf("\nGoals (large-filter lookups: mean of + and -):\n");
+    printf("- batched large lookup / floor: %.2fx (goal <= 2x)\n",
+           batch_large / fl.independent_ns);
+    printf("- libbloom / batched large lookup: %.1fx (goal >= 10x)\n", lb_large / batch_large);
+    printf("- in-cache pre-hashed lookup: %.1f ns (goal: a few ns)\n", prehashed);
+    printf("- URLs, batched, large filter: %.1f M/s (goal >= 30 M/s)\n", 1e3 / ures.batch_ns);
+    printf("\n(%.0f s)\n", (now_ns() - t_start) / 1e9);
+    return 0;
+}
