@@ -5,8 +5,8 @@
  *
  * Batches exist for large filters: one lookup there is one cache miss
  * (~80-100 ns), but the memory system can serve ten or more misses at once.
- * Hashing a group of keys first and prefetching every target line before
- * probing any turns a chain of dependent misses into overlapping ones.
+ * Hashing keys ahead of the probe and prefetching their target lines turns
+ * a chain of dependent misses into overlapping ones.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -16,9 +16,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Keys hashed and prefetched together in batch calls: enough misses in
- * flight to cover memory latency, few enough that lines stay in L1. */
-#define BATCH_GROUP 16
+/* How far ahead of the probe the batch calls hash and prefetch: key
+ * i + BATCH_AHEAD's line is requested while key i is probed, so about this
+ * many misses stay in flight all the time (a core's L1 has 10-16 miss
+ * buffers). A power of two (ring index by mask). */
+#define BATCH_AHEAD 16
 
 static inline uint64_t load_items(const bk_filter_t *f)
 {
@@ -253,23 +255,42 @@ static inline void prefetch_key(const bk_filter_t *f, bk_hash_t h)
     }
 }
 
-/* Hashes up to BATCH_GROUP keys into h and prefetches their lines; returns
- * how many. */
-static inline size_t hash_group(const bk_filter_t *f, const bk_key_t *keys, size_t left,
-                                bk_hash_t *h)
+/* Hashes a key and starts loading the memory its probe will touch. */
+static inline bk_hash_t hash_prefetch(const bk_filter_t *f, const bk_key_t *key)
 {
-    size_t g = left < BATCH_GROUP ? left : BATCH_GROUP;
-    for (size_t i = 0; i < g; i++) {
-        h[i] = bk_filter_hash(f, keys[i].ptr, keys[i].len);
-        prefetch_key(f, h[i]);
-    }
-    return g;
+    bk_hash_t h = bk_filter_hash(f, key->ptr, key->len);
+    prefetch_key(f, h);
+    return h;
+}
+
+/* Both batch calls run a software pipeline over a ring of BATCH_AHEAD
+ * hashes: the ring is primed with the first keys, then each step takes key
+ * i's hash out of its slot, puts key i + BATCH_AHEAD's hash (with its line
+ * requested) in, and probes key i. Unlike hashing and probing fixed groups,
+ * the memory system never drains at a group boundary. Probes still run in
+ * array order, so the results are those of the one-at-a-time calls. */
+static inline size_t ring_prime(const bk_filter_t *f, const bk_key_t *keys, size_t n,
+                                bk_hash_t *ring)
+{
+    size_t ahead = n < BATCH_AHEAD ? n : BATCH_AHEAD;
+    for (size_t i = 0; i < ahead; i++)
+        ring[i] = hash_prefetch(f, &keys[i]);
+    return ahead;
+}
+
+static inline bk_hash_t ring_step(const bk_filter_t *f, const bk_key_t *keys, size_t n,
+                                  bk_hash_t *ring, size_t i)
+{
+    bk_hash_t h = ring[i & (BATCH_AHEAD - 1)];
+    if (i + BATCH_AHEAD < n)
+        ring[i & (BATCH_AHEAD - 1)] = hash_prefetch(f, &keys[i + BATCH_AHEAD]);
+    return h;
 }
 
 bk_status_t bk_filter_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new,
                                 uint64_t *n_new)
 {
-    bk_hash_t h[BATCH_GROUP];
+    bk_hash_t ring[BATCH_AHEAD];
     uint64_t fresh = 0;
     if (n_new)
         *n_new = 0;
@@ -277,20 +298,18 @@ bk_status_t bk_filter_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, 
         return BK_EREADONLY;
     if (n && !keys)
         return BK_EINVAL;
-    for (size_t base = 0; base < n; base += BATCH_GROUP) {
-        size_t g = hash_group(f, keys + base, n - base, h);
-        for (size_t i = 0; i < g; i++) {
-            bool added;
-            bk_status_t st = bk_filter_add_hash(f, h[i], &added);
-            if (st != BK_OK) {
-                if (n_new)
-                    *n_new = fresh;
-                return st;
-            }
-            fresh += added;
-            if (was_new)
-                was_new[base + i] = added;
+    ring_prime(f, keys, n, ring);
+    for (size_t i = 0; i < n; i++) {
+        bool added;
+        bk_status_t st = bk_filter_add_hash(f, ring_step(f, keys, n, ring, i), &added);
+        if (st != BK_OK) {
+            if (n_new)
+                *n_new = fresh;
+            return st;
         }
+        fresh += added;
+        if (was_new)
+            was_new[i] = added;
     }
     if (n_new)
         *n_new = fresh;
@@ -299,17 +318,15 @@ bk_status_t bk_filter_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, 
 
 size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out)
 {
-    bk_hash_t h[BATCH_GROUP];
+    bk_hash_t ring[BATCH_AHEAD];
     size_t hits = 0;
     if (n && (!keys || !out))
         return 0;
-    for (size_t base = 0; base < n; base += BATCH_GROUP) {
-        size_t g = hash_group(f, keys + base, n - base, h);
-        for (size_t i = 0; i < g; i++) {
-            bool hit = bk_filter_contains_hash(f, h[i]);
-            out[base + i] = hit;
-            hits += hit;
-        }
+    ring_prime(f, keys, n, ring);
+    for (size_t i = 0; i < n; i++) {
+        bool hit = bk_filter_contains_hash(f, ring_step(f, keys, n, ring, i));
+        out[i] = hit;
+        hits += hit;
     }
     return hits;
 }
