@@ -268,19 +268,27 @@ static inline bk_hash_t hash_prefetch(const bk_filter_t *f, const bk_key_t *key)
  * i's hash out of its slot, puts key i + BATCH_AHEAD's hash (with its line
  * requested) in, and probes key i. Unlike hashing and probing fixed groups,
  * the memory system never drains at a group boundary. Probes still run in
- * array order, so the results are those of the one-at-a-time calls. */
-static inline size_t ring_prime(const bk_filter_t *f, const bk_key_t *keys, size_t n,
-                                bk_hash_t *ring)
+ * array order, so the results are those of the one-at-a-time calls.
+ * A payload small enough to stay in the caches gains nothing from this and
+ * would pay for computing each line twice: it is probed directly. */
+#define BATCH_PIPELINE_MIN_BYTES (UINT64_C(1) << 20)
+
+static inline bool ring_prime(const bk_filter_t *f, const bk_key_t *keys, size_t n,
+                              bk_hash_t *ring)
 {
+    if (f->nbytes < BATCH_PIPELINE_MIN_BYTES)
+        return false;
     size_t ahead = n < BATCH_AHEAD ? n : BATCH_AHEAD;
     for (size_t i = 0; i < ahead; i++)
         ring[i] = hash_prefetch(f, &keys[i]);
-    return ahead;
+    return true;
 }
 
 static inline bk_hash_t ring_step(const bk_filter_t *f, const bk_key_t *keys, size_t n,
-                                  bk_hash_t *ring, size_t i)
+                                  bk_hash_t *ring, size_t i, bool pipelined)
 {
+    if (!pipelined)
+        return bk_filter_hash(f, keys[i].ptr, keys[i].len);
     bk_hash_t h = ring[i & (BATCH_AHEAD - 1)];
     if (i + BATCH_AHEAD < n)
         ring[i & (BATCH_AHEAD - 1)] = hash_prefetch(f, &keys[i + BATCH_AHEAD]);
@@ -298,10 +306,10 @@ bk_status_t bk_filter_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, 
         return BK_EREADONLY;
     if (n && !keys)
         return BK_EINVAL;
-    ring_prime(f, keys, n, ring);
+    bool pipelined = ring_prime(f, keys, n, ring);
     for (size_t i = 0; i < n; i++) {
         bool added;
-        bk_status_t st = bk_filter_add_hash(f, ring_step(f, keys, n, ring, i), &added);
+        bk_status_t st = bk_filter_add_hash(f, ring_step(f, keys, n, ring, i, pipelined), &added);
         if (st != BK_OK) {
             if (n_new)
                 *n_new = fresh;
@@ -322,9 +330,9 @@ size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size
     size_t hits = 0;
     if (n && (!keys || !out))
         return 0;
-    ring_prime(f, keys, n, ring);
+    bool pipelined = ring_prime(f, keys, n, ring);
     for (size_t i = 0; i < n; i++) {
-        bool hit = bk_filter_contains_hash(f, ring_step(f, keys, n, ring, i));
+        bool hit = bk_filter_contains_hash(f, ring_step(f, keys, n, ring, i, pipelined));
         out[i] = hit;
         hits += hit;
     }

@@ -183,10 +183,11 @@ static void test_batch_equals_single(void)
     free(batch_hit);
 }
 
-/* The batch calls run a pipeline some keys deep; batches shorter than it,
- * equal to it, and one past it (and past twice it) must still give exactly
- * the one-at-a-time results, in a small filter where keys collide, with
- * repeats inside the batch. */
+/* The batch calls run a pipeline some keys deep on large filters and probe
+ * small ones directly; batches shorter than the pipeline, equal to it, and
+ * one past it (and past twice it) must still give exactly the one-at-a-time
+ * results, with repeats inside the batch, in a tiny filter where keys
+ * collide and in one of 4 MB (large enough to be pipelined). */
 static void test_batch_pipeline_edges(void)
 {
     static const size_t sizes[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 130};
@@ -194,7 +195,9 @@ static void test_batch_pipeline_edges(void)
     char store[MAXN][16], probe[MAXN][16];
     bk_key_t keys[MAXN], probes[MAXN];
     bool batch_new[MAXN], single_new[MAXN], batch_hit[MAXN];
-    for (size_t t = 0; t < NKINDS; t++) {
+    static const uint64_t cells[] = {1024, UINT64_C(1) << 25};
+    for (size_t c = 0; c < 2 * NKINDS; c++) {
+        size_t t = c % NKINDS;
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
             size_t n = sizes[s];
             for (size_t i = 0; i < n; i++) {
@@ -206,9 +209,9 @@ static void test_batch_pipeline_edges(void)
             }
             bk_options_t o = {.seed_set = true, .seed = 99 + s};
             bk_filter_t *a, *b;
-            /* Tiny on purpose: about half the probes of absent keys hit. */
-            CHECK_OK(bk_filter_create_exact(&a, kinds[t], 1024, 3, &o));
-            CHECK_OK(bk_filter_create_exact(&b, kinds[t], 1024, 3, &o));
+            /* The tiny one on purpose: about half the absent keys hit. */
+            CHECK_OK(bk_filter_create_exact(&a, kinds[t], cells[c / NKINDS], 3, &o));
+            CHECK_OK(bk_filter_create_exact(&b, kinds[t], cells[c / NKINDS], 3, &o));
             if (!a || !b) {
                 bk_filter_free(a);
                 bk_filter_free(b);
@@ -223,6 +226,7 @@ static void test_batch_pipeline_edges(void)
             CHECK_MSG(memcmp(batch_new, single_new, n) == 0, "kind %d n %zu", (int)kinds[t], n);
             CHECK_EQ_U64(fresh, fresh_single);
             CHECK_MSG(memcmp(a->data, b->data, a->nbytes) == 0, "kind %d n %zu", (int)kinds[t], n);
+            CHECK_EQ_U64(bk_filter_items(a), bk_filter_items(b));
             size_t hits = bk_filter_contains_batch(a, probes, n, batch_hit), hits_single = 0;
             for (size_t i = 0; i < n; i++) {
                 bool hit = bk_filter_contains(a, probes[i].ptr, probes[i].len);
