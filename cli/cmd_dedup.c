@@ -195,8 +195,11 @@ int bkc_cmd_dedup(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     if (state) {
+        /* No SA_RESTART: a read waiting on a pipe returns, and the reader
+         * ends the input there. */
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
+        bkc_reader_set_stop_flag(&stop_requested);
     }
 
     bkc_stdout_setup();
@@ -209,7 +212,7 @@ int bkc_cmd_dedup(int argc, char **argv)
     int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, dedup_line, dedup_end,
                                &ctx);
     bkc_batch_free(&ctx.batch);
-    bool stopped = rc == STOPPED;
+    bool stopped = rc == STOPPED || (rc == 0 && stop_requested);
     if (stopped)
         rc = 0;
     /* The state is saved only if every line it records reached stdout: a

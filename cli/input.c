@@ -25,6 +25,12 @@
 
 static size_t g_line_max = BKC_LINE_MAX;
 static size_t g_initial_buffer = BKC_DEFAULT_BUFFER;
+static volatile sig_atomic_t *g_stop_flag;
+
+void bkc_reader_set_stop_flag(volatile sig_atomic_t *flag)
+{
+    g_stop_flag = flag;
+}
 
 struct bkc_reader {
     int fd;
@@ -37,6 +43,7 @@ struct bkc_reader {
     size_t scanned;    /* [start, scanned) is known to hold no '\n' */
     size_t line_max;
     int eof;
+    int stopped;       /* a read was interrupted with the stop flag set */
     int failed;
     uint64_t lineno;
     uint64_t offset;
@@ -165,6 +172,10 @@ static int fill(bkc_reader_t *r)
     if (make_room(r) != 0)
         return -1;
     for (;;) {
+        if (g_stop_flag && *g_stop_flag) {
+            r->stopped = 1; /* the signal came between reads */
+            return 0;
+        }
         ssize_t got = read(r->fd, r->buf + r->end, r->cap - r->end);
         if (got > 0) {
             r->end += (size_t)got;
@@ -174,8 +185,13 @@ static int fill(bkc_reader_t *r)
             r->eof = 1;
             return 0;
         }
-        if (errno == EINTR)
+        if (errno == EINTR) {
+            if (g_stop_flag && *g_stop_flag) {
+                r->stopped = 1;
+                return 0;
+            }
             continue;
+        }
         set_error(r, "%s: %s", r->name, strerror(errno));
         return -1;
     }
@@ -205,6 +221,8 @@ int bkc_reader_next(bkc_reader_t *r, const char **line, size_t *len)
     if (r->failed)
         return -1;
     for (;;) {
+        if (r->stopped)
+            return 0;
         if (r->scanned < r->end) {
             char *nl = memchr(r->buf + r->scanned, '\n', r->end - r->scanned);
             if (nl) {

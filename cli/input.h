@@ -12,6 +12,7 @@
 #ifndef BKC_INPUT_H
 #define BKC_INPUT_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +57,12 @@ int64_t bkc_reader_size(const bkc_reader_t *r);
 /* Closes the file (not standard input) and frees the reader. NULL is a
  * no-op. */
 void bkc_reader_close(bkc_reader_t *r);
+
+/* When *flag is non-zero as a signal interrupts a read (the handler must
+ * be installed without SA_RESTART), the input ends there: bkc_reader_next
+ * returns 0 and a partial last line is dropped. Lets a tool stop on SIGINT
+ * while it waits on a pipe or terminal. NULL turns it off. */
+void bkc_reader_set_stop_flag(volatile sig_atomic_t *flag);
 
 /* For tests: the largest line accepted (default BKC_LINE_MAX), and the
  * initial buffer size (default 1 MiB), so long-line paths can be reached

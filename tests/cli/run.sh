@@ -228,6 +228,27 @@ if [ -w /dev/full ]; then
     rc 2 "dedup write error keeps state" sh -c "'$BK' dedup -q --state s.bk seq-new >/dev/full"
     check "state unchanged after write error" same s.bk s.orig
 fi
+# SIGINT while waiting on a pipe: lines printed so far are in the saved
+# state, and no line is printed twice or lost across the two runs.
+mkfifo fifo
+(seq 1 300; sleep 3; seq 301 400) >fifo &
+writer=$!
+"$BK" dedup -q --state sig.bk fifo >sig.out 2>sig.err &
+dd=$!
+sleep 1
+kill -INT "$dd"
+wait "$dd"
+got=$?
+kill "$writer" 2>/dev/null
+wait "$writer" 2>/dev/null
+check "SIGINT: exit 130" test "$got" -eq 130
+check "SIGINT: state saved" test -s sig.bk
+seq 1 400 >sig.all
+rc 0 "after SIGINT: rerun" "$BK" dedup -q --state sig.bk sig.all
+check "after SIGINT: each line printed exactly once over both runs" \
+    sh -c "cat sig.out out | sort -n | cmp -s - sig.all"
+check "SIGINT: first run printed something" test -s sig.out
+
 rc 0 "dedup --progress summary" "$BK" dedup --progress --seed 1 urls
 check "--progress summary line" grep -q 'fill .*expected FPR' err
 
