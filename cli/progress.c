@@ -9,6 +9,7 @@
 #include "util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +31,14 @@ void bkc_progress_init(bkc_progress_t *p, bkc_progress_mode_t mode, int64_t tota
     p->total = total;
     p->countdown = TICK_LINES;
     p->start = p->last = bkc_now();
+    p->interval = p->tty ? 0.2 : 5.0;
+    const char *env = getenv("BLOOMKIT_PROGRESS_INTERVAL");
+    if (env && *env) {
+        char *end;
+        double v = strtod(env, &end);
+        if (*end == '\0' && v >= 0)
+            p->interval = v;
+    }
 }
 
 static void refresh_done(bkc_progress_t *p)
@@ -113,7 +122,7 @@ void bkc_progress_update(bkc_progress_t *p)
 {
     p->countdown = TICK_LINES;
     double t = bkc_now();
-    if (t - p->last < (p->tty ? 0.2 : 5.0))
+    if (t - p->last < p->interval)
         return;
     p->last = t;
     refresh_done(p);

@@ -4,7 +4,9 @@
  * duplicates), or a summary line every few seconds when forced with
  * --progress onto a file or pipe; and the final summary line. Work calls
  * bkc_progress_tick() per line, which costs a counter increment and, every
- * few thousand lines, a clock read.
+ * few thousand lines, a clock read. The environment variable
+ * BLOOMKIT_PROGRESS_INTERVAL (seconds) overrides the redraw interval, so
+ * tests can see a bar or a periodic summary on a short input.
  */
 #ifndef BKC_PROGRESS_H
 #define BKC_PROGRESS_H
@@ -36,6 +38,7 @@ typedef struct bkc_progress {
     uint32_t countdown;
     double start;
     double last;
+    double interval;    /* seconds between redraws or summary lines */
     int drawn;          /* width of the bar on screen, to erase it */
 } bkc_progress_t;
 

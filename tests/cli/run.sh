@@ -252,6 +252,21 @@ check "SIGINT: first run printed something" test -s sig.out
 rc 0 "dedup --progress summary" "$BK" dedup --progress --seed 1 urls
 check "--progress summary line" grep -q 'fill .*expected FPR' err
 
+# progress: a bar on a terminal (script(1) gives one), periodic summary
+# lines when forced onto a file, nothing with -q
+seq 1 20000 >seq20k
+if command -v script >/dev/null 2>&1; then
+    BLOOMKIT_PROGRESS_INTERVAL=0 script -qec "'$BK' dedup seq20k >/dev/null" /dev/null >tty.out 2>&1
+    check "progress bar on a terminal" grep -q 'ETA' tty.out
+    check "progress bar redrawn in place" sh -c "tr '\\r' '\\n' <tty.out | grep -q '^\\[#*-*\\] '"
+    check "final summary on a terminal" grep -q '20000 items, 20000 new' tty.out
+fi
+BLOOMKIT_PROGRESS_INTERVAL=0 "$BK" dedup --progress seq20k >/dev/null 2>prog.err
+check "periodic summaries with --progress" test "$(grep -c 'items.*new.*fill' prog.err)" -ge 3
+check "--progress to a file draws no bar" sh -c "! grep -q 'ETA' prog.err"
+BLOOMKIT_PROGRESS_INTERVAL=0 "$BK" dedup -q seq20k >/dev/null 2>prog.err
+check "-q: nothing on stderr" test ! -s prog.err
+
 # ---- normalization
 printf 'HTTP://Example.com:80/a/../b#x\nhttp://example.com/b\nhttp://EXAMPLE.com/./b?\nhttp://example.com/%%7euser\nhttp://example.com/~user\n' >nurls
 rc 0 "dedup --normalize url" "$BK" dedup -q --normalize url nurls
