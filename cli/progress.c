@@ -130,9 +130,12 @@ void bkc_progress_update(bkc_progress_t *p)
         draw_bar(p, t);
         return;
     }
-    char counts[128], fil[96];
+    char counts[128], fil[96] = "";
     counts_text(p, counts, sizeof counts);
-    filter_text(p, fil, sizeof fil);
+    /* Fill needs a popcount of the whole payload: fine every 5 s up to a
+     * few hundred MB, too slow for a multi-GB filter (final summary only). */
+    if (!p->filter || bk_filter_serialized_size(p->filter) <= (UINT64_C(512) << 20))
+        filter_text(p, fil, sizeof fil);
     if (p->total > 0)
         fprintf(stderr, "bloomkit %s: %.0f s: %s%s, %.1f%% of input\n", bkc_cmd_name,
                 t - p->start, counts, fil, 100.0 * (double)p->done / (double)p->total);
