@@ -1,0 +1,178 @@
+/*
+ * libFuzzer target for every loader (docs/FORMAT.md, "Fuzzing").
+ *
+ * Properties checked on each input, beyond "no crash, no sanitizer report":
+ *  - a refusal always comes with a reason;
+ *  - an accepted input serializes back to exactly the same bytes (the
+ *    format is canonical, so anything else means a field was lost or
+ *    invented);
+ *  - loading the same bytes from a file gives the same status as loading
+ *    them from memory, and a mapped open accepts whatever those accept.
+ * Each input is tried twice: as given, and "resealed" with every checksum
+ * recomputed, as a hostile writer would, so that mutations reach the field
+ * checks behind the checksums instead of stopping at them.
+ * Built and run by tests/fuzz/run.sh (`make fuzz`).
+ */
+#define _GNU_SOURCE
+#include "bloomkit/bloomkit.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static void must(int cond, const char *what)
+{
+    if (!cond) {
+        fprintf(stderr, "fuzz_load: property violated: %s\n", what);
+        abort();
+    }
+}
+
+static void same_bytes(const uint8_t *data, size_t size, uint64_t n,
+                       bk_status_t (*ser)(const void *, void *, size_t, size_t *), const void *obj)
+{
+    must(n == size, "re-serialized size differs");
+    uint8_t *buf = malloc(size);
+    size_t w = 0;
+    must(buf && ser(obj, buf, size, &w) == BK_OK && w == size, "re-serialize failed");
+    must(memcmp(buf, data, size) == 0, "re-serialized bytes differ");
+    free(buf);
+}
+
+static bk_status_t ser_filter(const void *o, void *b, size_t c, size_t *w)
+{
+    return bk_filter_serialize(o, b, c, w);
+}
+static bk_status_t ser_bitmap(const void *o, void *b, size_t c, size_t *w)
+{
+    return bk_bitmap_serialize(o, b, c, w);
+}
+static bk_status_t ser_bitmap2(const void *o, void *b, size_t c, size_t *w)
+{
+    return bk_bitmap2_serialize(o, b, c, w);
+}
+
+/* The same bytes as a file, through a memfd. */
+static void file_loaders(const uint8_t *data, size_t size, bk_status_t mem_status)
+{
+    int fd = memfd_create("fuzz", 0);
+    if (fd < 0)
+        return;
+    if (write(fd, data, size) != (ssize_t)size) {
+        close(fd);
+        return;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    bk_filter_t *f = NULL;
+    const char *why = NULL;
+    bk_status_t st = bk_filter_load(&f, path, &why);
+    must(st == mem_status, "file load and deserialize disagree");
+    must(st == BK_OK || (f == NULL && why), "file load refusal without reason");
+    bk_filter_free(f);
+    f = NULL;
+    st = bk_filter_open(&f, path, BK_MAP_READONLY, &why);
+    if (mem_status == BK_OK)
+        must(st == BK_OK, "mapped open refused what deserialize accepted");
+    if (st == BK_OK) {
+        (void)bk_filter_contains(f, "k", 1);
+        (void)bk_filter_verify(f, &why);
+        bk_filter_info_t info;
+        bk_filter_info(f, &info);
+    } else {
+        must(f == NULL && why, "mapped open refusal without reason");
+    }
+    bk_filter_free(f);
+    close(fd);
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static void wr64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Recomputes the payload and header checksums where the layout allows
+ * (docs/FORMAT.md). Returns 0 if the input is too short to have them. */
+static int reseal(uint8_t *b, size_t size)
+{
+    if (size < 128)
+        return 0;
+    uint64_t nparts = (uint64_t)b[20] | (uint64_t)b[21] << 8 | (uint64_t)b[22] << 16 |
+                      (uint64_t)b[23] << 24;
+    uint64_t end = 128 + 96 * nparts;
+    if (nparts == 0 || nparts > 65536 || end + 8 > size)
+        return 0;
+    for (uint64_t i = 0; i < nparts; i++) {
+        uint8_t *e = b + 128 + 96 * i;
+        uint64_t off = rd64(e + 48), len = rd64(e + 56);
+        if (off <= size && len <= size - off)
+            wr64(e + 64, XXH3_64bits(b + off, (size_t)len));
+    }
+    wr64(b + end, XXH3_64bits(b, (size_t)end));
+    return 1;
+}
+
+static void one_input(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    one_input(data, size);
+    uint8_t *copy = malloc(size ? size : 1);
+    if (!copy)
+        return 0;
+    memcpy(copy, data, size);
+    if (reseal(copy, size) && memcmp(copy, data, size) != 0)
+        one_input(copy, size);
+    free(copy);
+    return 0;
+}
+
+static void one_input(const uint8_t *data, size_t size)
+{
+    bk_kind_t kind;
+    (void)bk_peek_kind(data, size, &kind);
+
+    bk_filter_t *f = NULL;
+    const char *why = NULL;
+    bk_status_t st = bk_filter_deserialize(&f, data, size, &why);
+    if (st == BK_OK) {
+        same_bytes(data, size, bk_filter_serialized_size(f), ser_filter, f);
+        (void)bk_filter_contains(f, data, size < 16 ? size : 16);
+        bk_filter_info_t info;
+        bk_filter_info(f, &info);
+        bk_filter_free(f);
+    } else {
+        must(f == NULL && why != NULL, "deserialize refusal without reason");
+    }
+    file_loaders(data, size, st);
+
+    bk_bitmap_t *b = NULL;
+    if (bk_bitmap_deserialize(&b, data, size, &why) == BK_OK) {
+        same_bytes(data, size, bk_bitmap_serialized_size(b), ser_bitmap, b);
+        (void)bk_bitmap_count(b);
+        bk_bitmap_free(b);
+    }
+    bk_bitmap2_t *b2 = NULL;
+    if (bk_bitmap2_deserialize(&b2, data, size, &why) == BK_OK) {
+        same_bytes(data, size, bk_bitmap2_serialized_size(b2), ser_bitmap2, b2);
+        uint64_t counts[3];
+        bk_bitmap2_counts(b2, counts);
+        bk_bitmap2_free(b2);
+    }
+}
