@@ -650,10 +650,15 @@ static bk_status_t parse_meta(const uint8_t *b, uint64_t have, uint64_t total, m
             FAIL(BK_ECORRUPT, "scalable filter with an invalid sub-filter kind");
         if (m->flags & ~BKF_FLAGS_KNOWN)
             FAIL(BK_ECORRUPT, "unknown flags set");
-        if (!(m->growth >= 1.0 && m->growth <= 1e6))
-            FAIL(BK_ECORRUPT, "scalable growth factor is not in [1, 1e6]");
+        /* The same bounds bk_filter_create puts on these. */
+        if (!(m->growth >= 1.0) || isinf(m->growth))
+            FAIL(BK_ECORRUPT, "scalable growth factor is not a finite number >= 1");
         if (!(m->tightening > 0.0 && m->tightening < 1.0))
             FAIL(BK_ECORRUPT, "scalable tightening ratio is not in (0, 1)");
+        if (!(m->fpr > 0.0 && m->fpr < 1.0))
+            FAIL(BK_ECORRUPT, "false-positive rate is not in (0, 1)");
+        if (m->nparts > BKI_SCALABLE_MAX_SUBS)
+            FAIL(BK_ECORRUPT, "scalable chain longer than the library allows");
     } else {
         if (m->nparts != 1)
             FAIL(BK_ECORRUPT, "part count is not 1 for a single-array kind");
@@ -690,9 +695,13 @@ static bk_status_t parse_meta(const uint8_t *b, uint64_t have, uint64_t total, m
                 FAIL(BK_ECORRUPT, "probe count k is zero or too large for the kind");
             if (!(p.fpr >= 0.0 && p.fpr <= 1.0))
                 FAIL(BK_ECORRUPT, "false-positive rate is not in [0, 1]");
+            /* A chain hashes a key once, with the parent's seed, for all
+             * its sub-filters: a sub-filter with another seed would give
+             * false negatives. */
+            if (p.seed != m->seed)
+                FAIL(BK_ECORRUPT, "part seed disagrees with the header");
             if (m->kind != BK_KIND_SCALABLE &&
-                (p.capacity != m->capacity || !same_f64(p.fpr, m->fpr) ||
-                 p.items != m->items || p.seed != m->seed))
+                (p.capacity != m->capacity || !same_f64(p.fpr, m->fpr) || p.items != m->items))
                 FAIL(BK_ECORRUPT, "part fields disagree with the header");
         } else {
             if (p.k != 0 || p.items != 0 || p.seed != 0 || !same_f64(p.fpr, 0.0) ||
