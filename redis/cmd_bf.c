@@ -343,11 +343,10 @@ int bkr_cmd_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         bkr_reply_lookup_error(ctx, st);
         return bkr_done(key);
     }
-    bk_filter_info_t in;
-    bk_filter_info(o->f, &in);
-    bool scaling = in.kind == BK_KIND_SCALABLE && !in.nonscaling;
-    long long values[4] = {(long long)in.capacity, (long long)in.bytes,
-                           (long long)in.filters, (long long)in.items};
+    const bk_filter_info_t *in = bkr_info(o);
+    bool scaling = in->kind == BK_KIND_SCALABLE && !in->nonscaling;
+    long long values[4] = {(long long)in->capacity, (long long)in->bytes,
+                           (long long)in->filters, (long long)in->items};
     if (only >= 0)
         RedisModule_ReplyWithArray(ctx, 1);
     else
@@ -360,7 +359,7 @@ int bkr_cmd_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         if (i < 4)
             RedisModule_ReplyWithLongLong(ctx, values[i]);
         else if (scaling)
-            RedisModule_ReplyWithLongLong(ctx, (long long)in.growth);
+            RedisModule_ReplyWithLongLong(ctx, (long long)in->growth);
         else
             RedisModule_ReplyWithNull(ctx);
     }

@@ -166,21 +166,20 @@ int bkr_cmd_cbf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         bkr_reply_lookup_error(ctx, st);
         return bkr_done(key);
     }
-    bk_filter_info_t in;
-    bk_filter_info(o->f, &in);
+    const bk_filter_info_t *in = bkr_info(o);
     RedisModule_ReplyWithMap(ctx, 6);
     RedisModule_ReplyWithSimpleString(ctx, "Capacity");
-    RedisModule_ReplyWithLongLong(ctx, (long long)in.capacity);
+    RedisModule_ReplyWithLongLong(ctx, (long long)in->capacity);
     RedisModule_ReplyWithSimpleString(ctx, "Size");
-    RedisModule_ReplyWithLongLong(ctx, (long long)in.bytes);
+    RedisModule_ReplyWithLongLong(ctx, (long long)in->bytes);
     RedisModule_ReplyWithSimpleString(ctx, "Number of items inserted");
-    RedisModule_ReplyWithLongLong(ctx, (long long)in.items);
+    RedisModule_ReplyWithLongLong(ctx, (long long)in->items);
     RedisModule_ReplyWithSimpleString(ctx, "Error rate");
-    RedisModule_ReplyWithDouble(ctx, in.fpr_target);
+    RedisModule_ReplyWithDouble(ctx, in->fpr_target);
     RedisModule_ReplyWithSimpleString(ctx, "Number of counters");
-    RedisModule_ReplyWithLongLong(ctx, (long long)in.cells);
+    RedisModule_ReplyWithLongLong(ctx, (long long)in->cells);
     RedisModule_ReplyWithSimpleString(ctx, "Hash functions");
-    RedisModule_ReplyWithLongLong(ctx, (long long)in.k);
+    RedisModule_ReplyWithLongLong(ctx, (long long)in->k);
     return bkr_done(key);
 }
 

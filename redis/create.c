@@ -161,6 +161,8 @@ int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 /* Sets the checkpoint from the filter's info (one scan of the payload). */
 static void refresh(bkr_obj_t *o, const bk_filter_info_t *in)
 {
+    o->info = *in;
+    o->info_fresh = true;
     o->limit_known = true;
     o->nonscaling = o->family != BKR_BF || in->kind != BK_KIND_SCALABLE || in->nonscaling;
     o->grow_check_at = o->family == BKR_CBF ? UINT64_MAX : in->capacity;
@@ -218,10 +220,23 @@ const char *bkr_growth_check(bkr_obj_t *o)
         return blocked_message(o);
     }
     /* Allowed. If the library does not grow on this very add, look again
-     * a little later rather than scanning on every add. */
+     * a little later rather than scanning on every add. The shape may
+     * change with the next add. */
     o->blocked_bytes = 0;
+    o->info_fresh = false;
     o->grow_check_at = items + (in.capacity / 16 > 0 ? in.capacity / 16 : 1);
     return NULL;
+}
+
+const bk_filter_info_t *bkr_info(bkr_obj_t *o)
+{
+    if (!o->info_fresh) {
+        bk_filter_info_t in;
+        bk_filter_info(o->f, &in);
+        refresh(o, &in);
+    }
+    o->info.items = bk_filter_items(o->f);
+    return &o->info;
 }
 
 void bkr_growth_note(bkr_obj_t *o)

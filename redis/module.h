@@ -40,6 +40,13 @@ typedef struct bkr_obj {
     uint64_t grow_check_at;
     bool limit_known;
     bool nonscaling; /* never grows: non-scaling BF, and every CBF */
+    /* The filter's shape (capacity, sizes, sub-filters) as of the last
+     * bk_filter_info() scan, valid while info_fresh: the shape changes only
+     * when a scalable filter grows, and every point where it may grow
+     * clears info_fresh. Lets BF.INFO answer without scanning the payload;
+     * the item count is always read live. */
+    bk_filter_info_t info;
+    bool info_fresh;
     /* Growth refused at blocked_items items (0 bytes: not refused). */
     uint64_t blocked_items;
     uint64_t blocked_bytes;
@@ -109,6 +116,8 @@ bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
 const char *bkr_growth_check(bkr_obj_t *o);
 /* Sets the growth checkpoint of a filter just created with p. */
 void bkr_limit_init(bkr_obj_t *o, const bkr_params_t *p);
+/* The filter's info (shape cached, items live); scans only when stale. */
+const bk_filter_info_t *bkr_info(bkr_obj_t *o);
 /* After adding: refresh the growth checkpoint if the chain may have grown. */
 void bkr_growth_note(bkr_obj_t *o);
 

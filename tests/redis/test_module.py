@@ -303,6 +303,20 @@ def test_bf_scaling(r):
     fp = sum(r.execute_command("BF.MEXISTS", "s", *probes)) / len(probes)
     check("scaled FPR %.4f <= 0.02" % fp, fp <= 0.02, fp)
 
+    # BF.INFO follows the chain's shape exactly at the growth point
+    r.execute_command("BF.RESERVE", "g", "0.01", "100")
+    shape = {}
+    i = 0
+    while i < 400 and r.execute_command("BF.CARD", "g") < 102:
+        r.execute_command("BF.ADD", "g", "grow-%d" % i)
+        card = r.execute_command("BF.CARD", "g")
+        shape[card] = (r.execute_command("BF.INFO", "g", "CAPACITY")[0],
+                       r.execute_command("BF.INFO", "g", "FILTERS")[0])
+        i += 1
+    check("info before growth: 100 items, 1 filter", shape.get(100) == (100, 1), shape.get(100))
+    check("info right after growth: 101 items, 2 filters", shape.get(101) == (300, 2),
+          shape.get(101))
+
     # expansion 1 keeps sub-filters of the same size
     r.execute_command("BF.RESERVE", "s1", "0.01", "100", "EXPANSION", "1")
     r.execute_command("BF.MADD", "s1", *items("t", 350))
