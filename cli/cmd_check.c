@@ -38,6 +38,7 @@ typedef struct {
     uint64_t selected;
     bkc_progress_t *prog;
     bkc_batch_t batch;
+    int pending_rc; /* an error met while idle */
 } check_ctx_t;
 
 static int flush(check_ctx_t *c)
@@ -61,10 +62,22 @@ static int flush(check_ctx_t *c)
     return 0;
 }
 
+/* The input is about to wait: print what the batch holds. */
+static void check_idle(void *vctx)
+{
+    check_ctx_t *c = vctx;
+    if (c->pending_rc == 0)
+        c->pending_rc = flush(c);
+    if (c->pending_rc == 0)
+        (void)bkc_out_flush(); /* an error is reported by bkc_stdout_finish */
+}
+
 static int check_line(void *vctx, const char *line, size_t len, const char *key, size_t klen,
                       const bkc_reader_t *r)
 {
     check_ctx_t *c = vctx;
+    if (c->pending_rc)
+        return c->pending_rc;
     if (bkc_batch_push(&c->batch, line, len, key, klen) != 0) {
         bkc_progress_clear(c->prog);
         bkc_error("%s: line %llu: out of memory", bkc_reader_name(r),
@@ -77,7 +90,8 @@ static int check_line(void *vctx, const char *line, size_t len, const char *key,
 static int check_end(void *vctx, const bkc_reader_t *r)
 {
     (void)r;
-    return flush(vctx);
+    check_ctx_t *c = vctx;
+    return c->pending_rc ? c->pending_rc : flush(c);
 }
 
 int bkc_cmd_check(int argc, char **argv)
@@ -147,8 +161,10 @@ int bkc_cmd_check(int argc, char **argv)
     bkc_progress_init(&prog, pmode, bkc_inputs_size(argv + optind, argc - optind));
     check_ctx_t ctx = {.f = f, .absent = absent, .count_only = count_only, .prog = &prog};
     bkc_batch_init(&ctx.batch);
+    bkc_reader_set_idle_hook(check_idle, &ctx);
     int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, check_line, check_end,
                                &ctx);
+    bkc_reader_set_idle_hook(NULL, NULL);
     bkc_batch_free(&ctx.batch);
     if (rc == 0 && count_only)
         printf("%llu\n", (unsigned long long)ctx.selected);

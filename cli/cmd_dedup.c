@@ -56,6 +56,8 @@ typedef struct {
     const char *state;
     bkc_progress_t *prog;
     bkc_batch_t batch;
+    const bkc_reader_t *reader; /* the input being read */
+    int pending_rc;             /* an error met while idle */
 } dedup_ctx_t;
 
 /* Adds the batch and prints its new lines, in input order. */
@@ -87,10 +89,23 @@ static int flush(dedup_ctx_t *c, const bkc_reader_t *r)
     return 0;
 }
 
+/* The input is about to wait: print what the batch holds. */
+static void dedup_idle(void *vctx)
+{
+    dedup_ctx_t *c = vctx;
+    if (c->pending_rc == 0 && c->reader)
+        c->pending_rc = flush(c, c->reader);
+    if (c->pending_rc == 0)
+        (void)bkc_out_flush(); /* an error is reported by bkc_stdout_finish */
+}
+
 static int dedup_line(void *vctx, const char *line, size_t len, const char *key, size_t klen,
                       const bkc_reader_t *r)
 {
     dedup_ctx_t *c = vctx;
+    c->reader = r;
+    if (c->pending_rc)
+        return c->pending_rc;
     if (stop_requested) {
         int rc = flush(c, r);
         return rc ? rc : STOPPED;
@@ -107,7 +122,9 @@ static int dedup_line(void *vctx, const char *line, size_t len, const char *key,
 
 static int dedup_end(void *vctx, const bkc_reader_t *r)
 {
-    return flush(vctx, r);
+    dedup_ctx_t *c = vctx;
+    c->reader = NULL;
+    return c->pending_rc ? c->pending_rc : flush(c, r);
 }
 
 int bkc_cmd_dedup(int argc, char **argv)
@@ -209,8 +226,10 @@ int bkc_cmd_dedup(int argc, char **argv)
     prog.filter = f;
     dedup_ctx_t ctx = {.f = f, .state = state, .prog = &prog};
     bkc_batch_init(&ctx.batch);
+    bkc_reader_set_idle_hook(dedup_idle, &ctx);
     int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, dedup_line, dedup_end,
                                &ctx);
+    bkc_reader_set_idle_hook(NULL, NULL);
     bkc_batch_free(&ctx.batch);
     bool stopped = rc == STOPPED || (rc == 0 && stop_requested);
     if (stopped)

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,14 @@
 static size_t g_line_max = BKC_LINE_MAX;
 static size_t g_initial_buffer = BKC_DEFAULT_BUFFER;
 static volatile sig_atomic_t *g_stop_flag;
+static void (*g_idle_fn)(void *ctx);
+static void *g_idle_ctx;
+
+void bkc_reader_set_idle_hook(void (*fn)(void *ctx), void *ctx)
+{
+    g_idle_fn = fn;
+    g_idle_ctx = ctx;
+}
 
 void bkc_reader_set_stop_flag(volatile sig_atomic_t *flag)
 {
@@ -175,6 +184,11 @@ static int fill(bkc_reader_t *r)
         if (g_stop_flag && *g_stop_flag) {
             r->stopped = 1; /* the signal came between reads */
             return 0;
+        }
+        if (g_idle_fn && r->size < 0) {
+            struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+            if (poll(&pfd, 1, 0) == 0)
+                g_idle_fn(g_idle_ctx);
         }
         ssize_t got = read(r->fd, r->buf + r->end, r->cap - r->end);
         if (got > 0) {

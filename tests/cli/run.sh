@@ -231,7 +231,7 @@ fi
 # SIGINT while waiting on a pipe: lines printed so far are in the saved
 # state, and no line is printed twice or lost across the two runs.
 mkfifo fifo
-(seq 1 300; sleep 3; seq 301 400) >fifo &
+(seq 1 300; exec sleep 10) >fifo &
 writer=$!
 "$BK" dedup -q --state sig.bk fifo >sig.out 2>sig.err &
 dd=$!
@@ -248,6 +248,32 @@ rc 0 "after SIGINT: rerun" "$BK" dedup -q --state sig.bk sig.all
 check "after SIGINT: each line printed exactly once over both runs" \
     sh -c "cat sig.out out | sort -n | cmp -s - sig.all"
 check "SIGINT: first run printed something" test -s sig.out
+
+# a slow producer: lines come out while dedup waits for more input, not
+# when 256 lines or 1 MB have piled up
+mkfifo slow.fifo slow2.fifo
+(printf 'a\nb\na\n'; exec sleep 15) >slow.fifo &
+prod=$!
+"$BK" dedup -q <slow.fifo >slow.out &
+slow=$!
+i=0
+while [ "$i" -lt 50 ] && [ "$(cat slow.out)" != "$(printf 'a\nb')" ]; do
+    sleep 0.2
+    i=$((i + 1))
+done
+check "dedup passes lines on while its input waits" test "$(cat slow.out)" = "$(printf 'a\nb')"
+(printf 'key-1\nzzz\n'; exec sleep 15) >slow2.fifo &
+prod2=$!
+"$BK" check f.bk <slow2.fifo >slow2.out &
+slow2=$!
+i=0
+while [ "$i" -lt 50 ] && [ "$(cat slow2.out)" != key-1 ]; do
+    sleep 0.2
+    i=$((i + 1))
+done
+check "check passes lines on while its input waits" test "$(cat slow2.out)" = key-1
+kill "$prod" "$prod2" 2>/dev/null
+wait "$prod" "$prod2" "$slow" "$slow2" 2>/dev/null
 
 rc 0 "dedup --progress summary" "$BK" dedup --progress --seed 1 urls
 check "--progress summary line" grep -q 'fill .*expected FPR' err
