@@ -457,6 +457,36 @@ def test_cbf(r):
           dict(zip(*[iter(r.execute_command("CBF.INFO", "auto"))] * 2))[b"Capacity"] == 100)
 
 
+def test_redispy_bf_client(port):
+    """redis-py's own RedisBloom client (r.bf()) runs unchanged. Its own
+    connection: r.bf() installs reply parsers on the client it is called on."""
+    r = redis.Redis(host="127.0.0.1", port=port)
+    r.flushall()
+    bf = r.bf()
+    check("redis-py bf.create", bf.create("k", 0.01, 1000) is True)
+    check("redis-py bf.add/madd/exists/mexists",
+          bf.add("k", "a") == 1 and bf.madd("k", "a", "b") == [0, 1] and
+          bf.exists("k", "a") == 1 and bf.mexists("k", "a", "zz-absent") == [1, 0])
+    check("redis-py bf.insert", bf.insert("k2", ["x", "y"], capacity=500, error=0.001,
+                                          expansion=3) == [1, 1] and
+          bf.insert("k2", ["z"], noCreate=True) == [1])
+    info = bf.info("k2")
+    check("redis-py bf.info parses every field",
+          (info.capacity, info.filterNum, info.insertedNum, info.expansionRate) ==
+          (500, 1, 3, 3) and info.size > 0, vars(info))
+    chunks = []
+    it = 0
+    while True:
+        it, data = bf.scandump("k", it)
+        if it == 0:
+            break
+        chunks.append((it, data))
+    for it, data in chunks:
+        bf.loadchunk("k3", it, data)
+    check("redis-py bf.scandump/loadchunk round trip", bf.mexists("k3", "a", "b") == [1, 1])
+    r.close()
+
+
 def resp3(port, *commands):
     """Sends HELLO 3 and the commands on a raw socket; returns the raw
     reply bytes of each command (after HELLO)."""
@@ -821,6 +851,7 @@ def main():
         test_limits(r)
         test_cbf(r)
         test_resp3(r, s.port)
+        test_redispy_bf_client(s.port)
         test_scandump(r)
         test_dump_restore_copy(r)
     finally:
