@@ -67,6 +67,17 @@ rc 0 "plan" "$BK" plan -n 1M -p 0.01
 check "plan k" grep -qE '^k +[0-9]+$' out
 check "plan bits/key near 10" awk '/^bits per key/ { exit !($4 > 9.5 && $4 < 12) }' out
 check "plan fill table" grep -qE '^ +200%' out
+# the number forms -n and -p accept give the same plan as the plain ones
+"$BK" plan -n 1000000 -p 0.001 >plan.ref
+for form in "-n 1M -p 0.001" "-n 1e6 -p 1e-3" "-n 1000k -p 0.1%" "--capacity=1000000 --fpr=0.001"; do
+    # shellcheck disable=SC2086
+    rc 0 "plan $form" "$BK" plan $form
+    check "plan $form = plain numbers" same out plan.ref
+done
+rc 2 "plan -n 1.5" "$BK" plan -n 1.5 -p 0.1
+rc 2 "plan -p 0" "$BK" plan -n 10 -p 0
+rc 2 "plan -p 100%" "$BK" plan -n 10 -p 100%
+rc 2 "plan -n -5" "$BK" plan -n -5 -p 0.1
 rc 2 "plan without -p" "$BK" plan -n 1000
 rc 2 "plan p out of range" "$BK" plan -n 1000 -p 1.5
 rc 2 "plan bad n" "$BK" plan -n 12x -p 0.1
