@@ -95,6 +95,7 @@ int bkc_cmd_add(int argc, char **argv)
     bkc_norm_t norm = BKC_NORM_NONE;
     bkc_progress_mode_t pmode = BKC_PROGRESS_AUTO;
     int c;
+    opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
         switch (c) {
         case OPT_NORM:
@@ -111,7 +112,7 @@ int bkc_cmd_add(int argc, char **argv)
             fputs(usage, stdout);
             return 0;
         default:
-            return bkc_usage_error("bad option");
+            return bkc_bad_option(argv);
         }
     }
     if (optind >= argc)

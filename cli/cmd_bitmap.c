@@ -139,6 +139,7 @@ static int run(int argc, char **argv, bool once)
     bool print = false, count = false;
     bkc_progress_mode_t pmode = BKC_PROGRESS_AUTO;
     int c;
+    opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, once ? "m:cqh" : "m:Pqh", opts, NULL)) != -1) {
         switch (c) {
         case 'm':
@@ -147,12 +148,12 @@ static int run(int argc, char **argv, bool once)
             break;
         case 'P':
             if (once)
-                return bkc_usage_error("bad option");
+                return bkc_bad_option(argv);
             print = true;
             break;
         case 'c':
             if (!once)
-                return bkc_usage_error("bad option");
+                return bkc_bad_option(argv);
             count = true;
             break;
         case 'q':
@@ -165,7 +166,7 @@ static int run(int argc, char **argv, bool once)
             fputs(once ? once_usage : distinct_usage, stdout);
             return 0;
         default:
-            return bkc_usage_error("bad option");
+            return bkc_bad_option(argv);
         }
     }
     bm_ctx_t ctx;

@@ -109,6 +109,7 @@ int bkc_cmd_check(int argc, char **argv)
     bkc_progress_mode_t pmode = BKC_PROGRESS_AUTO;
     bool absent = false, count_only = false, use_mmap = false;
     int c;
+    opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "vcqh", opts, NULL)) != -1) {
         switch (c) {
         case 'v':
@@ -134,7 +135,7 @@ int bkc_cmd_check(int argc, char **argv)
             fputs(usage, stdout);
             return 0;
         default:
-            return bkc_usage_error("bad option");
+            return bkc_bad_option(argv);
         }
     }
     if (optind >= argc)

@@ -51,6 +51,7 @@ int bkc_cmd_create(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.kind = BK_KIND_BLOCKED;
     int c;
+    opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "n:p:k:fh", opts, NULL)) != -1) {
         switch (c) {
         case 'n':
@@ -91,7 +92,7 @@ int bkc_cmd_create(int argc, char **argv)
             fputs(usage, stdout);
             return 0;
         default:
-            return bkc_usage_error("bad option");
+            return bkc_bad_option(argv);
         }
     }
     if (optind + 1 != argc)

@@ -149,6 +149,7 @@ int bkc_cmd_dedup(int argc, char **argv)
     bkc_norm_t norm = BKC_NORM_NONE;
     bkc_progress_mode_t pmode = BKC_PROGRESS_AUTO;
     int c;
+    opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "s:n:p:k:qh", opts, NULL)) != -1) {
         switch (c) {
         case 's':
@@ -185,7 +186,7 @@ int bkc_cmd_dedup(int argc, char **argv)
             fputs(usage, stdout);
             return 0;
         default:
-            return bkc_usage_error("bad option");
+            return bkc_bad_option(argv);
         }
     }
 

@@ -42,6 +42,7 @@ int bkc_cmd_info(int argc, char **argv)
                                          {0, 0, 0, 0}};
     bool json = false;
     int c;
+    opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
         switch (c) {
         case 'j':
@@ -51,7 +52,7 @@ int bkc_cmd_info(int argc, char **argv)
             fputs(usage, stdout);
             return 0;
         default:
-            return bkc_usage_error("bad option");
+            return bkc_bad_option(argv);
         }
     }
     if (optind + 1 != argc)

@@ -23,13 +23,14 @@ int bkc_cmd_merge(int argc, char **argv)
 {
     static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
+    opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'h':
             fputs(usage, stdout);
             return 0;
         default:
-            return bkc_usage_error("bad option");
+            return bkc_bad_option(argv);
         }
     }
     if (argc - optind < 2)

@@ -33,6 +33,7 @@ int bkc_cmd_plan(int argc, char **argv)
     double p = 0;
     bk_kind_t kind = BK_KIND_BLOCKED;
     int c;
+    opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "n:p:k:h", opts, NULL)) != -1) {
         switch (c) {
         case 'n':
@@ -51,7 +52,7 @@ int bkc_cmd_plan(int argc, char **argv)
             fputs(usage, stdout);
             return 0;
         default:
-            return bkc_usage_error("bad option");
+            return bkc_bad_option(argv);
         }
     }
     if (optind < argc)

@@ -7,6 +7,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,6 +43,11 @@ int bkc_usage_error(const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, " (see 'bloomkit %s --help')\n", bkc_cmd_name);
     return BKC_EXIT_ERROR;
+}
+
+int bkc_bad_option(char **argv)
+{
+    return bkc_usage_error("unknown option or missing value: '%s'", argv[optind - 1]);
 }
 
 int bkc_parse_u64(const char *s, uint64_t *out)

@@ -31,6 +31,10 @@ void bkc_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * for bad command lines. */
 int bkc_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* For getopt's '?': "unknown option or missing value: '-x'" as a usage
+ * error (argv as given to the subcommand). Returns 2. */
+int bkc_bad_option(char **argv);
+
 /* A count: digits with an optional decimal suffix k, M, G, T (10^3..10^12)
  * or a float form such as 1e7. 0 ok, -1 bad syntax or out of range. */
 int bkc_parse_count(const char *s, uint64_t *out);

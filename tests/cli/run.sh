@@ -60,6 +60,7 @@ for c in plan create add check remove info merge dedup distinct once; do
     check "$c --help usage" grep -q "^usage: bloomkit $c" out
     check "$c listed in --help" sh -c "'$BK' --help | grep -q '^  $c '"
     rc 2 "$c bad option" "$BK" "$c" --no-such-option
+    check "$c bad option: one line naming it" names --no-such-option
 done
 
 # ---- plan
