@@ -92,6 +92,7 @@ typedef struct ctx {
     size_t kcap;
     uint64_t found;
     uint32_t nsrc; /* inputs in the current intersection */
+    bkc_lineset_t *set; /* one set, reset and reused for every partition */
     char err[1024];
     /* statistics for --verbose */
     uint64_t spilled_bytes, filtered_lines, partitions;
@@ -244,6 +245,67 @@ static int src_next(ctx_t *c, src_t *s, const char **line, size_t *len)
     return 1;
 }
 
+static bk_hash_t key_hash(uint64_t seed, const char *line, size_t len)
+{
+    return bk_hash_key(BK_HASH_XXH3, seed, line, len);
+}
+
+/* ---- batches: hash a group of lines first, then probe them, so the
+ * memory accesses of the group overlap instead of queueing ---- */
+
+#define BATCH 32
+
+typedef struct batch {
+    uint32_t n;
+    char *buf; /* copies of the lines (the reader's are valid for one call) */
+    size_t cap, used;
+    size_t off[BATCH], len[BATCH];
+    bk_hash_t h[BATCH];
+} batch_t;
+
+static const char *batch_line(const batch_t *b, uint32_t j)
+{
+    return b->buf + b->off[j];
+}
+
+/* Reads up to BATCH keys of s into b and hashes them with seed: 1 if any
+ * were read, 0 at the end, -1 on error. */
+static int src_batch(ctx_t *c, src_t *s, batch_t *b, uint64_t seed)
+{
+    b->n = 0;
+    b->used = 0;
+    while (b->n < BATCH) {
+        const char *line;
+        size_t len;
+        int r = src_next(c, s, &line, &len);
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            break;
+        if (b->cap - b->used < len) {
+            size_t ncap = b->cap ? b->cap : (size_t)64 << 10;
+            while (ncap - b->used < len)
+                ncap *= 2;
+            char *nb = realloc(b->buf, ncap);
+            if (!nb)
+                return failf(c, "out of memory");
+            b->buf = nb;
+            b->cap = ncap;
+        }
+        if (len)
+            memcpy(b->buf + b->used, line, len);
+        b->off[b->n] = b->used;
+        b->len[b->n] = len;
+        b->h[b->n] = key_hash(seed, b->buf + b->used, len);
+        b->used += len;
+        b->n++;
+        /* A long line ends the batch early: the batch buffer stays small. */
+        if (b->used >= ((size_t)32 << 10))
+            break;
+    }
+    return b->n > 0;
+}
+
 /* ---- output ---- */
 
 static int emit(ctx_t *c, const char *line, size_t len)
@@ -271,10 +333,6 @@ static uint64_t level_seed(const ctx_t *c, unsigned level)
     return c->seed ^ (UINT64_C(0x9E3779B97F4A7C15) * (level + 1));
 }
 
-static bk_hash_t key_hash(uint64_t seed, const char *line, size_t len)
-{
-    return bk_hash_key(BK_HASH_XXH3, seed, line, len);
-}
 
 /* Partition of a key: the top 32 bits of the hash's high half scaled to
  * [0, parts) by multiply-shift; the set uses the low half, so the lines of
@@ -311,6 +369,14 @@ static int dump_entry(void *vd, const char *line, size_t len, uint32_t stamp)
     return spill_line(vd, line, len);
 }
 
+/* What a set holding `count` lines read from `off` bytes of input costs:
+ * the bytes, a record header and padding per line, and table slots at a
+ * load between 3/8 and 3/4 (16 bytes each). */
+static double est_set_bytes(uint64_t off, uint64_t count)
+{
+    return (double)off + (double)count * (12.0 + 32.0);
+}
+
 /* A Bloom filter of the smallest input's (estimated) n lines within
  * `bytes`; NULL if it cannot be had, which only costs spilling more. */
 static bk_filter_t *make_prefilter(uint64_t n_est, size_t bytes, uint64_t seed)
@@ -340,22 +406,22 @@ static bk_filter_t *make_prefilter(uint64_t n_est, size_t bytes, uint64_t seed)
 }
 
 /* The smallest input did not fit: partition everything and recurse. The
- * set holds what was read of srcs[0] so far; `line` (hash h) is the line
- * that did not fit. Frees the set. */
+ * set holds what was read of srcs[0] so far; lines from..b->n-1 of batch b
+ * are read but not in the set. Empties the set. */
 static int partition(ctx_t *c, src_t *srcs, uint32_t n, unsigned level, bkc_lineset_t *set,
-                     const char *line, size_t len)
+                     batch_t *b, uint32_t from)
 {
     int rc = -1;
     uint64_t seed = level_seed(c, level);
     size_t set_limit = c->mem / 8 * 5;
-    uint64_t set_bytes = bkc_lineset_bytes(set), count = bkc_lineset_count(set);
+    uint64_t count = bkc_lineset_count(set);
     uint64_t off = src_offset(&srcs[0]);
     double scale = 16; /* unknown size: assume the input is large */
     if (srcs[0].size != UINT64_MAX && off > 0)
         scale = (double)srcs[0].size / (double)off;
     if (scale < 1)
         scale = 1;
-    double est = (double)set_bytes * scale * 1.1;
+    double est = est_set_bytes(off, count) * scale * 1.1;
     /* Partitions of about half the set's budget, so the random spread of
      * partition sizes almost never makes one overflow. */
     double want = ceil(est / ((double)set_limit / 2));
@@ -396,16 +462,27 @@ static int partition(ctx_t *c, src_t *srcs, uint32_t n, unsigned level, bkc_line
     d.sp = sp[0];
     if (bkc_lineset_foreach(set, dump_entry, &d) != 0)
         goto out;
-    bkc_lineset_free(set);
-    set = NULL;
-    if (spill_line(&d, line, len) != 0)
-        goto out;
-    const char *l;
-    size_t ln;
-    int r;
-    while ((r = src_next(c, &srcs[0], &l, &ln)) == 1)
-        if (spill_line(&d, l, ln) != 0)
+    /* The set's memory stays for the partitions (within its 5/8). */
+    bkc_lineset_reset(set);
+    for (uint32_t j = from; j < b->n; j++)
+        if (spill_line(&d, batch_line(b, j), b->len[j]) != 0)
             goto out;
+    bk_key_t keys[BATCH];
+    bool in[BATCH];
+    int r;
+    while ((r = src_batch(c, &srcs[0], b, seed)) == 1) {
+        for (uint32_t j = 0; j < b->n; j++) {
+            keys[j].ptr = batch_line(b, j);
+            keys[j].len = b->len[j];
+        }
+        if (d.f)
+            (void)bk_filter_add_batch(d.f, keys, b->n, NULL, NULL);
+        for (uint32_t j = 0; j < b->n; j++)
+            if (bkc_spill_add(sp[0], part_of(b->h[j], parts), keys[j].ptr, keys[j].len) != 0) {
+                failf(c, "%s", bkc_spill_error(sp[0]));
+                goto out;
+            }
+    }
     if (r < 0)
         goto out;
     src_close(&srcs[0]);
@@ -422,16 +499,23 @@ static int partition(ctx_t *c, src_t *srcs, uint32_t n, unsigned level, bkc_line
         }
         if (src_open(c, &srcs[i]) != 0)
             goto out;
-        while ((r = src_next(c, &srcs[i], &l, &ln)) == 1) {
-            bk_hash_t h = key_hash(seed, l, ln);
-            if (d.f && !bk_filter_contains_hash(d.f, h)) {
-                c->filtered_lines++;
-                continue;
+        while ((r = src_batch(c, &srcs[i], b, seed)) == 1) {
+            for (uint32_t j = 0; j < b->n; j++) {
+                keys[j].ptr = batch_line(b, j);
+                keys[j].len = b->len[j];
+                in[j] = true;
             }
-            uint32_t part = part_of(h, parts);
-            if (bkc_spill_add(sp[i], part, l, ln) != 0) {
-                failf(c, "%s", bkc_spill_error(sp[i]));
-                goto out;
+            if (d.f)
+                (void)bk_filter_contains_batch(d.f, keys, b->n, in);
+            for (uint32_t j = 0; j < b->n; j++) {
+                if (!in[j]) {
+                    c->filtered_lines++;
+                    continue;
+                }
+                if (bkc_spill_add(sp[i], part_of(b->h[j], parts), keys[j].ptr, keys[j].len) != 0) {
+                    failf(c, "%s", bkc_spill_error(sp[i]));
+                    goto out;
+                }
             }
         }
         if (r < 0)
@@ -474,7 +558,6 @@ static int partition(ctx_t *c, src_t *srcs, uint32_t n, unsigned level, bkc_line
 out:
     for (uint32_t i = 0; i < n; i++)
         src_close(&srcs[i]);
-    bkc_lineset_free(set);
     bk_filter_free(d.f);
     if (sp)
         for (uint32_t i = 0; i < n; i++)
@@ -498,22 +581,47 @@ static int intersect(ctx_t *c, src_t *srcs, uint32_t n, unsigned level)
             srcs[j - 1] = t;
         }
     uint64_t seed = level_seed(c, level);
-    bkc_lineset_t *set = bkc_lineset_new(c->mem / 8 * 5);
+    if (!c->set)
+        c->set = bkc_lineset_new(c->mem / 8 * 5);
+    else
+        bkc_lineset_reset(c->set);
+    bkc_lineset_t *set = c->set;
     if (!set)
         return failf(c, "out of memory");
-    const char *line;
-    size_t len;
+    batch_t b;
+    memset(&b, 0, sizeof b);
     int r;
     if (src_open(c, &srcs[0]) != 0)
         goto fail;
-    while ((r = src_next(c, &srcs[0], &line, &len)) == 1) {
-        bk_hash_t h = key_hash(seed, line, len);
-        int ins = bkc_lineset_insert(set, h.lo, line, len);
-        if (ins == BKC_SET_FULL)
-            return partition(c, srcs, n, level, set, line, len);
-        if (ins == BKC_SET_NOMEM) {
-            failf(c, "out of memory (try a smaller --memory)");
-            goto fail;
+    bool judged = srcs[0].size == UINT64_MAX;
+    while ((r = src_batch(c, &srcs[0], &b, seed)) == 1) {
+        /* Once a sample is in, an input of known size that will clearly
+         * not fit goes to partitioning at once, rather than filling the
+         * set only to spill it. */
+        if (!judged && bkc_lineset_count(set) >= 4096) {
+            judged = true;
+            uint64_t off = src_offset(&srcs[0]) - b.used - b.n;
+            double proj = est_set_bytes(off, bkc_lineset_count(set)) * (double)srcs[0].size /
+                          (double)(off ? off : 1);
+            if (proj > (double)(c->mem / 8 * 5)) {
+                int rc = partition(c, srcs, n, level, set, &b, 0);
+                free(b.buf);
+                return rc;
+            }
+        }
+        for (uint32_t j = 0; j < b.n; j++)
+            bkc_lineset_prefetch(set, b.h[j].lo);
+        for (uint32_t j = 0; j < b.n; j++) {
+            int ins = bkc_lineset_insert(set, b.h[j].lo, batch_line(&b, j), b.len[j]);
+            if (ins == BKC_SET_FULL) {
+                int rc = partition(c, srcs, n, level, set, &b, j);
+                free(b.buf);
+                return rc;
+            }
+            if (ins == BKC_SET_NOMEM) {
+                failf(c, "out of memory (try a smaller --memory)");
+                goto fail;
+            }
         }
     }
     if (r < 0)
@@ -525,12 +633,15 @@ static int intersect(ctx_t *c, src_t *srcs, uint32_t n, unsigned level)
         uint64_t alive = 0;
         if (src_open(c, &srcs[i]) != 0)
             goto fail;
-        while ((r = src_next(c, &srcs[i], &line, &len)) == 1) {
-            bk_hash_t h = key_hash(seed, line, len);
-            uint32_t *st = bkc_lineset_stamp(set, h.lo, line, len);
-            if (st && *st == i - 1) {
-                *st = i;
-                alive++;
+        while ((r = src_batch(c, &srcs[i], &b, seed)) == 1) {
+            for (uint32_t j = 0; j < b.n; j++)
+                bkc_lineset_prefetch(set, b.h[j].lo);
+            for (uint32_t j = 0; j < b.n; j++) {
+                uint32_t *st = bkc_lineset_stamp(set, b.h[j].lo, batch_line(&b, j), b.len[j]);
+                if (st && *st == i - 1) {
+                    *st = i;
+                    alive++;
+                }
             }
         }
         if (r < 0)
@@ -544,12 +655,12 @@ static int intersect(ctx_t *c, src_t *srcs, uint32_t n, unsigned level)
         if (bkc_lineset_foreach(set, emit_if_common, c) != 0)
             goto fail;
     }
-    bkc_lineset_free(set);
+    free(b.buf);
     return 0;
 fail:
     for (uint32_t j = 0; j < n; j++)
         src_close(&srcs[j]);
-    bkc_lineset_free(set);
+    free(b.buf);
     return -1;
 }
 
@@ -811,6 +922,7 @@ int bkc_cmd_common(int argc, char **argv)
                 (unsigned long long)c.spilled_bytes, (unsigned long long)c.filtered_lines);
     status = c.found ? 0 : 1;
 done:
+    bkc_lineset_free(c.set);
     for (uint32_t i = 0; i < n; i++) {
         bkc_reader_close(srcs[i].pre);
         bkc_reader_close(srcs[i].rd);

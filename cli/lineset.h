@@ -35,6 +35,11 @@ enum {
 bkc_lineset_t *bkc_lineset_new(size_t budget);
 void bkc_lineset_free(bkc_lineset_t *s);
 
+/* Empties the set but keeps its memory (chunks of the usual size and the
+ * table) for the next use, so solving many partitions one after another
+ * does not pay the system's zero-filling of fresh pages each time. */
+void bkc_lineset_reset(bkc_lineset_t *s);
+
 /* Inserts line[0..len) with hash h (the caller's; equal lines must have
  * equal hashes) and stamp 0 if it is not there. Returns BKC_SET_NEW,
  * BKC_SET_OLD, BKC_SET_FULL or BKC_SET_NOMEM. */
@@ -43,6 +48,11 @@ int bkc_lineset_insert(bkc_lineset_t *s, uint64_t h, const char *line, size_t le
 /* The stamp of line[0..len) (hash h) for reading and writing, or NULL if
  * the line is not in the set. Valid until the next insert or free. */
 uint32_t *bkc_lineset_stamp(bkc_lineset_t *s, uint64_t h, const char *line, size_t len);
+
+/* A hint that hash h is about to be inserted or looked up: fetches its
+ * table slot into the cache, so a caller that hashes a batch of lines
+ * first and then probes them overlaps the cache misses. */
+void bkc_lineset_prefetch(const bkc_lineset_t *s, uint64_t h);
 
 /* Distinct lines held, and bytes held (chunks + table). */
 uint64_t bkc_lineset_count(const bkc_lineset_t *s);

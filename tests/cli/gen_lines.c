@@ -13,6 +13,9 @@
  *   c  end about half the lines with "\r\n" instead of "\n"
  *   n  no newline after the last line
  *   U  mix upper and lower case letters (varies per occurrence)
+ *   p  line i is key LO + (i * 2654435761 mod (HI - LO)) instead of a random
+ *      one: with N = HI - LO not divisible by that prime, each key exactly
+ *      once, in scrambled order (known overlaps for benchmarks)
  * Output goes to stdout.
  */
 #include <stdint.h>
@@ -80,7 +83,8 @@ int main(int argc, char **argv)
     static char out[1 << 16];
     setvbuf(stdout, out, _IOFBF, sizeof out);
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t v = lo + rnd() % (hi - lo);
+        uint64_t v = strchr(style, 'p') ? lo + (i * UINT64_C(2654435761)) % (hi - lo)
+                                        : lo + rnd() % (hi - lo);
         size_t len = key_bytes(v, style, buf);
         if (strchr(style, 'U'))
             for (size_t j = 0; j < len; j++)
