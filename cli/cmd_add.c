@@ -132,10 +132,12 @@ int bkc_cmd_add(int argc, char **argv)
     bkc_batch_free(&ctx.batch);
     if (rc == 0 && bkc_save_filter(f, path) != 0)
         rc = BKC_EXIT_ERROR;
-    if (rc == 0 && pmode != BKC_PROGRESS_OFF)
+    if (rc == 0 && pmode != BKC_PROGRESS_OFF) {
         bkc_progress_summary(&prog, "");
-    else
+        bkc_warn_over_capacity(f, path, "absent keys are now found with probability");
+    } else {
         bkc_progress_clear(&prog);
+    }
     bk_filter_free(f);
     return rc;
 }

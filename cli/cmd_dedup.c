@@ -245,15 +245,9 @@ int bkc_cmd_dedup(int argc, char **argv)
         bkc_progress_summary(&prog, stopped ? "interrupted: " : "");
     else
         bkc_progress_clear(&prog);
-    if (rc == 0 && pmode != BKC_PROGRESS_OFF && o.kind != BK_KIND_SCALABLE) {
-        bk_filter_info_t in;
-        bk_filter_info(f, &in);
-        if (in.kind != BK_KIND_SCALABLE && in.items > in.capacity)
-            bkc_error("warning: %llu items exceed the seen-set's capacity %llu; new lines "
-                      "are now dropped with probability %.3g (use a larger -n)",
-                      (unsigned long long)in.items, (unsigned long long)in.capacity,
-                      in.expected_fpr);
-    }
+    if (rc == 0 && pmode != BKC_PROGRESS_OFF)
+        bkc_warn_over_capacity(f, state ? state : "the seen-set",
+                               "new lines are dropped as seen with probability");
     bk_filter_free(f);
     return stopped && rc == 0 ? 130 : rc;
 }

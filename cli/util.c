@@ -186,6 +186,19 @@ int bkc_save_filter(const bk_filter_t *f, const char *path)
     return 0;
 }
 
+void bkc_warn_over_capacity(const bk_filter_t *f, const char *name, const char *what)
+{
+    if (bk_filter_kind(f) == BK_KIND_SCALABLE)
+        return; /* grows instead, or refuses when non-scaling */
+    bk_filter_info_t in;
+    bk_filter_info(f, &in);
+    if (in.items > in.capacity)
+        bkc_error("%s: warning: %llu items exceed the capacity %llu; %s %.3g (sized for %g; "
+                  "use a larger -n)",
+                  name, (unsigned long long)in.items, (unsigned long long)in.capacity, what,
+                  in.expected_fpr, in.fpr_target);
+}
+
 const char *bkc_human_bytes(double b, char *buf, size_t len)
 {
     static const char *units[] = {"B", "KB", "MB", "GB", "TB", "PB"};

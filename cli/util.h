@@ -56,6 +56,11 @@ bk_filter_t *bkc_load_filter(const char *path);
 /* Saves atomically, printing one line naming the file on failure. 0 or -1. */
 int bkc_save_filter(const bk_filter_t *f, const char *path);
 
+/* If a non-scaling filter holds more items than it was sized for, warns
+ * "NAME: warning: N items exceed the capacity C; WHAT P (...)" with P its
+ * expected FPR now. */
+void bkc_warn_over_capacity(const bk_filter_t *f, const char *name, const char *what);
+
 /* "1.5 MB", "12.0 GB": a human-readable byte count in buf. */
 const char *bkc_human_bytes(double bytes, char *buf, size_t len);
 

@@ -130,6 +130,15 @@ rc 2 "add with a missing second input" "$BK" add f.bk setB nosuch-input
 check "filter unchanged after failed add" same f.bk before
 rc 1 "B still absent after failed add" "$BK" check f.bk setB
 
+# past capacity: a warning with the FPR now expected, still exit 0
+rc 0 "create small" "$BK" create small.bk -n 100 -p 0.01 --seed 1
+rc 0 "add past capacity" "$BK" add small.bk setA
+check "over-capacity warning" grep -q 'small.bk: warning: [0-9]* items exceed the capacity 100;' err
+rc 0 "dedup past capacity" "$BK" dedup -n 100 -p 0.01 setA
+check "dedup over-capacity warning" grep -q 'warning: [0-9]* items exceed the capacity 100;' err
+rc 0 "no warning within capacity" "$BK" dedup -n 5000 -p 0.01 setA
+check "no warning within capacity: summary only" test "$(wc -l <err)" -eq 1
+
 # ---- binary-safe lines
 printf 'crlf\r\nlf\n\nnul\000byte\n\377\376bad-utf8\nlast-no-newline' >bin.txt
 rc 0 "create bin" "$BK" create b.bk -n 1000 -p 1e-7 --seed 7
