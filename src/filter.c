@@ -17,10 +17,12 @@
 #include <unistd.h>
 
 /* How far ahead of the probe the batch calls hash and prefetch: key
- * i + BATCH_AHEAD's line is requested while key i is probed, so about this
- * many misses stay in flight all the time (a core's L1 has 10-16 miss
- * buffers). A power of two (ring index by mask). */
-#define BATCH_AHEAD 16
+ * i + BATCH_AHEAD's line is requested while key i is probed, so up to this
+ * many misses are in flight at once. Memory latency on a loaded server can
+ * reach several hundred ns; on a 272 MB blocked filter 32 measured about
+ * 10% faster than 16, and 64 no faster than 32. A power of two (the ring
+ * is indexed by mask). */
+#define BATCH_AHEAD 32
 
 static inline uint64_t load_items(const bk_filter_t *f)
 {
