@@ -232,11 +232,16 @@ static bk_status_t obj_from_filter(obj_t *o, const bk_filter_t *f)
     } else {
         return BK_EINVAL;
     }
+    /* Refuse to write anything the loader would refuse: every file
+     * bloomkit writes must load. */
     for (uint32_t i = 0; i < o->nparts; i++) {
+        const bk_filter_t *s = f->kind == BK_KIND_SCALABLE ? f->subs[i] : f;
+        if (!s)
+            return BK_EINVAL;
         part_t p;
         obj_part(o, i, &p);
-        const bk_filter_t *s = f->kind == BK_KIND_SCALABLE ? f->subs[i] : f;
-        if (!s || p.length == 0 || !p.data || s->nbytes < p.length || s->hash != f->hash)
+        if (p.length == 0 || !p.data || s->nbytes < p.length || s->hash != f->hash ||
+            s->seed != f->seed)
             return BK_EINVAL;
         if (f->kind == BK_KIND_SCALABLE && s->kind != f->sub_kind)
             return BK_EINVAL;

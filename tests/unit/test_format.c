@@ -540,6 +540,26 @@ static void test_peek_kind(void)
     bk_filter_free(f);
 }
 
+/* The writer refuses what the loader would refuse, so every file written
+ * loads: here a chain whose sub-filter has another seed than its parent. */
+static void test_writer_refuses_unloadable(void)
+{
+    bk_filter_t *f = make_scalable(10, 0.1, 9, 60, NULL);
+    if (!f)
+        return;
+    uint8_t buf[4096];
+    CHECK(bk_filter_serialized_size(f) > 0);
+    f->subs[1]->seed ^= 1;
+    CHECK_STATUS(bk_filter_serialize(f, buf, sizeof buf, NULL), BK_EINVAL);
+    CHECK_EQ_U64(bk_filter_serialized_size(f), 0);
+    CHECK_STATUS(bk_filter_save(f, path_in_tmp("never.bkf")), BK_EINVAL);
+    f->subs[1]->seed ^= 1;
+    CHECK_OK(bk_filter_serialize(f, buf, sizeof buf, NULL));
+    CHECK_STATUS(bk_filter_serialize(NULL, buf, sizeof buf, NULL), BK_EINVAL);
+    CHECK_STATUS(bk_filter_serialize(f, NULL, sizeof buf, NULL), BK_EINVAL);
+    bk_filter_free(f);
+}
+
 /* ---- damage ---- */
 
 /* Any error a damaged input may give, with a reason. */
@@ -1308,6 +1328,7 @@ int main(void)
     bkt_run("roundtrip_bitmaps", test_roundtrip_bitmaps);
     bkt_run("mapped_writable", test_mapped_writable);
     bkt_run("peek_kind", test_peek_kind);
+    bkt_run("writer_refuses_unloadable", test_writer_refuses_unloadable);
     bkt_run("truncation_every_byte", test_truncation_every_byte);
     bkt_run("trailing_garbage", test_trailing_garbage);
     bkt_run("bit_flips", test_bit_flips);
