@@ -330,8 +330,18 @@ def test_bf_scaling(r):
     check("nonscaling MADD stops at the first error",
           len(errs) == 1 and res[-1] is errs[0] and 45 <= len(res) <= 80, res[-3:])
     check("nonscaling error text", errs and "non scaling filter is full" in str(errs[0]), errs)
-    e = error_of(r.execute_command, "BF.ADD", "ns", "brand-new-item")
-    check("nonscaling ADD when full", e == "non scaling filter is full", e)
+    # A new item may be a false positive of the full filter (about 1%), which
+    # BF.ADD reports as 0 without needing room; among ten new items at
+    # least one must hit the limit, and none may be added.
+    def add_outcome(item):
+        try:
+            return r.execute_command("BF.ADD", "ns", item)
+        except ResponseError as e:
+            return str(e)
+    outcomes = [add_outcome("brand-new-%d" % i) for i in range(10)]
+    check("nonscaling ADD when full",
+          all(e in ("non scaling filter is full", 0) for e in outcomes) and
+          "non scaling filter is full" in outcomes, outcomes)
     check("nonscaling still answers for its items",
           r.execute_command("BF.EXISTS", "ns", "n-0") == 1)
     check("nonscaling filters count", r.execute_command("BF.INFO", "ns", "FILTERS") == [1])
