@@ -282,7 +282,11 @@ def test_bf_accuracy(r):
     for i in range(0, len(probes), 1000):
         fp += sum(r.execute_command("BF.MEXISTS", "acc", *probes[i:i + 1000]))
     rate = fp / len(probes)
-    check("false-positive rate at capacity %.4f <= 0.02 (asked 0.01)" % rate, rate <= 0.02, rate)
+    # At capacity the filter promises at most the rate asked for; allow four
+    # standard errors of sampling noise on top.
+    bound = 0.01 + 4 * (0.01 * 0.99 / len(probes)) ** 0.5
+    check("false-positive rate at capacity %.4f <= %.4f (asked 0.01)" % (rate, bound),
+          rate <= bound, rate)
     check("filter is not empty-answering: card", r.execute_command("BF.CARD", "acc") >= n * 0.98)
 
 
