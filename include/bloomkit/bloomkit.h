@@ -175,7 +175,8 @@ typedef struct bk_options {
     bk_kind_t sub_kind;  /* BLOCKED (default) or CLASSIC */
     double growth;       /* capacity factor per new sub-filter; 0 = 2; >= 1 */
     double tightening;   /* error factor per new sub-filter; 0 = 0.5; in (0,1) */
-    bool nonscaling;     /* BK_EFULL at capacity instead of growing */
+    bool nonscaling;     /* BK_EFULL at capacity instead of growing; the
+                            only sub-filter then gets p itself */
     bool first_error_as_given; /* the first sub-filter gets p itself, not
                                   p * (1 - tightening) (RedisBloom's rule) */
 } bk_options_t;
