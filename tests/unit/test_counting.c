@@ -155,8 +155,14 @@ static void test_counter_model(void)
                     break;
                 }
         }
-        for (uint64_t g = 0; g < f->cells; g++)
+        uint64_t nonzero = 0;
+        for (uint64_t g = 0; g < f->cells; g++) {
             saturated += m[g] == 15;
+            nonzero += m[g] != 0;
+        }
+        bk_filter_info_t info;
+        bk_filter_info(f, &info);
+        CHECK_EQ_U64(info.cells_set, nonzero);
         /* The run did exercise both special cases. */
         CHECK(saturated > 0);
         CHECK(notfound > 0);
