@@ -600,7 +600,8 @@ static int intersect(ctx_t *c, src_t *srcs, uint32_t n, unsigned level)
          * set only to spill it. */
         if (!judged && bkc_lineset_count(set) >= 4096) {
             judged = true;
-            uint64_t off = src_offset(&srcs[0]) - b.used - b.n;
+            uint64_t off = src_offset(&srcs[0]), inbatch = b.used + b.n;
+            off = off > inbatch ? off - inbatch : off;
             double proj = est_set_bytes(off, bkc_lineset_count(set)) * (double)srcs[0].size /
                           (double)(off ? off : 1);
             if (proj > (double)(c->mem / 8 * 5)) {
