@@ -34,8 +34,11 @@
  * Output order: within each partition, the order of first appearance in
  * the smallest input (the first of the smallest, on ties); partitions in
  * turn. When nothing spills that is simply the order of first appearance
- * in the smallest input. Deterministic for given inputs and --memory, but
- * not sorted: pipe through sort if order matters.
+ * in the smallest input. Which partition a line falls in depends on a hash
+ * seed drawn at random for each run (so crafted inputs cannot pile into
+ * one partition or one chain of the table), so the order across partitions
+ * changes from run to run; it is never sorted: pipe through sort if order
+ * matters.
  *
  * Errors: every input is opened before any work, so a missing file fails
  * at once (regular files are closed again and reopened in turn, pipes stay

@@ -188,6 +188,20 @@ for args in "$W/a" "--memory 12Q $W/a $W/b" "--normalize nope $W/a $W/b" "--bogu
 done
 if "$BK" common --help | grep -q 'usage: bloomkit common'; then ok "--help"; else bad "--help"; fi
 
+# A write error on stdout after lines were printed: exit 2, and the
+# message says the output is incomplete.
+if [ -w /dev/full ]; then
+    "$BK" common "$W/a" "$W/b" >/dev/full 2>"$W/err"
+    rc=$?
+    if [ "$rc" -eq 2 ] && grep -q 'incomplete' "$W/err"; then ok "write error: exit 2, output said incomplete"; else
+        bad "write error: exit $rc, '$(cat "$W/err")'"; fi
+    "$BK" common --count "$W/a" "$W/b" >/dev/full 2>"$W/err"
+    if [ $? -eq 2 ] && grep -q 'write error' "$W/err"; then ok "write error with --count: exit 2"; else
+        bad "write error with --count"; fi
+else
+    skip "write errors (no /dev/full)"
+fi
+
 # Unwritable spill directory: a path under a regular file.
 "$BK" common --memory 64K --tmpdir "$W/a/sub" "$W/a" "$W/b" >"$W/got" 2>"$W/err"
 rc=$?
