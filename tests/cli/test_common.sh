@@ -238,13 +238,22 @@ if mount -t tmpfs -o size=256k tmpfs "$MNT" 2>/dev/null; then
     # Ctrl-C while spilling: standard input is a pipe that stalls, and is
     # read last (its size is unknown), so the run is caught after spilling
     # $W/b and while spilling standard input.
-    { head -c 100000 "$W/a"; sleep 3; } |
+    { head -c 100000 "$W/a"; sleep 8; } |
         sh -c 'echo $$ >"$1"; shift; exec "$@" >/dev/null 2>&1' sh "$W/pid" \
             "$BK" common --memory 64K --tmpdir "$MNT" - "$W/b" &
-    sleep 1
-    pid=$(cat "$W/pid")
-    during=$(df -k "$MNT" | awk 'NR == 2 { print $3 }')
-    held=$(ls -l /proc/"$pid"/fd 2>/dev/null | grep -c "$MNT.*(deleted)")
+    # Wait (up to 6 s, for a loaded machine) until it holds spill files.
+    i=0
+    during=0
+    held=0
+    while [ $i -lt 60 ]; do
+        sleep 0.1
+        i=$((i + 1))
+        pid=$(cat "$W/pid" 2>/dev/null)
+        [ -n "$pid" ] || continue
+        during=$(df -k "$MNT" | awk 'NR == 2 { print $3 }')
+        held=$(ls -l /proc/"$pid"/fd 2>/dev/null | grep -c "$MNT.*(deleted)")
+        [ "$during" -gt 0 ] && [ "$held" -gt 0 ] && break
+    done
     kill -INT "$pid"
     wait
     i=0
