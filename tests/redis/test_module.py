@@ -822,8 +822,11 @@ def test_cluster():
         from redis.cluster import RedisCluster, ClusterNode
         rc = RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", nodes[0].port)])
         keys = ["filter:%d" % i for i in range(12)]
+        # BF.CARD counts the items that were new: 50, less any that were
+        # false positives of the filter as it filled; MADD says which.
+        added = {}
         for k in keys:
-            rc.execute_command("BF.MADD", k, *items(k, 50))
+            added[k] = sum(rc.execute_command("BF.MADD", k, *items(k, 50)))
         holders = {}
         for k in keys:
             for i, n in enumerate(nodes):
@@ -836,7 +839,7 @@ def test_cluster():
         check("cluster: filters spread over 3 nodes", len(set(holders.values())) == 3, holders)
         ok = all(rc.execute_command("BF.EXISTS", k, k + "-7") == 1 for k in keys)
         check("cluster: BF.EXISTS through the cluster client", ok)
-        ok = all(rc.execute_command("BF.CARD", k) == 50 for k in keys)
+        ok = all(rc.execute_command("BF.CARD", k) == added[k] and added[k] >= 45 for k in keys)
         check("cluster: BF.CARD on every node", ok)
         # a node that does not own the slot redirects
         k = keys[0]
