@@ -1,11 +1,16 @@
 /*
- * Counting vs. blocked filter, side by side in one run: bits per key for the
+ * Counting and scalable vs. blocked filter, side by side in one run: bits per key for the
  * same (n, p), and nanoseconds per operation (add, lookup of present keys,
  * lookup of absent keys, batched lookup, remove) on a filter that fits in
  * the caches and on one far larger than them. The blocked filter is the
  * peer: the counting filter uses the same one-line layout with 4-bit
  * counters, so it should cost about 4x the memory and, being one memory
  * access per key too, a similar time per operation.
+ *
+ * A third row shows what not knowing n costs: a scalable filter started at
+ * n/63 that grew (growth 2, tightening 0.5) to hold the same n keys. Its
+ * later sub-filters have tighter errors (more bits per key), and a lookup of
+ * an absent key probes every sub-filter, one line each.
  *
  * Each timing is the median of REPS runs; the machine is shared, so read the
  * ratios, which are measured back to back. BK_BENCH_QUICK=1 shrinks sizes.
@@ -54,9 +59,16 @@ static char *make_keys(uint64_t n, uint64_t base)
 
 typedef struct row {
     double bits_per_key, add, hit, miss, batch, remove, fpr;
+    uint32_t subs;
 } row_t;
 
 static volatile size_t sink;
+
+/* Scalable filters start at n / SCALABLE_START and grow (growth 2) to n:
+ * with 63 = 1 + 2 + ... + 32, six sub-filters end up just full, the
+ * chain's best case for memory (right after a growth, the newest, largest
+ * sub-filter would be nearly empty). */
+#define SCALABLE_START 63
 
 static int run_kind(bk_kind_t kind, uint64_t n, const char *present, const char *absent,
                     row_t *out)
@@ -77,7 +89,8 @@ static int run_kind(bk_kind_t kind, uint64_t n, const char *present, const char 
     o.seed = 42;
     for (int r = 0; r < REPS; r++) {
         bk_filter_t *f;
-        if (bk_filter_create(&f, n, 0.01, &o) != BK_OK)
+        uint64_t cap = kind == BK_KIND_SCALABLE ? n / SCALABLE_START : n;
+        if (bk_filter_create(&f, cap, 0.01, &o) != BK_OK)
             return 1;
         double t0 = now_ns();
         for (uint64_t i = 0; i < n; i++)
@@ -113,6 +126,7 @@ static int run_kind(bk_kind_t kind, uint64_t n, const char *present, const char 
         bk_filter_info(f, &info);
         out->bits_per_key = (double)info.bytes * 8.0 / (double)n;
         out->fpr = (double)fp / (double)n;
+        out->subs = info.filters;
         bk_filter_free(f);
     }
     out->add = median(t_add, REPS);
@@ -141,7 +155,7 @@ int main(void)
     const char *quick = getenv("BK_BENCH_QUICK");
     bool q = quick && *quick && strcmp(quick, "0") != 0;
     const uint64_t sizes[] = {q ? 100000 : 1000000, q ? 2000000 : 20000000};
-    printf("## Counting vs. blocked filter (p = 0.01, 16-byte keys, XXH3; ns per op, median of "
+    printf("## Counting and scalable vs. blocked filter (p = 0.01, 16-byte keys, XXH3; ns per op, median of "
            "%d)\n",
            REPS);
     for (int s = 0; s < 2; s++) {
@@ -151,14 +165,16 @@ int main(void)
             fprintf(stderr, "bench_structs: out of memory\n");
             return 1;
         }
-        row_t blocked, counting;
+        row_t blocked, counting, scalable;
         if (run_kind(BK_KIND_BLOCKED, n, present, absent, &blocked) ||
-            run_kind(BK_KIND_COUNTING, n, present, absent, &counting)) {
+            run_kind(BK_KIND_COUNTING, n, present, absent, &counting) ||
+            run_kind(BK_KIND_SCALABLE, n, present, absent, &scalable)) {
             fprintf(stderr, "bench_structs: filter creation failed\n");
             return 1;
         }
-        printf("\nn = %llu keys (blocked %.1f MB, counting %.1f MB)\n\n", (unsigned long long)n,
-               blocked.bits_per_key * (double)n / 8e6, counting.bits_per_key * (double)n / 8e6);
+        printf("\nn = %llu keys (blocked %.1f MB, counting %.1f MB, scalable %.1f MB)\n\n",
+               (unsigned long long)n, blocked.bits_per_key * (double)n / 8e6,
+               counting.bits_per_key * (double)n / 8e6, scalable.bits_per_key * (double)n / 8e6);
         printf("| kind     | bits/key | add | contains (present) | contains (absent) | "
                "contains_batch | remove | measured FPR |\n");
         printf("|---|---|---|---|---|---|---|---|\n");
@@ -168,6 +184,14 @@ int main(void)
                counting.bits_per_key / blocked.bits_per_key, counting.add / blocked.add,
                counting.hit / blocked.hit, counting.miss / blocked.miss,
                counting.batch / blocked.batch);
+        print_row("scalable", &scalable);
+        printf("| ratio    | %6.2fx | %6.2fx | %6.2fx | %6.2fx | %6.2fx |         |        |\n",
+               scalable.bits_per_key / blocked.bits_per_key, scalable.add / blocked.add,
+               scalable.hit / blocked.hit, scalable.miss / blocked.miss,
+               scalable.batch / blocked.batch);
+        printf("\n(scalable: started at n/%d, grown to %u blocked sub-filters; ratios are to "
+               "blocked)\n",
+               SCALABLE_START, scalable.subs);
         free(present);
         free(absent);
     }
