@@ -199,6 +199,17 @@ bk_status_t bki_scalable_add(bk_filter_t *f, bk_hash_t h, bool *was_new)
 
 bk_status_t bki_scalable_clear(bk_filter_t *f)
 {
+    if (f->map_base) {
+        /* A mapped chain lives in the file, whose shape cannot shrink:
+         * empty every sub-filter in place and keep them all. */
+        for (uint32_t i = 0; i < f->nsubs; i++) {
+            bk_status_t st = bk_filter_clear(f->subs[i]);
+            if (st != BK_OK)
+                return st;
+        }
+        set_items(f, 0);
+        return BK_OK;
+    }
     for (uint32_t i = 1; i < f->nsubs; i++)
         bk_filter_free(f->subs[i]);
     f->nsubs = 1;

@@ -403,6 +403,46 @@ out:
     unlink(path);
 }
 
+/* Clearing a writable mapping of a grown chain empties every sub-filter in
+ * place: the file keeps its shape, syncs, and loads as an empty chain. */
+static void test_mapped_scalable_clear(void)
+{
+    bk_filter_t *f = make_scalable(100, 0.01, 6, 0, NULL);
+    char key[64];
+    for (uint64_t i = 0; f && i < 500; i++) {
+        key_of(i, key, sizeof key);
+        bk_filter_add(f, key, strlen(key), NULL);
+    }
+    const char *path = path_in_tmp("scclear.bkf");
+    CHECK_OK(bk_filter_save(f, path));
+    bk_filter_t *m = NULL, *l = NULL;
+    CHECK_OK(bk_filter_open(&m, path, BK_MAP_WRITABLE, NULL));
+    if (!m || !f)
+        goto out;
+    uint32_t subs = m->nsubs;
+    CHECK(subs >= 3);
+    CHECK_OK(bk_filter_clear(m));
+    CHECK_EQ_U64(m->nsubs, subs);
+    CHECK_EQ_U64(bk_filter_items(m), 0);
+    CHECK_OK(bk_filter_sync(m));
+    bk_filter_free(m);
+    m = NULL;
+    CHECK_OK(bk_filter_load(&l, path, NULL));
+    if (l) {
+        CHECK_EQ_U64(l->nsubs, subs);
+        CHECK_EQ_U64(bk_filter_items(l), 0);
+        uint64_t set = 0;
+        for (uint32_t s = 0; s < l->nsubs; s++)
+            set += bki_cells_set(l->subs[s]);
+        CHECK_EQ_U64(set, 0);
+    }
+out:
+    bk_filter_free(l);
+    bk_filter_free(m);
+    bk_filter_free(f);
+    unlink(path);
+}
+
 /* Bitmaps against a naive reference: an array of counts. */
 static void test_roundtrip_bitmaps(void)
 {
@@ -1325,6 +1365,7 @@ int main(void)
     bkt_run("roundtrip_counting", test_roundtrip_counting);
     bkt_run("roundtrip_scalable", test_roundtrip_scalable);
     bkt_run("mapped_scalable_full", test_mapped_scalable_full);
+    bkt_run("mapped_scalable_clear", test_mapped_scalable_clear);
     bkt_run("roundtrip_bitmaps", test_roundtrip_bitmaps);
     bkt_run("mapped_writable", test_mapped_writable);
     bkt_run("peek_kind", test_peek_kind);
