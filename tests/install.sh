@@ -18,9 +18,16 @@ else
     bad "make install"; cat "$root/log"
 fi
 
-for f in include/bloomkit/bloomkit.h lib/libbloomkit.a lib/libbloomkit.so lib/pkgconfig/bloomkit.pc; do
+for f in include/bloomkit/bloomkit.h lib/libbloomkit.a lib/libbloomkit.so lib/pkgconfig/bloomkit.pc \
+    bin/bloomkit lib/bloomkit/bloomkit.so share/man/man1/bloomkit.1; do
     if [ -e "$root$prefix/$f" ]; then ok "installed $f"; else bad "installed $f"; fi
 done
+
+if "$root$prefix/bin/bloomkit" --version 2>&1 | grep -q '^bloomkit '; then
+    ok "installed tool runs"
+else
+    bad "installed tool runs: $("$root$prefix/bin/bloomkit" --version 2>&1)"
+fi
 
 soname=$(readelf -d "$root$prefix/lib/libbloomkit.so" 2>/dev/null | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 if [ "$soname" = "libbloomkit.so.0" ]; then ok "soname libbloomkit.so.0"; else bad "soname is '$soname'"; fi
