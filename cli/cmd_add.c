@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "batch.h"
 #include "commands.h"
+#include "options.h"
 #include "util.h"
 
 #include <getopt.h>
@@ -55,9 +56,7 @@ static int flush(add_ctx_t *c, const bkc_reader_t *r)
                       bk_strerror(st));
         return BKC_EXIT_ERROR;
     }
-    c->prog->items += b->n;
-    c->prog->fresh += n_new;
-    c->prog->dups += b->n - n_new;
+    bkc_progress_count(c->prog, b->n, n_new);
     bkc_batch_reset(b);
     return 0;
 }
@@ -66,15 +65,11 @@ static int add_line(void *vctx, const char *line, size_t len, const char *key, s
                     const bkc_reader_t *r)
 {
     (void)line;
+    (void)len;
     add_ctx_t *c = vctx;
     /* Only the key is kept: `add` prints nothing per line. */
-    if (bkc_batch_push(&c->batch, key, klen, key, klen) != 0) {
-        bkc_progress_clear(c->prog);
-        bkc_error("%s: line %llu: out of memory", bkc_reader_name(r),
-                  (unsigned long long)bkc_reader_lineno(r));
-        return BKC_EXIT_ERROR;
-    }
-    (void)len;
+    if (bkc_batch_push(&c->batch, key, klen, key, klen) != 0)
+        return bkc_line_error(c->prog, r, "out of memory");
     c->batch.last_lineno = bkc_reader_lineno(r);
     return bkc_batch_full(&c->batch) ? flush(c, r) : 0;
 }
@@ -86,58 +81,42 @@ static int add_end(void *vctx, const bkc_reader_t *r)
 
 int bkc_cmd_add(int argc, char **argv)
 {
-    enum { OPT_NORM = 256, OPT_PROGRESS };
-    static const struct option opts[] = {{"normalize", required_argument, 0, OPT_NORM},
-                                         {"quiet", no_argument, 0, 'q'},
-                                         {"progress", no_argument, 0, OPT_PROGRESS},
+    static const struct option opts[] = {BKC_INPUT_LONG_OPTIONS,
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    bkc_norm_t norm = BKC_NORM_NONE;
-    bkc_progress_mode_t pmode = BKC_PROGRESS_AUTO;
+    bkc_input_opts_t in;
+    bkc_input_opts_init(&in);
     int c;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
         switch (c) {
-        case OPT_NORM:
-            if (bkc_norm_parse(optarg, &norm) != 0)
-                return bkc_usage_error("unknown normalization '%s' (url, email)", optarg);
-            break;
-        case 'q':
-            pmode = BKC_PROGRESS_OFF;
-            break;
-        case OPT_PROGRESS:
-            pmode = BKC_PROGRESS_ON;
-            break;
         case 'h':
             fputs(usage, stdout);
             return 0;
         default:
-            return bkc_bad_option(argv);
+            if (bkc_shared_option(c, argv, NULL, &in) != 0)
+                return BKC_EXIT_ERROR;
         }
     }
-    if (optind >= argc)
-        return bkc_usage_error("FILE is required");
-    const char *path = argv[optind++];
-    bk_filter_t *f = bkc_load_filter(path);
+    const char *path;
+    bk_filter_t *f = bkc_filter_operand(argc, argv, false, &path);
     if (!f)
         return BKC_EXIT_ERROR;
     bkc_progress_t prog;
-    bkc_progress_init(&prog, pmode, bkc_inputs_size(argv + optind, argc - optind));
+    bkc_progress_init(&prog, in.pmode, bkc_inputs_size(argv + optind, argc - optind));
     prog.has_fresh = true;
     prog.filter = f;
     add_ctx_t ctx = {.f = f, .path = path, .prog = &prog};
     bkc_batch_init(&ctx.batch);
-    int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, add_line, add_end,
+    int rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, add_line, add_end,
                                &ctx);
     bkc_batch_free(&ctx.batch);
     if (rc == 0 && bkc_save_filter(f, path) != 0)
         rc = BKC_EXIT_ERROR;
-    if (rc == 0 && pmode != BKC_PROGRESS_OFF) {
-        bkc_progress_summary(&prog, "");
+    bool summary = rc == 0 && in.pmode != BKC_PROGRESS_OFF;
+    bkc_progress_finish(&prog, summary, "");
+    if (summary)
         bkc_warn_over_capacity(f, path, "absent keys are now found with probability");
-    } else {
-        bkc_progress_clear(&prog);
-    }
     bk_filter_free(f);
     return rc;
 }

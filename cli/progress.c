@@ -166,3 +166,11 @@ void bkc_progress_summary(bkc_progress_t *p, const char *what)
         fprintf(stderr, "bloomkit %s: %s%llu items%s, %.2f s\n", bkc_cmd_name, what ? what : "",
                 (unsigned long long)p->items, fil, el);
 }
+
+void bkc_progress_finish(bkc_progress_t *p, bool summary, const char *what)
+{
+    if (summary)
+        bkc_progress_summary(p, what);
+    else
+        bkc_progress_clear(p);
+}

@@ -59,6 +59,18 @@ void bkc_progress_clear(bkc_progress_t *p);
  * expected FPR P, T s". */
 void bkc_progress_summary(bkc_progress_t *p, const char *what);
 
+/* At the end of a run: the summary line when summary is true, else just
+ * erases the bar. */
+void bkc_progress_finish(bkc_progress_t *p, bool summary, const char *what);
+
+/* Counts a batch of n items of which n_new were new (the rest duplicates). */
+static inline void bkc_progress_count(bkc_progress_t *p, uint64_t n, uint64_t n_new)
+{
+    p->items += n;
+    p->fresh += n_new;
+    p->dups += n - n_new;
+}
+
 double bkc_now(void);
 
 #endif /* BKC_PROGRESS_H */

@@ -19,9 +19,15 @@
 
 const char *bkc_cmd_name = "";
 
-static void vmessage(const char *fmt, va_list ap)
+/* Written in pieces, not formatted into a buffer first: a message may
+ * quote an input line of any length. at (may be NULL) is the reader whose
+ * current line the message is about. */
+static void vmessage(const bkc_reader_t *at, const char *fmt, va_list ap)
 {
     fprintf(stderr, "bloomkit%s%s: ", *bkc_cmd_name ? " " : "", bkc_cmd_name);
+    if (at)
+        fprintf(stderr, "%s: line %llu: ", bkc_reader_name(at),
+                (unsigned long long)bkc_reader_lineno(at));
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
 }
@@ -30,7 +36,7 @@ void bkc_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vmessage(fmt, ap);
+    vmessage(NULL, fmt, ap);
     va_end(ap);
 }
 
@@ -48,6 +54,16 @@ int bkc_usage_error(const char *fmt, ...)
 int bkc_bad_option(char **argv)
 {
     return bkc_usage_error("unknown option or missing value: '%s'", argv[optind - 1]);
+}
+
+int bkc_line_error(bkc_progress_t *prog, const bkc_reader_t *r, const char *fmt, ...)
+{
+    bkc_progress_clear(prog);
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage(r, fmt, ap);
+    va_end(ap);
+    return BKC_EXIT_ERROR;
 }
 
 int bkc_parse_u64(const char *s, uint64_t *out)
@@ -175,6 +191,28 @@ bk_filter_t *bkc_load_filter(const char *path)
     return f;
 }
 
+bk_filter_t *bkc_filter_operand(int argc, char **argv, bool map, const char **path)
+{
+    if (optind >= argc) {
+        bkc_usage_error("FILE is required");
+        return NULL;
+    }
+    *path = argv[optind++];
+    if (!map)
+        return bkc_load_filter(*path);
+    bk_filter_t *f = NULL;
+    const char *why = NULL;
+    bk_status_t st = bk_filter_open(&f, *path, BK_MAP_READONLY, &why);
+    if (st != BK_OK) {
+        if (why)
+            bkc_error("%s: cannot open filter: %s (%s)", *path, bk_strerror(st), why);
+        else
+            bkc_error("%s: cannot open filter: %s", *path, bk_strerror(st));
+        return NULL;
+    }
+    return f;
+}
+
 int bkc_save_filter(const bk_filter_t *f, const char *path)
 {
     errno = 0;
@@ -259,10 +297,7 @@ int bkc_for_each_line(char **paths, int n, bkc_norm_t norm, bkc_progress_t *prog
             if (norm != BKC_NORM_NONE) {
                 ptrdiff_t k = bkc_normalize(norm, line, len, &nbuf, &ncap);
                 if (k < 0) {
-                    bkc_progress_clear(prog);
-                    bkc_error("%s: line %llu: out of memory", bkc_reader_name(r),
-                              (unsigned long long)bkc_reader_lineno(r));
-                    rc = BKC_EXIT_ERROR;
+                    rc = bkc_line_error(prog, r, "out of memory");
                     break;
                 }
                 key = nbuf;

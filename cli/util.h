@@ -35,6 +35,12 @@ int bkc_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * error (argv as given to the subcommand). Returns 2. */
 int bkc_bad_option(char **argv);
 
+/* "bloomkit CMD: INPUT: line N: message\n" on stderr about the line r just
+ * read, after erasing the progress bar (prog may be NULL). Returns 2, for
+ * the line callbacks of bkc_for_each_line that stop there. */
+int bkc_line_error(bkc_progress_t *prog, const bkc_reader_t *r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* A count: digits with an optional decimal suffix k, M, G, T (10^3..10^12)
  * or a float form such as 1e7. 0 ok, -1 bad syntax or out of range. */
 int bkc_parse_count(const char *s, uint64_t *out);
@@ -52,6 +58,13 @@ int bkc_parse_u64(const char *s, uint64_t *out);
 /* Loads a filter file, printing one line naming the file on failure.
  * Returns the filter (caller frees) or NULL. */
 bk_filter_t *bkc_load_filter(const char *path);
+
+/* Takes the FILE operand at argv[optind] (advancing optind past it) and
+ * loads it with bkc_load_filter, or with map maps it read-only
+ * (bk_filter_open). Sets *path to it and returns the filter (caller frees),
+ * or NULL after printing why: "FILE is required" as a usage error, or a
+ * message naming the file. The subcommand then exits with 2. */
+bk_filter_t *bkc_filter_operand(int argc, char **argv, bool map, const char **path);
 
 /* Saves atomically, printing one line naming the file on failure. 0 or -1. */
 int bkc_save_filter(const bk_filter_t *f, const char *path);

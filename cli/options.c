@@ -1,0 +1,87 @@
+/*
+ * The options several subcommands share (see options.h). The checks and
+ * messages here are the only ones for these options: a capacity is a
+ * positive count, a rate lies strictly between 0 and 1, a kind is one of
+ * the filter kinds (bitmaps are not filters), a seed is a 64-bit integer.
+ */
+#define _GNU_SOURCE
+#include "options.h"
+#include "util.h"
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <string.h>
+
+void bkc_input_opts_init(bkc_input_opts_t *in)
+{
+    in->norm = BKC_NORM_NONE;
+    in->pmode = BKC_PROGRESS_AUTO;
+}
+
+void bkc_sizing_opts_init(bkc_sizing_opts_t *sz, uint64_t n, double p)
+{
+    sz->n = n;
+    sz->p = p;
+    memset(&sz->o, 0, sizeof sz->o);
+    sz->o.kind = BK_KIND_BLOCKED;
+}
+
+/* 0 after parsing a sizing option, 2 after a usage error, -1 if c is not
+ * one. */
+static int sizing_option(int c, const char *arg, bkc_sizing_opts_t *sz)
+{
+    switch (c) {
+    case 'n':
+        if (bkc_parse_count(arg, &sz->n) != 0 || sz->n == 0)
+            return bkc_usage_error("bad capacity '%s'", arg);
+        return 0;
+    case 'p':
+        if (bkc_parse_prob(arg, &sz->p) != 0)
+            return bkc_usage_error("bad false-positive rate '%s' (want 0 < P < 1)", arg);
+        return 0;
+    case 'k':
+        if (bk_kind_parse(arg, &sz->o.kind) != BK_OK || sz->o.kind >= BK_KIND_BITMAP)
+            return bkc_usage_error("unknown filter kind '%s'", arg);
+        return 0;
+    case BKC_OPT_HASH:
+        if (bk_hash_parse(arg, &sz->o.hash) != BK_OK)
+            return bkc_usage_error("unknown hash '%s'", arg);
+        return 0;
+    case BKC_OPT_SEED:
+        if (bkc_parse_u64(arg, &sz->o.seed) != 0)
+            return bkc_usage_error("bad seed '%s'", arg);
+        sz->o.seed_set = true;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+/* As sizing_option, for the input options. */
+static int input_option(int c, const char *arg, bkc_input_opts_t *in)
+{
+    switch (c) {
+    case BKC_OPT_NORMALIZE:
+        if (bkc_norm_parse(arg, &in->norm) != 0)
+            return bkc_usage_error("unknown normalization '%s' (url, email)", arg);
+        return 0;
+    case 'q':
+        in->pmode = BKC_PROGRESS_OFF;
+        return 0;
+    case BKC_OPT_PROGRESS:
+        in->pmode = BKC_PROGRESS_ON;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+int bkc_shared_option(int c, char **argv, bkc_sizing_opts_t *sz, bkc_input_opts_t *in)
+{
+    int rc = -1;
+    if (sz)
+        rc = sizing_option(c, optarg, sz);
+    if (rc < 0 && in)
+        rc = input_option(c, optarg, in);
+    return rc < 0 ? bkc_bad_option(argv) : rc;
+}

@@ -1,0 +1,66 @@
+/*
+ * Command-line options that several subcommands share, parsed in one place
+ * so each means the same thing, with the same messages, wherever it is
+ * accepted:
+ *   - sizing a new filter: -n/--capacity, -p/--fpr, -k/--kind, --hash and
+ *     --seed (create, plan, dedup);
+ *   - reading lines: --normalize, -q/--quiet and --progress (add, check,
+ *     remove, dedup; distinct and once take the last two).
+ * A subcommand still lists in its own getopt_long table the options it
+ * accepts (BKC_INPUT_LONG_OPTIONS spells the three input ones), handles its
+ * own options in its switch, and hands every other code to
+ * bkc_shared_option().
+ */
+#ifndef BKC_OPTIONS_H
+#define BKC_OPTIONS_H
+
+#include "bloomkit/bloomkit.h"
+#include "normalize.h"
+#include "progress.h"
+
+#include <stdint.h>
+
+/* getopt_long codes of the shared long-only options. A subcommand numbers
+ * its own long-only options from BKC_OPT_OWN. */
+enum {
+    BKC_OPT_NORMALIZE = 256,
+    BKC_OPT_PROGRESS,
+    BKC_OPT_HASH,
+    BKC_OPT_SEED,
+    BKC_OPT_OWN
+};
+
+/* The getopt_long table entries of --normalize, --quiet and --progress. */
+#define BKC_INPUT_LONG_OPTIONS                                                                    \
+    {"normalize", required_argument, 0, BKC_OPT_NORMALIZE}, {"quiet", no_argument, 0, 'q'},      \
+        {"progress", no_argument, 0, BKC_OPT_PROGRESS}
+
+/* How lines are read: the key normalization and the progress mode. */
+typedef struct bkc_input_opts {
+    bkc_norm_t norm;
+    bkc_progress_mode_t pmode;
+} bkc_input_opts_t;
+
+/* The size and options of a filter to create. */
+typedef struct bkc_sizing_opts {
+    uint64_t n; /* capacity; 0 until given when there is no default */
+    double p;   /* false-positive rate; 0 likewise */
+    bk_options_t o;
+} bkc_sizing_opts_t;
+
+/* Defaults: no normalization, progress when stderr is a terminal. */
+void bkc_input_opts_init(bkc_input_opts_t *in);
+
+/* Defaults: capacity n and rate p (0 for "required"), a blocked filter with
+ * the default hash and a random seed. */
+void bkc_sizing_opts_init(bkc_sizing_opts_t *sz, uint64_t n, double p);
+
+/* Handles getopt_long's code c (argument optarg) when it is not one of the
+ * subcommand's own options: a sizing option is parsed into *sz, an input
+ * option into *in (either may be NULL for a subcommand that takes none of
+ * them), and anything else is an unknown option. Returns 0, or 2 after
+ * printing a usage error (a bad value or an unknown option); the caller
+ * then returns that status. argv is the subcommand's, for the message. */
+int bkc_shared_option(int c, char **argv, bkc_sizing_opts_t *sz, bkc_input_opts_t *in);
+
+#endif /* BKC_OPTIONS_H */
