@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "batch.h"
 #include "commands.h"
+#include "options.h"
 #include "util.h"
 
 #include <getopt.h>
@@ -78,12 +79,8 @@ static int check_line(void *vctx, const char *line, size_t len, const char *key,
     check_ctx_t *c = vctx;
     if (c->pending_rc)
         return c->pending_rc;
-    if (bkc_batch_push(&c->batch, line, len, key, klen) != 0) {
-        bkc_progress_clear(c->prog);
-        bkc_error("%s: line %llu: out of memory", bkc_reader_name(r),
-                  (unsigned long long)bkc_reader_lineno(r));
-        return BKC_EXIT_ERROR;
-    }
+    if (bkc_batch_push(&c->batch, line, len, key, klen) != 0)
+        return bkc_line_error(c->prog, r, "out of memory");
     return bkc_batch_full(&c->batch) ? flush(c) : 0;
 }
 
@@ -96,17 +93,15 @@ static int check_end(void *vctx, const bkc_reader_t *r)
 
 int bkc_cmd_check(int argc, char **argv)
 {
-    enum { OPT_NORM = 256, OPT_PROGRESS, OPT_MMAP };
+    enum { OPT_MMAP = BKC_OPT_OWN };
     static const struct option opts[] = {{"absent", no_argument, 0, 'v'},
                                          {"count", no_argument, 0, 'c'},
                                          {"mmap", no_argument, 0, OPT_MMAP},
-                                         {"normalize", required_argument, 0, OPT_NORM},
-                                         {"quiet", no_argument, 0, 'q'},
-                                         {"progress", no_argument, 0, OPT_PROGRESS},
+                                         BKC_INPUT_LONG_OPTIONS,
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    bkc_norm_t norm = BKC_NORM_NONE;
-    bkc_progress_mode_t pmode = BKC_PROGRESS_AUTO;
+    bkc_input_opts_t in;
+    bkc_input_opts_init(&in);
     bool absent = false, count_only = false, use_mmap = false;
     int c;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
@@ -121,63 +116,35 @@ int bkc_cmd_check(int argc, char **argv)
         case OPT_MMAP:
             use_mmap = true;
             break;
-        case OPT_NORM:
-            if (bkc_norm_parse(optarg, &norm) != 0)
-                return bkc_usage_error("unknown normalization '%s' (url, email)", optarg);
-            break;
-        case 'q':
-            pmode = BKC_PROGRESS_OFF;
-            break;
-        case OPT_PROGRESS:
-            pmode = BKC_PROGRESS_ON;
-            break;
         case 'h':
             fputs(usage, stdout);
             return 0;
         default:
-            return bkc_bad_option(argv);
+            if (bkc_shared_option(c, argv, NULL, &in) != 0)
+                return BKC_EXIT_ERROR;
         }
     }
-    if (optind >= argc)
-        return bkc_usage_error("FILE is required");
-    const char *path = argv[optind++];
-    bk_filter_t *f = NULL;
-    if (use_mmap) {
-        const char *why = NULL;
-        bk_status_t st = bk_filter_open(&f, path, BK_MAP_READONLY, &why);
-        if (st != BK_OK) {
-            if (why)
-                bkc_error("%s: cannot open filter: %s (%s)", path, bk_strerror(st), why);
-            else
-                bkc_error("%s: cannot open filter: %s", path, bk_strerror(st));
-            return BKC_EXIT_ERROR;
-        }
-    } else {
-        f = bkc_load_filter(path);
-        if (!f)
-            return BKC_EXIT_ERROR;
-    }
+    const char *path;
+    bk_filter_t *f = bkc_filter_operand(argc, argv, use_mmap, &path);
+    if (!f)
+        return BKC_EXIT_ERROR;
     bkc_stdout_setup();
     bkc_progress_t prog;
-    bkc_progress_init(&prog, pmode, bkc_inputs_size(argv + optind, argc - optind));
+    bkc_progress_init(&prog, in.pmode, bkc_inputs_size(argv + optind, argc - optind));
     check_ctx_t ctx = {.f = f, .absent = absent, .count_only = count_only, .prog = &prog};
     bkc_batch_init(&ctx.batch);
     bkc_reader_set_idle_hook(check_idle, &ctx);
-    int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, check_line, check_end,
-                               &ctx);
+    int rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, check_line,
+                               check_end, &ctx);
     bkc_reader_set_idle_hook(NULL, NULL);
     bkc_batch_free(&ctx.batch);
     if (rc == 0 && count_only)
         printf("%llu\n", (unsigned long long)ctx.selected);
     if (bkc_stdout_finish() != 0)
         rc = BKC_EXIT_ERROR;
-    if (rc == 0 && prog.enabled) {
-        char what[64];
-        snprintf(what, sizeof what, "%llu present of ", (unsigned long long)prog.fresh);
-        bkc_progress_summary(&prog, what);
-    } else {
-        bkc_progress_clear(&prog);
-    }
+    char what[64];
+    snprintf(what, sizeof what, "%llu present of ", (unsigned long long)prog.fresh);
+    bkc_progress_finish(&prog, rc == 0 && prog.enabled, what);
     bk_filter_free(f);
     if (rc)
         return BKC_EXIT_ERROR;

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "commands.h"
+#include "options.h"
 #include "util.h"
 
 #include <getopt.h>
@@ -53,11 +54,8 @@ static int remove_line(void *vctx, const char *line, size_t len, const char *key
     }
     if (st == BK_ENOTFOUND) {
         c->missing++;
-        if (!c->quiet && c->missing <= MAX_REPORTS) {
-            bkc_progress_clear(c->prog);
-            bkc_error("%s: line %llu: key is not in %s; not removed", bkc_reader_name(r),
-                      (unsigned long long)bkc_reader_lineno(r), c->path);
-        }
+        if (!c->quiet && c->missing <= MAX_REPORTS)
+            bkc_line_error(c->prog, r, "key is not in %s; not removed", c->path);
         return 0;
     }
     bkc_progress_clear(c->prog);
@@ -68,39 +66,25 @@ static int remove_line(void *vctx, const char *line, size_t len, const char *key
 
 int bkc_cmd_remove(int argc, char **argv)
 {
-    enum { OPT_NORM = 256, OPT_PROGRESS };
-    static const struct option opts[] = {{"normalize", required_argument, 0, OPT_NORM},
-                                         {"quiet", no_argument, 0, 'q'},
-                                         {"progress", no_argument, 0, OPT_PROGRESS},
+    static const struct option opts[] = {BKC_INPUT_LONG_OPTIONS,
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    bkc_norm_t norm = BKC_NORM_NONE;
-    bkc_progress_mode_t pmode = BKC_PROGRESS_AUTO;
+    bkc_input_opts_t in;
+    bkc_input_opts_init(&in);
     int c;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
         switch (c) {
-        case OPT_NORM:
-            if (bkc_norm_parse(optarg, &norm) != 0)
-                return bkc_usage_error("unknown normalization '%s' (url, email)", optarg);
-            break;
-        case 'q':
-            pmode = BKC_PROGRESS_OFF;
-            break;
-        case OPT_PROGRESS:
-            pmode = BKC_PROGRESS_ON;
-            break;
         case 'h':
             fputs(usage, stdout);
             return 0;
         default:
-            return bkc_bad_option(argv);
+            if (bkc_shared_option(c, argv, NULL, &in) != 0)
+                return BKC_EXIT_ERROR;
         }
     }
-    if (optind >= argc)
-        return bkc_usage_error("FILE is required");
-    const char *path = argv[optind++];
-    bk_filter_t *f = bkc_load_filter(path);
+    const char *path;
+    bk_filter_t *f = bkc_filter_operand(argc, argv, false, &path);
     if (!f)
         return BKC_EXIT_ERROR;
     if (bk_filter_kind(f) != BK_KIND_COUNTING) {
@@ -112,19 +96,16 @@ int bkc_cmd_remove(int argc, char **argv)
         return BKC_EXIT_ERROR;
     }
     bkc_progress_t prog;
-    bkc_progress_init(&prog, pmode, bkc_inputs_size(argv + optind, argc - optind));
-    remove_ctx_t ctx = {f, path, &prog, 0, pmode == BKC_PROGRESS_OFF};
-    int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, remove_line, NULL, &ctx);
+    bkc_progress_init(&prog, in.pmode, bkc_inputs_size(argv + optind, argc - optind));
+    remove_ctx_t ctx = {f, path, &prog, 0, in.pmode == BKC_PROGRESS_OFF};
+    int rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, remove_line, NULL,
+                               &ctx);
     if (rc == 0 && bkc_save_filter(f, path) != 0)
         rc = BKC_EXIT_ERROR;
-    if (rc == 0 && pmode != BKC_PROGRESS_OFF) {
-        char what[96];
-        snprintf(what, sizeof what, "%llu removed, %llu not in the filter, of ",
-                 (unsigned long long)prog.fresh, (unsigned long long)ctx.missing);
-        bkc_progress_summary(&prog, what);
-    } else {
-        bkc_progress_clear(&prog);
-    }
+    char what[96];
+    snprintf(what, sizeof what, "%llu removed, %llu not in the filter, of ",
+             (unsigned long long)prog.fresh, (unsigned long long)ctx.missing);
+    bkc_progress_finish(&prog, rc == 0 && in.pmode != BKC_PROGRESS_OFF, what);
     bk_filter_free(f);
     if (rc)
         return BKC_EXIT_ERROR;
