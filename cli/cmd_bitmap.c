@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "commands.h"
+#include "options.h"
 #include "util.h"
 
 #include <getopt.h>
@@ -72,21 +73,18 @@ static int parse_value(const char *s, size_t len, uint64_t max, const bkc_reader
             v = v * 10 + d;
     }
     if (!ok) {
-        bkc_progress_clear(prog);
         int show = len > 40 ? 40 : (int)len;
         char shown[41];
         for (int i = 0; i < show; i++)
             shown[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
         shown[show] = '\0';
-        bkc_error("%s: line %llu: not a non-negative integer: '%s%s'", bkc_reader_name(r),
-                  (unsigned long long)bkc_reader_lineno(r), shown, len > 40 ? "..." : "");
+        bkc_line_error(prog, r, "not a non-negative integer: '%s%s'", shown,
+                       len > 40 ? "..." : "");
         return BKC_EXIT_ERROR;
     }
     if (overflow || v >= max) {
-        bkc_progress_clear(prog);
-        bkc_error("%s: line %llu: %.*s is not below --max %llu", bkc_reader_name(r),
-                  (unsigned long long)bkc_reader_lineno(r), (int)(b - a), s + a,
-                  (unsigned long long)max);
+        bkc_line_error(prog, r, "%.*s is not below --max %llu", (int)(b - a), s + a,
+                       (unsigned long long)max);
         return BKC_EXIT_ERROR;
     }
     *out = v;
@@ -127,17 +125,17 @@ static bool print_value(uint64_t v, void *ctx)
 
 static int run(int argc, char **argv, bool once)
 {
-    enum { OPT_PROGRESS = 256 };
     static const struct option opts[] = {{"max", required_argument, 0, 'm'},
                                          {"print", no_argument, 0, 'P'},
                                          {"count", no_argument, 0, 'c'},
                                          {"quiet", no_argument, 0, 'q'},
-                                         {"progress", no_argument, 0, OPT_PROGRESS},
+                                         {"progress", no_argument, 0, BKC_OPT_PROGRESS},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     uint64_t max = UINT64_C(1) << 32;
     bool print = false, count = false;
-    bkc_progress_mode_t pmode = BKC_PROGRESS_AUTO;
+    bkc_input_opts_t in; /* --normalize is not offered: values are integers */
+    bkc_input_opts_init(&in);
     int c;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, once ? "m:cqh" : "m:Pqh", opts, NULL)) != -1) {
@@ -156,17 +154,12 @@ static int run(int argc, char **argv, bool once)
                 return bkc_bad_option(argv);
             count = true;
             break;
-        case 'q':
-            pmode = BKC_PROGRESS_OFF;
-            break;
-        case OPT_PROGRESS:
-            pmode = BKC_PROGRESS_ON;
-            break;
         case 'h':
             fputs(once ? once_usage : distinct_usage, stdout);
             return 0;
         default:
-            return bkc_bad_option(argv);
+            if (bkc_shared_option(c, argv, NULL, &in) != 0)
+                return BKC_EXIT_ERROR;
         }
     }
     bm_ctx_t ctx;
@@ -180,7 +173,7 @@ static int run(int argc, char **argv, bool once)
     }
     bkc_stdout_setup();
     bkc_progress_t prog;
-    bkc_progress_init(&prog, pmode, bkc_inputs_size(argv + optind, argc - optind));
+    bkc_progress_init(&prog, in.pmode, bkc_inputs_size(argv + optind, argc - optind));
     prog.has_fresh = !once;
     ctx.prog = &prog;
     int rc = bkc_for_each_line(argv + optind, argc - optind, BKC_NORM_NONE, &prog, bitmap_line,

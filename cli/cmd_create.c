@@ -4,13 +4,13 @@
  */
 #define _GNU_SOURCE
 #include "commands.h"
+#include "options.h"
 #include "util.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 
 static const char usage[] =
@@ -33,57 +33,34 @@ static const char usage[] =
 
 int bkc_cmd_create(int argc, char **argv)
 {
-    enum { OPT_HASH = 256, OPT_SEED, OPT_GROWTH, OPT_NONSCALING };
+    enum { OPT_GROWTH = BKC_OPT_OWN, OPT_NONSCALING };
     static const struct option opts[] = {{"capacity", required_argument, 0, 'n'},
                                          {"fpr", required_argument, 0, 'p'},
                                          {"kind", required_argument, 0, 'k'},
-                                         {"hash", required_argument, 0, OPT_HASH},
-                                         {"seed", required_argument, 0, OPT_SEED},
+                                         {"hash", required_argument, 0, BKC_OPT_HASH},
+                                         {"seed", required_argument, 0, BKC_OPT_SEED},
                                          {"growth", required_argument, 0, OPT_GROWTH},
                                          {"nonscaling", no_argument, 0, OPT_NONSCALING},
                                          {"force", no_argument, 0, 'f'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    uint64_t n = 0;
-    double p = 0;
+    bkc_sizing_opts_t sz;
+    bkc_sizing_opts_init(&sz, 0, 0);
+    bk_options_t *o = &sz.o;
     bool force = false;
-    bk_options_t o;
-    memset(&o, 0, sizeof o);
-    o.kind = BK_KIND_BLOCKED;
     int c;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "n:p:k:fh", opts, NULL)) != -1) {
         switch (c) {
-        case 'n':
-            if (bkc_parse_count(optarg, &n) != 0 || n == 0)
-                return bkc_usage_error("bad capacity '%s'", optarg);
-            break;
-        case 'p':
-            if (bkc_parse_prob(optarg, &p) != 0)
-                return bkc_usage_error("bad false-positive rate '%s' (want 0 < P < 1)", optarg);
-            break;
-        case 'k':
-            if (bk_kind_parse(optarg, &o.kind) != BK_OK || o.kind >= BK_KIND_BITMAP)
-                return bkc_usage_error("unknown filter kind '%s'", optarg);
-            break;
-        case OPT_HASH:
-            if (bk_hash_parse(optarg, &o.hash) != BK_OK)
-                return bkc_usage_error("unknown hash '%s'", optarg);
-            break;
-        case OPT_SEED:
-            if (bkc_parse_u64(optarg, &o.seed) != 0)
-                return bkc_usage_error("bad seed '%s'", optarg);
-            o.seed_set = true;
-            break;
         case OPT_GROWTH: {
             char *end;
-            o.growth = strtod(optarg, &end);
-            if (*end || !(o.growth >= 1))
+            o->growth = strtod(optarg, &end);
+            if (*end || !(o->growth >= 1))
                 return bkc_usage_error("bad growth '%s' (want >= 1)", optarg);
             break;
         }
         case OPT_NONSCALING:
-            o.nonscaling = true;
+            o->nonscaling = true;
             break;
         case 'f':
             force = true;
@@ -92,15 +69,16 @@ int bkc_cmd_create(int argc, char **argv)
             fputs(usage, stdout);
             return 0;
         default:
-            return bkc_bad_option(argv);
+            if (bkc_shared_option(c, argv, &sz, NULL) != 0)
+                return BKC_EXIT_ERROR;
         }
     }
     if (optind + 1 != argc)
         return bkc_usage_error(optind >= argc ? "FILE is required" : "one FILE only");
     const char *path = argv[optind];
-    if (n == 0 || p == 0)
+    if (sz.n == 0 || sz.p == 0)
         return bkc_usage_error("-n and -p are required");
-    if ((o.growth != 0 || o.nonscaling) && o.kind != BK_KIND_SCALABLE)
+    if ((o->growth != 0 || o->nonscaling) && o->kind != BK_KIND_SCALABLE)
         return bkc_usage_error("--growth and --nonscaling need --kind scalable");
     struct stat sb;
     if (!force && stat(path, &sb) == 0) {
@@ -108,10 +86,10 @@ int bkc_cmd_create(int argc, char **argv)
         return BKC_EXIT_ERROR;
     }
     bk_filter_t *f = NULL;
-    bk_status_t st = bk_filter_create(&f, n, p, &o);
+    bk_status_t st = bk_filter_create(&f, sz.n, sz.p, o);
     if (st != BK_OK) {
-        bkc_error("%s: cannot create a filter for n=%llu p=%g: %s", path, (unsigned long long)n,
-                  p, bk_strerror(st));
+        bkc_error("%s: cannot create a filter for n=%llu p=%g: %s", path, (unsigned long long)sz.n,
+                  sz.p, bk_strerror(st));
         return BKC_EXIT_ERROR;
     }
     int rc = bkc_save_filter(f, path) == 0 ? 0 : BKC_EXIT_ERROR;

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "batch.h"
 #include "commands.h"
+#include "options.h"
 #include "util.h"
 
 #include <errno.h>
@@ -82,9 +83,7 @@ static int flush(dedup_ctx_t *c, const bkc_reader_t *r)
         if (b->flags[i] && bkc_out_line(bkc_batch_line(b, i), b->line_len[i]) != 0)
             return BKC_EXIT_ERROR; /* reported by bkc_stdout_finish */
     bkc_out_sync();
-    c->prog->items += b->n;
-    c->prog->fresh += n_new;
-    c->prog->dups += b->n - n_new;
+    bkc_progress_count(c->prog, b->n, n_new);
     bkc_batch_reset(b);
     return 0;
 }
@@ -110,12 +109,8 @@ static int dedup_line(void *vctx, const char *line, size_t len, const char *key,
         int rc = flush(c, r);
         return rc ? rc : STOPPED;
     }
-    if (bkc_batch_push(&c->batch, line, len, key, klen) != 0) {
-        bkc_progress_clear(c->prog);
-        bkc_error("%s: line %llu: out of memory", bkc_reader_name(r),
-                  (unsigned long long)bkc_reader_lineno(r));
-        return BKC_EXIT_ERROR;
-    }
+    if (bkc_batch_push(&c->batch, line, len, key, klen) != 0)
+        return bkc_line_error(c->prog, r, "out of memory");
     c->batch.last_lineno = bkc_reader_lineno(r);
     return bkc_batch_full(&c->batch) ? flush(c, r) : 0;
 }
@@ -129,25 +124,19 @@ static int dedup_end(void *vctx, const bkc_reader_t *r)
 
 int bkc_cmd_dedup(int argc, char **argv)
 {
-    enum { OPT_NORM = 256, OPT_PROGRESS, OPT_SEED };
     static const struct option opts[] = {{"state", required_argument, 0, 's'},
-                                         {"seed", required_argument, 0, OPT_SEED},
+                                         {"seed", required_argument, 0, BKC_OPT_SEED},
                                          {"capacity", required_argument, 0, 'n'},
                                          {"fpr", required_argument, 0, 'p'},
                                          {"kind", required_argument, 0, 'k'},
-                                         {"normalize", required_argument, 0, OPT_NORM},
-                                         {"quiet", no_argument, 0, 'q'},
-                                         {"progress", no_argument, 0, OPT_PROGRESS},
+                                         BKC_INPUT_LONG_OPTIONS,
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *state = NULL;
-    uint64_t n = 10000000;
-    double p = 1e-6;
-    bk_options_t o;
-    memset(&o, 0, sizeof o);
-    o.kind = BK_KIND_BLOCKED;
-    bkc_norm_t norm = BKC_NORM_NONE;
-    bkc_progress_mode_t pmode = BKC_PROGRESS_AUTO;
+    bkc_sizing_opts_t sz;
+    bkc_sizing_opts_init(&sz, 10000000, 1e-6);
+    bkc_input_opts_t in;
+    bkc_input_opts_init(&in);
     int c;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "s:n:p:k:qh", opts, NULL)) != -1) {
@@ -155,38 +144,12 @@ int bkc_cmd_dedup(int argc, char **argv)
         case 's':
             state = optarg;
             break;
-        case 'n':
-            if (bkc_parse_count(optarg, &n) != 0 || n == 0)
-                return bkc_usage_error("bad capacity '%s'", optarg);
-            break;
-        case 'p':
-            if (bkc_parse_prob(optarg, &p) != 0)
-                return bkc_usage_error("bad false-positive rate '%s' (want 0 < P < 1)", optarg);
-            break;
-        case 'k':
-            if (bk_kind_parse(optarg, &o.kind) != BK_OK || o.kind >= BK_KIND_BITMAP)
-                return bkc_usage_error("unknown filter kind '%s'", optarg);
-            break;
-        case OPT_SEED:
-            if (bkc_parse_u64(optarg, &o.seed) != 0)
-                return bkc_usage_error("bad seed '%s'", optarg);
-            o.seed_set = true;
-            break;
-        case OPT_NORM:
-            if (bkc_norm_parse(optarg, &norm) != 0)
-                return bkc_usage_error("unknown normalization '%s' (url, email)", optarg);
-            break;
-        case 'q':
-            pmode = BKC_PROGRESS_OFF;
-            break;
-        case OPT_PROGRESS:
-            pmode = BKC_PROGRESS_ON;
-            break;
         case 'h':
             fputs(usage, stdout);
             return 0;
         default:
-            return bkc_bad_option(argv);
+            if (bkc_shared_option(c, argv, &sz, &in) != 0)
+                return BKC_EXIT_ERROR;
         }
     }
 
@@ -200,10 +163,10 @@ int bkc_cmd_dedup(int argc, char **argv)
         bkc_error("%s: %s", state, strerror(errno));
         return BKC_EXIT_ERROR;
     } else {
-        bk_status_t st = bk_filter_create(&f, n, p, &o);
+        bk_status_t st = bk_filter_create(&f, sz.n, sz.p, &sz.o);
         if (st != BK_OK) {
-            bkc_error("cannot create a seen-set for n=%llu p=%g: %s", (unsigned long long)n, p,
-                      bk_strerror(st));
+            bkc_error("cannot create a seen-set for n=%llu p=%g: %s", (unsigned long long)sz.n,
+                      sz.p, bk_strerror(st));
             return BKC_EXIT_ERROR;
         }
     }
@@ -222,14 +185,14 @@ int bkc_cmd_dedup(int argc, char **argv)
 
     bkc_stdout_setup();
     bkc_progress_t prog;
-    bkc_progress_init(&prog, pmode, bkc_inputs_size(argv + optind, argc - optind));
+    bkc_progress_init(&prog, in.pmode, bkc_inputs_size(argv + optind, argc - optind));
     prog.has_fresh = true;
     prog.filter = f;
     dedup_ctx_t ctx = {.f = f, .state = state, .prog = &prog};
     bkc_batch_init(&ctx.batch);
     bkc_reader_set_idle_hook(dedup_idle, &ctx);
-    int rc = bkc_for_each_line(argv + optind, argc - optind, norm, &prog, dedup_line, dedup_end,
-                               &ctx);
+    int rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, dedup_line,
+                               dedup_end, &ctx);
     bkc_reader_set_idle_hook(NULL, NULL);
     bkc_batch_free(&ctx.batch);
     bool stopped = rc == STOPPED || (rc == 0 && stop_requested);
@@ -241,11 +204,9 @@ int bkc_cmd_dedup(int argc, char **argv)
         rc = BKC_EXIT_ERROR;
     if (rc == 0 && state && bkc_save_filter(f, state) != 0)
         rc = BKC_EXIT_ERROR;
-    if (rc == 0 && pmode != BKC_PROGRESS_OFF)
-        bkc_progress_summary(&prog, stopped ? "interrupted: " : "");
-    else
-        bkc_progress_clear(&prog);
-    if (rc == 0 && pmode != BKC_PROGRESS_OFF)
+    bool summary = rc == 0 && in.pmode != BKC_PROGRESS_OFF;
+    bkc_progress_finish(&prog, summary, stopped ? "interrupted: " : "");
+    if (summary)
         bkc_warn_over_capacity(f, state ? state : "the seen-set",
                                "new lines are dropped as seen with probability");
     bk_filter_free(f);

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "commands.h"
+#include "options.h"
 #include "util.h"
 
 #include <getopt.h>
@@ -29,36 +30,27 @@ int bkc_cmd_plan(int argc, char **argv)
                                          {"kind", required_argument, 0, 'k'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    uint64_t n = 0;
-    double p = 0;
-    bk_kind_t kind = BK_KIND_BLOCKED;
+    bkc_sizing_opts_t sz;
+    bkc_sizing_opts_init(&sz, 0, 0);
     int c;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "n:p:k:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'n':
-            if (bkc_parse_count(optarg, &n) != 0 || n == 0)
-                return bkc_usage_error("bad capacity '%s'", optarg);
-            break;
-        case 'p':
-            if (bkc_parse_prob(optarg, &p) != 0)
-                return bkc_usage_error("bad false-positive rate '%s' (want 0 < P < 1)", optarg);
-            break;
-        case 'k':
-            if (bk_kind_parse(optarg, &kind) != BK_OK || kind >= BK_KIND_BITMAP)
-                return bkc_usage_error("unknown filter kind '%s'", optarg);
-            break;
         case 'h':
             fputs(usage, stdout);
             return 0;
         default:
-            return bkc_bad_option(argv);
+            if (bkc_shared_option(c, argv, &sz, NULL) != 0)
+                return BKC_EXIT_ERROR;
         }
     }
     if (optind < argc)
         return bkc_usage_error("unexpected argument '%s'", argv[optind]);
-    if (n == 0 || p == 0)
+    if (sz.n == 0 || sz.p == 0)
         return bkc_usage_error("-n and -p are required");
+    bk_kind_t kind = sz.o.kind;
+    uint64_t n = sz.n;
+    double p = sz.p;
 
     bk_plan_t pl;
     bk_status_t st = bk_plan(kind, n, p, &pl);
