@@ -78,8 +78,7 @@ static int parse_value(const char *s, size_t len, uint64_t max, const bkc_reader
         for (int i = 0; i < show; i++)
             shown[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
         shown[show] = '\0';
-        bkc_line_error(prog, r, "not a non-negative integer: '%s%s'", shown,
-                       len > 40 ? "..." : "");
+        bkc_line_error(prog, r, "not a non-negative integer: '%s%s'", shown, len > 40 ? "..." : "");
         return BKC_EXIT_ERROR;
     }
     if (overflow || v >= max) {
@@ -134,9 +133,10 @@ static int run(int argc, char **argv, bool once)
                                          {0, 0, 0, 0}};
     uint64_t max = UINT64_C(1) << 32;
     bool print = false, count = false;
+    const char *usage = once ? once_usage : distinct_usage;
     bkc_input_opts_t in; /* --normalize is not offered: values are integers */
     bkc_input_opts_init(&in);
-    int c;
+    int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, once ? "m:cqh" : "m:Pqh", opts, NULL)) != -1) {
         switch (c) {
@@ -154,12 +154,9 @@ static int run(int argc, char **argv, bool once)
                 return bkc_bad_option(argv);
             count = true;
             break;
-        case 'h':
-            fputs(once ? once_usage : distinct_usage, stdout);
-            return 0;
         default:
-            if (bkc_shared_option(c, argv, NULL, &in) != 0)
-                return BKC_EXIT_ERROR;
+            if ((rc = bkc_shared_option(c, argv, usage, NULL, &in)) >= 0)
+                return rc;
         }
     }
     bm_ctx_t ctx;
@@ -176,8 +173,8 @@ static int run(int argc, char **argv, bool once)
     bkc_progress_init(&prog, in.pmode, bkc_inputs_size(argv + optind, argc - optind));
     prog.has_fresh = !once;
     ctx.prog = &prog;
-    int rc = bkc_for_each_line(argv + optind, argc - optind, BKC_NORM_NONE, &prog, bitmap_line,
-                               NULL, &ctx);
+    rc = bkc_for_each_line(argv + optind, argc - optind, BKC_NORM_NONE, &prog, bitmap_line, NULL,
+                           &ctx);
     bkc_progress_clear(&prog);
     if (rc == 0) {
         if (once && count) {

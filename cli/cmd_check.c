@@ -103,7 +103,7 @@ int bkc_cmd_check(int argc, char **argv)
     bkc_input_opts_t in;
     bkc_input_opts_init(&in);
     bool absent = false, count_only = false, use_mmap = false;
-    int c;
+    int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "vcqh", opts, NULL)) != -1) {
         switch (c) {
@@ -116,12 +116,9 @@ int bkc_cmd_check(int argc, char **argv)
         case OPT_MMAP:
             use_mmap = true;
             break;
-        case 'h':
-            fputs(usage, stdout);
-            return 0;
         default:
-            if (bkc_shared_option(c, argv, NULL, &in) != 0)
-                return BKC_EXIT_ERROR;
+            if ((rc = bkc_shared_option(c, argv, usage, NULL, &in)) >= 0)
+                return rc;
         }
     }
     const char *path;
@@ -134,8 +131,8 @@ int bkc_cmd_check(int argc, char **argv)
     check_ctx_t ctx = {.f = f, .absent = absent, .count_only = count_only, .prog = &prog};
     bkc_batch_init(&ctx.batch);
     bkc_reader_set_idle_hook(check_idle, &ctx);
-    int rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, check_line,
-                               check_end, &ctx);
+    rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, check_line, check_end,
+                           &ctx);
     bkc_reader_set_idle_hook(NULL, NULL);
     bkc_batch_free(&ctx.batch);
     if (rc == 0 && count_only)

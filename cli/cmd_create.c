@@ -48,7 +48,7 @@ int bkc_cmd_create(int argc, char **argv)
     bkc_sizing_opts_init(&sz, 0, 0);
     bk_options_t *o = &sz.o;
     bool force = false;
-    int c;
+    int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "n:p:k:fh", opts, NULL)) != -1) {
         switch (c) {
@@ -65,12 +65,9 @@ int bkc_cmd_create(int argc, char **argv)
         case 'f':
             force = true;
             break;
-        case 'h':
-            fputs(usage, stdout);
-            return 0;
         default:
-            if (bkc_shared_option(c, argv, &sz, NULL) != 0)
-                return BKC_EXIT_ERROR;
+            if ((rc = bkc_shared_option(c, argv, usage, &sz, NULL)) >= 0)
+                return rc;
         }
     }
     if (optind + 1 != argc)
@@ -92,7 +89,7 @@ int bkc_cmd_create(int argc, char **argv)
                   sz.p, bk_strerror(st));
         return BKC_EXIT_ERROR;
     }
-    int rc = bkc_save_filter(f, path) == 0 ? 0 : BKC_EXIT_ERROR;
+    rc = bkc_save_filter(f, path) == 0 ? 0 : BKC_EXIT_ERROR;
     bk_filter_free(f);
     return rc;
 }

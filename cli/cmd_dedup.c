@@ -137,19 +137,16 @@ int bkc_cmd_dedup(int argc, char **argv)
     bkc_sizing_opts_init(&sz, 10000000, 1e-6);
     bkc_input_opts_t in;
     bkc_input_opts_init(&in);
-    int c;
+    int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "s:n:p:k:qh", opts, NULL)) != -1) {
         switch (c) {
         case 's':
             state = optarg;
             break;
-        case 'h':
-            fputs(usage, stdout);
-            return 0;
         default:
-            if (bkc_shared_option(c, argv, &sz, &in) != 0)
-                return BKC_EXIT_ERROR;
+            if ((rc = bkc_shared_option(c, argv, usage, &sz, &in)) >= 0)
+                return rc;
         }
     }
 
@@ -191,8 +188,8 @@ int bkc_cmd_dedup(int argc, char **argv)
     dedup_ctx_t ctx = {.f = f, .state = state, .prog = &prog};
     bkc_batch_init(&ctx.batch);
     bkc_reader_set_idle_hook(dedup_idle, &ctx);
-    int rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, dedup_line,
-                               dedup_end, &ctx);
+    rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, dedup_line, dedup_end,
+                           &ctx);
     bkc_reader_set_idle_hook(NULL, NULL);
     bkc_batch_free(&ctx.batch);
     bool stopped = rc == STOPPED || (rc == 0 && stop_requested);

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "commands.h"
+#include "options.h"
 #include "util.h"
 
 #include <getopt.h>
@@ -41,18 +42,16 @@ int bkc_cmd_info(int argc, char **argv)
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     bool json = false;
-    int c;
+    int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
         switch (c) {
         case 'j':
             json = true;
             break;
-        case 'h':
-            fputs(usage, stdout);
-            return 0;
         default:
-            return bkc_bad_option(argv);
+            if ((rc = bkc_shared_option(c, argv, usage, NULL, NULL)) >= 0)
+                return rc;
         }
     }
     if (optind + 1 != argc)

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "commands.h"
+#include "options.h"
 #include "util.h"
 
 #include <getopt.h>
@@ -22,17 +23,11 @@ static const char usage[] =
 int bkc_cmd_merge(int argc, char **argv)
 {
     static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int c;
+    int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            fputs(usage, stdout);
-            return 0;
-        default:
-            return bkc_bad_option(argv);
-        }
-    }
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+        if ((rc = bkc_shared_option(c, argv, usage, NULL, NULL)) >= 0)
+            return rc;
     if (argc - optind < 2)
         return bkc_usage_error("OUT and at least one IN are required");
     const char *out = argv[optind];
@@ -58,7 +53,7 @@ int bkc_cmd_merge(int argc, char **argv)
             return BKC_EXIT_ERROR;
         }
     }
-    int rc = bkc_save_filter(acc, out) == 0 ? 0 : BKC_EXIT_ERROR;
+    rc = bkc_save_filter(acc, out) == 0 ? 0 : BKC_EXIT_ERROR;
     bk_filter_free(acc);
     return rc;
 }

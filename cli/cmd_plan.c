@@ -32,18 +32,11 @@ int bkc_cmd_plan(int argc, char **argv)
                                          {0, 0, 0, 0}};
     bkc_sizing_opts_t sz;
     bkc_sizing_opts_init(&sz, 0, 0);
-    int c;
+    int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
-    while ((c = getopt_long(argc, argv, "n:p:k:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            fputs(usage, stdout);
-            return 0;
-        default:
-            if (bkc_shared_option(c, argv, &sz, NULL) != 0)
-                return BKC_EXIT_ERROR;
-        }
-    }
+    while ((c = getopt_long(argc, argv, "n:p:k:h", opts, NULL)) != -1)
+        if ((rc = bkc_shared_option(c, argv, usage, &sz, NULL)) >= 0)
+            return rc;
     if (optind < argc)
         return bkc_usage_error("unexpected argument '%s'", argv[optind]);
     if (sz.n == 0 || sz.p == 0)

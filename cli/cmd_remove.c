@@ -10,7 +10,6 @@
 #include "options.h"
 #include "util.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -66,27 +65,12 @@ static int remove_line(void *vctx, const char *line, size_t len, const char *key
 
 int bkc_cmd_remove(int argc, char **argv)
 {
-    static const struct option opts[] = {BKC_INPUT_LONG_OPTIONS,
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
     bkc_input_opts_t in;
-    bkc_input_opts_init(&in);
-    int c;
-    opterr = 0; /* bkc_bad_option() says it once, in our words */
-    while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            fputs(usage, stdout);
-            return 0;
-        default:
-            if (bkc_shared_option(c, argv, NULL, &in) != 0)
-                return BKC_EXIT_ERROR;
-        }
-    }
+    bk_filter_t *f;
     const char *path;
-    bk_filter_t *f = bkc_filter_operand(argc, argv, false, &path);
-    if (!f)
-        return BKC_EXIT_ERROR;
+    int rc = bkc_filter_inputs_command(argc, argv, usage, &in, &f, &path);
+    if (rc >= 0)
+        return rc;
     if (bk_filter_kind(f) != BK_KIND_COUNTING) {
         const char *k = bk_kind_name(bk_filter_kind(f));
         bkc_error("%s: remove needs a counting filter, this one is %s (create one with "
@@ -98,8 +82,7 @@ int bkc_cmd_remove(int argc, char **argv)
     bkc_progress_t prog;
     bkc_progress_init(&prog, in.pmode, bkc_inputs_size(argv + optind, argc - optind));
     remove_ctx_t ctx = {f, path, &prog, 0, in.pmode == BKC_PROGRESS_OFF};
-    int rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, remove_line, NULL,
-                               &ctx);
+    rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, remove_line, NULL, &ctx);
     if (rc == 0 && bkc_save_filter(f, path) != 0)
         rc = BKC_EXIT_ERROR;
     char what[96];

@@ -10,6 +10,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 void bkc_input_opts_init(bkc_input_opts_t *in)
@@ -76,12 +77,35 @@ static int input_option(int c, const char *arg, bkc_input_opts_t *in)
     }
 }
 
-int bkc_shared_option(int c, char **argv, bkc_sizing_opts_t *sz, bkc_input_opts_t *in)
+int bkc_shared_option(int c, char **argv, const char *usage, bkc_sizing_opts_t *sz,
+                      bkc_input_opts_t *in)
 {
+    if (c == 'h') {
+        fputs(usage, stdout);
+        return 0;
+    }
     int rc = -1;
     if (sz)
         rc = sizing_option(c, optarg, sz);
     if (rc < 0 && in)
         rc = input_option(c, optarg, in);
-    return rc < 0 ? bkc_bad_option(argv) : rc;
+    if (rc < 0)
+        return bkc_bad_option(argv);
+    return rc ? rc : -1;
+}
+
+int bkc_filter_inputs_command(int argc, char **argv, const char *usage, bkc_input_opts_t *in,
+                              bk_filter_t **f, const char **path)
+{
+    static const struct option opts[] = {BKC_INPUT_LONG_OPTIONS,
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    bkc_input_opts_init(in);
+    int c, rc;
+    opterr = 0; /* bkc_bad_option() says it once, in our words */
+    while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1)
+        if ((rc = bkc_shared_option(c, argv, usage, NULL, in)) >= 0)
+            return rc;
+    *f = bkc_filter_operand(argc, argv, false, path);
+    return *f ? -1 : BKC_EXIT_ERROR;
 }

@@ -6,10 +6,10 @@
  *     --seed (create, plan, dedup);
  *   - reading lines: --normalize, -q/--quiet and --progress (add, check,
  *     remove, dedup; distinct and once take the last two).
- * A subcommand still lists in its own getopt_long table the options it
- * accepts (BKC_INPUT_LONG_OPTIONS spells the three input ones), handles its
- * own options in its switch, and hands every other code to
- * bkc_shared_option().
+ * -h/--help prints the subcommand's usage text. A subcommand still lists in
+ * its own getopt_long table the options it accepts (BKC_INPUT_LONG_OPTIONS
+ * spells the three input ones), handles its own options in its switch, and
+ * hands every other code to bkc_shared_option().
  */
 #ifndef BKC_OPTIONS_H
 #define BKC_OPTIONS_H
@@ -22,13 +22,7 @@
 
 /* getopt_long codes of the shared long-only options. A subcommand numbers
  * its own long-only options from BKC_OPT_OWN. */
-enum {
-    BKC_OPT_NORMALIZE = 256,
-    BKC_OPT_PROGRESS,
-    BKC_OPT_HASH,
-    BKC_OPT_SEED,
-    BKC_OPT_OWN
-};
+enum { BKC_OPT_NORMALIZE = 256, BKC_OPT_PROGRESS, BKC_OPT_HASH, BKC_OPT_SEED, BKC_OPT_OWN };
 
 /* The getopt_long table entries of --normalize, --quiet and --progress. */
 #define BKC_INPUT_LONG_OPTIONS                                                                    \
@@ -56,11 +50,21 @@ void bkc_input_opts_init(bkc_input_opts_t *in);
 void bkc_sizing_opts_init(bkc_sizing_opts_t *sz, uint64_t n, double p);
 
 /* Handles getopt_long's code c (argument optarg) when it is not one of the
- * subcommand's own options: a sizing option is parsed into *sz, an input
- * option into *in (either may be NULL for a subcommand that takes none of
- * them), and anything else is an unknown option. Returns 0, or 2 after
- * printing a usage error (a bad value or an unknown option); the caller
- * then returns that status. argv is the subcommand's, for the message. */
-int bkc_shared_option(int c, char **argv, bkc_sizing_opts_t *sz, bkc_input_opts_t *in);
+ * subcommand's own options: 'h' prints usage on standard output, a sizing
+ * option is parsed into *sz, an input option into *in (either may be NULL
+ * for a subcommand that takes none of them), and anything else is an
+ * unknown option. argv is the subcommand's, for messages. Returns -1 when
+ * parsing goes on, else the status the subcommand exits with: 0 after the
+ * usage text, 2 after a usage error (a bad value or an unknown option). */
+int bkc_shared_option(int c, char **argv, const char *usage, bkc_sizing_opts_t *sz,
+                      bkc_input_opts_t *in);
+
+/* The whole command line of a subcommand of the form
+ * "CMD [--normalize M] [-q] [--progress] [-h] FILE [INPUT...]" (add,
+ * remove): parses the options into *in and loads FILE. Returns -1 with *f
+ * (caller frees), *path set and optind at the first INPUT; else the status
+ * the subcommand exits with (0 after the usage text, 2 after a message). */
+int bkc_filter_inputs_command(int argc, char **argv, const char *usage, bkc_input_opts_t *in,
+                              bk_filter_t **f, const char **path);
 
 #endif /* BKC_OPTIONS_H */
