@@ -336,13 +336,10 @@ int bkr_cmd_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         if (only < 0)
             return RedisModule_ReplyWithError(ctx, "ERR Invalid information value");
     }
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
-    bkr_obj_t *o;
-    bkr_lookup_t st = bkr_lookup(key, BKR_BF, &o);
-    if (st != BKR_FOUND) {
-        bkr_reply_lookup_error(ctx, st);
-        return bkr_done(key);
-    }
+    RedisModuleKey *key;
+    bkr_obj_t *o = bkr_open_or_reply(ctx, argv[1], REDISMODULE_READ, BKR_BF, &key);
+    if (!o)
+        return REDISMODULE_OK;
     const bk_filter_info_t *in = bkr_info(o);
     bool scaling = in->kind == BK_KIND_SCALABLE && !in->nonscaling;
     long long values[4] = {(long long)in->capacity, (long long)in->bytes,
@@ -371,14 +368,5 @@ int bkr_cmd_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
         return RedisModule_WrongArity(ctx);
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
-    bkr_obj_t *o;
-    bkr_lookup_t st = bkr_lookup(key, BKR_BF, &o);
-    if (st == BKR_EMPTY)
-        RedisModule_ReplyWithLongLong(ctx, 0);
-    else if (st != BKR_FOUND)
-        bkr_reply_lookup_error(ctx, st);
-    else
-        RedisModule_ReplyWithLongLong(ctx, (long long)bk_filter_items(o->f));
-    return bkr_done(key);
+    return bkr_reply_card(ctx, argv[1], BKR_BF);
 }

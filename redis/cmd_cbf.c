@@ -94,13 +94,11 @@ int bkr_cmd_cbf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
-    bkr_obj_t *o;
-    bkr_lookup_t st = bkr_lookup(key, BKR_CBF, &o);
-    if (st != BKR_FOUND) {
-        bkr_reply_lookup_error(ctx, st);
-        return bkr_done(key);
-    }
+    RedisModuleKey *key;
+    bkr_obj_t *o =
+        bkr_open_or_reply(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, BKR_CBF, &key);
+    if (!o)
+        return REDISMODULE_OK;
     size_t len;
     const char *s = RedisModule_StringPtrLen(argv[2], &len);
     bkr_obj_touch(o);
@@ -159,13 +157,10 @@ int bkr_cmd_cbf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
         return RedisModule_WrongArity(ctx);
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
-    bkr_obj_t *o;
-    bkr_lookup_t st = bkr_lookup(key, BKR_CBF, &o);
-    if (st != BKR_FOUND) {
-        bkr_reply_lookup_error(ctx, st);
-        return bkr_done(key);
-    }
+    RedisModuleKey *key;
+    bkr_obj_t *o = bkr_open_or_reply(ctx, argv[1], REDISMODULE_READ, BKR_CBF, &key);
+    if (!o)
+        return REDISMODULE_OK;
     const bk_filter_info_t *in = bkr_info(o);
     RedisModule_ReplyWithMap(ctx, 6);
     RedisModule_ReplyWithSimpleString(ctx, "Capacity");
@@ -188,14 +183,5 @@ int bkr_cmd_cbf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
         return RedisModule_WrongArity(ctx);
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
-    bkr_obj_t *o;
-    bkr_lookup_t st = bkr_lookup(key, BKR_CBF, &o);
-    if (st == BKR_EMPTY)
-        RedisModule_ReplyWithLongLong(ctx, 0);
-    else if (st != BKR_FOUND)
-        bkr_reply_lookup_error(ctx, st);
-    else
-        RedisModule_ReplyWithLongLong(ctx, (long long)bk_filter_items(o->f));
-    return bkr_done(key);
+    return bkr_reply_card(ctx, argv[1], BKR_CBF);
 }

@@ -80,13 +80,10 @@ static int scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr
         return RedisModule_ReplyWithError(ctx, "ERR Second argument must be numeric");
     if (it < 0)
         return RedisModule_ReplyWithError(ctx, "ERR invalid iterator");
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
-    bkr_obj_t *o;
-    bkr_lookup_t st = bkr_lookup(key, family, &o);
-    if (st != BKR_FOUND) {
-        bkr_reply_lookup_error(ctx, st);
-        return bkr_done(key);
-    }
+    RedisModuleKey *key;
+    bkr_obj_t *o = bkr_open_or_reply(ctx, argv[1], REDISMODULE_READ, family, &key);
+    if (!o)
+        return REDISMODULE_OK;
     /* The serialized form is kept between calls of one dump (a write
      * drops it), so a dump in n chunks costs one serialization, not n. */
     if (o->dump == NULL || it == 0) {

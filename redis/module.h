@@ -134,6 +134,16 @@ typedef enum bkr_lookup {
 bkr_lookup_t bkr_lookup(RedisModuleKey *key, bkr_family_t family, bkr_obj_t **out);
 /* Replies with the error for a lookup status other than BKR_FOUND. */
 int bkr_reply_lookup_error(RedisModuleCtx *ctx, bkr_lookup_t st);
+/* Opens keyname (mode REDISMODULE_READ and/or _WRITE) and returns its
+ * filter of the family with *key open (close it with bkr_done); or, when
+ * the key is missing, of another type or still loading, replies with the
+ * lookup error, closes the key and returns NULL: the command then returns
+ * REDISMODULE_OK. */
+bkr_obj_t *bkr_open_or_reply(RedisModuleCtx *ctx, RedisModuleString *keyname, int mode,
+                             bkr_family_t family, RedisModuleKey **key);
+/* Replies with the number of items added to keyname's filter of the
+ * family, 0 for a missing key (BF.CARD, CBF.CARD). */
+int bkr_reply_card(RedisModuleCtx *ctx, RedisModuleString *keyname, bkr_family_t family);
 /* Replies with an error for a library status (bk_strerror text). */
 int bkr_reply_status(RedisModuleCtx *ctx, bk_status_t st);
 /* Replies with a printf-formatted error ("ERR ..."). */

@@ -47,6 +47,35 @@ int bkr_reply_lookup_error(RedisModuleCtx *ctx, bkr_lookup_t st)
     return RedisModule_ReplyWithError(ctx, "ERR item exists");
 }
 
+bkr_obj_t *bkr_open_or_reply(RedisModuleCtx *ctx, RedisModuleString *keyname, int mode,
+                             bkr_family_t family, RedisModuleKey **key)
+{
+    *key = RedisModule_OpenKey(ctx, keyname, mode);
+    bkr_obj_t *o;
+    bkr_lookup_t st = bkr_lookup(*key, family, &o);
+    if (st != BKR_FOUND) {
+        bkr_reply_lookup_error(ctx, st);
+        bkr_done(*key);
+        *key = NULL;
+        return NULL;
+    }
+    return o;
+}
+
+int bkr_reply_card(RedisModuleCtx *ctx, RedisModuleString *keyname, bkr_family_t family)
+{
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, keyname, REDISMODULE_READ);
+    bkr_obj_t *o;
+    bkr_lookup_t st = bkr_lookup(key, family, &o);
+    if (st == BKR_EMPTY)
+        RedisModule_ReplyWithLongLong(ctx, 0);
+    else if (st != BKR_FOUND)
+        bkr_reply_lookup_error(ctx, st);
+    else
+        RedisModule_ReplyWithLongLong(ctx, (long long)bk_filter_items(o->f));
+    return bkr_done(key);
+}
+
 int bkr_reply_status(RedisModuleCtx *ctx, bk_status_t st)
 {
     switch (st) {
