@@ -64,15 +64,12 @@ static const char usage[] = "usage: bloomkit test [OPTIONS]\n";
 enum { OPT_OWN_FLAG = BKC_OPT_OWN };
 
 /* Options as a subcommand taking all shared ones plus -x and --own. */
-static const struct option all_opts[] = {{"capacity", required_argument, 0, 'n'},
-                                         {"fpr", required_argument, 0, 'p'},
-                                         {"kind", required_argument, 0, 'k'},
-                                         {"hash", required_argument, 0, BKC_OPT_HASH},
-                                         {"seed", required_argument, 0, BKC_OPT_SEED},
-                                         {"own", no_argument, 0, OPT_OWN_FLAG},
-                                         BKC_INPUT_LONG_OPTIONS,
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+static const struct option all_opts[] = {
+    {"capacity", required_argument, 0, 'n'},      {"fpr", required_argument, 0, 'p'},
+    {"kind", required_argument, 0, 'k'},          {"hash", required_argument, 0, BKC_OPT_HASH},
+    {"seed", required_argument, 0, BKC_OPT_SEED}, {"own", no_argument, 0, OPT_OWN_FLAG},
+    BKC_INPUT_LONG_OPTIONS,                       {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0}};
 
 typedef struct {
     int status; /* -1 when parsing ran to the end */
