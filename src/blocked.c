@@ -22,14 +22,21 @@
  * matches). The per-lane odd multipliers give multiply-shift hashes of x.
  *
  * The scheme is built for SIMD: with AVX2 one key's 16 candidate bits are
- * computed in two 8-lane registers, masked to the k active lanes, and tested
- * against the line with two vptest. The scalar path computes the same bits;
- * tests check that both paths build bit-identical filters. The AVX2 path is
- * chosen once at load time from the CPU's feature bits.
+ * computed in two 8-lane registers, masked to the k active lanes (read from
+ * a table indexed by k and the 7 hash bits that fix first lane and stride),
+ * and tested against the line with two vptest. The scalar path computes the
+ * same bits; tests check that both paths build bit-identical filters. The
+ * AVX2 path is chosen once at load time from the CPU's feature bits, as
+ * function pointers, so a probe does not re-test the CPU. Batched lookups
+ * have their own loop here, compiled per path, with the hash and the probe
+ * inlined.
  */
 #include "internal.h"
 
 #include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -51,32 +58,88 @@ const uint32_t *bki_blocked_salts(void)
     return lane_salt;
 }
 
-static bool force_scalar;
-static bool have_avx2;
+/* Which probe implementation runs: chosen once at load time from the
+ * CPU's feature bits (the best one available), or lowered by tests. */
+static int simd_available = BKI_SIMD_SCALAR;
+static int simd_level = BKI_SIMD_SCALAR;
+
+/* active_lanes[k][b]: the lanes a key probes, as a 16-bit mask, for k and
+ * b = bits 32..38 of h.lo (first lane and stride, see above). Replaces
+ * computing each lane's probe number with vector multiplies in the SIMD
+ * path: one load instead. 4.3 KB; a filter uses the 256 bytes of its k. */
+static uint16_t active_lanes[BKI_BLOCKED_MAX_K + 1][128];
+
+static void build_active_lanes(void)
+{
+    for (uint32_t k = 0; k <= BKI_BLOCKED_MAX_K; k++) {
+        for (uint32_t b = 0; b < 128; b++) {
+            bk_hash_t h = {(uint64_t)b << 32, 0};
+            bki_lanes_t l = bki_lanes_of(h);
+            uint32_t m = 0;
+            for (uint32_t i = 0; i < k; i++)
+                m |= UINT32_C(1) << bki_lane(l, i);
+            active_lanes[k][b] = (uint16_t)m;
+        }
+    }
+}
+
+static inline uint32_t key_active_lanes(uint32_t k, uint64_t lo)
+{
+    return active_lanes[k][(lo >> 32) & 127u];
+}
+
+typedef bool (*contains_fn_t)(const bk_filter_t *f, bk_hash_t h);
+typedef bool (*add_fn_t)(bk_filter_t *f, bk_hash_t h);
+typedef size_t (*batch_fn_t)(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out);
+
+static void select_level(int level);
 
 __attribute__((constructor)) static void detect_cpu(void)
 {
+    build_active_lanes();
 #ifdef BKI_HAVE_X86
     __builtin_cpu_init();
-    have_avx2 = __builtin_cpu_supports("avx2");
+    if (__builtin_cpu_supports("avx2"))
+        simd_available = BKI_SIMD_AVX2;
 #endif
+    select_level(simd_available);
 }
 
 bool bki_blocked_have_avx2(void)
 {
-    return have_avx2;
+    return simd_available >= BKI_SIMD_AVX2;
+}
+
+int bki_blocked_simd_available(void)
+{
+    return simd_available;
+}
+
+int bki_blocked_set_simd(int level)
+{
+    int was = simd_level;
+    if (level > simd_available)
+        level = simd_available;
+    select_level(level < BKI_SIMD_SCALAR ? BKI_SIMD_SCALAR : level);
+    return was;
 }
 
 bool bki_blocked_force_scalar(bool force)
 {
-    bool was = have_avx2 && !force_scalar;
-    force_scalar = force;
+    bool was = simd_level != BKI_SIMD_SCALAR;
+    select_level(force ? BKI_SIMD_SCALAR : simd_available);
     return was;
 }
 
+static inline const uint32_t *line_at(const bk_filter_t *f, uint64_t hi)
+{
+    return (const uint32_t *)(const void *)(f->data + bki_reduce(hi, f->lines) * BKI_LINE_BYTES);
+}
+
+/* The same line, writable: the filter's payload is (adds take f non-const). */
 static inline uint32_t *line_of(const bk_filter_t *f, bk_hash_t h)
 {
-    return (uint32_t *)(void *)(f->data + bki_reduce(h.hi, f->lines) * BKI_LINE_BYTES);
+    return (uint32_t *)(uintptr_t)line_at(f, h.hi);
 }
 
 /* The bit a key sets in one lane: top 5 bits of a multiply-shift hash. */
@@ -104,9 +167,11 @@ bool bki_blocked_add_scalar(bk_filter_t *f, bk_hash_t h)
     return missing != 0;
 }
 
-bool bki_blocked_contains_scalar(const bk_filter_t *f, bk_hash_t h)
+/* The probes take the key's line and the low hash half separately, so the
+ * batch loop computes each line once (for the prefetch) and reuses it. */
+static inline bool probe_scalar(const bk_filter_t *f, const uint32_t *w, uint64_t lo)
 {
-    const uint32_t *w = line_of(f, h);
+    bk_hash_t h = {lo, 0};
     bki_lanes_t l = bki_lanes_of(h);
     for (uint32_t i = 0; i < f->k; i++) {
         uint32_t lane = bki_lane(l, i);
@@ -117,39 +182,39 @@ bool bki_blocked_contains_scalar(const bk_filter_t *f, bk_hash_t h)
     return true;
 }
 
+bool bki_blocked_contains_scalar(const bk_filter_t *f, bk_hash_t h)
+{
+    return probe_scalar(f, line_at(f, h.hi), h.lo);
+}
+
 #ifdef BKI_HAVE_X86
 /* The 16 lanes' candidate bits, masked to the key's k active lanes. */
-__attribute__((target("avx2"))) static inline void key_masks(const bk_filter_t *f, bk_hash_t h,
-                                                            __m256i *lo, __m256i *hi)
+__attribute__((target("avx2"))) static inline void key_masks(const bk_filter_t *f, uint64_t lo,
+                                                            __m256i *mlo, __m256i *mhi)
 {
-    const bki_lanes_t l = bki_lanes_of(h);
-    const uint32_t inverse = (l.stride * l.stride * l.stride) & 15u; /* stride^-1 mod 16 */
-    const __m256i x = _mm256_set1_epi32((int)l.x);
-    const __m256i r = _mm256_set1_epi32((int)l.first);
-    const __m256i inv = _mm256_set1_epi32((int)inverse);
-    const __m256i k = _mm256_set1_epi32((int)f->k);
-    const __m256i fifteen = _mm256_set1_epi32(15);
+    const __m256i x = _mm256_set1_epi32((int)(uint32_t)lo);
     const __m256i one = _mm256_set1_epi32(1);
-    const __m256i lanes_lo = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i lanes_hi = _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15);
-    /* Lane l is probe number i = (l - r) * stride^-1 mod 16; active if i < k. */
-    __m256i i_lo = _mm256_and_si256(_mm256_mullo_epi32(_mm256_sub_epi32(lanes_lo, r), inv), fifteen);
-    __m256i i_hi = _mm256_and_si256(_mm256_mullo_epi32(_mm256_sub_epi32(lanes_hi, r), inv), fifteen);
-    __m256i act_lo = _mm256_cmpgt_epi32(k, i_lo);
-    __m256i act_hi = _mm256_cmpgt_epi32(k, i_hi);
+    /* Lane j is active when bit j of the key's lane mask is set. */
+    const __m256i act = _mm256_set1_epi32((int)key_active_lanes(f->k, lo));
+    const __m256i sel_lo = _mm256_setr_epi32(1 << 0, 1 << 1, 1 << 2, 1 << 3, 1 << 4, 1 << 5,
+                                             1 << 6, 1 << 7);
+    const __m256i sel_hi = _mm256_setr_epi32(1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12,
+                                             1 << 13, 1 << 14, 1 << 15);
+    __m256i act_lo = _mm256_cmpeq_epi32(_mm256_and_si256(act, sel_lo), sel_lo);
+    __m256i act_hi = _mm256_cmpeq_epi32(_mm256_and_si256(act, sel_hi), sel_hi);
     __m256i s_lo = _mm256_load_si256((const __m256i *)(const void *)lane_salt);
     __m256i s_hi = _mm256_load_si256((const __m256i *)(const void *)(lane_salt + 8));
     __m256i b_lo = _mm256_sllv_epi32(one, _mm256_srli_epi32(_mm256_mullo_epi32(x, s_lo), 27));
     __m256i b_hi = _mm256_sllv_epi32(one, _mm256_srli_epi32(_mm256_mullo_epi32(x, s_hi), 27));
-    *lo = _mm256_and_si256(b_lo, act_lo);
-    *hi = _mm256_and_si256(b_hi, act_hi);
+    *mlo = _mm256_and_si256(b_lo, act_lo);
+    *mhi = _mm256_and_si256(b_hi, act_hi);
 }
 
 __attribute__((target("avx2"))) static bool add_avx2(bk_filter_t *f, bk_hash_t h)
 {
     __m256i *line = (__m256i *)(void *)line_of(f, h);
     __m256i lo, hi;
-    key_masks(f, h, &lo, &hi);
+    key_masks(f, h.lo, &lo, &hi);
     __m256i w_lo = _mm256_load_si256(line), w_hi = _mm256_load_si256(line + 1);
     bool present = _mm256_testc_si256(w_lo, lo) & _mm256_testc_si256(w_hi, hi);
     _mm256_store_si256(line, _mm256_or_si256(w_lo, lo));
@@ -157,32 +222,140 @@ __attribute__((target("avx2"))) static bool add_avx2(bk_filter_t *f, bk_hash_t h
     return !present;
 }
 
+__attribute__((target("avx2"))) static inline bool probe_avx2(const bk_filter_t *f,
+                                                             const uint32_t *w, uint64_t lo)
+{
+    const __m256i *line = (const __m256i *)(const void *)w;
+    __m256i mlo, mhi;
+    key_masks(f, lo, &mlo, &mhi);
+    return _mm256_testc_si256(_mm256_load_si256(line), mlo) &
+           _mm256_testc_si256(_mm256_load_si256(line + 1), mhi);
+}
+
 __attribute__((target("avx2"))) static bool contains_avx2(const bk_filter_t *f, bk_hash_t h)
 {
-    const __m256i *line = (const __m256i *)(const void *)line_of(f, h);
-    __m256i lo, hi;
-    key_masks(f, h, &lo, &hi);
-    return _mm256_testc_si256(_mm256_load_si256(line), lo) &
-           _mm256_testc_si256(_mm256_load_si256(line + 1), hi);
+    return probe_avx2(f, line_at(f, h.hi), h.lo);
 }
 #endif
 
+/* ---- batched lookups ---- */
+
+static const unsigned char empty_key[1];
+
+/* The key's hash, as bk_filter_hash computes it; XXH3 (the default) is
+ * inlined into the batch loop. */
+static inline bk_hash_t key_hash(const bk_filter_t *f, const bk_key_t *key)
+{
+    if (BKI_LIKELY(f->hash == BK_HASH_XXH3)) {
+        const void *p = key->ptr ? key->ptr : empty_key;
+        XXH128_hash_t r = XXH3_128bits_withSeed(p, key->len, f->seed);
+        bk_hash_t h = {r.low64, r.high64};
+        return h;
+    }
+    return bk_filter_hash(f, key->ptr, key->len);
+}
+
+/* One pending key of the pipeline: its line (already requested) and the
+ * half of its hash that picks the bits. */
+typedef struct pending {
+    const uint32_t *line;
+    uint64_t lo;
+} pending_t;
+
+static inline pending_t hash_prefetch(const bk_filter_t *f, const bk_key_t *key)
+{
+    bk_hash_t h = key_hash(f, key);
+    pending_t p = {line_at(f, h.hi), h.lo};
+    __builtin_prefetch(p.line);
+    return p;
+}
+
+/* The batch loop for one probe implementation, compiled for its
+ * instruction set so the hash and the probe inline into it. Large payloads
+ * run the rolling pipeline described in filter.c (hash and prefetch
+ * BKI_BATCH_AHEAD keys ahead of the probe), and also request the bytes of
+ * the key after next round (2 * BKI_BATCH_AHEAD ahead of the probe): with
+ * the memory system busy with the filter's lines, long keys such as URLs
+ * otherwise arrive late for the hash (on a 272 MB filter this took batched
+ * 66-byte URL lookups from about 38 to 31 ns; 8-byte keys are unchanged).
+ * Small payloads are probed directly. Results are those of the
+ * one-at-a-time calls. */
+#define DEFINE_CONTAINS_BATCH(name, attr, probe)                                            \
+    attr static size_t name(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out) \
+    {                                                                                       \
+        size_t hits = 0, i = 0;                                                             \
+        if (f->nbytes < BKI_BATCH_PIPELINE_MIN_BYTES) {                                     \
+            for (; i < n; i++) {                                                            \
+                bk_hash_t h = key_hash(f, &keys[i]);                                        \
+                bool hit = probe(f, line_at(f, h.hi), h.lo);                                \
+                out[i] = hit;                                                               \
+                hits += hit;                                                                \
+            }                                                                               \
+            return hits;                                                                    \
+        }                                                                                   \
+        pending_t ring[BKI_BATCH_AHEAD];                                                    \
+        size_t ahead = n < BKI_BATCH_AHEAD ? n : BKI_BATCH_AHEAD;                           \
+        for (size_t j = 0; j < ahead; j++)                                                  \
+            ring[j] = hash_prefetch(f, &keys[j]);                                           \
+        for (; i + BKI_BATCH_AHEAD < n; i++) {                                              \
+            if (i + 2 * BKI_BATCH_AHEAD < n)                                                \
+                __builtin_prefetch(keys[i + 2 * BKI_BATCH_AHEAD].ptr);                      \
+            pending_t p = ring[i & (BKI_BATCH_AHEAD - 1)];                                  \
+            ring[i & (BKI_BATCH_AHEAD - 1)] = hash_prefetch(f, &keys[i + BKI_BATCH_AHEAD]); \
+            bool hit = probe(f, p.line, p.lo);                                              \
+            out[i] = hit;                                                                   \
+            hits += hit;                                                                    \
+        }                                                                                   \
+        for (; i < n; i++) {                                                                \
+            pending_t p = ring[i & (BKI_BATCH_AHEAD - 1)];                                  \
+            bool hit = probe(f, p.line, p.lo);                                              \
+            out[i] = hit;                                                                   \
+            hits += hit;                                                                    \
+        }                                                                                   \
+        return hits;                                                                        \
+    }
+
+DEFINE_CONTAINS_BATCH(batch_scalar, , probe_scalar)
+#ifdef BKI_HAVE_X86
+DEFINE_CONTAINS_BATCH(batch_avx2, __attribute__((target("avx2"))), probe_avx2)
+#endif
+
+/* The selected implementation. The scalar one until the load-time check
+ * has run, so a call from another constructor is still answered. Changed
+ * only at load time and by tests (not while other threads probe). */
+static contains_fn_t contains_fn = bki_blocked_contains_scalar;
+static add_fn_t add_fn = bki_blocked_add_scalar;
+static batch_fn_t batch_fn = batch_scalar;
+
+static void select_level(int level)
+{
+    simd_level = level;
+    contains_fn = bki_blocked_contains_scalar;
+    add_fn = bki_blocked_add_scalar;
+    batch_fn = batch_scalar;
+#ifdef BKI_HAVE_X86
+    if (level == BKI_SIMD_AVX2) {
+        contains_fn = contains_avx2;
+        add_fn = add_avx2;
+        batch_fn = batch_avx2;
+    }
+#endif
+}
+
 bool bki_blocked_add(bk_filter_t *f, bk_hash_t h)
 {
-#ifdef BKI_HAVE_X86
-    if (BKI_LIKELY(have_avx2 && !force_scalar))
-        return add_avx2(f, h);
-#endif
-    return bki_blocked_add_scalar(f, h);
+    return add_fn(f, h);
 }
 
 bool bki_blocked_contains(const bk_filter_t *f, bk_hash_t h)
 {
-#ifdef BKI_HAVE_X86
-    if (BKI_LIKELY(have_avx2 && !force_scalar))
-        return contains_avx2(f, h);
-#endif
-    return bki_blocked_contains_scalar(f, h);
+    return contains_fn(f, h);
+}
+
+size_t bki_blocked_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n,
+                                  bool *out)
+{
+    return batch_fn(f, keys, n, out);
 }
 
 bool bki_blocked_add_atomic(bk_filter_t *f, bk_hash_t h)

@@ -21,8 +21,8 @@
  * many misses are in flight at once. Memory latency on a loaded server can
  * reach several hundred ns; on a 272 MB blocked filter 32 measured about
  * 10% faster than 16, and 64 no faster than 32. A power of two (the ring
- * is indexed by mask). */
-#define BATCH_AHEAD 32
+ * is indexed by mask). Shared with blocked.c's own batch loop. */
+#define BATCH_AHEAD BKI_BATCH_AHEAD
 
 static inline uint64_t load_items(const bk_filter_t *f)
 {
@@ -204,8 +204,10 @@ bk_status_t bk_filter_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
 
 bool bk_filter_contains_hash(const bk_filter_t *f, bk_hash_t h)
 {
+    /* The default kind first, ahead of the switch: one compare. */
+    if (BKI_LIKELY(f->kind == BK_KIND_BLOCKED))
+        return bki_blocked_contains(f, h);
     switch (f->kind) {
-    case BK_KIND_BLOCKED: return bki_blocked_contains(f, h);
     case BK_KIND_CLASSIC: return bki_classic_contains(f, h);
     case BK_KIND_COUNTING: return bki_counting_contains(f, h);
     case BK_KIND_SCALABLE: return bki_scalable_contains(f, h);
@@ -272,8 +274,9 @@ static inline bk_hash_t hash_prefetch(const bk_filter_t *f, const bk_key_t *key)
  * the memory system never drains at a group boundary. Probes still run in
  * array order, so the results are those of the one-at-a-time calls.
  * A payload small enough to stay in the caches gains nothing from this and
- * would pay for computing each line twice: it is probed directly. */
-#define BATCH_PIPELINE_MIN_BYTES (UINT64_C(1) << 20)
+ * would pay for computing each line twice: it is probed directly. Blocked
+ * filters' lookups run the same pipeline in blocked.c, specialised. */
+#define BATCH_PIPELINE_MIN_BYTES BKI_BATCH_PIPELINE_MIN_BYTES
 
 static inline bool ring_prime(const bk_filter_t *f, const bk_key_t *keys, size_t n,
                               bk_hash_t *ring)
@@ -332,6 +335,9 @@ size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size
     size_t hits = 0;
     if (n && (!keys || !out))
         return 0;
+    /* The default kind has its own loop, compiled for the CPU's probe. */
+    if (f->kind == BK_KIND_BLOCKED)
+        return bki_blocked_contains_batch(f, keys, n, out);
     bool pipelined = ring_prime(f, keys, n, ring);
     for (size_t i = 0; i < n; i++) {
         bool hit = bk_filter_contains_hash(f, ring_step(f, keys, n, ring, i, pipelined));

@@ -154,6 +154,13 @@ static inline uint32_t bki_lane(bki_lanes_t l, uint32_t i)
     return (l.first + i * l.stride) & 15u;
 }
 
+/* Batch pipelines (filter.c, blocked.c): keys are hashed and their memory
+ * requested BKI_BATCH_AHEAD keys ahead of the probe (a power of two: the
+ * ring is indexed by mask); payloads under BKI_BATCH_PIPELINE_MIN_BYTES
+ * stay in the caches and are probed directly. */
+#define BKI_BATCH_AHEAD 32
+#define BKI_BATCH_PIPELINE_MIN_BYTES (UINT64_C(1) << 20)
+
 /* ---- blocked.c ---- */
 BKI_HIDDEN bool bki_blocked_add(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked_add_atomic(bk_filter_t *f, bk_hash_t h);
@@ -162,9 +169,18 @@ BKI_HIDDEN const uint8_t *bki_blocked_line(const bk_filter_t *f, bk_hash_t h);
 /* The portable scalar path, exposed so tests can compare it with AVX2. */
 BKI_HIDDEN bool bki_blocked_add_scalar(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked_contains_scalar(const bk_filter_t *f, bk_hash_t h);
-/* Forces the scalar path (for tests); returns whether AVX2 was in use. */
+/* Batched lookup of n keys (bk_filter_contains_batch for a blocked filter;
+ * keys and out non-NULL when n > 0); returns the number of hits. */
+BKI_HIDDEN size_t bki_blocked_contains_batch(const bk_filter_t *f, const bk_key_t *keys,
+                                             size_t n, bool *out);
+/* Forces the scalar path (for tests); returns whether a SIMD path was in use. */
 BKI_HIDDEN bool bki_blocked_force_scalar(bool force);
 BKI_HIDDEN bool bki_blocked_have_avx2(void);
+/* The probe implementations, by instruction set. Tests select one with
+ * set_simd (clamped to what the CPU has; returns the previous level). */
+enum { BKI_SIMD_SCALAR = 0, BKI_SIMD_AVX2 = 1 };
+BKI_HIDDEN int bki_blocked_simd_available(void);
+BKI_HIDDEN int bki_blocked_set_simd(int level);
 /* The 16 per-lane multipliers (shared with the counting filter's layout). */
 BKI_HIDDEN const uint32_t *bki_blocked_salts(void);
 

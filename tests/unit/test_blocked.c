@@ -132,10 +132,111 @@ static void test_simd_and_scalar_identical(void)
     }
 }
 
+/* Keys of every length class XXH3 treats differently (0, 1-3, 4-8, 9-16,
+ * 17-128, 129-240, longer), plus a NULL pointer with length 0. */
+static void make_keys(uint64_t *rng, size_t n, uint8_t *bytes, bk_key_t *keys)
+{
+    static const size_t lens[] = {0, 1, 3, 4, 8, 9, 16, 17, 66, 128, 129, 240, 241, 300};
+    for (size_t i = 0; i < n; i++) {
+        size_t len = lens[bkt_rand(rng) % (sizeof lens / sizeof lens[0])];
+        uint8_t *p = bytes + i * 300;
+        bkt_rand_bytes(rng, p, len);
+        keys[i].ptr = i % 97 == 5 && len == 0 ? NULL : p;
+        keys[i].len = len;
+    }
+}
+
+/* bk_filter_contains_batch on a blocked filter runs its own loop (hash
+ * inlined, per-CPU probe, prefetch pipeline on large payloads): it must
+ * answer exactly what the one-at-a-time calls answer, on every probe path,
+ * for batch lengths around the pipeline depth, both payload sizes (direct
+ * and pipelined), and both the inlined hash (XXH3) and the others. */
+static void test_batch_matches_single(void)
+{
+    static const uint64_t cells[] = {512 * 64, 512 * (BKI_BATCH_PIPELINE_MIN_BYTES / 64 + 3)};
+    static const bk_hash_id_t hashes[] = {BK_HASH_XXH3, BK_HASH_FNV1A};
+    static const size_t lengths[] = {0, 1, BKI_BATCH_AHEAD - 1, BKI_BATCH_AHEAD,
+                                     BKI_BATCH_AHEAD + 1, 3 * BKI_BATCH_AHEAD + 7, 2000};
+    size_t nmax = (size_t)bkt_scaled(2000) < 40 ? 40 : (size_t)bkt_scaled(2000);
+    uint8_t *bytes = malloc(nmax * 300);
+    bk_key_t *keys = malloc(nmax * sizeof *keys);
+    bool *out = malloc(nmax);
+    CHECK(bytes && keys && out);
+    if (!bytes || !keys || !out)
+        goto done;
+    int was = bki_blocked_set_simd(BKI_SIMD_SCALAR);
+    for (int level = BKI_SIMD_SCALAR; level <= bki_blocked_simd_available(); level++) {
+        bki_blocked_set_simd(level);
+        for (size_t c = 0; c < 2; c++) {
+            for (size_t hh = 0; hh < 2; hh++) {
+                bk_options_t o = {.hash = hashes[hh], .seed_set = true, .seed = 77 + c};
+                bk_filter_t *f;
+                uint32_t k = 3 + (uint32_t)(c * 5 + hh * 2); /* 3, 5, 8, 10 */
+                CHECK_OK(bk_filter_create_exact(&f, BK_KIND_BLOCKED, cells[c], k, &o));
+                if (!f)
+                    continue;
+                CHECK(c == 0 ? f->nbytes < BKI_BATCH_PIPELINE_MIN_BYTES
+                             : f->nbytes >= BKI_BATCH_PIPELINE_MIN_BYTES);
+                uint64_t rng = 5 + c + 10 * hh;
+                make_keys(&rng, nmax, bytes, keys);
+                /* Every third key is added; a small payload also fills up
+                 * enough that many of the others are false positives. */
+                for (size_t i = 0; i < nmax; i += 3)
+                    CHECK_OK(bk_filter_add(f, keys[i].ptr, keys[i].len, NULL));
+                for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
+                    size_t n = lengths[li] < nmax ? lengths[li] : nmax;
+                    size_t off = li % 3; /* start on an added key or not */
+                    if (off + n > nmax)
+                        n = nmax - off;
+                    memset(out, 0xA5, n);
+                    size_t hits = bk_filter_contains_batch(f, keys + off, n, out);
+                    size_t want = 0, wrong = 0, missed = 0;
+                    for (size_t i = 0; i < n; i++) {
+                        const bk_key_t *key = &keys[off + i];
+                        bool single = bk_filter_contains(f, key->ptr, key->len);
+                        want += single;
+                        wrong += out[i] != single;
+                        missed += (off + i) % 3 == 0 && !out[i];
+                    }
+                    CHECK_MSG(wrong == 0 && missed == 0 && hits == want,
+                              "level %d, %llu cells, hash %d, n %zu: %zu differ, %zu added "
+                              "keys missed, %zu hits (want %zu)",
+                              level, (unsigned long long)cells[c], (int)hashes[hh], n, wrong,
+                              missed, hits, want);
+                }
+                bk_filter_free(f);
+            }
+        }
+    }
+    bki_blocked_set_simd(was);
+done:
+    free(bytes);
+    free(keys);
+    free(out);
+}
+
+/* Selecting a probe path changes which one runs, never the answers: the
+ * scalar and SIMD paths are told apart here only through the selector. */
+static void test_simd_selector(void)
+{
+    int avail = bki_blocked_simd_available();
+    CHECK(avail == BKI_SIMD_SCALAR || avail == BKI_SIMD_AVX2);
+    CHECK(bki_blocked_have_avx2() == (avail >= BKI_SIMD_AVX2));
+    int was = bki_blocked_set_simd(BKI_SIMD_SCALAR);
+    CHECK_EQ_U64(was, avail); /* the best one is chosen at load time */
+    CHECK(!bki_blocked_force_scalar(false));
+    CHECK_EQ_U64(bki_blocked_set_simd(avail + 5), avail); /* clamped */
+    CHECK_EQ_U64(bki_blocked_set_simd(avail), avail);
+    CHECK(bki_blocked_force_scalar(true) == (avail != BKI_SIMD_SCALAR));
+    CHECK_EQ_U64(bki_blocked_set_simd(avail), BKI_SIMD_SCALAR);
+}
+
 int main(void)
 {
     bkt_run("matches reference layout", test_matches_reference_layout);
     bkt_run("k distinct bits in one line", test_k_distinct_bits_per_key);
+    bkt_run("simd selector", test_simd_selector);
     bkt_run("simd and scalar identical", test_simd_and_scalar_identical);
+    bkt_run("batch lookups match single ones", test_batch_matches_single);
     return bkt_finish();
 }
