@@ -91,6 +91,8 @@ static inline uint32_t key_active_lanes(uint32_t k, uint64_t lo)
 typedef bool (*contains_fn_t)(const bk_filter_t *f, bk_hash_t h);
 typedef bool (*add_fn_t)(bk_filter_t *f, bk_hash_t h);
 typedef size_t (*batch_fn_t)(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out);
+typedef uint64_t (*add_batch_fn_t)(bk_filter_t *f, const bk_key_t *keys, size_t n,
+                                   bool *was_new);
 
 static void select_level(int level);
 
@@ -153,9 +155,10 @@ const uint8_t *bki_blocked_line(const bk_filter_t *f, bk_hash_t h)
     return (const uint8_t *)line_of(f, h);
 }
 
-bool bki_blocked_add_scalar(bk_filter_t *f, bk_hash_t h)
+/* Sets a key's bits in its line w; true if one was clear (the key is new). */
+static inline bool put_scalar(const bk_filter_t *f, uint32_t *w, uint64_t lo)
 {
-    uint32_t *w = line_of(f, h);
+    bk_hash_t h = {lo, 0};
     bki_lanes_t l = bki_lanes_of(h);
     uint32_t missing = 0;
     for (uint32_t i = 0; i < f->k; i++) {
@@ -165,6 +168,11 @@ bool bki_blocked_add_scalar(bk_filter_t *f, bk_hash_t h)
         w[lane] |= bit;
     }
     return missing != 0;
+}
+
+bool bki_blocked_add_scalar(bk_filter_t *f, bk_hash_t h)
+{
+    return put_scalar(f, line_of(f, h), h.lo);
 }
 
 /* The probes take the key's line and the low hash half separately, so the
@@ -210,16 +218,22 @@ __attribute__((target("avx2"))) static inline void key_masks(const bk_filter_t *
     *mhi = _mm256_and_si256(b_hi, act_hi);
 }
 
-__attribute__((target("avx2"))) static bool add_avx2(bk_filter_t *f, bk_hash_t h)
+__attribute__((target("avx2"))) static inline bool put_avx2(const bk_filter_t *f, uint32_t *w,
+                                                           uint64_t key_lo)
 {
-    __m256i *line = (__m256i *)(void *)line_of(f, h);
+    __m256i *line = (__m256i *)(void *)w;
     __m256i lo, hi;
-    key_masks(f, h.lo, &lo, &hi);
+    key_masks(f, key_lo, &lo, &hi);
     __m256i w_lo = _mm256_load_si256(line), w_hi = _mm256_load_si256(line + 1);
     bool present = _mm256_testc_si256(w_lo, lo) & _mm256_testc_si256(w_hi, hi);
     _mm256_store_si256(line, _mm256_or_si256(w_lo, lo));
     _mm256_store_si256(line + 1, _mm256_or_si256(w_hi, hi));
     return !present;
+}
+
+__attribute__((target("avx2"))) static bool add_avx2(bk_filter_t *f, bk_hash_t h)
+{
+    return put_avx2(f, line_of(f, h), h.lo);
 }
 
 __attribute__((target("avx2"))) static inline bool probe_avx2(const bk_filter_t *f,
@@ -315,6 +329,48 @@ static inline pending_t hash_prefetch(const bk_filter_t *f, const bk_key_t *key)
         return hits;                                                                        \
     }
 
+/* The same pipeline for adds. Keys are added in array order, so a key
+ * repeated within the batch is new only the first time, as with single
+ * calls; prefetching a line that an earlier key of the ring will still
+ * write is harmless. Returns the number of new keys. */
+#define DEFINE_ADD_BATCH(name, attr, put)                                                     \
+    attr static uint64_t name(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new) \
+    {                                                                                         \
+        uint64_t fresh = 0;                                                                   \
+        size_t i = 0;                                                                         \
+        if (f->nbytes < BKI_BATCH_PIPELINE_MIN_BYTES) {                                       \
+            for (; i < n; i++) {                                                              \
+                bk_hash_t h = key_hash(f, &keys[i]);                                          \
+                bool added = put(f, line_of(f, h), h.lo);                                     \
+                if (was_new)                                                                  \
+                    was_new[i] = added;                                                       \
+                fresh += added;                                                               \
+            }                                                                                 \
+            return fresh;                                                                     \
+        }                                                                                     \
+        pending_t ring[BKI_BATCH_AHEAD];                                                      \
+        size_t ahead = n < BKI_BATCH_AHEAD ? n : BKI_BATCH_AHEAD;                             \
+        for (size_t j = 0; j < ahead; j++)                                                    \
+            ring[j] = hash_prefetch(f, &keys[j]);                                             \
+        for (; i < n; i++) {                                                                  \
+            if (i + 2 * BKI_BATCH_AHEAD < n)                                                  \
+                __builtin_prefetch(keys[i + 2 * BKI_BATCH_AHEAD].ptr);                        \
+            pending_t p = ring[i & (BKI_BATCH_AHEAD - 1)];                                    \
+            if (i + BKI_BATCH_AHEAD < n)                                                      \
+                ring[i & (BKI_BATCH_AHEAD - 1)] = hash_prefetch(f, &keys[i + BKI_BATCH_AHEAD]); \
+            bool added = put(f, (uint32_t *)(uintptr_t)p.line, p.lo);                        \
+            if (was_new)                                                                      \
+                was_new[i] = added;                                                           \
+            fresh += added;                                                                   \
+        }                                                                                     \
+        return fresh;                                                                         \
+    }
+
+DEFINE_ADD_BATCH(add_batch_scalar, , put_scalar)
+#ifdef BKI_HAVE_X86
+DEFINE_ADD_BATCH(add_batch_avx2, __attribute__((target("avx2"))), put_avx2)
+#endif
+
 DEFINE_CONTAINS_BATCH(batch_scalar, , probe_scalar)
 #ifdef BKI_HAVE_X86
 DEFINE_CONTAINS_BATCH(batch_avx2, __attribute__((target("avx2"))), probe_avx2)
@@ -326,6 +382,7 @@ DEFINE_CONTAINS_BATCH(batch_avx2, __attribute__((target("avx2"))), probe_avx2)
 static contains_fn_t contains_fn = bki_blocked_contains_scalar;
 static add_fn_t add_fn = bki_blocked_add_scalar;
 static batch_fn_t batch_fn = batch_scalar;
+static add_batch_fn_t add_batch_fn = add_batch_scalar;
 
 static void select_level(int level)
 {
@@ -333,11 +390,13 @@ static void select_level(int level)
     contains_fn = bki_blocked_contains_scalar;
     add_fn = bki_blocked_add_scalar;
     batch_fn = batch_scalar;
+    add_batch_fn = add_batch_scalar;
 #ifdef BKI_HAVE_X86
     if (level == BKI_SIMD_AVX2) {
         contains_fn = contains_avx2;
         add_fn = add_avx2;
         batch_fn = batch_avx2;
+        add_batch_fn = add_batch_avx2;
     }
 #endif
 }
@@ -350,6 +409,11 @@ bool bki_blocked_add(bk_filter_t *f, bk_hash_t h)
 bool bki_blocked_contains(const bk_filter_t *f, bk_hash_t h)
 {
     return contains_fn(f, h);
+}
+
+uint64_t bki_blocked_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new)
+{
+    return add_batch_fn(f, keys, n, was_new);
 }
 
 size_t bki_blocked_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n,

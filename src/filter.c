@@ -311,6 +311,13 @@ bk_status_t bk_filter_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, 
         return BK_EREADONLY;
     if (n && !keys)
         return BK_EINVAL;
+    if (f->kind == BK_KIND_BLOCKED) {
+        fresh = bki_blocked_add_batch(f, keys, n, was_new);
+        atomic_store_explicit(&f->items, load_items(f) + fresh, memory_order_relaxed);
+        if (n_new)
+            *n_new = fresh;
+        return BK_OK;
+    }
     bool pipelined = ring_prime(f, keys, n, ring);
     for (size_t i = 0; i < n; i++) {
         bool added;

@@ -173,6 +173,11 @@ BKI_HIDDEN bool bki_blocked_contains_scalar(const bk_filter_t *f, bk_hash_t h);
  * keys and out non-NULL when n > 0); returns the number of hits. */
 BKI_HIDDEN size_t bki_blocked_contains_batch(const bk_filter_t *f, const bk_key_t *keys,
                                              size_t n, bool *out);
+/* Batched add of n keys (bk_filter_add_batch for a writable blocked filter;
+ * keys non-NULL when n > 0, was_new may be NULL); returns the number of new
+ * keys. Does not touch the item count. */
+BKI_HIDDEN uint64_t bki_blocked_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n,
+                                          bool *was_new);
 /* Forces the scalar path (for tests); returns whether a SIMD path was in use. */
 BKI_HIDDEN bool bki_blocked_force_scalar(bool force);
 BKI_HIDDEN bool bki_blocked_have_avx2(void);
