@@ -27,9 +27,9 @@
  * and tested against the line with two vptest. The scalar path computes the
  * same bits; tests check that both paths build bit-identical filters. The
  * AVX2 path is chosen once at load time from the CPU's feature bits, as
- * function pointers, so a probe does not re-test the CPU. Batched lookups
- * have their own loop here, compiled per path, with the hash and the probe
- * inlined.
+ * function pointers, so a probe does not re-test the CPU. Batched adds and
+ * lookups have their own loops here, compiled per path, with the hash and
+ * the probe inlined.
  */
 #include "internal.h"
 

@@ -275,7 +275,8 @@ static inline bk_hash_t hash_prefetch(const bk_filter_t *f, const bk_key_t *key)
  * array order, so the results are those of the one-at-a-time calls.
  * A payload small enough to stay in the caches gains nothing from this and
  * would pay for computing each line twice: it is probed directly. Blocked
- * filters' lookups run the same pipeline in blocked.c, specialised. */
+ * filters run the same pipeline in blocked.c, specialised (adds and
+ * lookups). */
 #define BATCH_PIPELINE_MIN_BYTES BKI_BATCH_PIPELINE_MIN_BYTES
 
 static inline bool ring_prime(const bk_filter_t *f, const bk_key_t *keys, size_t n,
