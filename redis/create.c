@@ -27,19 +27,31 @@
 /* Tightening of the error per sub-filter, as in RedisBloom. */
 #define BKR_TIGHTENING 0.5
 
+/* Sizes one array: a CBF's counters, or one blocked sub-filter of a BF at
+ * the error that sub-filter gets. */
 static bk_status_t plan_for(bkr_family_t family, uint64_t capacity, double error,
                             bk_plan_t *plan)
 {
-    /* A scalable BF's first sub-filter is a blocked filter at the error as
-     * given (first_error_as_given), so that is what the first step costs. */
     return bk_plan(family == BKR_CBF ? BK_KIND_COUNTING : BK_KIND_BLOCKED, capacity, error, plan);
 }
 
+/* The error of a BF's first sub-filter, as RedisBloom sets it: a scaling
+ * chain starts at error * 0.5 and halves it per new sub-filter, so the sum
+ * over the chain stays below the error asked for; a non-scaling filter's
+ * only sub-filter gets the error itself. The library applies the same rule
+ * (bk_options_t: tightening 0.5, first_error_as_given false); later
+ * sub-filters are sized by bk_filter_next_growth(). */
+static double first_sub_error(double error, bool nonscaling)
+{
+    return nonscaling ? error : error * (1 - BKR_TIGHTENING);
+}
+
 static bool within_limit_or_reply(RedisModuleCtx *ctx, bkr_family_t family, uint64_t capacity,
-                                  double error, uint64_t already)
+                                  double error, bool nonscaling, uint64_t already)
 {
     bk_plan_t plan;
-    bk_status_t st = plan_for(family, capacity, error, &plan);
+    double first = family == BKR_CBF ? error : first_sub_error(error, nonscaling);
+    bk_status_t st = plan_for(family, capacity, first, &plan);
     if (st == BK_OK && already + plan.bytes <= bkr_config.max_bytes)
         return true;
     if (st != BK_OK && st != BK_ENOMEM) {
@@ -67,7 +79,7 @@ static bool within_limit_or_reply(RedisModuleCtx *ctx, bkr_family_t family, uint
 
 bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p)
 {
-    if (!within_limit_or_reply(ctx, family, p->capacity, p->error, 0))
+    if (!within_limit_or_reply(ctx, family, p->capacity, p->error, p->nonscaling, 0))
         return NULL;
     bk_options_t opts;
     memset(&opts, 0, sizeof opts);
@@ -81,7 +93,6 @@ bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const
         opts.growth = (double)p->expansion;
         opts.tightening = BKR_TIGHTENING;
         opts.nonscaling = p->nonscaling;
-        opts.first_error_as_given = true;
     }
     bk_filter_t *f = NULL;
     bk_status_t st = bk_filter_create(&f, p->capacity, p->error, &opts);
@@ -200,23 +211,14 @@ const char *bkr_growth_check(bkr_obj_t *o)
     refresh(o, &in);
     if (o->nonscaling || in.items < in.capacity)
         return NULL;
-    double g = in.growth >= 1 ? in.growth : 2;
-    uint32_t n = in.filters ? in.filters : 1;
-    /* Capacity of the newest sub-filter: the geometric series' last term. */
-    double last = g == 1 ? (double)in.capacity / n
-                         : (double)in.capacity * (g - 1) / (pow(g, n) - 1) * pow(g, n - 1);
-    double next = ceil(last * g);
-    double t = in.tightening > 0 && in.tightening < 1 ? in.tightening : BKR_TIGHTENING;
-    double err = in.fpr_target * pow(t, n);
-    bk_plan_t plan;
-    if (!(next < 1.8e19) || !(err > 0) ||
-        plan_for(BKR_BF, (uint64_t)next, err, &plan) != BK_OK ||
-        in.bytes + plan.bytes > bkr_config.max_bytes) {
+    /* The library says exactly what the next sub-filter would cost. */
+    uint64_t next_bytes = 0;
+    bk_status_t st = bk_filter_next_growth(o->f, NULL, NULL, &next_bytes);
+    if (st == BK_EFULL)
+        return NULL; /* the library refuses the growth itself, with its own error */
+    if (st != BK_OK || in.bytes + next_bytes > bkr_config.max_bytes) {
         o->blocked_items = items;
-        o->blocked_bytes = next < 1.8e19 && err > 0 && plan_for(BKR_BF, (uint64_t)next, err,
-                                                                  &plan) == BK_OK
-                               ? in.bytes + plan.bytes
-                               : UINT64_MAX;
+        o->blocked_bytes = st == BK_OK ? in.bytes + next_bytes : UINT64_MAX;
         return blocked_message(o);
     }
     /* Allowed. If the library does not grow on this very add, look again

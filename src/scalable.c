@@ -72,6 +72,31 @@ double bki_scalable_sub_fpr(const bk_filter_t *f, uint32_t i)
     return p;
 }
 
+bk_status_t bk_filter_next_growth(const bk_filter_t *f, uint64_t *capacity, double *fpr,
+                                  uint64_t *bytes)
+{
+    if (f->kind != BK_KIND_SCALABLE)
+        return BK_EKIND;
+    if (f->nonscaling || f->nsubs >= BKI_SCALABLE_MAX_SUBS)
+        return BK_EFULL;
+    /* The same computation new_sub() makes, so the answer is exact. */
+    uint64_t cap = bki_scalable_sub_capacity(f, f->nsubs);
+    double p = bki_scalable_sub_fpr(f, f->nsubs);
+    if (cap == 0 || !(p > 0.0))
+        return BK_EFULL;
+    bk_plan_t plan;
+    bk_status_t st = bk_plan(f->sub_kind, cap, p, &plan);
+    if (st != BK_OK)
+        return st;
+    if (capacity)
+        *capacity = cap;
+    if (fpr)
+        *fpr = p;
+    if (bytes)
+        *bytes = plan.bytes;
+    return BK_OK;
+}
+
 /* Builds sub-filter i (not yet linked into the chain). BK_EFULL when the
  * chain cannot grow further by its own rules (length limit, a capacity past
  * 2^64, an error that underflowed), BK_ENOMEM when it does not fit in memory

@@ -249,6 +249,15 @@ bk_status_t bk_filter_clear(bk_filter_t *f);
  * estimate from the merged bits. */
 bk_status_t bk_filter_union(bk_filter_t *dst, const bk_filter_t *src);
 
+/* Scalable filters: the capacity, error and payload bytes of the sub-filter
+ * the chain adds next, when its newest one is full (each out pointer may be
+ * NULL). Lets a caller that caps memory refuse the growth before it
+ * happens. BK_EKIND for other kinds; BK_EFULL if the chain cannot grow
+ * (non-scaling, or its length/size limits); BK_ENOMEM if the next
+ * sub-filter's size does not fit. */
+bk_status_t bk_filter_next_growth(const bk_filter_t *f, uint64_t *capacity, double *fpr,
+                                  uint64_t *bytes);
+
 /* A deep copy. *out owns it. */
 bk_status_t bk_filter_clone(bk_filter_t **out, const bk_filter_t *f);
 

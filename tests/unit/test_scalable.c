@@ -353,6 +353,50 @@ static void test_growth_limits(void)
     }
 }
 
+/* bk_filter_next_growth predicts exactly the sub-filter the chain adds. */
+static void test_next_growth_predicts(void)
+{
+    bk_options_t o = sopts(41);
+    o.growth = 3;
+    o.tightening = 0.6;
+    bk_filter_t *f = NULL;
+    CHECK_OK(bk_filter_create(&f, 200, 0.01, &o));
+    if (!f)
+        return;
+    uint64_t next_key = 0;
+    for (int round = 0; round < 4; round++) {
+        uint64_t cap = 0, bytes = 0;
+        double fpr = 0;
+        uint32_t before = f->nsubs;
+        CHECK_OK(bk_filter_next_growth(f, &cap, &fpr, &bytes));
+        CHECK_OK(bk_filter_next_growth(f, NULL, NULL, NULL));
+        /* Fill until the chain grows. */
+        while (f->nsubs == before && next_key < 200000)
+            add_range(f, next_key, next_key + 1), next_key++;
+        if (f->nsubs != before + 1) {
+            CHECK_MSG(0, "round %d: no growth", round);
+            break;
+        }
+        const bk_filter_t *added = f->subs[before];
+        CHECK_EQ_U64(added->capacity, cap);
+        CHECK_EQ_U64(added->nbytes, bytes);
+        CHECK_MSG(added->fpr == fpr, "round %d: fpr %g vs predicted %g", round, added->fpr, fpr);
+        CHECK_EQ_U64(cap, bki_scalable_sub_capacity(f, before));
+    }
+    bk_filter_free(f);
+
+    /* Not scalable, or not allowed to grow. */
+    bk_filter_t *b = NULL;
+    CHECK_OK(bk_filter_create(&b, 100, 0.01, NULL));
+    CHECK_STATUS(bk_filter_next_growth(b, NULL, NULL, NULL), BK_EKIND);
+    bk_filter_free(b);
+    o = sopts(42);
+    o.nonscaling = true;
+    CHECK_OK(bk_filter_create(&b, 100, 0.01, &o));
+    CHECK_STATUS(bk_filter_next_growth(b, NULL, NULL, NULL), BK_EFULL);
+    bk_filter_free(b);
+}
+
 static void test_union_clone_clear(void)
 {
     bk_options_t o = sopts(6);
@@ -546,6 +590,7 @@ int main(void)
     bkt_run("nonscaling", test_nonscaling);
     bkt_run("invalid_options", test_invalid_options);
     bkt_run("growth_limits", test_growth_limits);
+    bkt_run("next_growth_predicts", test_next_growth_predicts);
     bkt_run("union_clone_clear", test_union_clone_clear);
     bkt_run("prehashed_and_batch", test_prehashed_and_batch);
     bkt_run("alloc_failures", test_alloc_failures);
