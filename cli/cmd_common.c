@@ -441,8 +441,8 @@ static int partition(ctx_t *c, src_t *srcs, uint32_t n, unsigned level, bkc_line
      * block: keep those within a sixteenth of the budget. */
     if (bufsize > c->mem / 16 / n)
         bufsize = c->mem / 16 / n;
-    if (bufsize > ((size_t)1 << 20))
-        bufsize = (size_t)1 << 20;
+    if (bufsize > ((size_t)256 << 10))
+        bufsize = (size_t)256 << 10;
     if (bufsize < 4096)
         bufsize = 4096;
 
