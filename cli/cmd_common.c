@@ -426,9 +426,13 @@ static int partition(ctx_t *c, src_t *srcs, uint32_t n, unsigned level, bkc_line
     if (scale < 1)
         scale = 1;
     double est = est_set_bytes(off, count) * scale * 1.1;
-    /* Partitions of about half the set's budget, so the random spread of
-     * partition sizes almost never makes one overflow. */
-    double want = ceil(est / ((double)set_limit / 2));
+    /* Partitions of about an eighth of the set's budget. Half would be
+     * enough for the random spread of partition sizes never to make one
+     * overflow, but smaller ones are faster to solve: each partition's set
+     * (records and table) touches fewer fresh pages and less memory beyond
+     * the caches. On 2 x 10 million URLs with --memory 256M, 55 partitions
+     * instead of 14 took about 15% less CPU time (bench/common.sh). */
+    double want = ceil(est / ((double)set_limit / 8));
     size_t bufmem = c->mem / 8;
     uint64_t pmax = bufmem / (16 << 10);
     if (pmax > 4096)
@@ -441,8 +445,11 @@ static int partition(ctx_t *c, src_t *srcs, uint32_t n, unsigned level, bkc_line
      * block: keep those within a sixteenth of the budget. */
     if (bufsize > c->mem / 16 / n)
         bufsize = c->mem / 16 / n;
-    if (bufsize > ((size_t)256 << 10))
-        bufsize = (size_t)256 << 10;
+    /* Small buffers stay in the cache between the copy into them and the
+     * write() out of them: 128 KB took less CPU than 1 MB (bench/common.sh)
+     * and still makes each write() and pread() a large sequential one. */
+    if (bufsize > ((size_t)128 << 10))
+        bufsize = (size_t)128 << 10;
     if (bufsize < 4096)
         bufsize = 4096;
 
