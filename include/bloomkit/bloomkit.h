@@ -140,10 +140,13 @@ typedef struct bk_plan {
 } bk_plan_t;
 
 /* Sizes a filter of the given kind for n items at false-positive rate p.
- * Classic: m = -n ln p / (ln 2)^2, k = round((m/n) ln 2), m raised until
- * the expected FPR is <= p. Blocked and counting: the smallest size whose
- * expected FPR (averaged over the Poisson spread of keys per 64-byte line)
- * is <= p. Scalable: the first sub-filter (blocked, error p * (1 - 0.5)).
+ * Every plan aims at an expected FPR of 0.9 p, so that the FPR a user
+ * measures on a real filter at capacity (which scatters around the model's)
+ * stays <= p. Classic: m = -n ln p' / (ln 2)^2 with p' = 0.9 p,
+ * k = round((m/n) ln 2), m raised until the exact expected FPR is <= p'.
+ * Blocked and counting: the smallest size whose expected FPR (averaged over
+ * the Poisson spread of keys per 64-byte line) is <= p'. Scalable: the
+ * first sub-filter (blocked, aimed at p' * (1 - 0.5)).
  * BK_EINVAL if n == 0, p is not in (0, 1), or p is NaN; BK_ENOMEM if the
  * size does not fit in 64 bits / size_t. */
 bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out);
@@ -178,7 +181,9 @@ typedef struct bk_options {
     bool nonscaling;     /* BK_EFULL at capacity instead of growing; the
                             only sub-filter then gets p itself */
     bool first_error_as_given; /* the first sub-filter gets p itself, not
-                                  p * (1 - tightening) (RedisBloom's rule) */
+                                  p * (1 - tightening): older RedisBloom
+                                  releases' rule; a grown chain may then
+                                  reach p / (1 - tightening) */
 } bk_options_t;
 
 /* Creates an empty filter for `capacity` items at false-positive rate `fpr`.
