@@ -6,9 +6,11 @@
  * src/ is a ladder: each file calls only files on the rungs below it, never
  * one above or beside it in a circle. From the bottom:
  *
- *   0  alloc.c status.c hash.c cpu.c   memory, statuses, key hashing (the
- *                                      one XXH3 call: keyhash.h), the one
- *                                      place that picks the instruction set
+ *   0  alloc.c status.c cpu.c         memory, statuses, the one place
+ *                                      that picks the instruction set
+ *      strhash.c                       the classic string hashes
+ *      keyhash.h, hash.c               key hashing: the one XXH3 call,
+ *                                      inline in keyhash.h, above strhash.c
  *   1  layout.c                        per-kind layout facts: unit size,
  *                                      bytes and lines per kind, lane salts,
  *                                      line addressing, BKI_BITMAP_MAX_N
@@ -156,8 +158,11 @@ BKI_HIDDEN void bki_free(void *p);
 BKI_HIDDEN uint8_t *bki_payload_alloc(uint64_t nbytes, bki_mem_t *mem);
 BKI_HIDDEN void bki_payload_free(uint8_t *p, uint64_t nbytes, bki_mem_t mem);
 
-/* ---- hash.c (the inline XXH3 path is in keyhash.h) ---- */
+/* ---- strhash.c: the classic string hashes (keyhash.h inlines XXH3) ---- */
 BKI_HIDDEN uint64_t bki_mix64(uint64_t x);
+/* The classic hash `id` of n bytes, unseeded (32 bits, FNV-1a 64); 0 for
+ * XXH3 and unknown ids. */
+BKI_HIDDEN uint64_t bki_classic_hash(bk_hash_id_t id, const unsigned char *s, size_t n);
 /* A key's hash for a classic (non-XXH3) hash id: the classic value spread
  * to 128 bits by a seeded mixer. */
 BKI_HIDDEN bk_hash_t bki_classic_key_hash(bk_hash_id_t id, uint64_t seed, const void *key,
