@@ -50,9 +50,9 @@ MODULE  := $(if $(RED_SRC),$(BUILD)/bloomkit.so)
 all: build-deps $(STATIC) $(SHARED) $(TOOL) $(MODULE)
 
 # Build dependencies. `make deps`, and the goals that install what they
-# need (test, bench, fuzz), install them with apt-get when root; any other
+# need (test, demo, bench, fuzz), install them with apt-get when root; any other
 # goal, `make` itself included, only checks and names what is missing.
-INSTALL_GOALS := deps test bench fuzz
+INSTALL_GOALS := deps test demo bench fuzz
 NEED_MODE := $(if $(filter $(INSTALL_GOALS),$(MAKECMDGOALS)),install,check)
 deps:
 	@sh scripts/need.sh build
