@@ -108,11 +108,13 @@ bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
                                    const bkr_params_t *p)
 {
     bkr_params_t q = *p;
-    q.seed = bk_random_seed();
+    if (!q.seed_set)
+        q.seed = bk_random_seed();
+    uint64_t mark = bkr_lib_bytes();
     bk_filter_t *f = bkr_create_or_reply(ctx, family, &q);
     if (!f)
         return NULL;
-    bkr_obj_t *o = bkr_obj_new(family, f);
+    bkr_obj_t *o = bkr_obj_new(family, f, mark);
     bkr_limit_init(o, &q);
     if (RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), o) != REDISMODULE_OK) {
         bkr_obj_free(o);
@@ -156,10 +158,11 @@ int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_ReplyWithError(ctx, "ERR item exists");
         return bkr_done(key);
     }
+    uint64_t mark = bkr_lib_bytes();
     bk_filter_t *f = bkr_create_or_reply(ctx, family, &p);
     if (!f)
         return bkr_done(key);
-    bkr_obj_t *o = bkr_obj_new(family, f);
+    bkr_obj_t *o = bkr_obj_new(family, f, mark);
     bkr_limit_init(o, &p);
     RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), o);
     RedisModule_ReplicateVerbatim(ctx);
@@ -228,6 +231,14 @@ const char *bkr_growth_check(bkr_obj_t *o)
     o->info_fresh = false;
     o->grow_check_at = items + (in.capacity / 16 > 0 ? in.capacity / 16 : 1);
     return NULL;
+}
+
+void bkr_limit_reset(bkr_obj_t *o)
+{
+    o->limit_known = false;
+    o->info_fresh = false;
+    o->blocked_bytes = 0;
+    o->blocked_items = 0;
 }
 
 const bk_filter_info_t *bkr_info(bkr_obj_t *o)
