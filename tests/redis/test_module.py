@@ -1162,6 +1162,16 @@ def test_cluster():
                              stdout=subprocess.PIPE, timeout=10)
         check("cluster: redis-cli -c follows the redirect", out.stdout.strip() == b"1",
               out.stdout)
+        # merges: keys of one slot (hash tags) work, keys of several are refused
+        for k in ("{w}a", "{w}b"):
+            rc.execute_command("BF.RESERVE", k, "0.01", "1000", "SEED", "8")
+            rc.execute_command("BF.MADD", k, *items(k, 20))
+        check("cluster: BF.MERGE of same-slot keys",
+              rc.execute_command("BF.MERGE", "{w}all", "{w}a", "{w}b") == b"OK" and
+              rc.execute_command("BF.MEXISTS", "{w}all", "{w}a-3", "{w}b-3") == [1, 1])
+        owner = nodes[holders[keys[0]]]
+        e = error_of(owner.r.execute_command, "BF.MERGE", keys[0], keys[1], keys[2])
+        check("cluster: BF.MERGE across slots refused", e is not None and "CROSSSLOT" in e, e)
         rc.close()
     finally:
         for n in nodes:
