@@ -155,7 +155,8 @@ void bki_free(void *p)
  * (MADV_DONTNEED: they read as zero and take no memory until written, as a
  * fresh mapping would), which spares a memset pass over gigabytes when a
  * big filter is created; the partial pages at both ends are cleared by
- * hand. */
+ * hand. Huge pages are asked for, as for the default allocator's mapped
+ * payloads. */
 static void zero_fill(uint8_t *p, size_t n)
 {
     const uintptr_t page = 4096;
@@ -168,6 +169,9 @@ static void zero_fill(uint8_t *p, size_t n)
     }
     memset(p, 0, (size_t)(lo - (uintptr_t)p));
     memset((void *)hi, 0, (size_t)((uintptr_t)p + n - hi));
+#ifdef MADV_HUGEPAGE
+    (void)madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE); /* as mapped payloads */
+#endif
 }
 
 /* A zeroed payload of `rounded` bytes (a multiple of 64) from the
