@@ -100,7 +100,9 @@ int bkr_cmd_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_obj_t *o = bkr_open_or_reply(ctx, argv[1], REDISMODULE_READ, BKR_BF, &key);
     if (!o)
         return REDISMODULE_OK;
-    const bk_filter_info_t *in = bkr_info(o);
+    bk_filter_shape_t shape; /* O(1): INFO never reads the payload */
+    bk_filter_shape(o->f, &shape);
+    const bk_filter_shape_t *in = &shape;
     bool scaling = in->kind == BK_KIND_SCALABLE && !in->nonscaling;
     long long values[4] = {(long long)in->capacity, (long long)in->bytes,
                            (long long)in->filters, (long long)in->items};

@@ -115,7 +115,9 @@ int bkr_cmd_cbf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_obj_t *o = bkr_open_or_reply(ctx, argv[1], REDISMODULE_READ, BKR_CBF, &key);
     if (!o)
         return REDISMODULE_OK;
-    const bk_filter_info_t *in = bkr_info(o);
+    bk_filter_info_t info; /* its counter count; a CBF is one array */
+    bk_filter_info(o->f, &info);
+    const bk_filter_info_t *in = &info;
     RedisModule_ReplyWithMap(ctx, 6);
     RedisModule_ReplyWithSimpleString(ctx, "Capacity");
     RedisModule_ReplyWithLongLong(ctx, (long long)in->capacity);

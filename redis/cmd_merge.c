@@ -157,7 +157,6 @@ static int merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr_fa
         return bkr_done(key);
     }
     bkr_obj_t *o = bkr_obj_new(family, u, mark);
-    bkr_limit_reset(o);
     RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), o);
     RedisModule_ReplicateVerbatim(ctx);
     bkr_notify(ctx, argv[0], argv[1]);

@@ -57,7 +57,6 @@ static bool add_one_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleStrin
         bkr_reply_status(ctx, st);
         return false;
     }
-    bkr_growth_note(o);
     RedisModule_ReplyWithBool(ctx, *was_new);
     return true;
 }
@@ -99,7 +98,7 @@ static long add_items(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **ite
     long replied = 0, added = 0;
     for (int i = 0; i < n;) {
         int m = n - i < BKR_BATCH ? n - i : BKR_BATCH;
-        if (o->limit_known && bk_filter_items(o->f) + (uint64_t)m < o->grow_check_at) {
+        if (bkr_batch_safe(o, m)) {
             long got = add_batch_or_reply(ctx, o, items + i, m);
             replied += got < 0 ? 1 : m;
             if (got < 0)

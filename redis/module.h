@@ -44,23 +44,6 @@ typedef struct bkr_obj {
     bk_filter_t *f; /* NULL while a chunked load is in progress */
     uint64_t heap;  /* Redis memory f holds, as the allocator counted it */
 
-    /* Below grow_check_at items no add can create a sub-filter or find
-     * the filter full, so the size limit needs no check and a batch add is
-     * safe. Learned from bk_filter_info() (which scans the payload) only
-     * when crossed; limit_known is false after a load until first needed. */
-    uint64_t grow_check_at;
-    bool limit_known;
-    bool nonscaling; /* never grows: non-scaling BF, and every CBF */
-    /* The filter's shape (capacity, sizes, sub-filters) as of the last
-     * bk_filter_info() scan, valid while info_fresh: the shape changes only
-     * when a scalable filter grows, and every point where it may grow
-     * clears info_fresh. Lets BF.INFO answer without scanning the payload;
-     * the item count is always read live. */
-    bk_filter_info_t info;
-    bool info_fresh;
-    /* Growth refused at blocked_items items (0 bytes: not refused). */
-    uint64_t blocked_items;
-    uint64_t blocked_bytes;
 
     /* Serialized bytes kept while a SCANDUMP is in progress; any write
      * drops them (bkr_obj_touch). */
@@ -185,18 +168,13 @@ bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family,
 bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
                                    RedisModuleString *keyname, bkr_family_t family,
                                    const bkr_params_t *p);
-/* Before adding to a scalable BF: NULL, or the error to reply if the next
- * sub-filter would take the filter over the size limit. */
-const char *bkr_growth_check(bkr_obj_t *o);
-/* Sets the growth checkpoint of a filter just created with p. */
-void bkr_limit_init(bkr_obj_t *o, const bkr_params_t *p);
-/* The filter's info (shape cached, items live); scans only when stale. */
-const bk_filter_info_t *bkr_info(bkr_obj_t *o);
-/* After adding: refresh the growth checkpoint if the chain may have grown. */
-void bkr_growth_note(bkr_obj_t *o);
-/* After the filter was replaced or changed wholesale (merge): forget the
- * cached shape and checkpoints. */
-void bkr_limit_reset(bkr_obj_t *o);
+/* Before adding a new item to a BF: NULL, or the error to reply because
+ * the chain would grow past MAX_BYTES (an O(1) look at the filter's shape;
+ * a fixed-size filter answers NULL, the library refuses it when full). */
+const char *bkr_growth_check(const bkr_obj_t *o);
+/* True if m items can be added in one batch: none of them can make the
+ * filter grow or find it full, so no check is due between them. */
+bool bkr_batch_safe(const bkr_obj_t *o, int m);
 
 /* ---- command options (args.c) ---- */
 

@@ -190,9 +190,6 @@ static void *copy_value(RedisModuleString *fromkey, RedisModuleString *tokey, co
             return NULL; /* COPY replies with an error */
         }
         c->heap = bkr_lib_bytes() - mark;
-        c->grow_check_at = o->grow_check_at;
-        c->limit_known = o->limit_known;
-        c->nonscaling = o->nonscaling;
         return c;
     }
     if (o->pend_len) {

@@ -802,7 +802,7 @@ def test_memory_accounting():
         check("memory: growth counted (%d sub-filters, +%d bytes, used_memory +%d, "
               "MEMORY USAGE +%d)" % (filters, gsize, ggrew, ugrew),
               filters >= 3 and gsize <= ggrew <= 1.3 * gsize and
-              abs(ggrew - ugrew) <= 0.02 * ugrew)
+              abs(ggrew - ugrew) <= 0.03 * ugrew + 65536)  # + client buffers of the MADDs
         total = grew + grew2 + ggrew
         r.delete("m", "c", "g")
         left = info_memory(r) - base
