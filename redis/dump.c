@@ -236,6 +236,16 @@ static int load_data(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString
         return bkr_reply_errorf(ctx, "ERR invalid dump: %s%s%s", bk_strerror(st),
                                 why ? ": " : "", why ? why : "");
     }
+    uint64_t bytes;
+    if (!bkr_within_cap(f, &bytes)) {
+        bk_filter_free(f);
+        RedisModule_DeleteKey(key);
+        return bkr_reply_errorf(ctx,
+                                "ERR the dumped filter of %llu bytes is over the limit of %llu "
+                                "bytes (module argument MAX_BYTES); the key was removed",
+                                (unsigned long long)bytes,
+                                (unsigned long long)bkr_config.max_bytes);
+    }
     bkr_obj_t *done = bkr_obj_new(family, f, mark);
     RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), done);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");

@@ -120,6 +120,10 @@ RedisModuleType *bkr_family_type(bkr_family_t family);
 const char *bkr_family_prefix(bkr_family_t family); /* "BF" or "CBF" */
 /* True if the filter kind belongs in a key of this family. */
 bool bkr_kind_fits(bkr_family_t family, bk_kind_t kind);
+/* True if f's payload is within MAX_BYTES; *bytes receives its size. A
+ * filter loaded from outside (RDB, RESTORE, LOADCHUNK, the AOF) is held to
+ * the same cap as one created or grown here. */
+bool bkr_within_cap(const bk_filter_t *f, uint64_t *bytes);
 /* The data type callbacks of a family but aof_rewrite (dump.c's). */
 void bkr_type_methods(RedisModuleTypeMethods *tm, bkr_family_t family);
 /* Serializes a filter into a new RedisModule_Alloc'ed buffer; NULL when

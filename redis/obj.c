@@ -77,6 +77,14 @@ bool bkr_kind_fits(bkr_family_t family, bk_kind_t kind)
 
 /* ---- type callbacks --------------------------------------------------------------- */
 
+bool bkr_within_cap(const bk_filter_t *f, uint64_t *bytes)
+{
+    bk_filter_shape_t s;
+    bk_filter_shape(f, &s);
+    *bytes = s.bytes;
+    return s.bytes <= bkr_config.max_bytes;
+}
+
 static void *rdb_load_family(RedisModuleIO *io, int encver, bkr_family_t family)
 {
     if (encver < 1 || encver > BKR_ENCVER) {
@@ -130,6 +138,16 @@ static void *rdb_load_family(RedisModuleIO *io, int encver, bkr_family_t family)
     if (!bkr_kind_fits(family, bk_filter_kind(f))) {
         bk_filter_free(f);
         RedisModule_LogIOError(io, "warning", "bloomkit: stored filter of the wrong kind");
+        return NULL;
+    }
+    uint64_t bytes;
+    if (!bkr_within_cap(f, &bytes)) {
+        bk_filter_free(f);
+        RedisModule_LogIOError(io, "warning",
+                               "bloomkit: stored filter of %llu bytes is over the limit of %llu "
+                               "bytes (module argument MAX_BYTES): raise MAX_BYTES to load it",
+                               (unsigned long long)bytes,
+                               (unsigned long long)bkr_config.max_bytes);
         return NULL;
     }
     return bkr_obj_new(family, f, mark);

@@ -1036,6 +1036,69 @@ def test_notifications(port):
     r.close()
 
 
+def test_cap_every_path(src):
+    """MAX_BYTES holds on every path that makes a filter bigger: growth by
+    BF.MADD, BF.INSERT and BF.ADD (the item that would cross it gets the
+    error, those before it are in, none after), and filters arriving whole
+    (LOADCHUNK, RESTORE). src: a server with the default cap, for dumps."""
+    cap = 3000000
+    s = Server("cap", module_args=["MAX_BYTES", str(cap)]).start()
+    try:
+        r = s.r
+        for cmd in ("BF.MADD", "BF.INSERT", "BF.ADD"):
+            key = "poc-" + cmd
+            r.execute_command("BF.RESERVE", key, "0.0001", "1", "EXPANSION", "1")
+            its = items(key, 5001)
+            t0 = time.time()
+            if cmd == "BF.ADD":
+                res = []
+                for it in its:
+                    try:
+                        res.append(r.execute_command(cmd, key, it))
+                    except ResponseError as e:
+                        res.append(e)
+                        break
+            elif cmd == "BF.INSERT":
+                res = r.execute_command(cmd, key, "ITEMS", *its)
+            else:
+                res = r.execute_command(cmd, key, *its)
+            took = time.time() - t0
+            errors = [x for x in res if isinstance(x, ResponseError)]
+            size = r.execute_command("BF.INFO", key, "SIZE")[0]
+            card = r.execute_command("BF.CARD", key)
+            check("cap %s: capacity 1, expansion 1: refused at the cap in %.2fs "
+                  "(%d items in, %d bytes)" % (cmd, took, card, size),
+                  len(errors) == 1 and res[-1] is errors[0] and "MAX_BYTES" in str(errors[0]) and
+                  size <= cap and took < 5, (len(res), errors[:1]))
+            n_in = len(res) - 1
+            check("cap %s: the items before the error are in, none after" % cmd,
+                  all(x == 1 for x in r.execute_command("BF.MEXISTS", key, *its[:n_in])) and
+                  card == sum(x for x in res[:-1]) and
+                  sum(r.execute_command("BF.MEXISTS", key, *its[n_in + 1:])) < 0.01 * len(its))
+        # whole filters from outside: over the cap is refused, no key left
+        src.execute_command("BF.RESERVE", "big4cap", "0.01", "2600000", "NONSCALING")
+        chunks = dump_all(src, "BF", "big4cap")
+        last = None
+        for it, data in chunks:
+            last = error_of(r.execute_command, "BF.LOADCHUNK", "loaded", it, data)
+            if last:
+                break
+        check("cap LOADCHUNK: a dump over the cap is refused naming MAX_BYTES",
+              last is not None and "MAX_BYTES" in last, last)
+        check("cap LOADCHUNK: no key left", r.exists("loaded") == 0)
+        payload = src.dump("big4cap")
+        e = error_of(r.restore, "restored", 0, payload)
+        check("cap RESTORE: a value over the cap is refused", e is not None, e)
+        check("cap RESTORE: no key left", r.exists("restored") == 0)
+        src.delete("big4cap")
+        src.execute_command("BF.RESERVE", "small4cap", "0.01", "1000")
+        check("cap RESTORE: a value within the cap loads",
+              r.restore("restored", 0, src.dump("small4cap")) and r.exists("restored") == 1)
+        src.delete("small4cap")
+    finally:
+        s.stop()
+
+
 def test_rdb_restart():
     s = Server("rdb").start()
     try:
@@ -1196,6 +1259,7 @@ def main():
         test_merge(r)
         test_notifications(s.port)
         test_default_cap(r)
+        test_cap_every_path(r)
     finally:
         s.stop()
     test_memory_accounting()
