@@ -12,65 +12,16 @@
 
 #include <string.h>
 
-static bkr_params_t cbf_defaults(void)
-{
-    bkr_params_t p;
-    memset(&p, 0, sizeof p);
-    p.capacity = bkr_config.cbf_capacity;
-    p.error = bkr_config.cbf_error;
-    p.expansion = 1;
-    p.nonscaling = true;
-    return p;
-}
-
-/* CBF.RESERVE key error_rate capacity */
+/* CBF.RESERVE key error_rate capacity [SEED seed] */
 int bkr_cmd_cbf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 4)
+    if (argc != 4 && argc != 6)
         return RedisModule_WrongArity(ctx);
-    bkr_params_t p = cbf_defaults();
-    long long cap;
-    if (!bkr_arg_double(argv[2], &p.error))
-        return RedisModule_ReplyWithError(ctx, "ERR bad error rate");
-    if (!(p.error > 0 && p.error < 1))
-        return RedisModule_ReplyWithError(ctx, "ERR (0 < error rate range < 1)");
-    if (RedisModule_StringToLongLong(argv[3], &cap) != REDISMODULE_OK)
-        return RedisModule_ReplyWithError(ctx, "ERR bad capacity");
-    if (cap <= 0)
-        return RedisModule_ReplyWithError(ctx, "ERR (capacity should be larger than 0)");
-    p.capacity = (uint64_t)cap;
-
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
-    bkr_obj_t *o;
-    bkr_lookup_t st = bkr_lookup(key, BKR_CBF, &o);
-    if (st != BKR_EMPTY) {
-        bkr_reply_lookup_error(ctx, st == BKR_LOADING ? BKR_FOUND : st);
-        return bkr_done(key);
-    }
-    if (bkr_create_key_or_reply(ctx, key, argv[1], BKR_CBF, &p))
-        RedisModule_ReplyWithSimpleString(ctx, "OK");
-    return bkr_done(key);
-}
-
-static int cbf_add_common(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi)
-{
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
-    bkr_obj_t *o;
-    bkr_lookup_t st = bkr_lookup(key, BKR_CBF, &o);
-    bool created = false;
-    if (st == BKR_EMPTY) {
-        bkr_params_t p = cbf_defaults();
-        o = bkr_create_key_or_reply(ctx, key, argv[1], BKR_CBF, &p);
-        if (!o)
-            return bkr_done(key);
-        created = true;
-    } else if (st != BKR_FOUND) {
-        bkr_reply_lookup_error(ctx, st);
-        return bkr_done(key);
-    }
-    bkr_add_items(ctx, o, argv + 2, argc - 2, multi);
-    bkr_propagate(ctx, created, argv, argc);
-    return bkr_done(key);
+    bkr_options_t o = {.p = bkr_defaults(BKR_CBF)};
+    if (!bkr_rate_capacity_or_reply(ctx, argv, &o.p) ||
+        !bkr_parse_options_or_reply(ctx, argv, argc, 4, BKR_OPT_SEED, &o))
+        return REDISMODULE_OK;
+    return bkr_reserve(ctx, argv, BKR_CBF, &o.p);
 }
 
 /* CBF.ADD key item: 1 if the item was new (not already present). */
@@ -78,7 +29,8 @@ int bkr_cmd_cbf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
-    return cbf_add_common(ctx, argv, argc, false);
+    bkr_options_t o = {.p = bkr_defaults(BKR_CBF), .items = 2};
+    return bkr_add_command(ctx, argv, argc, BKR_CBF, &o, false);
 }
 
 /* CBF.MADD key item [item ...] */
@@ -86,7 +38,8 @@ int bkr_cmd_cbf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 3)
         return RedisModule_WrongArity(ctx);
-    return cbf_add_common(ctx, argv, argc, true);
+    bkr_options_t o = {.p = bkr_defaults(BKR_CBF), .items = 2};
+    return bkr_add_command(ctx, argv, argc, BKR_CBF, &o, true);
 }
 
 /* CBF.DEL key item: 1 if removed, 0 if the item was not in the filter. */
@@ -105,6 +58,7 @@ int bkr_cmd_cbf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bk_status_t rs = bk_filter_remove(o->f, s, len);
     if (rs == BK_OK) {
         RedisModule_ReplicateVerbatim(ctx);
+        bkr_notify(ctx, argv[0], argv[1]);
         RedisModule_ReplyWithBool(ctx, 1);
     } else if (rs == BK_ENOTFOUND) {
         RedisModule_ReplyWithBool(ctx, 0);
@@ -161,7 +115,9 @@ int bkr_cmd_cbf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_obj_t *o = bkr_open_or_reply(ctx, argv[1], REDISMODULE_READ, BKR_CBF, &key);
     if (!o)
         return REDISMODULE_OK;
-    const bk_filter_info_t *in = bkr_info(o);
+    bk_filter_info_t info; /* its counter count; a CBF is one array */
+    bk_filter_info(o->f, &info);
+    const bk_filter_info_t *in = &info;
     RedisModule_ReplyWithMap(ctx, 6);
     RedisModule_ReplyWithSimpleString(ctx, "Capacity");
     RedisModule_ReplyWithLongLong(ctx, (long long)in->capacity);

@@ -7,7 +7,8 @@
  * sized first with bk_plan() and refused with a clear error when the
  * payload would exceed MAX_BYTES (module argument, default 1 GiB); a
  * scalable filter is checked again each time it is about to add a
- * sub-filter, so growth cannot cross the limit either.
+ * sub-filter (an O(1) look at its shape), so growth cannot cross the
+ * limit either.
  *
  * Replication: a new filter gets a fresh random seed (so keys cannot be
  * crafted against it), which a replica replaying the same BF.ADD would not
@@ -108,12 +109,13 @@ bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
                                    const bkr_params_t *p)
 {
     bkr_params_t q = *p;
-    q.seed = bk_random_seed();
+    if (!q.seed_set)
+        q.seed = bk_random_seed();
+    uint64_t mark = bkr_lib_bytes();
     bk_filter_t *f = bkr_create_or_reply(ctx, family, &q);
     if (!f)
         return NULL;
-    bkr_obj_t *o = bkr_obj_new(family, f);
-    bkr_limit_init(o, &q);
+    bkr_obj_t *o = bkr_obj_new(family, f, mark);
     if (RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), o) != REDISMODULE_OK) {
         bkr_obj_free(o);
         RedisModule_ReplyWithError(ctx, "ERR could not store the filter");
@@ -156,11 +158,11 @@ int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_ReplyWithError(ctx, "ERR item exists");
         return bkr_done(key);
     }
+    uint64_t mark = bkr_lib_bytes();
     bk_filter_t *f = bkr_create_or_reply(ctx, family, &p);
     if (!f)
         return bkr_done(key);
-    bkr_obj_t *o = bkr_obj_new(family, f);
-    bkr_limit_init(o, &p);
+    bkr_obj_t *o = bkr_obj_new(family, f, mark);
     RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), o);
     RedisModule_ReplicateVerbatim(ctx);
     RedisModule_ReplyWithSimpleString(ctx, "OK");
@@ -169,85 +171,39 @@ int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* ---- growth of scalable filters ---- */
 
-/* Sets the checkpoint from the filter's info (one scan of the payload). */
-static void refresh(bkr_obj_t *o, const bk_filter_info_t *in)
+bool bkr_batch_safe(const bkr_obj_t *o, int m)
 {
-    o->info = *in;
-    o->info_fresh = true;
-    o->limit_known = true;
-    o->nonscaling = o->family != BKR_BF || in->kind != BK_KIND_SCALABLE || in->nonscaling;
-    o->grow_check_at = o->family == BKR_CBF ? UINT64_MAX : in->capacity;
+    bk_filter_shape_t s;
+    bk_filter_shape(o->f, &s);
+    if (s.kind != BK_KIND_SCALABLE)
+        return true; /* a single array never grows nor refuses */
+    return s.newest_items + (uint64_t)m < s.newest_capacity;
 }
 
-void bkr_limit_init(bkr_obj_t *o, const bkr_params_t *p)
+const char *bkr_growth_check(const bkr_obj_t *o)
 {
-    o->limit_known = true;
-    o->nonscaling = o->family == BKR_CBF || p->nonscaling;
-    o->grow_check_at = o->family == BKR_CBF ? UINT64_MAX : p->capacity;
-}
-
-static const char *blocked_message(const bkr_obj_t *o)
-{
-    static char msg[256];
-    snprintf(msg, sizeof msg,
-             "ERR the filter is at its memory limit: its next sub-filter would bring it to "
-             "%llu bytes, over the limit of %llu bytes (module argument MAX_BYTES)",
-             (unsigned long long)o->blocked_bytes, (unsigned long long)bkr_config.max_bytes);
-    return msg;
-}
-
-const char *bkr_growth_check(bkr_obj_t *o)
-{
-    uint64_t items = bk_filter_items(o->f);
-    if (o->limit_known && (o->nonscaling || items < o->grow_check_at))
-        return NULL;
-    if (o->blocked_bytes && items == o->blocked_items)
-        return blocked_message(o); /* nothing changed since the refusal */
-    /* The chain is at (or past) its capacity: the next add of a new key
-     * may create a sub-filter. Reading the info scans the payload, which
-     * is why it is done only here. */
-    bk_filter_info_t in;
-    bk_filter_info(o->f, &in);
-    refresh(o, &in);
-    if (o->nonscaling || in.items < in.capacity)
-        return NULL;
-    /* The library says exactly what the next sub-filter would cost. */
+    bk_filter_shape_t s;
+    bk_filter_shape(o->f, &s);
+    if (s.nonscaling || s.newest_items < s.newest_capacity)
+        return NULL; /* the next new item does not grow the chain */
     uint64_t next_bytes = 0;
     bk_status_t st = bk_filter_next_growth(o->f, NULL, NULL, &next_bytes);
     if (st == BK_EFULL)
         return NULL; /* the library refuses the growth itself, with its own error */
-    if (st != BK_OK || in.bytes + next_bytes > bkr_config.max_bytes) {
-        o->blocked_items = items;
-        o->blocked_bytes = st == BK_OK ? in.bytes + next_bytes : UINT64_MAX;
-        return blocked_message(o);
-    }
-    /* Allowed. If the library does not grow on this very add, look again
-     * a little later rather than scanning on every add. The shape may
-     * change with the next add. */
-    o->blocked_bytes = 0;
-    o->info_fresh = false;
-    o->grow_check_at = items + (in.capacity / 16 > 0 ? in.capacity / 16 : 1);
-    return NULL;
-}
-
-const bk_filter_info_t *bkr_info(bkr_obj_t *o)
-{
-    if (!o->info_fresh) {
-        bk_filter_info_t in;
-        bk_filter_info(o->f, &in);
-        refresh(o, &in);
-    }
-    o->info.items = bk_filter_items(o->f);
-    return &o->info;
-}
-
-void bkr_growth_note(bkr_obj_t *o)
-{
-    if (o->limit_known && (o->nonscaling || bk_filter_items(o->f) < o->grow_check_at))
-        return;
-    /* Crossed the checkpoint: learn the new capacity, but leave the size
-     * check itself to bkr_growth_check before the next add. */
-    bk_filter_info_t in;
-    bk_filter_info(o->f, &in);
-    refresh(o, &in);
+    if (st == BK_OK && s.bytes + next_bytes <= bkr_config.max_bytes)
+        return NULL;
+    static char msg[256];
+    if (st == BK_OK)
+        snprintf(msg, sizeof msg,
+                 "ERR the filter is at its memory limit: its next sub-filter would bring it to "
+                 "%llu bytes, over the limit of %llu bytes (module argument MAX_BYTES)",
+                 (unsigned long long)(s.bytes + next_bytes),
+                 (unsigned long long)bkr_config.max_bytes);
+    else
+        snprintf(msg, sizeof msg,
+                 "ERR the filter is at its memory limit: its next sub-filter would need more "
+                 "memory than can be addressed, over the limit of %llu bytes (module argument "
+                 "MAX_BYTES)",
+                 (unsigned long long)bkr_config.max_bytes);
+    return msg;
 }

@@ -30,21 +30,6 @@
 #define HDR_LEN 16
 #define HDR_VERSION 1
 
-uint8_t *bkr_serialize(const bk_filter_t *f, size_t *len)
-{
-    uint64_t n = bk_filter_serialized_size(f);
-    if (n == 0 || n > SIZE_MAX)
-        return NULL;
-    uint8_t *buf = RedisModule_Alloc((size_t)n);
-    size_t written = 0;
-    if (bk_filter_serialize(f, buf, (size_t)n, &written) != BK_OK) {
-        RedisModule_Free(buf);
-        return NULL;
-    }
-    *len = written;
-    return buf;
-}
-
 static void put_header(uint8_t h[HDR_LEN], bkr_family_t family, uint64_t total)
 {
     memcpy(h, "BKSD", 4);
@@ -136,15 +121,18 @@ int bkr_cmd_cbf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
  * this much slack over MAX_BYTES covers that for any filter. */
 #define DUMP_SLACK (UINT64_C(1) << 20)
 
-static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_family_t family,
-                       const char *buf, size_t len)
+static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *cmd,
+                       RedisModuleString *keyname, bkr_family_t family, const char *buf,
+                       size_t len)
 {
-    if (RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_EMPTY) {
-        if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_MODULE &&
-            RedisModule_ModuleTypeGetType(key) == bkr_family_type(family))
-            return RedisModule_ReplyWithError(ctx, "ERR item exists");
+    /* A key still being restored is restarted: that is how a client
+     * recovers from a sequence it could not finish. */
+    bkr_obj_t *old;
+    bkr_lookup_t st = bkr_lookup(key, family, &old);
+    if (st == BKR_FOUND)
+        return RedisModule_ReplyWithError(ctx, "ERR item exists");
+    if (st == BKR_WRONGTYPE)
         return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
-    }
     uint64_t total;
     if (!get_header(buf, len, family, &total) || total == 0)
         return bkr_reply_errorf(ctx, "ERR invalid dump header (not from %s.SCANDUMP)",
@@ -155,15 +143,57 @@ static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_family_t fa
                                 "(module argument MAX_BYTES)",
                                 (unsigned long long)total,
                                 (unsigned long long)bkr_config.max_bytes);
-    bkr_obj_t *o = bkr_obj_new(family, NULL);
+    bkr_obj_t *o = bkr_obj_new(family, NULL, 0);
     o->pend_total = total;
     RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), o);
     RedisModule_ReplicateVerbatim(ctx);
+    bkr_notify(ctx, cmd, keyname);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 
-static int load_data(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_family_t family,
-                     long long it, const char *buf, size_t len)
+/* Appends a chunk to a pending key's bytes; false if memory cannot be
+ * had. The buffer grows with the bytes actually received, never to the
+ * size a header merely claims. */
+static bool append_pending(bkr_obj_t *o, const char *buf, size_t len)
+{
+    uint64_t need = o->pend_len + len;
+    if (need > o->pend_cap) {
+        uint64_t cap = o->pend_cap * 2 > need ? o->pend_cap * 2 : need;
+        if (cap > o->pend_total)
+            cap = o->pend_total;
+        uint8_t *p = RedisModule_TryAlloc((size_t)cap);
+        if (!p)
+            return false;
+        if (o->pend_len)
+            memcpy(p, o->pend, (size_t)o->pend_len);
+        if (o->pend)
+            RedisModule_Free(o->pend);
+        o->pend = p;
+        o->pend_cap = cap;
+    }
+    memcpy(o->pend + o->pend_len, buf, len);
+    o->pend_len = need;
+    return true;
+}
+
+/* A chunk that cannot be used ends the restore: the half-restored key is
+ * deleted (never left refusing every command) and the client is told to
+ * start again. */
+static int abandon(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname,
+                   const char *why, uint64_t received)
+{
+    RedisModule_DeleteKey(key);
+    /* Replicas drop their half key too, whatever made this one fail. */
+    RedisModule_Replicate(ctx, "DEL", "s", keyname);
+    return bkr_reply_errorf(ctx,
+                            "ERR %s (after byte %llu): the restore was abandoned and the key "
+                            "removed; start again with the header chunk (iterator 1)",
+                            why, (unsigned long long)received);
+}
+
+static int load_data(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *cmd,
+                     RedisModuleString *keyname, bkr_family_t family, long long it,
+                     const char *buf, size_t len)
 {
     int type = RedisModule_KeyType(key);
     if (type == REDISMODULE_KEYTYPE_EMPTY)
@@ -176,31 +206,24 @@ static int load_data(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_family_t fami
         return RedisModule_ReplyWithError(
             ctx, "ERR the filter is complete; a restore starts with the header chunk (iterator "
                  "1) on a new key");
+    const char *bad = NULL;
     if (len == 0 || (uint64_t)it - 1 < len || (uint64_t)it - 1 - len != o->pend_len)
-        return bkr_reply_errorf(ctx, "ERR chunk out of order: expected the chunk after byte %llu",
-                                (unsigned long long)o->pend_len);
-    if (len > o->pend_total - o->pend_len)
-        return RedisModule_ReplyWithError(ctx, "ERR chunk runs past the end of the dump");
-
-    /* The buffer grows with the bytes actually received, never to the
-     * size a header merely claims. */
-    uint64_t need = o->pend_len + len;
-    if (need > o->pend_cap) {
-        uint64_t cap = o->pend_cap * 2 > need ? o->pend_cap * 2 : need;
-        if (cap > o->pend_total)
-            cap = o->pend_total;
-        o->pend = RedisModule_Realloc(o->pend, (size_t)cap);
-        o->pend_cap = cap;
-    }
-    memcpy(o->pend + o->pend_len, buf, len);
-    o->pend_len = need;
+        bad = "chunk out of order";
+    else if (len > o->pend_total - o->pend_len)
+        bad = "chunk runs past the end of the dump";
+    else if (!append_pending(o, buf, len))
+        bad = "out of memory";
+    if (bad)
+        return abandon(ctx, key, keyname, bad, o->pend_len);
     RedisModule_ReplicateVerbatim(ctx);
+    bkr_notify(ctx, cmd, keyname);
     if (o->pend_len < o->pend_total)
         return RedisModule_ReplyWithSimpleString(ctx, "OK");
 
     /* Complete: validate, then the key becomes the filter (or goes). */
     bk_filter_t *f = NULL;
     const char *why = NULL;
+    uint64_t mark = bkr_lib_bytes();
     bk_status_t st = bk_filter_deserialize(&f, o->pend, (size_t)o->pend_len, &why);
     if (st == BK_OK && !bkr_kind_fits(family, bk_filter_kind(f))) {
         bk_filter_free(f);
@@ -213,7 +236,17 @@ static int load_data(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_family_t fami
         return bkr_reply_errorf(ctx, "ERR invalid dump: %s%s%s", bk_strerror(st),
                                 why ? ": " : "", why ? why : "");
     }
-    bkr_obj_t *done = bkr_obj_new(family, f);
+    uint64_t bytes;
+    if (!bkr_within_cap(f, &bytes)) {
+        bk_filter_free(f);
+        RedisModule_DeleteKey(key);
+        return bkr_reply_errorf(ctx,
+                                "ERR the dumped filter of %llu bytes is over the limit of %llu "
+                                "bytes (module argument MAX_BYTES); the key was removed",
+                                (unsigned long long)bytes,
+                                (unsigned long long)bkr_config.max_bytes);
+    }
+    bkr_obj_t *done = bkr_obj_new(family, f, mark);
     RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), done);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
@@ -232,9 +265,9 @@ static int loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
     const char *buf = RedisModule_StringPtrLen(argv[3], &len);
     RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
     if (it == 1)
-        load_header(ctx, key, family, buf, len);
+        load_header(ctx, key, argv[0], argv[1], family, buf, len);
     else
-        load_data(ctx, key, family, it, buf, len);
+        load_data(ctx, key, argv[0], argv[1], family, it, buf, len);
     return bkr_done(key);
 }
 

@@ -1,17 +1,10 @@
 /*
- * bloomkit.so: the Redis module. This file is its entry point
- * (RedisModule_OnLoad), the Redis API lookup, the module arguments, the two
- * data types (BF and CBF keys) with their persistence callbacks, and the
- * command table.
- *
- * Persistence stores the library's own serialized bytes (docs/FORMAT.md),
- * so a value saved by one version of the module is read by the validating
- * loader of the next one; RDB load (startup, DEBUG RELOAD, RESTORE, full
- * sync of a replica) refuses bytes the library does not accept instead of
- * trusting them. RDB value layout, encoding version 1:
- *   unsigned  tag: 1 = filter, 2 = chunked load in progress
- *   tag 1:    string  serialized filter
- *   tag 2:    unsigned total bytes expected, string bytes received so far
+ * bloomkit.so: the Redis module's registration. This file is its entry
+ * point (RedisModule_OnLoad): the Redis API lookup, the module arguments,
+ * the library's allocator set to Redis' own, the two data types (BF and CBF
+ * keys; their callbacks live in obj.c and dump.c) and the command table.
+ * It is the top of the module's files: it calls into the others, and none
+ * calls into it.
  */
 #define _GNU_SOURCE
 #define BKR_API_DEFINE
@@ -22,23 +15,6 @@
 
 #define BKR_MODULE_NAME "bloomkit"
 #define BKR_MODULE_VERSION 100 /* 0.1.0 */
-#define BKR_ENCVER 1
-
-#define BKR_TAG_FILTER 1
-#define BKR_TAG_PENDING 2
-
-bkr_config_t bkr_config = {
-    .max_bytes = UINT64_C(1) << 30,
-    .bf_error = 0.01,
-    .bf_capacity = 100,
-    .bf_expansion = 2,
-    .cbf_error = 0.01,
-    .cbf_capacity = 100,
-    .chunk_bytes = UINT64_C(16) << 20,
-};
-
-RedisModuleType *bkr_type_bf;
-RedisModuleType *bkr_type_cbf;
 
 /* ---- API lookup ------------------------------------------------------------ */
 
@@ -51,7 +27,7 @@ static const struct {
     BKR_FN(RedisModule_SetModuleAttribs),  BKR_FN(RedisModule_SetModuleOptions),
     BKR_FN(RedisModule_CreateCommand),     BKR_FN(RedisModule_CreateDataType),
     BKR_FN(RedisModule_GetContextFlags),   BKR_FN(RedisModule_Alloc),
-    BKR_FN(RedisModule_Realloc),           BKR_FN(RedisModule_Free),
+    BKR_FN(RedisModule_Free),
     BKR_FN(RedisModule_OpenKey),           BKR_FN(RedisModule_CloseKey),
     BKR_FN(RedisModule_KeyType),           BKR_FN(RedisModule_DeleteKey),
     BKR_FN(RedisModule_ModuleTypeSetValue), BKR_FN(RedisModule_ModuleTypeGetType),
@@ -69,6 +45,8 @@ static const struct {
     BKR_FN(RedisModule_LoadUnsigned),      BKR_FN(RedisModule_SaveStringBuffer),
     BKR_FN(RedisModule_LoadStringBuffer),  BKR_FN(RedisModule_IsIOError),
     BKR_FN(RedisModule_Log),               BKR_FN(RedisModule_LogIOError),
+    BKR_FN(RedisModule_TryAlloc),          BKR_FN(RedisModule_NotifyKeyspaceEvent),
+    BKR_FN(RedisModule_MallocSize),
 };
 
 /* Fills every function pointer; returns the name of the first one the
@@ -85,183 +63,24 @@ static const char *api_init(RedisModuleCtx *ctx)
     if (RedisModule_GetApi("RedisModule_IsModuleNameBusy", (void *)&RedisModule_IsModuleNameBusy) !=
         REDISMODULE_OK)
         RedisModule_IsModuleNameBusy = NULL;
+    /* Optional (7.4): without it payloads are zeroed by the library. */
+    if (RedisModule_GetApi("RedisModule_TryCalloc", (void *)&RedisModule_TryCalloc) !=
+        REDISMODULE_OK)
+        RedisModule_TryCalloc = NULL;
     return NULL;
 }
 
-/* ---- objects ------------------------------------------------------------------ */
-
-bkr_obj_t *bkr_obj_new(bkr_family_t family, bk_filter_t *f)
+/* Every byte a filter holds comes from Redis' allocator, so used_memory,
+ * INFO memory, maxmemory and eviction see it; the Try variants make a
+ * request the server cannot satisfy an error reply (BK_ENOMEM) instead of
+ * the server aborting. */
+static int use_redis_allocator(RedisModuleCtx *ctx)
 {
-    bkr_obj_t *o = RedisModule_Alloc(sizeof *o);
-    memset(o, 0, sizeof *o);
-    o->family = family;
-    o->f = f;
-    return o;
-}
-
-void bkr_obj_free(void *value)
-{
-    bkr_obj_t *o = value;
-    if (!o)
-        return;
-    bk_filter_free(o->f);
-    bkr_obj_touch(o);
-    if (o->pend)
-        RedisModule_Free(o->pend);
-    RedisModule_Free(o);
-}
-
-void bkr_obj_touch(bkr_obj_t *o)
-{
-    if (o->dump) {
-        RedisModule_Free(o->dump);
-        o->dump = NULL;
-        o->dump_len = 0;
-    }
-}
-
-RedisModuleType *bkr_family_type(bkr_family_t family)
-{
-    return family == BKR_CBF ? bkr_type_cbf : bkr_type_bf;
-}
-
-const char *bkr_family_prefix(bkr_family_t family)
-{
-    return family == BKR_CBF ? "CBF" : "BF";
-}
-
-bool bkr_kind_fits(bkr_family_t family, bk_kind_t kind)
-{
-    if (family == BKR_CBF)
-        return kind == BK_KIND_COUNTING;
-    return kind == BK_KIND_SCALABLE || kind == BK_KIND_BLOCKED || kind == BK_KIND_CLASSIC;
-}
-
-/* ---- type callbacks --------------------------------------------------------------- */
-
-static void *rdb_load_family(RedisModuleIO *io, int encver, bkr_family_t family)
-{
-    if (encver < 1 || encver > BKR_ENCVER) {
-        RedisModule_LogIOError(io, "warning", "bloomkit: unknown encoding version %d", encver);
-        return NULL;
-    }
-    uint64_t tag = RedisModule_LoadUnsigned(io);
-    if (RedisModule_IsIOError(io))
-        return NULL;
-    uint64_t total = 0;
-    if (tag == BKR_TAG_PENDING) {
-        total = RedisModule_LoadUnsigned(io);
-        if (RedisModule_IsIOError(io))
-            return NULL;
-    } else if (tag != BKR_TAG_FILTER) {
-        RedisModule_LogIOError(io, "warning", "bloomkit: bad value tag %llu",
-                               (unsigned long long)tag);
-        return NULL;
-    }
-    size_t len = 0;
-    char *buf = RedisModule_LoadStringBuffer(io, &len);
-    if (RedisModule_IsIOError(io) || buf == NULL) {
-        if (buf)
-            RedisModule_Free(buf);
-        return NULL;
-    }
-
-    if (tag == BKR_TAG_PENDING) {
-        if (len > total || total > bkr_config.max_bytes + (UINT64_C(1) << 20)) {
-            RedisModule_Free(buf);
-            RedisModule_LogIOError(io, "warning", "bloomkit: bad partial load state");
-            return NULL;
-        }
-        bkr_obj_t *o = bkr_obj_new(family, NULL);
-        o->pend = (uint8_t *)buf;
-        o->pend_len = o->pend_cap = len;
-        o->pend_total = total;
-        return o;
-    }
-
-    bk_filter_t *f = NULL;
-    const char *why = NULL;
-    bk_status_t st = bk_filter_deserialize(&f, buf, len, &why);
-    RedisModule_Free(buf);
-    if (st != BK_OK) {
-        RedisModule_LogIOError(io, "warning", "bloomkit: refusing stored filter: %s%s%s",
-                               bk_strerror(st), why ? ": " : "", why ? why : "");
-        return NULL;
-    }
-    if (!bkr_kind_fits(family, bk_filter_kind(f))) {
-        bk_filter_free(f);
-        RedisModule_LogIOError(io, "warning", "bloomkit: stored filter of the wrong kind");
-        return NULL;
-    }
-    return bkr_obj_new(family, f);
-}
-
-static void *rdb_load_bf(RedisModuleIO *io, int encver)
-{
-    return rdb_load_family(io, encver, BKR_BF);
-}
-
-static void *rdb_load_cbf(RedisModuleIO *io, int encver)
-{
-    return rdb_load_family(io, encver, BKR_CBF);
-}
-
-static void rdb_save(RedisModuleIO *io, void *value)
-{
-    bkr_obj_t *o = value;
-    if (o->f == NULL) {
-        RedisModule_SaveUnsigned(io, BKR_TAG_PENDING);
-        RedisModule_SaveUnsigned(io, o->pend_total);
-        RedisModule_SaveStringBuffer(io, (const char *)(o->pend ? o->pend : (uint8_t *)""),
-                                     o->pend_len);
-        return;
-    }
-    size_t len = 0;
-    uint8_t *buf = bkr_serialize(o->f, &len);
-    RedisModule_SaveUnsigned(io, BKR_TAG_FILTER);
-    if (buf == NULL) {
-        /* Cannot happen short of memory exhaustion; an empty string makes
-         * the load fail loudly rather than restore something else. */
-        RedisModule_LogIOError(io, "warning", "bloomkit: could not serialize a filter");
-        RedisModule_SaveStringBuffer(io, "", 0);
-        return;
-    }
-    RedisModule_SaveStringBuffer(io, (const char *)buf, len);
-    RedisModule_Free(buf);
-}
-
-static size_t mem_usage(const void *value)
-{
-    const bkr_obj_t *o = value;
-    size_t n = sizeof *o + (size_t)o->pend_cap + o->dump_len;
-    if (o->f)
-        n += (size_t)bk_filter_serialized_size(o->f);
-    return n;
-}
-
-static void *copy_value(RedisModuleString *fromkey, RedisModuleString *tokey, const void *value)
-{
-    (void)fromkey;
-    (void)tokey;
-    const bkr_obj_t *o = value;
-    bkr_obj_t *c = bkr_obj_new(o->family, NULL);
-    if (o->f) {
-        if (bk_filter_clone(&c->f, o->f) != BK_OK) {
-            bkr_obj_free(c);
-            return NULL; /* COPY replies with an error */
-        }
-        c->grow_check_at = o->grow_check_at;
-        c->limit_known = o->limit_known;
-        c->nonscaling = o->nonscaling;
-        return c;
-    }
-    if (o->pend_len) {
-        c->pend = RedisModule_Alloc((size_t)o->pend_len);
-        memcpy(c->pend, o->pend, (size_t)o->pend_len);
-    }
-    c->pend_len = c->pend_cap = o->pend_len;
-    c->pend_total = o->pend_total;
-    return c;
+    bk_allocator_t a = bkr_library_allocator();
+    if (bk_allocator_set(&a) == BK_OK)
+        return REDISMODULE_OK;
+    RedisModule_Log(ctx, "warning", "bloomkit: the library already holds memory; not loading");
+    return REDISMODULE_ERR;
 }
 
 /* ---- module arguments ----------------------------------------------------------------- */
@@ -309,35 +128,40 @@ static int parse_args(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* ---- commands ------------------------------------------------------------------------------ */
 
+/* Keys are arguments 1 .. lastkey (-1: the last), so a cluster sends each
+ * command to the keys' node and refuses keys of different slots. */
 static const struct {
     const char *name;
     RedisModuleCmdFunc fn;
     const char *flags;
+    int lastkey;
 } commands[] = {
-    {"BF.RESERVE", bkr_cmd_bf_reserve, "write deny-oom"},
-    {"BF.ADD", bkr_cmd_bf_add, "write deny-oom"},
-    {"BF.MADD", bkr_cmd_bf_madd, "write deny-oom"},
-    {"BF.INSERT", bkr_cmd_bf_insert, "write deny-oom"},
-    {"BF.EXISTS", bkr_cmd_bf_exists, "readonly fast"},
-    {"BF.MEXISTS", bkr_cmd_bf_mexists, "readonly fast"},
-    {"BF.INFO", bkr_cmd_bf_info, "readonly"},
-    {"BF.CARD", bkr_cmd_bf_card, "readonly fast"},
-    {"BF.SCANDUMP", bkr_cmd_bf_scandump, "readonly"},
-    {"BF.LOADCHUNK", bkr_cmd_bf_loadchunk, "write deny-oom"},
-    {"CBF.RESERVE", bkr_cmd_cbf_reserve, "write deny-oom"},
-    {"CBF.ADD", bkr_cmd_cbf_add, "write deny-oom"},
-    {"CBF.MADD", bkr_cmd_cbf_madd, "write deny-oom"},
-    {"CBF.DEL", bkr_cmd_cbf_del, "write"},
-    {"CBF.EXISTS", bkr_cmd_cbf_exists, "readonly fast"},
-    {"CBF.MEXISTS", bkr_cmd_cbf_mexists, "readonly fast"},
-    {"CBF.COUNT", bkr_cmd_cbf_count, "readonly fast"},
-    {"CBF.INFO", bkr_cmd_cbf_info, "readonly"},
-    {"CBF.CARD", bkr_cmd_cbf_card, "readonly fast"},
-    {"CBF.SCANDUMP", bkr_cmd_cbf_scandump, "readonly"},
-    {"CBF.LOADCHUNK", bkr_cmd_cbf_loadchunk, "write deny-oom"},
+    {"BF.RESERVE", bkr_cmd_bf_reserve, "write deny-oom", 1},
+    {"BF.ADD", bkr_cmd_bf_add, "write deny-oom", 1},
+    {"BF.MADD", bkr_cmd_bf_madd, "write deny-oom", 1},
+    {"BF.INSERT", bkr_cmd_bf_insert, "write deny-oom", 1},
+    {"BF.EXISTS", bkr_cmd_bf_exists, "readonly fast", 1},
+    {"BF.MEXISTS", bkr_cmd_bf_mexists, "readonly fast", 1},
+    {"BF.INFO", bkr_cmd_bf_info, "readonly", 1},
+    {"BF.CARD", bkr_cmd_bf_card, "readonly fast", 1},
+    {"BF.SCANDUMP", bkr_cmd_bf_scandump, "readonly", 1},
+    {"BF.LOADCHUNK", bkr_cmd_bf_loadchunk, "write deny-oom", 1},
+    {"BF.MERGE", bkr_cmd_bf_merge, "write deny-oom", -1},
+    {"CBF.RESERVE", bkr_cmd_cbf_reserve, "write deny-oom", 1},
+    {"CBF.ADD", bkr_cmd_cbf_add, "write deny-oom", 1},
+    {"CBF.MADD", bkr_cmd_cbf_madd, "write deny-oom", 1},
+    {"CBF.DEL", bkr_cmd_cbf_del, "write", 1},
+    {"CBF.EXISTS", bkr_cmd_cbf_exists, "readonly fast", 1},
+    {"CBF.MEXISTS", bkr_cmd_cbf_mexists, "readonly fast", 1},
+    {"CBF.COUNT", bkr_cmd_cbf_count, "readonly fast", 1},
+    {"CBF.INFO", bkr_cmd_cbf_info, "readonly", 1},
+    {"CBF.CARD", bkr_cmd_cbf_card, "readonly fast", 1},
+    {"CBF.SCANDUMP", bkr_cmd_cbf_scandump, "readonly", 1},
+    {"CBF.LOADCHUNK", bkr_cmd_cbf_loadchunk, "write deny-oom", 1},
+    {"CBF.MERGE", bkr_cmd_cbf_merge, "write deny-oom", -1},
     /* Internal: how a key's creation (with its random seed) reaches
      * replicas and the AOF. */
-    {"BKI.CREATE", bkr_cmd_create, "write deny-oom"},
+    {"BKI.CREATE", bkr_cmd_create, "write deny-oom", 1},
 };
 
 __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx,
@@ -359,29 +183,23 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_SetModuleAttribs(ctx, BKR_MODULE_NAME, BKR_MODULE_VERSION, REDISMODULE_APIVER_1);
     RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);
 
-    if (parse_args(ctx, argv, argc) != REDISMODULE_OK)
+    if (parse_args(ctx, argv, argc) != REDISMODULE_OK || use_redis_allocator(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
 
     RedisModuleTypeMethods tm;
-    memset(&tm, 0, sizeof tm);
-    tm.version = REDISMODULE_TYPE_METHOD_VERSION;
-    tm.rdb_save = rdb_save;
-    tm.aof_rewrite = bkr_aof_rewrite;
-    tm.mem_usage = mem_usage;
-    tm.free = bkr_obj_free;
-    tm.copy = copy_value;
-
     /* Type names are exactly 9 characters and stored in RDB files. */
-    tm.rdb_load = rdb_load_bf;
+    bkr_type_methods(&tm, BKR_BF);
+    tm.aof_rewrite = bkr_aof_rewrite;
     bkr_type_bf = RedisModule_CreateDataType(ctx, "bkbloom-1", BKR_ENCVER, &tm);
-    tm.rdb_load = rdb_load_cbf;
+    bkr_type_methods(&tm, BKR_CBF);
+    tm.aof_rewrite = bkr_aof_rewrite;
     bkr_type_cbf = RedisModule_CreateDataType(ctx, "bkcount-1", BKR_ENCVER, &tm);
     if (bkr_type_bf == NULL || bkr_type_cbf == NULL)
         return REDISMODULE_ERR;
 
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (RedisModule_CreateCommand(ctx, commands[i].name, commands[i].fn, commands[i].flags, 1,
-                                      1, 1) != REDISMODULE_OK)
+                                      commands[i].lastkey, 1) != REDISMODULE_OK)
             return REDISMODULE_ERR;
     return REDISMODULE_OK;
 }

@@ -3,6 +3,16 @@
  * key, the module's settings, and the reply-and-return helpers that keep the
  * command handlers short (parse, call the library, reply).
  *
+ * The files form a ladder; each calls only files above it in this list:
+ *   util.c     settings, replies, argument primitives, propagation (leaf)
+ *   obj.c      the value under a key, its Redis type callbacks, lookup
+ *   create.c   creating filters within MAX_BYTES, growth checks
+ *   args.c     the options of BF.RESERVE / BF.INSERT / CBF.RESERVE
+ *   items.c    what BF and CBF commands share: reserve, add, exists, card
+ *   dump.c     SCANDUMP / LOADCHUNK and the AOF rewrite
+ *   cmd_bf.c, cmd_cbf.c, cmd_merge.c   the command handlers
+ *   module.c   registration: API lookup, module arguments, command table
+ *
  * One value type per command family: BF.* keys hold a scalable (or
  * non-scaling) Bloom filter, CBF.* keys a counting filter. Two Redis data
  * types (not one with a tag) so that TYPE, WRONGTYPE and a key's encoding
@@ -32,24 +42,8 @@ typedef enum bkr_family {
 typedef struct bkr_obj {
     bkr_family_t family;
     bk_filter_t *f; /* NULL while a chunked load is in progress */
+    uint64_t heap;  /* Redis memory f holds, as the allocator counted it */
 
-    /* Below grow_check_at items no add can create a sub-filter or find
-     * the filter full, so the size limit needs no check and a batch add is
-     * safe. Learned from bk_filter_info() (which scans the payload) only
-     * when crossed; limit_known is false after a load until first needed. */
-    uint64_t grow_check_at;
-    bool limit_known;
-    bool nonscaling; /* never grows: non-scaling BF, and every CBF */
-    /* The filter's shape (capacity, sizes, sub-filters) as of the last
-     * bk_filter_info() scan, valid while info_fresh: the shape changes only
-     * when a scalable filter grows, and every point where it may grow
-     * clears info_fresh. Lets BF.INFO answer without scanning the payload;
-     * the item count is always read live. */
-    bk_filter_info_t info;
-    bool info_fresh;
-    /* Growth refused at blocked_items items (0 bytes: not refused). */
-    uint64_t blocked_items;
-    uint64_t blocked_bytes;
 
     /* Serialized bytes kept while a SCANDUMP is in progress; any write
      * drops them (bkr_obj_touch). */
@@ -75,13 +69,50 @@ typedef struct bkr_config {
     uint64_t chunk_bytes;    /* SCANDUMP / AOF rewrite chunk size */
 } bkr_config_t;
 
+/* Encoding version of both data types' RDB values (obj.c). */
+#define BKR_ENCVER 1
+
 extern bkr_config_t bkr_config;
 extern RedisModuleType *bkr_type_bf;
 extern RedisModuleType *bkr_type_cbf;
 
-/* ---- objects (module.c) ---- */
+/* ---- settings, replies, arguments (util.c) ---- */
 
-bkr_obj_t *bkr_obj_new(bkr_family_t family, bk_filter_t *f);
+/* The library's allocator: Redis' (TryAlloc, TryCalloc where the server
+ * has it), counting what it hands out. */
+bk_allocator_t bkr_library_allocator(void);
+/* Bytes of Redis memory the library holds now. A difference of two
+ * readings around a library call is what the call took. */
+uint64_t bkr_lib_bytes(void);
+
+/* Replies with an error for a library status (bk_strerror text). */
+int bkr_reply_status(RedisModuleCtx *ctx, bk_status_t st);
+/* Replies with a printf-formatted error ("ERR ..."). */
+int bkr_reply_errorf(RedisModuleCtx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Case-insensitive comparison of an argument with an ASCII word. */
+bool bkr_arg_is(const RedisModuleString *arg, const char *word);
+/* Strict number parsing: the whole argument must be the number. */
+bool bkr_arg_u64(const RedisModuleString *arg, uint64_t *out);
+bool bkr_arg_double(const RedisModuleString *arg, double *out);
+/* Propagates a write to replicas and the AOF: verbatim, or, when the
+ * command created the key (and BKI.CREATE went first), re-sent explicitly
+ * so both land in one MULTI/EXEC in order. */
+void bkr_propagate(RedisModuleCtx *ctx, bool created, RedisModuleString **argv, int argc);
+/* Fires the keyspace event of a write (class "module", 'd' in
+ * notify-keyspace-events) named after the command in lower case
+ * ("bf.add"), on key. */
+void bkr_notify(RedisModuleCtx *ctx, RedisModuleString *cmd, RedisModuleString *key);
+/* Closes the key and returns REDISMODULE_OK: `return bkr_done(key);`. */
+int bkr_done(RedisModuleKey *key);
+
+/* ---- the value under a key (obj.c) ---- */
+
+/* A new value (zeroed but for family and f); never NULL (small, from
+ * RedisModule_Alloc). f (NULL for a pending load) was made from the Redis
+ * memory the library took since `since`, a bkr_lib_bytes() reading taken
+ * just before f was created: that is what MEMORY USAGE reports for it. */
+bkr_obj_t *bkr_obj_new(bkr_family_t family, bk_filter_t *f, uint64_t since);
 void bkr_obj_free(void *value);
 /* Called before every change to o->f: drops the cached dump. */
 void bkr_obj_touch(bkr_obj_t *o);
@@ -89,39 +120,15 @@ RedisModuleType *bkr_family_type(bkr_family_t family);
 const char *bkr_family_prefix(bkr_family_t family); /* "BF" or "CBF" */
 /* True if the filter kind belongs in a key of this family. */
 bool bkr_kind_fits(bkr_family_t family, bk_kind_t kind);
-
-/* ---- creation with limits (create.c) ---- */
-
-typedef struct bkr_params {
-    uint64_t capacity;
-    double error;
-    uint64_t expansion; /* BF only */
-    bool nonscaling;    /* BF only */
-    uint64_t seed;
-} bkr_params_t;
-
-/* Checks the parameters against the size limit and creates the filter.
- * On failure replies with a clear error and returns NULL. */
-bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family,
-                                 const bkr_params_t *p);
-/* Creates a key's filter with a fresh seed and propagates the creation
- * (BKI.CREATE with that seed) followed by the command itself, so replicas
- * and the AOF build a filter with the same bits. On failure replies with
- * an error and returns NULL (nothing created). */
-bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
-                                   RedisModuleString *keyname, bkr_family_t family,
-                                   const bkr_params_t *p);
-/* Before adding to a scalable BF: NULL, or the error to reply if the next
- * sub-filter would take the filter over the size limit. */
-const char *bkr_growth_check(bkr_obj_t *o);
-/* Sets the growth checkpoint of a filter just created with p. */
-void bkr_limit_init(bkr_obj_t *o, const bkr_params_t *p);
-/* The filter's info (shape cached, items live); scans only when stale. */
-const bk_filter_info_t *bkr_info(bkr_obj_t *o);
-/* After adding: refresh the growth checkpoint if the chain may have grown. */
-void bkr_growth_note(bkr_obj_t *o);
-
-/* ---- lookup and reply helpers (util.c) ---- */
+/* True if f's payload is within MAX_BYTES; *bytes receives its size. A
+ * filter loaded from outside (RDB, RESTORE, LOADCHUNK, the AOF) is held to
+ * the same cap as one created or grown here. */
+bool bkr_within_cap(const bk_filter_t *f, uint64_t *bytes);
+/* The data type callbacks of a family but aof_rewrite (dump.c's). */
+void bkr_type_methods(RedisModuleTypeMethods *tm, bkr_family_t family);
+/* Serializes a filter into a new RedisModule_Alloc'ed buffer; NULL when
+ * memory cannot be had. */
+uint8_t *bkr_serialize(const bk_filter_t *f, size_t *len);
 
 typedef enum bkr_lookup {
     BKR_FOUND = 0,
@@ -141,50 +148,100 @@ int bkr_reply_lookup_error(RedisModuleCtx *ctx, bkr_lookup_t st);
  * REDISMODULE_OK. */
 bkr_obj_t *bkr_open_or_reply(RedisModuleCtx *ctx, RedisModuleString *keyname, int mode,
                              bkr_family_t family, RedisModuleKey **key);
+
+/* ---- creation with limits (create.c) ---- */
+
+typedef struct bkr_params {
+    uint64_t capacity;
+    double error;
+    uint64_t expansion; /* BF only */
+    bool nonscaling;    /* BF only */
+    bool seed_set;      /* seed given by the user (SEED): mergeable filters */
+    uint64_t seed;
+} bkr_params_t;
+
+/* Checks the parameters against the size limit and creates the filter.
+ * On failure replies with a clear error and returns NULL. */
+bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family,
+                                 const bkr_params_t *p);
+/* Creates a key's filter with p's seed, or a fresh random one, and
+ * propagates the creation (BKI.CREATE with that seed) followed by the
+ * command itself, so replicas and the AOF build a filter with the same
+ * bits. On failure replies with an error and returns NULL (nothing
+ * created). */
+bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
+                                   RedisModuleString *keyname, bkr_family_t family,
+                                   const bkr_params_t *p);
+/* Before adding a new item to a BF: NULL, or the error to reply because
+ * the chain would grow past MAX_BYTES (an O(1) look at the filter's shape;
+ * a fixed-size filter answers NULL, the library refuses it when full). */
+const char *bkr_growth_check(const bkr_obj_t *o);
+/* True if m items can be added in one batch: none of them can make the
+ * filter grow or find it full, so no check is due between them. */
+bool bkr_batch_safe(const bkr_obj_t *o, int m);
+
+/* ---- command options (args.c) ---- */
+
+/* Options a command accepts (bkr_parse_options_or_reply). */
+enum {
+    BKR_OPT_EXPANSION = 1 << 0,  /* EXPANSION x */
+    BKR_OPT_NONSCALING = 1 << 1, /* NONSCALING */
+    BKR_OPT_SEED = 1 << 2,       /* SEED s */
+    BKR_OPT_INSERT = 1 << 3      /* CAPACITY c, ERROR e, NOCREATE, ITEMS ... */
+};
+
+typedef struct bkr_options {
+    bkr_params_t p;
+    bool nocreate;
+    int items;            /* BKR_OPT_INSERT: index of the first item */
+} bkr_options_t;
+
+/* The defaults of filters a family's commands create implicitly. */
+bkr_params_t bkr_defaults(bkr_family_t family);
+/* Parses argv[2] (error rate) and argv[3] (capacity) into *p; false after
+ * replying with RedisBloom's error. */
+bool bkr_rate_capacity_or_reply(RedisModuleCtx *ctx, RedisModuleString **argv,
+                                bkr_params_t *p);
+/* Parses the options argv[from .. argc) of the kinds in `allowed` into *o
+ * (which holds the defaults); false after replying with the error. With
+ * BKR_OPT_INSERT parsing stops after ITEMS, which must be followed by at
+ * least one item. */
+bool bkr_parse_options_or_reply(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int from,
+                                unsigned allowed, bkr_options_t *o);
+
+/* ---- what BF and CBF commands share (items.c) ---- */
+
+/* XX.RESERVE: creates keyname's filter with p; replies OK or the error. */
+int bkr_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, bkr_family_t family,
+                const bkr_params_t *p);
+/* XX.ADD / XX.MADD / BF.INSERT: adds items to argv[1]'s filter, creating
+ * it with p unless nocreate, and replies one boolean (multi false) or an
+ * array of them; an error ends the array early, as RedisBloom does. */
+int bkr_add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr_family_t family,
+                    const bkr_options_t *o, bool multi);
+/* XX.EXISTS / XX.MEXISTS: checks items against a key's filter and
+ * replies; a missing key or a key of another type answers all false, as
+ * RedisBloom does. */
+int bkr_exists_items(RedisModuleCtx *ctx, RedisModuleString *keyname, bkr_family_t family,
+                     RedisModuleString **items, int n, bool multi);
 /* Replies with the number of items added to keyname's filter of the
  * family, 0 for a missing key (BF.CARD, CBF.CARD). */
 int bkr_reply_card(RedisModuleCtx *ctx, RedisModuleString *keyname, bkr_family_t family);
-/* Replies with an error for a library status (bk_strerror text). */
-int bkr_reply_status(RedisModuleCtx *ctx, bk_status_t st);
-/* Replies with a printf-formatted error ("ERR ..."). */
-int bkr_reply_errorf(RedisModuleCtx *ctx, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* Case-insensitive comparison of an argument with an ASCII word. */
-bool bkr_arg_is(const RedisModuleString *arg, const char *word);
-/* Strict number parsing: the whole argument must be the number. */
-bool bkr_arg_u64(const RedisModuleString *arg, uint64_t *out);
-bool bkr_arg_double(const RedisModuleString *arg, double *out);
-
-/* Propagates a write to replicas and the AOF: verbatim, or, when the
- * command created the key (and BKI.CREATE went first), re-sent explicitly
- * so both land in one MULTI/EXEC in order. */
-void bkr_propagate(RedisModuleCtx *ctx, bool created, RedisModuleString **argv, int argc);
-
-/* Adds items and replies: one boolean (multi false) or an array of them;
- * an error ends the array early, as RedisBloom does. */
-void bkr_add_items(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **items, int n,
-                   bool multi);
-/* Checks items against a key's filter (absent key: all false) and replies. */
-int bkr_exists_items(RedisModuleCtx *ctx, RedisModuleString *keyname, bkr_family_t family,
-                     RedisModuleString **items, int n, bool multi);
-
-/* Closes the key and returns REDISMODULE_OK: `return bkr_done(key);`. */
-int bkr_done(RedisModuleKey *key);
 
 /* ---- dumps (dump.c) ---- */
 
-/* Serializes a filter into a new RedisModule_Alloc'ed buffer. */
-uint8_t *bkr_serialize(const bk_filter_t *f, size_t *len);
 /* Emits the AOF commands that rebuild the key (chunked LOADCHUNK). */
 void bkr_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *value);
 
-/* Command handlers registered in module.c. */
+/* ---- command handlers, registered in module.c ---- */
+
 int bkr_cmd_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_cbf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_cbf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int bkr_cmd_bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int bkr_cmd_cbf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 int bkr_cmd_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_bf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);

@@ -47,6 +47,10 @@
 /* Type methods struct version that includes the copy callback. */
 #define REDISMODULE_TYPE_METHOD_VERSION 3
 
+/* NotifyKeyspaceEvent class of module events ('d' in
+ * notify-keyspace-events). */
+#define REDISMODULE_NOTIFY_MODULE (1 << 13)
+
 /* GetContextFlags bits */
 #define REDISMODULE_CTX_FLAGS_LOADING (1 << 9)
 
@@ -124,8 +128,13 @@ BKR_API(RedisModuleType *, RedisModule_CreateDataType, (RedisModuleCtx *ctx, con
 BKR_API(int, RedisModule_GetContextFlags, (RedisModuleCtx *ctx));
 
 BKR_API(void *, RedisModule_Alloc, (size_t bytes));
-BKR_API(void *, RedisModule_Realloc, (void *ptr, size_t bytes));
 BKR_API(void, RedisModule_Free, (void *ptr));
+/* NULL instead of the server aborting when memory cannot be had: TryAlloc
+ * since 7.0, TryCalloc since 7.4 (optional: NULL on older servers). */
+BKR_API(void *, RedisModule_TryAlloc, (size_t bytes));
+BKR_API(void *, RedisModule_TryCalloc, (size_t nmemb, size_t size));
+/* The bytes Redis counts for a block (its allocator's size class). */
+BKR_API(size_t, RedisModule_MallocSize, (void *ptr));
 
 BKR_API(RedisModuleKey *, RedisModule_OpenKey, (RedisModuleCtx *ctx, RedisModuleString *keyname,
                                                 int mode));
@@ -171,6 +180,9 @@ BKR_API(uint64_t, RedisModule_LoadUnsigned, (RedisModuleIO *io));
 BKR_API(void, RedisModule_SaveStringBuffer, (RedisModuleIO *io, const char *str, size_t len));
 BKR_API(char *, RedisModule_LoadStringBuffer, (RedisModuleIO *io, size_t *lenptr));
 BKR_API(int, RedisModule_IsIOError, (RedisModuleIO *io));
+
+BKR_API(int, RedisModule_NotifyKeyspaceEvent, (RedisModuleCtx *ctx, int type, const char *event,
+                                                RedisModuleString *key));
 
 BKR_API(void, RedisModule_Log, (RedisModuleCtx *ctx, const char *level, const char *fmt, ...));
 BKR_API(void, RedisModule_LogIOError, (RedisModuleIO *io, const char *levelstr, const char *fmt,

@@ -1,12 +1,14 @@
 /*
- * Small helpers of the Redis module: finding a key's filter, replying with
- * the right error and returning, and strict argument parsing. They exist so
+ * The leaf of the Redis module's files: the module's settings, replying
+ * with the right error and returning, strict argument parsing, and
+ * propagation and keyspace events of writes. They exist so
  * that every command handler reads top to bottom as "parse, look up, call
  * the library, reply", with each error path one line long.
  */
 #define _GNU_SOURCE
 #include "module.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -15,65 +17,51 @@
 #include <string.h>
 #include <strings.h>
 
-bkr_lookup_t bkr_lookup(RedisModuleKey *key, bkr_family_t family, bkr_obj_t **out)
+bkr_config_t bkr_config = {
+    .max_bytes = UINT64_C(4) << 30,
+    .bf_error = 0.01,
+    .bf_capacity = 100,
+    .bf_expansion = 2,
+    .cbf_error = 0.01,
+    .cbf_capacity = 100,
+    .chunk_bytes = UINT64_C(16) << 20,
+};
+
+/* Bytes of Redis memory the library holds, as Redis' allocator counts
+ * them (its size classes included): what used_memory grows by. */
+static uint64_t lib_bytes;
+
+static void *lib_alloc(size_t n)
 {
-    *out = NULL;
-    int type = RedisModule_KeyType(key);
-    if (type == REDISMODULE_KEYTYPE_EMPTY)
-        return BKR_EMPTY;
-    if (type != REDISMODULE_KEYTYPE_MODULE ||
-        RedisModule_ModuleTypeGetType(key) != bkr_family_type(family))
-        return BKR_WRONGTYPE;
-    bkr_obj_t *o = RedisModule_ModuleTypeGetValue(key);
-    if (o->f == NULL)
-        return BKR_LOADING;
-    *out = o;
-    return BKR_FOUND;
+    void *p = RedisModule_TryAlloc(n);
+    if (p)
+        lib_bytes += RedisModule_MallocSize(p);
+    return p;
 }
 
-int bkr_reply_lookup_error(RedisModuleCtx *ctx, bkr_lookup_t st)
+static void *lib_calloc(size_t count, size_t size)
 {
-    switch (st) {
-    case BKR_EMPTY:
-        return RedisModule_ReplyWithError(ctx, "ERR not found");
-    case BKR_WRONGTYPE:
-        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
-    case BKR_LOADING:
-        return RedisModule_ReplyWithError(
-            ctx, "ERR filter is being restored: LOADCHUNK has not received all chunks");
-    case BKR_FOUND:
-        break;
-    }
-    return RedisModule_ReplyWithError(ctx, "ERR item exists");
+    void *p = RedisModule_TryCalloc(count, size);
+    if (p)
+        lib_bytes += RedisModule_MallocSize(p);
+    return p;
 }
 
-bkr_obj_t *bkr_open_or_reply(RedisModuleCtx *ctx, RedisModuleString *keyname, int mode,
-                             bkr_family_t family, RedisModuleKey **key)
+static void lib_free(void *p)
 {
-    *key = RedisModule_OpenKey(ctx, keyname, mode);
-    bkr_obj_t *o;
-    bkr_lookup_t st = bkr_lookup(*key, family, &o);
-    if (st != BKR_FOUND) {
-        bkr_reply_lookup_error(ctx, st);
-        bkr_done(*key);
-        *key = NULL;
-        return NULL;
-    }
-    return o;
+    lib_bytes -= RedisModule_MallocSize(p);
+    RedisModule_Free(p);
 }
 
-int bkr_reply_card(RedisModuleCtx *ctx, RedisModuleString *keyname, bkr_family_t family)
+bk_allocator_t bkr_library_allocator(void)
 {
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, keyname, REDISMODULE_READ);
-    bkr_obj_t *o;
-    bkr_lookup_t st = bkr_lookup(key, family, &o);
-    if (st == BKR_EMPTY)
-        RedisModule_ReplyWithLongLong(ctx, 0);
-    else if (st != BKR_FOUND)
-        bkr_reply_lookup_error(ctx, st);
-    else
-        RedisModule_ReplyWithLongLong(ctx, (long long)bk_filter_items(o->f));
-    return bkr_done(key);
+    bk_allocator_t a = {lib_alloc, RedisModule_TryCalloc ? lib_calloc : NULL, lib_free};
+    return a;
+}
+
+uint64_t bkr_lib_bytes(void)
+{
+    return lib_bytes;
 }
 
 int bkr_reply_status(RedisModuleCtx *ctx, bk_status_t st)
@@ -152,6 +140,19 @@ int bkr_done(RedisModuleKey *key)
     if (key)
         RedisModule_CloseKey(key);
     return REDISMODULE_OK;
+}
+
+void bkr_notify(RedisModuleCtx *ctx, RedisModuleString *cmd, RedisModuleString *key)
+{
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(cmd, &len);
+    char event[32];
+    if (len >= sizeof event)
+        len = sizeof event - 1;
+    for (size_t i = 0; i < len; i++)
+        event[i] = (char)tolower((unsigned char)s[i]);
+    event[len] = '\0';
+    RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, event, key);
 }
 
 void bkr_propagate(RedisModuleCtx *ctx, bool created, RedisModuleString **argv, int argc)

@@ -6,6 +6,20 @@
  * instead of per 4 KB: random probes into a multi-GB filter otherwise miss
  * the TLB on almost every lookup).
  *
+ * A program may replace all of that with its own allocator
+ * (bk_allocator_set), so that its memory accounting sees the library's
+ * memory: Redis counts only what comes from its allocator in used_memory
+ * and maxmemory. Through such an allocator:
+ *  - a small block carries a 16-byte header with its size, because the
+ *    allocator has no realloc of its own and growing a block (a scalable
+ *    filter's list of sub-filters) must know how much to copy;
+ *  - a payload is over-allocated by 64 bytes and aligned here; the pointer
+ *    the allocator returned sits in the 8 bytes just below the aligned
+ *    start (there are always at least 8: the allocator aligns to 8 or more).
+ * BKI_MEM_HEAP then means "from the current allocator". That is sound
+ * because the allocator can be changed only while no block is live (the
+ * `live` count): a block is always released to the allocator it came from.
+ *
  * Every allocation goes through here so tests can make the n-th one fail
  * (bki_fail_countdown) and check that each caller cleans up and reports
  * BK_ENOMEM.
@@ -13,6 +27,7 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -22,6 +37,13 @@ long bki_fail_countdown = 0;
 /* Payloads at least this large are mapped rather than malloc'ed. */
 #define BKI_MAP_THRESHOLD (UINT64_C(2) << 20)
 
+/* Size header in front of a small block from a program's allocator; 16
+ * bytes keep the block as aligned as the allocator made it. */
+#define HOOK_HEADER 16
+
+static bk_allocator_t hook;   /* alloc == NULL: the default allocator */
+static _Atomic long live = 0; /* blocks and payloads not yet released */
+
 static bool injected_failure(void)
 {
     if (bki_fail_countdown > 0 && --bki_fail_countdown == 0)
@@ -29,65 +51,195 @@ static bool injected_failure(void)
     return false;
 }
 
+static void *counted(void *p)
+{
+    if (p)
+        atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
+    return p;
+}
+
+bk_status_t bk_allocator_set(const bk_allocator_t *a)
+{
+    if (a && (a->alloc == NULL || a->free == NULL))
+        return BK_EINVAL;
+    if (atomic_load_explicit(&live, memory_order_relaxed) != 0)
+        return BK_EINVAL;
+    if (a)
+        hook = *a;
+    else
+        memset(&hook, 0, sizeof hook);
+    return BK_OK;
+}
+
+/* ---- small blocks ---- */
+
+static void *hook_block(size_t n)
+{
+    if (n > SIZE_MAX - HOOK_HEADER)
+        return NULL;
+    uint8_t *raw = hook.alloc(n + HOOK_HEADER);
+    if (!raw)
+        return NULL;
+    memcpy(raw, &n, sizeof n);
+    return raw + HOOK_HEADER;
+}
+
+static size_t hook_block_size(const void *p)
+{
+    size_t n;
+    memcpy(&n, (const uint8_t *)p - HOOK_HEADER, sizeof n);
+    return n;
+}
+
 void *bki_malloc(size_t n)
 {
     if (injected_failure())
         return NULL;
-    return malloc(n ? n : 1);
+    if (n == 0)
+        n = 1;
+    return counted(hook.alloc ? hook_block(n) : malloc(n));
 }
 
 void *bki_calloc(size_t count, size_t size)
 {
     if (injected_failure())
         return NULL;
-    return calloc(count ? count : 1, size ? size : 1);
+    if (count == 0)
+        count = 1;
+    if (size == 0)
+        size = 1;
+    if (!hook.alloc)
+        return counted(calloc(count, size));
+    if (size > SIZE_MAX / count)
+        return NULL;
+    void *p = hook_block(count * size);
+    if (p)
+        memset(p, 0, count * size);
+    return counted(p);
 }
 
 void *bki_realloc(void *p, size_t n)
 {
     if (injected_failure())
         return NULL;
-    return realloc(p, n ? n : 1);
+    if (n == 0)
+        n = 1;
+    if (!hook.alloc) {
+        void *q = realloc(p, n);
+        return p ? q : counted(q);
+    }
+    void *q = hook_block(n);
+    if (!q || !p)
+        return p ? q : counted(q);
+    size_t old = hook_block_size(p);
+    memcpy(q, p, old < n ? old : n);
+    hook.free((uint8_t *)p - HOOK_HEADER);
+    return q;
 }
 
 void bki_free(void *p)
 {
-    free(p);
+    if (!p)
+        return;
+    atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
+    if (hook.alloc)
+        hook.free((uint8_t *)p - HOOK_HEADER);
+    else
+        free(p);
+}
+
+/* ---- payloads ---- */
+
+/* Zeroes n bytes. Large blocks of an allocator are anonymous private
+ * memory: their whole pages are zeroed by handing them back to the kernel
+ * (MADV_DONTNEED: they read as zero and take no memory until written, as a
+ * fresh mapping would), which spares a memset pass over gigabytes when a
+ * big filter is created; the partial pages at both ends are cleared by
+ * hand. Huge pages are asked for, as for the default allocator's mapped
+ * payloads. */
+static void zero_fill(uint8_t *p, size_t n)
+{
+    const uintptr_t page = 4096;
+    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+    uintptr_t hi = ((uintptr_t)p + n) & ~(page - 1);
+    if (n < BKI_MAP_THRESHOLD || hi <= lo ||
+        madvise((void *)lo, (size_t)(hi - lo), MADV_DONTNEED) != 0) {
+        memset(p, 0, n);
+        return;
+    }
+    memset(p, 0, (size_t)(lo - (uintptr_t)p));
+    memset((void *)hi, 0, (size_t)((uintptr_t)p + n - hi));
+#ifdef MADV_HUGEPAGE
+    (void)madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE); /* as mapped payloads */
+#endif
+}
+
+/* A zeroed payload of `rounded` bytes (a multiple of 64) from the
+ * program's allocator, aligned here. */
+static uint8_t *hook_payload(size_t rounded)
+{
+    if (rounded > SIZE_MAX - 64)
+        return NULL;
+    uint8_t *raw = hook.calloc ? hook.calloc(1, rounded + 64) : hook.alloc(rounded + 64);
+    if (!raw)
+        return NULL;
+    uint8_t *p = (uint8_t *)(((uintptr_t)raw + 64) & ~(uintptr_t)63);
+    memcpy(p - sizeof raw, &raw, sizeof raw);
+    if (!hook.calloc)
+        zero_fill(p, rounded);
+    return p;
+}
+
+static uint8_t *mapped_payload(uint64_t nbytes)
+{
+    void *p = mmap(NULL, (size_t)nbytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, (size_t)nbytes, MADV_HUGEPAGE); /* a hint; may fail */
+#endif
+    return p;
 }
 
 uint8_t *bki_payload_alloc(uint64_t nbytes, bki_mem_t *mem)
 {
     *mem = BKI_MEM_NONE;
-    if (nbytes == 0 || nbytes > BKI_MAX_PAYLOAD_BYTES || nbytes > SIZE_MAX - 64)
+    if (nbytes == 0 || nbytes > BKI_MAX_PAYLOAD_BYTES || nbytes > SIZE_MAX - 128)
         return NULL;
     if (injected_failure())
         return NULL;
-    if (nbytes >= BKI_MAP_THRESHOLD) {
-        void *p = mmap(NULL, (size_t)nbytes, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (p == MAP_FAILED)
-            return NULL;
-#ifdef MADV_HUGEPAGE
-        (void)madvise(p, (size_t)nbytes, MADV_HUGEPAGE); /* a hint; may fail */
-#endif
-        *mem = BKI_MEM_ANON;
-        return p;
-    }
     size_t rounded = ((size_t)nbytes + 63) & ~(size_t)63;
-    uint8_t *p = aligned_alloc(64, rounded);
+    uint8_t *p;
+    if (hook.alloc) {
+        p = hook_payload(rounded);
+        *mem = BKI_MEM_HEAP;
+    } else if (nbytes >= BKI_MAP_THRESHOLD) {
+        p = mapped_payload(nbytes);
+        *mem = BKI_MEM_ANON;
+    } else {
+        p = aligned_alloc(64, rounded);
+        if (p)
+            memset(p, 0, rounded);
+        *mem = BKI_MEM_HEAP;
+    }
     if (!p)
-        return NULL;
-    memset(p, 0, rounded);
-    *mem = BKI_MEM_HEAP;
-    return p;
+        *mem = BKI_MEM_NONE;
+    return counted(p);
 }
 
 void bki_payload_free(uint8_t *p, uint64_t nbytes, bki_mem_t mem)
 {
-    if (!p)
+    if (!p || (mem != BKI_MEM_HEAP && mem != BKI_MEM_ANON))
         return;
-    if (mem == BKI_MEM_HEAP)
-        free(p);
-    else if (mem == BKI_MEM_ANON)
+    atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
+    if (mem == BKI_MEM_ANON) {
         munmap(p, (size_t)nbytes);
+    } else if (hook.alloc) {
+        uint8_t *raw;
+        memcpy(&raw, p - sizeof raw, sizeof raw);
+        hook.free(raw);
+    } else {
+        free(p);
+    }
 }

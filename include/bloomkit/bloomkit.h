@@ -348,6 +348,36 @@ uint64_t bk_filter_items(const bk_filter_t *f);
 bk_kind_t bk_filter_kind(const bk_filter_t *f);
 
 /* ------------------------------------------------------------------------ */
+/* Memory                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Where the library's memory comes from. By default: malloc and free, with
+ * payloads of 2 MB and more as anonymous mappings (zeroed lazily, with
+ * transparent huge pages requested). A program with its own memory
+ * accounting (the Redis module: used_memory, maxmemory) routes every
+ * allocation of the library through its allocator instead; payloads then
+ * still start on a 64-byte boundary (the library over-allocates 64 bytes
+ * and aligns them itself), and file mappings (bk_filter_open) still map. */
+typedef struct bk_allocator {
+    /* n bytes (n > 0), suitably aligned for any object, or NULL when they
+     * cannot be had: the library then returns BK_ENOMEM. Must not abort. */
+    void *(*alloc)(size_t n);
+    /* count * size zeroed bytes, or NULL; may itself be NULL, and then
+     * payloads come from alloc and are zeroed by the library. */
+    void *(*calloc)(size_t count, size_t size);
+    /* Releases a block from alloc or calloc; never called with NULL. */
+    void (*free)(void *p);
+} bk_allocator_t;
+
+/* Makes *a (copied) the process-wide allocator; NULL restores the default.
+ * Only while the library holds no memory at all (before the first object
+ * is created, or after the last one is freed), so no block can be released
+ * to an allocator other than the one it came from: BK_EINVAL then, or when
+ * a->alloc or a->free is NULL, and the allocator in use stays. Not
+ * thread-safe: call it before any thread uses the library. */
+bk_status_t bk_allocator_set(const bk_allocator_t *a);
+
+/* ------------------------------------------------------------------------ */
 /* Persistence (docs/FORMAT.md is the spec)                                  */
 /* ------------------------------------------------------------------------ */
 

@@ -76,11 +76,12 @@ def free_port(cluster=False):
 class Server:
     """One redis-server with the module, in its own directory."""
 
-    def __init__(self, name, module_args=(), extra=()):
+    def __init__(self, name, module_args=(), extra=(), wrap=()):
         self.dir = os.path.join(WORK, name)
         os.makedirs(self.dir, exist_ok=True)
         self.module_args = list(module_args)
         self.extra = list(extra)
+        self.wrap = list(wrap)  # e.g. a shell that sets a limit, then execs
         self.port = free_port("--cluster-enabled" in self.extra)
         self.proc = None
 
@@ -89,7 +90,7 @@ class Server:
                 "--daemonize", "no", "--dir", self.dir, "--save", "",
                 "--logfile", os.path.join(self.dir, "log"),
                 "--loadmodule", MODULE] + self.module_args + self.extra
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(self.wrap + args, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
         with open(os.path.join(WORK, "pids"), "a") as f:
             f.write("%d\n" % self.proc.pid)
@@ -260,6 +261,14 @@ def test_bf_errors(r):
         for key in others:
             for c in cmds:
                 args = [a.format(key) if a == "{}" else a for a in c]
+                if c[0].endswith("EXISTS"):
+                    # RedisBloom answers "absent" here, so guard code that
+                    # checks a key before use behaves the same.
+                    got = r.execute_command(*args)
+                    want = [0] if c[0].endswith("MEXISTS") else 0
+                    check("%s on %s answers %s like RedisBloom" % (c[0], key, want),
+                          got == want, got)
+                    continue
                 e = error_of(r.execute_command, *args)
                 check("WRONGTYPE %s on %s" % (c[0], key),
                       e is not None and e.startswith("WRONGTYPE"), e)
@@ -590,8 +599,22 @@ def test_scandump(r):
     r.execute_command("BF.LOADCHUNK", "p", chunks[0][0], chunks[0][1])
     e = error_of(r.execute_command, "BF.ADD", "p", "x")
     check("pending key refuses BF.ADD", e is not None and "LOADCHUNK" in e, e)
+    check("pending key answers EXISTS with 0",
+          r.execute_command("BF.EXISTS", "p", added[0]) == 0)
     e = error_of(r.execute_command, "BF.LOADCHUNK", "p", chunks[2][0], chunks[2][1])
-    check("chunk out of order refused", e is not None and "out of order" in e, e)
+    check("chunk out of order refused, restore abandoned",
+          e is not None and "out of order" in e and "start again" in e, e)
+    check("chunk out of order leaves no half key", r.exists("p") == 0)
+    # a chunk cut short: abandoned the same way
+    r.execute_command("BF.LOADCHUNK", "p", chunks[0][0], chunks[0][1])
+    cut = chunks[1][1][:len(chunks[1][1]) // 2]
+    e = error_of(r.execute_command, "BF.LOADCHUNK", "p", chunks[1][0], cut)
+    check("cut chunk refused, restore abandoned", e is not None and "start again" in e, e)
+    check("cut chunk leaves no half key", r.exists("p") == 0)
+    # data chunks without a header: nothing to resume
+    e = error_of(r.execute_command, "BF.LOADCHUNK", "p", chunks[1][0], chunks[1][1])
+    check("data chunk on a missing key refused", e == "not found", e)
+    r.execute_command("BF.LOADCHUNK", "p", chunks[0][0], chunks[0][1])
     # a damaged chunk: the reassembled bytes fail validation, key removed
     bad = bytearray(chunks[1][1])
     bad[len(bad) // 2] ^= 0x40
@@ -604,8 +627,17 @@ def test_scandump(r):
     # a truncated dump (header claims more) never becomes a filter
     r.execute_command("BF.LOADCHUNK", "t", chunks[0][0], chunks[0][1])
     r.execute_command("BF.LOADCHUNK", "t", chunks[1][0], chunks[1][1])
-    check("incomplete dump stays pending", error_of(r.execute_command, "BF.EXISTS", "t", "d-0")
-          is not None)
+    e = error_of(r.execute_command, "BF.ADD", "t", "d-0")
+    check("incomplete dump stays pending", e is not None and "LOADCHUNK" in e, e)
+    # a client that gave up mid-way starts over from the header
+    for it, data in chunks:
+        r.execute_command("BF.LOADCHUNK", "t", it, data)
+    check("a new sequence from the header replaces an unfinished one",
+          all(x == 1 for x in r.execute_command("BF.MEXISTS", "t", *added)) and
+          dump_bytes(r, "t") == dump_bytes(r, "d2"))
+    e = error_of(r.execute_command, "BF.LOADCHUNK", "t", chunks[1][0], chunks[1][1])
+    check("LOADCHUNK into a complete filter refused",
+          e is not None and "the filter is complete" in e, e)
     # header for the other family
     e = error_of(r.execute_command, "CBF.LOADCHUNK", "x", chunks[0][0], chunks[0][1])
     check("BF dump refused by CBF.LOADCHUNK", e is not None and "invalid dump header" in e, e)
@@ -720,8 +752,351 @@ def fill_mixed(r, tag):
     for it, data in dump_all(r, "BF", src):
         r.execute_command("BF.LOADCHUNK", tag + "load", it, data)
     r.execute_command("BF.LOADCHUNK", tag + "pend", *dump_all(r, "BF", src)[0])
-    return [(tag + k, "BF") for k in ("res", "add", "ins", "load")] + \
-           [(tag + k, "CBF") for k in ("cres", "cadd")]
+    for fam in ("BF", "CBF"):  # merges of filters made with one SEED
+        for i in (1, 2):
+            r.execute_command(fam + ".RESERVE", "%s%sm%d" % (tag, fam, i), "0.01", "1000",
+                              "SEED", "77")
+            r.execute_command(fam + ".MADD", "%s%sm%d" % (tag, fam, i), *items(tag + str(i), 50))
+        r.execute_command(fam + ".MERGE", tag + fam + "mu", tag + fam + "m1", tag + fam + "m2")
+    return [(tag + k, "BF") for k in ("res", "add", "ins", "load", "BFmu")] + \
+           [(tag + k, "CBF") for k in ("cres", "cadd", "CBFmu")]
+
+
+def info_memory(r):
+    return r.info("memory")["used_memory"]
+
+
+def test_memory_accounting():
+    """Filter memory is Redis memory: used_memory, MEMORY USAGE, freeing.
+    Redis counts each block at its allocator's size class (jemalloc: up to
+    25% over the request for large blocks), so used_memory grows by the
+    filter's payload rounded up to that class, and MEMORY USAGE says so."""
+    s = Server("memory").start()
+    try:
+        r = s.r
+        base = info_memory(r)
+        r.execute_command("BF.RESERVE", "m", "0.01", "20000000", "NONSCALING")
+        size = r.execute_command("BF.INFO", "m", "SIZE")[0]
+        grew = info_memory(r) - base
+        usage = r.memory_usage("m")
+        check("memory: used_memory grows by the filter (%d for a %d-byte payload, "
+              "MEMORY USAGE %d)" % (grew, size, usage),
+              size > 20000000 and size <= grew <= 1.26 * size and
+              abs(grew - usage) <= 0.01 * usage, (grew, size, usage))
+        r.execute_command("CBF.RESERVE", "c", "0.01", "5000000")
+        csize = r.execute_command("CBF.INFO", "c")[3]
+        grew2 = info_memory(r) - base - grew
+        cusage = r.memory_usage("c")
+        check("memory: a CBF is counted too (%d for %d bytes, MEMORY USAGE %d)" %
+              (grew2, csize, cusage),
+              csize <= grew2 <= 1.26 * csize and abs(grew2 - cusage) <= 0.01 * cusage)
+        # growth of a scaling filter is counted as it happens
+        r.execute_command("BF.RESERVE", "g", "0.01", "100000")
+        before, ubefore = info_memory(r), r.memory_usage("g")
+        sbefore = r.execute_command("BF.INFO", "g", "SIZE")[0]
+        for i in range(0, 700000, 10000):
+            r.execute_command("BF.MADD", "g", *items("g%d" % i, 10000))
+        gsize = r.execute_command("BF.INFO", "g", "SIZE")[0] - sbefore
+        filters = r.execute_command("BF.INFO", "g", "FILTERS")[0]
+        ggrew, ugrew = info_memory(r) - before, r.memory_usage("g") - ubefore
+        check("memory: growth counted (%d sub-filters, +%d bytes, used_memory +%d, "
+              "MEMORY USAGE +%d)" % (filters, gsize, ggrew, ugrew),
+              filters >= 3 and gsize <= ggrew <= 1.3 * gsize and
+              abs(ggrew - ugrew) <= 0.03 * ugrew + 65536)  # + client buffers of the MADDs
+        total = grew + grew2 + ggrew
+        r.delete("m", "c", "g")
+        left = info_memory(r) - base
+        check("memory: DEL returns it (%d bytes left of %d)" % (left, total),
+              left < 0.01 * total, left)
+    finally:
+        s.stop()
+
+
+def test_allocation_failure():
+    """A filter past what the allocator can give is an error reply, never a
+    server abort: the server runs with 3 GB of address space (ulimit -v)
+    and MAX_BYTES raised so the cap does not refuse first."""
+    s = Server("nomem", module_args=["MAX_BYTES", str(1 << 40)],
+               wrap=["sh", "-c", 'ulimit -v 3000000 && exec "$0" "$@"']).start()
+    try:
+        r = s.r
+        e = error_of(r.execute_command, "BF.RESERVE", "huge", "0.01", "5000000000", "NONSCALING")
+        check("allocation failure: creation is an error reply",
+              e is not None and "out of memory" in e, e)
+        check("allocation failure: server alive, nothing created",
+              r.ping() and r.exists("huge") == 0)
+        e = error_of(r.execute_command, "CBF.RESERVE", "huge", "0.01", "2000000000")
+        check("allocation failure: CBF creation is an error reply",
+              e is not None and "out of memory" in e, e)
+        # growth: a scaling filter whose next sub-filter (capacity 100000 *
+        # 32768, about 4 GB) cannot be had
+        r.execute_command("BF.RESERVE", "g", "0.01", "100000", "EXPANSION", "32768")
+        pre = items("pre", 100000)
+        added = 0
+        for i in range(0, len(pre), 10000):
+            added += sum(r.execute_command("BF.MADD", "g", *pre[i:i + 10000]))
+        res = r.execute_command("BF.MADD", "g", *items("post", 100))
+        errors = [x for x in res if isinstance(x, ResponseError)]
+        check("allocation failure: growth is an error at the item that needs it",
+              len(errors) == 1 and res[-1] is errors[0] and "out of memory" in str(errors[0]),
+              res[-3:])
+        card = r.execute_command("BF.CARD", "g")
+        check("allocation failure: the filter keeps what it had (%d items)" % card,
+              card == added + sum(x for x in res if not isinstance(x, ResponseError)) and r.execute_command("BF.INFO", "g", "FILTERS")[0] == 1
+              and all(x == 1 for x in r.execute_command("BF.MEXISTS", "g", *pre)))
+        check("allocation failure: server alive after growth attempts", r.ping())
+    finally:
+        s.stop()
+
+
+def test_maxmemory():
+    """maxmemory sees filters: writes refused with Redis' OOM error."""
+    s = Server("maxmem", extra=["--maxmemory", "50mb", "--maxmemory-policy", "noeviction"]).start()
+    try:
+        r = s.r
+        ok = r.execute_command("BF.RESERVE", "big", "0.01", "60000000", "NONSCALING")
+        check("maxmemory: a reservation under the limit when made is accepted", ok == b"OK")
+        check("maxmemory: used_memory is over the limit now",
+              info_memory(r) > 50 * 1024 * 1024, info_memory(r))
+        for cmd in (("BF.ADD", "big", "x"), ("BF.MADD", "big", "x", "y"),
+                    ("BF.RESERVE", "other", "0.01", "1000"), ("CBF.ADD", "c", "x"),
+                    ("BF.INSERT", "big", "ITEMS", "x"), ("SET", "plain", "v")):
+            e = error_of(r.execute_command, *cmd)
+            check("maxmemory: %s refused with Redis' OOM error" % cmd[0],
+                  e is not None and "used memory > 'maxmemory'" in e, e)
+        check("maxmemory: reads still work", r.execute_command("BF.EXISTS", "big", "x") == 0)
+        r.delete("big")
+        check("maxmemory: after DEL writes are accepted again",
+              r.execute_command("BF.ADD", "big", "x") == 1 and r.set("plain", "v"))
+    finally:
+        s.stop()
+
+
+def test_eviction():
+    """allkeys-lru evicts filter keys to stay under maxmemory."""
+    s = Server("evict", extra=["--maxmemory", "20mb", "--maxmemory-policy", "allkeys-lru"]).start()
+    try:
+        r = s.r
+        for i in range(30):
+            r.execute_command("BF.RESERVE", "f%d" % i, "0.01", "1500000")  # ~1.8 MB each
+            r.execute_command("BF.ADD", "f%d" % i, "x")
+        left = sum(r.exists("f%d" % i) for i in range(30))
+        evicted = r.info("stats")["evicted_keys"]
+        check("eviction: filter keys evicted (%d left of 30, %d evicted)" % (left, evicted),
+              left < 30 and evicted >= 30 - left and evicted > 0)
+        check("eviction: used_memory stays near maxmemory (%d)" % info_memory(r),
+              info_memory(r) < 24 * 1024 * 1024)
+        check("eviction: the newest filter is kept", r.execute_command("BF.EXISTS", "f29", "x") == 1)
+    finally:
+        s.stop()
+
+
+def test_default_cap(r):
+    """The default cap takes what RedisBloom users create, not typos."""
+    r.flushall()
+    ok = r.execute_command("BF.RESERVE", "big", "0.000001", "300000000")
+    size = r.execute_command("BF.INFO", "big", "SIZE")[0]
+    check("cap: BF.RESERVE big 0.000001 300000000 accepted (%d bytes)" % size,
+          ok == b"OK" and size > 1000000000)
+    check("cap: it works", r.execute_command("BF.ADD", "big", "x") == 1 and
+          r.execute_command("BF.EXISTS", "big", "x") == 1)
+    r.delete("big")
+    for args in (("0.01", "1000000000000000"), ("1e-300", "100")):
+        e = error_of(r.execute_command, "BF.RESERVE", "typo", *args)
+        check("cap: BF.RESERVE %s %s is a clear error" % args,
+              e is not None and "MAX_BYTES" in e and args[0] in e, e)
+
+
+def test_merge(r):
+    r.flushall()
+    a, b = items("ma", 300), items("mb", 300)
+    for k, its in (("w1", a), ("w2", b)):
+        r.execute_command("BF.RESERVE", k, "0.01", "1000", "SEED", "12345")
+        r.execute_command("BF.MADD", k, *its)
+    check("merge: BF.MERGE OK", r.execute_command("BF.MERGE", "all", "w1", "w2") == b"OK")
+    check("merge: no false negatives from either source",
+          all(x == 1 for x in r.execute_command("BF.MEXISTS", "all", *(a + b))))
+    probes = items("m-out", 5000)
+    fp = sum(r.execute_command("BF.MEXISTS", "all", *probes)) / len(probes)
+    check("merge: false positives near 1%% (%.4f)" % fp, fp <= 0.02, fp)
+    card = r.execute_command("BF.CARD", "all")
+    check("merge: BF.CARD estimates the union (%d)" % card, 540 <= card <= 660, card)
+    # the same as adding everything to one filter with that seed
+    r.execute_command("BF.RESERVE", "one", "0.01", "1000", "SEED", "12345")
+    r.execute_command("BF.MADD", "one", *(a + b))
+    check("merge: bits identical to one filter fed both",
+          dump_all(r, "BF", "all")[1:] != [] and
+          r.execute_command("BF.MEXISTS", "one", *probes) ==
+          r.execute_command("BF.MEXISTS", "all", *probes))
+    # dest existing takes part (PFMERGE's rule), and is not doubled
+    r.execute_command("BF.RESERVE", "w3", "0.01", "1000", "SEED", "12345")
+    r.execute_command("BF.ADD", "w3", "only-in-w3")
+    r.execute_command("BF.MERGE", "w3", "w1", "w3")
+    check("merge: into an existing dest keeps its items",
+          r.execute_command("BF.MEXISTS", "w3", "only-in-w3", a[0], a[-1]) == [1, 1, 1])
+    # incompatible filters: a clear error naming what differs, dest unchanged
+    r.execute_command("BF.RESERVE", "rs", "0.01", "1000")  # random seed
+    r.execute_command("BF.RESERVE", "cap", "0.01", "2000", "SEED", "12345")
+    r.execute_command("BF.RESERVE", "err", "0.001", "1000", "SEED", "12345")
+    r.execute_command("BF.RESERVE", "ns", "0.01", "1000", "NONSCALING", "SEED", "12345")
+    r.execute_command("BF.RESERVE", "s2", "0.01", "1000", "SEED", "54321")
+    before = dump_bytes(r, "all")
+    for src, word in (("rs", "seed"), ("s2", "seed"), ("cap", "capacit"), ("err", "error rate"),
+                      ("ns", "NONSCALING")):
+        e = error_of(r.execute_command, "BF.MERGE", "all", src)
+        check("merge: %s refused naming the %s" % (src, word),
+              e is not None and word in e and src in e, e)
+    check("merge: a refused merge leaves dest unchanged", dump_bytes(r, "all") == before)
+    e = error_of(r.execute_command, "BF.MERGE", "all", "missing")
+    check("merge: missing source", e == "not found", e)
+    r.set("str", "v")
+    e = error_of(r.execute_command, "BF.MERGE", "all", "str")
+    check("merge: source of another type", e is not None and e.startswith("WRONGTYPE"), e)
+    e = error_of(r.execute_command, "BF.MERGE", "str", "w1")
+    check("merge: dest of another type", e is not None and e.startswith("WRONGTYPE"), e)
+    e = error_of(r.execute_command, "BF.MERGE", "all")
+    check("merge: arity", e is not None and "wrong number" in e, e)
+    # grown differently
+    r.execute_command("BF.RESERVE", "gr", "0.01", "100", "SEED", "9")
+    r.execute_command("BF.RESERVE", "gr2", "0.01", "100", "SEED", "9")
+    r.execute_command("BF.MADD", "gr", *items("gr", 500))
+    e = error_of(r.execute_command, "BF.MERGE", "gr2", "gr")
+    check("merge: chains grown differently refused", e is not None and "grown" in e, e)
+    # over capacity: refused, nothing changed
+    for k in ("o1", "o2"):
+        r.execute_command("BF.RESERVE", k, "0.01", "1000", "NONSCALING", "SEED", "5")
+        r.execute_command("BF.MADD", k, *items(k, 800))
+    e = error_of(r.execute_command, "BF.MERGE", "o3", "o1", "o2")
+    check("merge: a union over capacity refused", e is not None and "over the capacity" in e, e)
+    check("merge: ... and nothing created", r.exists("o3") == 0)
+    # SEED errors
+    e = error_of(r.execute_command, "BF.RESERVE", "x", "0.01", "10", "SEED", "-1")
+    check("SEED: bad value", e is not None and "bad seed" in e, e)
+    e = error_of(r.execute_command, "BF.RESERVE", "x", "0.01", "10", "SEED")
+    check("SEED: missing value", e == "no seed", e)
+    r.execute_command("BF.INSERT", "ins1", "SEED", "12345", "CAPACITY", "1000", "ITEMS", "q")
+    check("SEED: BF.INSERT creates a mergeable filter",
+          r.execute_command("BF.MERGE", "ins1", "w1") == b"OK" and
+          r.execute_command("BF.EXISTS", "ins1", a[5]) == 1)
+
+    # CBF: counters added
+    for k in ("c1", "c2"):
+        r.execute_command("CBF.RESERVE", k, "0.01", "1000", "SEED", "3")
+        r.execute_command("CBF.MADD", k, "shared", k + "-own")
+    r.execute_command("CBF.MERGE", "call", "c1", "c2")
+    check("CBF.MERGE adds counters", r.execute_command("CBF.COUNT", "call", "shared") == 2 and
+          r.execute_command("CBF.COUNT", "call", "c1-own") == 1)
+    r.execute_command("CBF.DEL", "call", "shared")
+    check("CBF.MERGE: a merged item deletes once per add",
+          r.execute_command("CBF.EXISTS", "call", "shared") == 1)
+    r.execute_command("CBF.DEL", "call", "shared")
+    check("CBF.MERGE: ... and is gone after both",
+          r.execute_command("CBF.EXISTS", "call", "shared") == 0)
+    r.execute_command("CBF.RESERVE", "c3", "0.01", "1000")
+    e = error_of(r.execute_command, "CBF.MERGE", "call", "c3")
+    check("CBF.MERGE: seeds differ refused", e is not None and "seed" in e, e)
+    e = error_of(r.execute_command, "CBF.MERGE", "call", "w1")
+    check("CBF.MERGE: a BF source is WRONGTYPE", e is not None and e.startswith("WRONGTYPE"), e)
+
+
+def test_notifications(port):
+    """Writes fire keyspace events of the module class."""
+    r = redis.Redis(host="127.0.0.1", port=port)
+    r.flushall()
+    r.config_set("notify-keyspace-events", "KEd")
+    p = r.pubsub()
+    p.psubscribe("__keyevent@0__:*")
+    p.get_message(timeout=1)
+    r.execute_command("BF.RESERVE", "n", "0.01", "100", "SEED", "1")
+    r.execute_command("BF.ADD", "n", "a")
+    r.execute_command("BF.ADD", "n", "a")  # nothing new: no event
+    r.execute_command("BF.MADD", "n", "b", "c")
+    r.execute_command("BF.INSERT", "n2", "ITEMS", "a")
+    r.execute_command("BF.EXISTS", "n", "a")  # a read: no event
+    r.execute_command("BF.RESERVE", "n3", "0.01", "100", "SEED", "1")
+    r.execute_command("BF.MERGE", "n3", "n")
+    r.execute_command("CBF.ADD", "c", "a")
+    r.execute_command("CBF.DEL", "c", "a")
+    for it, data in dump_all(r, "BF", "n"):
+        r.execute_command("BF.LOADCHUNK", "n4", it, data)
+    got = []
+    deadline = time.time() + 3
+    while time.time() < deadline:
+        m = p.get_message(timeout=0.2)
+        if m and m["type"] == "pmessage":
+            got.append((m["channel"].decode().split(":", 1)[1], m["data"].decode()))
+    want = [("bf.reserve", "n"), ("bf.add", "n"), ("bf.madd", "n"), ("bf.insert", "n2"),
+            ("bf.reserve", "n3"), ("bf.merge", "n3"), ("cbf.add", "c"), ("cbf.del", "c")]
+    check("notifications: one event per write, in order", got[:len(want)] == want, got)
+    loads = got[len(want):]
+    check("notifications: bf.loadchunk per chunk", len(loads) >= 2 and
+          all(e == ("bf.loadchunk", "n4") for e in loads), loads)
+    p.close()
+    r.config_set("notify-keyspace-events", "")
+    r.close()
+
+
+def test_cap_every_path(src):
+    """MAX_BYTES holds on every path that makes a filter bigger: growth by
+    BF.MADD, BF.INSERT and BF.ADD (the item that would cross it gets the
+    error, those before it are in, none after), and filters arriving whole
+    (LOADCHUNK, RESTORE). src: a server with the default cap, for dumps."""
+    cap = 3000000
+    s = Server("cap", module_args=["MAX_BYTES", str(cap)]).start()
+    try:
+        r = s.r
+        for cmd in ("BF.MADD", "BF.INSERT", "BF.ADD"):
+            key = "poc-" + cmd
+            r.execute_command("BF.RESERVE", key, "0.0001", "1", "EXPANSION", "1")
+            its = items(key, 5001)
+            t0 = time.time()
+            if cmd == "BF.ADD":
+                res = []
+                for it in its:
+                    try:
+                        res.append(r.execute_command(cmd, key, it))
+                    except ResponseError as e:
+                        res.append(e)
+                        break
+            elif cmd == "BF.INSERT":
+                res = r.execute_command(cmd, key, "ITEMS", *its)
+            else:
+                res = r.execute_command(cmd, key, *its)
+            took = time.time() - t0
+            errors = [x for x in res if isinstance(x, ResponseError)]
+            size = r.execute_command("BF.INFO", key, "SIZE")[0]
+            card = r.execute_command("BF.CARD", key)
+            check("cap %s: capacity 1, expansion 1: refused at the cap in %.2fs "
+                  "(%d items in, %d bytes)" % (cmd, took, card, size),
+                  len(errors) == 1 and res[-1] is errors[0] and "MAX_BYTES" in str(errors[0]) and
+                  size <= cap and took < 5, (len(res), errors[:1]))
+            n_in = len(res) - 1
+            check("cap %s: the items before the error are in, none after" % cmd,
+                  all(x == 1 for x in r.execute_command("BF.MEXISTS", key, *its[:n_in])) and
+                  card == sum(x for x in res[:-1]) and
+                  sum(r.execute_command("BF.MEXISTS", key, *its[n_in + 1:])) < 0.01 * len(its))
+        # whole filters from outside: over the cap is refused, no key left
+        src.execute_command("BF.RESERVE", "big4cap", "0.01", "2600000", "NONSCALING")
+        chunks = dump_all(src, "BF", "big4cap")
+        last = None
+        for it, data in chunks:
+            last = error_of(r.execute_command, "BF.LOADCHUNK", "loaded", it, data)
+            if last:
+                break
+        check("cap LOADCHUNK: a dump over the cap is refused naming MAX_BYTES",
+              last is not None and "MAX_BYTES" in last, last)
+        check("cap LOADCHUNK: no key left", r.exists("loaded") == 0)
+        payload = src.dump("big4cap")
+        e = error_of(r.restore, "restored", 0, payload)
+        check("cap RESTORE: a value over the cap is refused", e is not None, e)
+        check("cap RESTORE: no key left", r.exists("restored") == 0)
+        src.delete("big4cap")
+        src.execute_command("BF.RESERVE", "small4cap", "0.01", "1000")
+        check("cap RESTORE: a value within the cap loads",
+              r.restore("restored", 0, src.dump("small4cap")) and r.exists("restored") == 1)
+        src.delete("small4cap")
+    finally:
+        s.stop()
 
 
 def test_rdb_restart():
@@ -736,7 +1111,7 @@ def test_rdb_restart():
         check("rdb: every filter identical after restart", before == after,
               [k for k in before if before[k] != after.get(k)])
         check("rdb: pending load survives as pending",
-              error_of(s.r.execute_command, "BF.EXISTS", "rpend", "x") is not None and
+              error_of(s.r.execute_command, "BF.ADD", "rpend", "x") is not None and
               s.r.type("rpend") == b"bkbloom-1")
         check("rdb: cbf counts survive", s.r.execute_command("CBF.COUNT", "rcres", "rc-6") == 1 and
               s.r.execute_command("CBF.EXISTS", "rcres", "rc-5") == 0)
@@ -850,6 +1225,16 @@ def test_cluster():
                              stdout=subprocess.PIPE, timeout=10)
         check("cluster: redis-cli -c follows the redirect", out.stdout.strip() == b"1",
               out.stdout)
+        # merges: keys of one slot (hash tags) work, keys of several are refused
+        for k in ("{w}a", "{w}b"):
+            rc.execute_command("BF.RESERVE", k, "0.01", "1000", "SEED", "8")
+            rc.execute_command("BF.MADD", k, *items(k, 20))
+        check("cluster: BF.MERGE of same-slot keys",
+              rc.execute_command("BF.MERGE", "{w}all", "{w}a", "{w}b") == b"OK" and
+              rc.execute_command("BF.MEXISTS", "{w}all", "{w}a-3", "{w}b-3") == [1, 1])
+        owner = nodes[holders[keys[0]]]
+        e = error_of(owner.r.execute_command, "BF.MERGE", keys[0], keys[1], keys[2])
+        check("cluster: BF.MERGE across slots refused", e is not None and "CROSSSLOT" in e, e)
         rc.close()
     finally:
         for n in nodes:
@@ -871,8 +1256,16 @@ def main():
         test_redispy_bf_client(s.port)
         test_scandump(r)
         test_dump_restore_copy(r)
+        test_merge(r)
+        test_notifications(s.port)
+        test_default_cap(r)
+        test_cap_every_path(r)
     finally:
         s.stop()
+    test_memory_accounting()
+    test_allocation_failure()
+    test_maxmemory()
+    test_eviction()
     test_limit_argument()
     test_rdb_restart()
     test_aof_restart()

@@ -1,0 +1,185 @@
+/*
+ * The options of the commands that create filters: BF.RESERVE, BF.INSERT
+ * and CBF.RESERVE, parsed in one place with RedisBloom's error messages
+ * (docs/REDIS.md lists them), so the BF and CBF commands cannot drift
+ * apart. Each parser replies with the error itself and returns false, so a
+ * handler's error path is one line.
+ */
+#define _GNU_SOURCE
+#include "module.h"
+
+#include <string.h>
+
+bkr_params_t bkr_defaults(bkr_family_t family)
+{
+    bkr_params_t p;
+    memset(&p, 0, sizeof p);
+    if (family == BKR_CBF) {
+        p.capacity = bkr_config.cbf_capacity;
+        p.error = bkr_config.cbf_error;
+        p.expansion = 1;
+        p.nonscaling = true;
+    } else {
+        p.capacity = bkr_config.bf_capacity;
+        p.error = bkr_config.bf_error;
+        p.expansion = bkr_config.bf_expansion;
+    }
+    return p;
+}
+
+static bool error_arg_or_reply(RedisModuleCtx *ctx, RedisModuleString *arg, double *out)
+{
+    if (!bkr_arg_double(arg, out)) {
+        RedisModule_ReplyWithError(ctx, "ERR bad error rate");
+        return false;
+    }
+    if (!(*out > 0 && *out < 1)) {
+        RedisModule_ReplyWithError(ctx, "ERR (0 < error rate range < 1)");
+        return false;
+    }
+    return true;
+}
+
+static bool capacity_arg_or_reply(RedisModuleCtx *ctx, RedisModuleString *arg, uint64_t *out)
+{
+    long long v;
+    if (RedisModule_StringToLongLong(arg, &v) != REDISMODULE_OK) {
+        RedisModule_ReplyWithError(ctx, "ERR bad capacity");
+        return false;
+    }
+    if (v <= 0) {
+        RedisModule_ReplyWithError(ctx, "ERR (capacity should be larger than 0)");
+        return false;
+    }
+    *out = (uint64_t)v;
+    return true;
+}
+
+static bool expansion_arg_or_reply(RedisModuleCtx *ctx, RedisModuleString *arg, uint64_t *out)
+{
+    long long v;
+    if (RedisModule_StringToLongLong(arg, &v) != REDISMODULE_OK) {
+        RedisModule_ReplyWithError(ctx, "ERR bad expansion");
+        return false;
+    }
+    if (v < 1) {
+        RedisModule_ReplyWithError(ctx, "ERR expansion should be greater or equal to 1");
+        return false;
+    }
+    if (v > 32768) {
+        RedisModule_ReplyWithError(ctx, "ERR expansion should be at most 32768");
+        return false;
+    }
+    *out = (uint64_t)v;
+    return true;
+}
+
+static bool seed_arg_or_reply(RedisModuleCtx *ctx, RedisModuleString *arg, bkr_params_t *p)
+{
+    if (!bkr_arg_u64(arg, &p->seed)) {
+        RedisModule_ReplyWithError(ctx, "ERR bad seed (an integer from 0 to 2^64 - 1)");
+        return false;
+    }
+    p->seed_set = true;
+    return true;
+}
+
+bool bkr_rate_capacity_or_reply(RedisModuleCtx *ctx, RedisModuleString **argv, bkr_params_t *p)
+{
+    return error_arg_or_reply(ctx, argv[2], &p->error) &&
+           capacity_arg_or_reply(ctx, argv[3], &p->capacity);
+}
+
+static bool unknown_arg(RedisModuleCtx *ctx, RedisModuleString *arg)
+{
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(arg, &len);
+    bkr_reply_errorf(ctx, "ERR unknown argument '%.*s'", (int)(len > 64 ? 64 : len), s);
+    return false;
+}
+
+/* An option's value is missing: BF.INSERT answers with an arity error,
+ * BF.RESERVE with "ERR no expansion", as RedisBloom does. */
+static bool missing_value(RedisModuleCtx *ctx, unsigned allowed, const char *what)
+{
+    if (allowed & BKR_OPT_INSERT)
+        RedisModule_WrongArity(ctx);
+    else
+        bkr_reply_errorf(ctx, "ERR no %s", what);
+    return false;
+}
+
+/* One option taking a value at argv[i + 1]; false after replying. */
+static bool valued_option(RedisModuleCtx *ctx, RedisModuleString **argv, int i, unsigned kind,
+                          bkr_options_t *o)
+{
+    switch (kind) {
+    case BKR_OPT_EXPANSION:
+        return expansion_arg_or_reply(ctx, argv[i + 1], &o->p.expansion);
+    case BKR_OPT_SEED:
+        return seed_arg_or_reply(ctx, argv[i + 1], &o->p);
+    default: /* BKR_OPT_INSERT: CAPACITY or ERROR */
+        return bkr_arg_is(argv[i], "CAPACITY") ? capacity_arg_or_reply(ctx, argv[i + 1], &o->p.capacity)
+                                               : error_arg_or_reply(ctx, argv[i + 1], &o->p.error);
+    }
+}
+
+/* The kind of an option word, 0 if unknown; *valued if it takes a value. */
+static unsigned option_kind(const RedisModuleString *arg, bool *valued)
+{
+    *valued = true;
+    if (bkr_arg_is(arg, "EXPANSION"))
+        return BKR_OPT_EXPANSION;
+    if (bkr_arg_is(arg, "SEED"))
+        return BKR_OPT_SEED;
+    if (bkr_arg_is(arg, "CAPACITY") || bkr_arg_is(arg, "ERROR"))
+        return BKR_OPT_INSERT;
+    *valued = false;
+    if (bkr_arg_is(arg, "NONSCALING"))
+        return BKR_OPT_NONSCALING;
+    if (bkr_arg_is(arg, "NOCREATE") || bkr_arg_is(arg, "ITEMS"))
+        return BKR_OPT_INSERT;
+    return 0;
+}
+
+bool bkr_parse_options_or_reply(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int from,
+                                unsigned allowed, bkr_options_t *o)
+{
+    bool expansion_given = false;
+    o->items = -1;
+    for (int i = from; i < argc; i++) {
+        bool valued;
+        unsigned kind = option_kind(argv[i], &valued);
+        if (!(kind & allowed))
+            return unknown_arg(ctx, argv[i]);
+        if (kind == BKR_OPT_NONSCALING) {
+            o->p.nonscaling = true;
+        } else if (bkr_arg_is(argv[i], "NOCREATE")) {
+            o->nocreate = true;
+        } else if (bkr_arg_is(argv[i], "ITEMS")) {
+            o->items = i + 1;
+            break;
+        } else if (i + 1 == argc) {
+            char what[16];
+            size_t len;
+            const char *s = RedisModule_StringPtrLen(argv[i], &len);
+            for (size_t j = 0; j < len && j + 1 < sizeof what; j++)
+                what[j] = (char)(s[j] | 0x20), what[j + 1] = '\0';
+            return missing_value(ctx, allowed, what);
+        } else {
+            if (!valued_option(ctx, argv, i, kind, o))
+                return false;
+            expansion_given |= kind == BKR_OPT_EXPANSION;
+            i++;
+        }
+    }
+    if ((allowed & BKR_OPT_INSERT) && (o->items < 0 || o->items >= argc)) {
+        RedisModule_WrongArity(ctx);
+        return false;
+    }
+    if (!(allowed & BKR_OPT_INSERT) && o->p.nonscaling && expansion_given) {
+        RedisModule_ReplyWithError(ctx, "ERR nonscaling filters cannot expand");
+        return false;
+    }
+    return true;
+}

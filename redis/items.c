@@ -1,0 +1,184 @@
+/*
+ * What the BF and CBF command families share: reserving a key, adding
+ * items (one, or many in batches), checking items and counting them. The
+ * families differ only in their defaults and their data type, which the
+ * bkr_family_t argument carries, so each command handler is a few lines.
+ *
+ * Adds go through the library's batch call (hash a group, prefetch every
+ * target line, then probe) except near the point where a scalable filter
+ * grows or a fixed one is full: there items go one at a time, so the
+ * MAX_BYTES check and the "full" error land on the right item.
+ */
+#define _GNU_SOURCE
+#include "module.h"
+
+#include <string.h>
+
+/* Items per batch call: a stack array, no allocation per command. */
+#define BKR_BATCH 128
+
+int bkr_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, bkr_family_t family,
+                const bkr_params_t *p)
+{
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    bkr_obj_t *o;
+    bkr_lookup_t st = bkr_lookup(key, family, &o);
+    if (st != BKR_EMPTY) {
+        bkr_reply_lookup_error(ctx, st == BKR_LOADING ? BKR_FOUND : st);
+        return bkr_done(key);
+    }
+    if (bkr_create_key_or_reply(ctx, key, argv[1], family, p)) {
+        bkr_notify(ctx, argv[0], argv[1]);
+        RedisModule_ReplyWithSimpleString(ctx, "OK");
+    }
+    return bkr_done(key);
+}
+
+/* Adds one item and replies with its boolean; false after replying with
+ * an error (the size limit, a full filter, memory). */
+static bool add_one_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString *item,
+                             bool *was_new)
+{
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(item, &len);
+    *was_new = false;
+    const char *limit = bkr_growth_check(o);
+    if (limit) {
+        /* An item already present needs no room: answer as usual. */
+        if (bk_filter_contains(o->f, s, len)) {
+            RedisModule_ReplyWithBool(ctx, 0);
+            return true;
+        }
+        RedisModule_ReplyWithError(ctx, limit);
+        return false;
+    }
+    bk_status_t st = bk_filter_add(o->f, s, len, was_new);
+    if (st != BK_OK) {
+        bkr_reply_status(ctx, st);
+        return false;
+    }
+    RedisModule_ReplyWithBool(ctx, *was_new);
+    return true;
+}
+
+/* Adds m (<= BKR_BATCH) items in one library call and replies with their
+ * booleans; returns how many were new, or -1 after replying with an
+ * error (the filter is then unchanged). */
+static long add_batch_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **items, int m)
+{
+    bk_key_t keys[BKR_BATCH] = {{0}};
+    bool was_new[BKR_BATCH];
+    uint64_t n_new = 0;
+    for (int j = 0; j < m; j++)
+        keys[j].ptr = RedisModule_StringPtrLen(items[j], &keys[j].len);
+    bk_status_t st = bk_filter_add_batch(o->f, keys, (size_t)m, was_new, &n_new);
+    if (st != BK_OK) {
+        bkr_reply_status(ctx, st);
+        return -1;
+    }
+    for (int j = 0; j < m; j++)
+        RedisModule_ReplyWithBool(ctx, was_new[j]);
+    return (long)n_new;
+}
+
+/* Adds items and replies (one boolean, or an array ended early by an
+ * error); returns how many items were new. */
+static long add_items(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **items, int n,
+                      bool multi)
+{
+    bool was_new;
+    bkr_obj_touch(o);
+    uint64_t mark = bkr_lib_bytes(); /* a scalable filter may grow */
+    if (!multi) {
+        long added = add_one_or_reply(ctx, o, items[0], &was_new) && was_new;
+        o->heap += bkr_lib_bytes() - mark;
+        return added;
+    }
+    RedisModule_ReplyWithArray(ctx, REDISMODULE_POSTPONED_LEN);
+    long replied = 0, added = 0;
+    for (int i = 0; i < n;) {
+        int m = n - i < BKR_BATCH ? n - i : BKR_BATCH;
+        if (bkr_batch_safe(o, m)) {
+            long got = add_batch_or_reply(ctx, o, items + i, m);
+            replied += got < 0 ? 1 : m;
+            if (got < 0)
+                break;
+            added += got;
+            i += m;
+            continue;
+        }
+        replied++;
+        if (!add_one_or_reply(ctx, o, items[i], &was_new))
+            break;
+        added += was_new;
+        i++;
+    }
+    RedisModule_ReplySetArrayLength(ctx, replied);
+    o->heap += bkr_lib_bytes() - mark;
+    return added;
+}
+
+int bkr_add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr_family_t family,
+                    const bkr_options_t *o, bool multi)
+{
+    int first = o->items >= 0 ? o->items : 2;
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    bkr_obj_t *obj;
+    bkr_lookup_t st = bkr_lookup(key, family, &obj);
+    bool created = false;
+    if (st == BKR_EMPTY && !o->nocreate) {
+        obj = bkr_create_key_or_reply(ctx, key, argv[1], family, &o->p);
+        if (!obj)
+            return bkr_done(key);
+        created = true;
+    } else if (st != BKR_FOUND) {
+        bkr_reply_lookup_error(ctx, st);
+        return bkr_done(key);
+    }
+    long added = add_items(ctx, obj, argv + first, argc - first, multi);
+    bkr_propagate(ctx, created, argv, argc);
+    if (created || added > 0)
+        bkr_notify(ctx, argv[0], argv[1]);
+    return bkr_done(key);
+}
+
+int bkr_exists_items(RedisModuleCtx *ctx, RedisModuleString *keyname, bkr_family_t family,
+                     RedisModuleString **items, int n, bool multi)
+{
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, keyname, REDISMODULE_READ);
+    bkr_obj_t *o;
+    if (bkr_lookup(key, family, &o) != BKR_FOUND)
+        o = NULL; /* missing, another type or being restored: all false */
+    if (multi)
+        RedisModule_ReplyWithArray(ctx, n);
+    for (int i = 0; i < n;) {
+        int m = n - i < BKR_BATCH ? n - i : BKR_BATCH;
+        bk_key_t keys[BKR_BATCH];
+        bool found[BKR_BATCH];
+        if (o) {
+            for (int j = 0; j < m; j++)
+                keys[j].ptr = RedisModule_StringPtrLen(items[i + j], &keys[j].len);
+            bk_filter_contains_batch(o->f, keys, (size_t)m, found);
+        } else {
+            memset(found, 0, sizeof found);
+        }
+        for (int j = 0; j < m; j++)
+            RedisModule_ReplyWithBool(ctx, found[j]);
+        i += m;
+    }
+    return bkr_done(key);
+}
+
+int bkr_reply_card(RedisModuleCtx *ctx, RedisModuleString *keyname, bkr_family_t family)
+{
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, keyname, REDISMODULE_READ);
+    bkr_obj_t *o;
+    bkr_lookup_t st = bkr_lookup(key, family, &o);
+    if (st == BKR_EMPTY)
+        RedisModule_ReplyWithLongLong(ctx, 0);
+    else if (st != BKR_FOUND)
+        bkr_reply_lookup_error(ctx, st);
+    else
+        RedisModule_ReplyWithLongLong(ctx, (long long)bk_filter_items(o->f));
+    return bkr_done(key);
+}
