@@ -21,6 +21,8 @@ Submodules: bloomkit.scrapy (a Scrapy dupefilter) and bloomkit.redis (one
 filter sharded over a Redis Cluster); each imports its framework only when
 imported itself.
 """
+import builtins
+
 from ._bloomkit import (
     Bitmap,
     CorruptError,
@@ -55,7 +57,7 @@ _HEADER_PEEK = 4096
 def file_kind(path):
     """The kind stored in a bloomkit file ('blocked', ..., 'bitmap') without
     loading it. CorruptError if it is not a bloomkit file."""
-    with open(path, "rb") as f:  # the built-in open: ours is defined below
+    with builtins.open(path, "rb") as f:
         return peek_kind(f.read(_HEADER_PEEK))
 
 
