@@ -44,7 +44,7 @@ SHARED  := $(BUILD)/libbloomkit.so.$(VERSION)
 TOOL    := $(if $(CLI_SRC),$(BUILD)/bloomkit)
 MODULE  := $(if $(RED_SRC),$(BUILD)/bloomkit.so)
 
-.PHONY: all deps build-deps test unit-test demo bench install clean fuzz format
+.PHONY: all deps build-deps test unit-test demo bench install clean fuzz format python install-python
 .DEFAULT_GOAL := all
 
 all: build-deps $(STATIC) $(SHARED) $(TOOL) $(MODULE)
@@ -132,7 +132,7 @@ $(BUILD)/bench/bench_filters: BENCH_LDLIBS = -lbloom
 # The whole suite: unit tests (plain, then ASan+UBSan), the tool's tests and
 # the Redis module's tests, each printing "N passed, N failed"; the last
 # line sums them.
-test: deps all $(UNIT_BIN) $(UNIT_SANB)
+test: deps all $(UNIT_BIN) $(UNIT_SANB) python
 	@sh scripts/need.sh test
 	@BUILD=$(BUILD) sh tests/run.sh
 
@@ -145,6 +145,23 @@ demo: all
 bench: all $(BENCH_BIN)
 	@sh scripts/need.sh bench
 	@BUILD=$(BUILD) sh bench/run.sh
+
+# The Python package (python/): the extension bloomkit._bloomkit is built in
+# place, linked statically against $(STATIC), so `PYTHONPATH=python` imports
+# it. install-python installs it with pip, offline (Debian's system Python
+# is externally managed: run it in a venv, or pass
+# PIP_FLAGS=--break-system-packages or --user).
+PY        ?= /usr/bin/python3
+PIP_FLAGS ?=
+python: $(STATIC)
+	@sh scripts/need.sh python
+	cd python && BLOOMKIT_STATIC_LIB=$(abspath $(STATIC)) $(PY) setup.py -q build_ext --inplace \
+	    --build-temp $(abspath $(BUILD))/python
+
+install-python: $(STATIC)
+	@sh scripts/need.sh python
+	BLOOMKIT_STATIC_LIB=$(abspath $(STATIC)) $(PY) -m pip install --no-build-isolation \
+	    --no-index $(PIP_FLAGS) ./python
 
 fuzz: deps
 	@BUILD=$(BUILD) sh tests/fuzz/run.sh
@@ -169,4 +186,4 @@ format:
 	clang-format -i include/bloomkit/*.h src/*.c src/*.h $(wildcard cli/*.[ch] redis/*.[ch] tests/unit/*.[ch] bench/*.c)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) python/build python/*.egg-info python/bloomkit/*.so

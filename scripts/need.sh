@@ -1,6 +1,6 @@
 #!/bin/sh
 # Makes sure the Debian packages a step needs are present.
-#   sh scripts/need.sh [--check] build|test|bench|fuzz
+#   sh scripts/need.sh [--check] build|test|bench|fuzz|python
 # When a package is missing: as root, installs it with apt-get (the only
 # download bloomkit ever makes); otherwise, or with --check (what a plain
 # `make` uses: building never installs), stops with one line naming it.
@@ -10,7 +10,7 @@ if [ "${1:-}" = --check ]; then
     check_only=1
     shift
 fi
-group=${1:?usage: need.sh [--check] build|test|bench|fuzz}
+group=${1:?usage: need.sh [--check] build|test|bench|fuzz|python}
 
 # One line per dependency: group, Debian package, a file that proves it is
 # installed.
@@ -24,12 +24,26 @@ test  python3-redis /usr/lib/python3/dist-packages/redis/__init__.py
 test  php-cli /usr/bin/php
 test  php-redis /usr/share/doc/php-redis/copyright
 test  time /usr/bin/time
+python python3-dev /usr/bin/python3-config
+python python3-setuptools /usr/lib/python3/dist-packages/setuptools/__init__.py
+test  python3-dev /usr/bin/python3-config
+test  python3-setuptools /usr/lib/python3/dist-packages/setuptools/__init__.py
+test  python3-pytest /usr/lib/python3/dist-packages/pytest/__init__.py
+test  python3-scrapy /usr/lib/python3/dist-packages/scrapy/__init__.py
+test  python3-pip /usr/lib/python3/dist-packages/pip/__init__.py
+test  python3-wheel /usr/lib/python3/dist-packages/wheel/__init__.py
+test  python3-venv /usr/share/doc/python3-venv/copyright
 bench time /usr/bin/time
 bench libbloom-dev /usr/include/bloom.h
 bench golang-github-dcso-bloom-cli /usr/bin/bloom
 bench redis-server /usr/bin/redis-server
 bench redis-tools /usr/bin/redis-benchmark
 bench gawk /usr/bin/gawk
+bench python3-dev /usr/bin/python3-config
+bench python3-setuptools /usr/lib/python3/dist-packages/setuptools/__init__.py
+bench python3-scrapy /usr/lib/python3/dist-packages/scrapy/__init__.py
+bench python3-redis /usr/lib/python3/dist-packages/redis/__init__.py
+bench python3-flor /usr/lib/python3/dist-packages/flor/__init__.py
 fuzz  clang /usr/bin/clang
 fuzz  libclang-rt-14-dev /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 '

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs every test suite and sums their "N passed, N failed" lines.
 #   unit tests (plain build), unit tests under ASan+UBSan (smaller scale),
-#   then tests/cli/run.sh and tests/redis/run.sh when they exist.
+#   then tests/cli/run.sh, tests/redis/run.sh and tests/python/run.sh when
+#   they exist.
 # Exit status: 0 only if every suite ran and none failed.
 BUILD=${BUILD:-build}
 total_pass=0
@@ -42,6 +43,7 @@ done
 run_suite "install" env BUILD="$BUILD" sh tests/install.sh
 [ -f tests/cli/run.sh ] && run_suite "cli" env BUILD="$BUILD" sh tests/cli/run.sh
 [ -f tests/redis/run.sh ] && run_suite "redis" env BUILD="$BUILD" sh tests/redis/run.sh
+[ -f tests/python/run.sh ] && run_suite "python" env BUILD="$BUILD" sh tests/python/run.sh
 
 echo "total: $total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

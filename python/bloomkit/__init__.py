@@ -1,0 +1,90 @@
+"""bloomkit: Bloom filters and bitmaps for "have I seen this before?".
+
+A binding of the bloomkit C library. Files are the very files the
+`bloomkit` command-line tool reads and writes.
+
+    >>> import bloomkit
+    >>> seen = bloomkit.Filter(1_000_000, 0.001)
+    >>> seen.add("https://example.org/")
+    True
+    >>> "https://example.org/" in seen
+    True
+    >>> seen.add_many(["a", "b", "a"])
+    2
+
+Filter kinds: 'blocked' (default), 'classic', 'counting' (remove) and
+'scalable' (grows). Bitmap is an exact set of integers. Every library
+error is a subclass of bloomkit.Error (and of the matching built-in
+exception: ValueError, OSError, ...).
+
+Submodules: bloomkit.scrapy (a Scrapy dupefilter) and bloomkit.redis (one
+filter sharded over a Redis Cluster); each imports its framework only when
+imported itself.
+"""
+import builtins
+
+from ._bloomkit import (
+    Bitmap,
+    CorruptError,
+    Error,
+    FileError,
+    Filter,
+    FullError,
+    IncompatibleError,
+    InvalidArgumentError,
+    KindError,
+    LIBRARY_VERSION,
+    NoSpaceError,
+    NotFoundError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    VersionError,
+    peek_kind,
+    plan,
+    shard_of,
+)
+
+__version__ = "0.1.0"
+
+KINDS = ("blocked", "classic", "counting", "scalable")
+
+# A file's kind is in its first 128 bytes plus one 96-byte table entry per
+# part; this many bytes cover every file the library writes in practice,
+# and peek_kind only checks what it was given.
+_HEADER_PEEK = 4096
+
+
+def file_kind(path):
+    """The kind stored in a bloomkit file ('blocked', ..., 'bitmap') without
+    loading it. CorruptError if it is not a bloomkit file."""
+    with builtins.open(path, "rb") as f:
+        return peek_kind(f.read(_HEADER_PEEK))
+
+
+def load(path):
+    """Reads a filter or bitmap file into memory and validates it (checksums
+    included). Returns a Filter or a Bitmap, whichever the file holds."""
+    if file_kind(path) == "bitmap":
+        return Bitmap.load(path)
+    return Filter.load(path)
+
+
+def open(path, mmap=True, writable=False):  # noqa: A001 - the package's verb
+    """Opens a filter file. mmap=True maps it (instant for any size; the
+    payload checksum is checked only by verify()); writable=True updates the
+    file in place (sync() or close() writes the checksums). mmap=False reads
+    it like load(). Use the result as a context manager to unmap promptly."""
+    if not mmap:
+        if writable:
+            raise ValueError("writable=True needs mmap=True (or load() and save())")
+        return load(path)
+    return Filter.open(path, writable=writable)
+
+
+__all__ = [
+    "Bitmap", "CorruptError", "Error", "FileError", "Filter", "FullError",
+    "IncompatibleError", "InvalidArgumentError", "KindError", "KINDS",
+    "LIBRARY_VERSION", "NoSpaceError", "NotFoundError", "OutOfMemoryError",
+    "ReadOnlyError", "VersionError", "file_kind", "load", "open", "peek_kind",
+    "plan", "shard_of",
+]

@@ -1,0 +1,31 @@
+# Type stubs of the bloomkit package.
+from typing import Union
+
+from ._bloomkit import (
+    LIBRARY_VERSION as LIBRARY_VERSION,
+    Bitmap as Bitmap,
+    CorruptError as CorruptError,
+    Error as Error,
+    FileError as FileError,
+    Filter as Filter,
+    FullError as FullError,
+    IncompatibleError as IncompatibleError,
+    InvalidArgumentError as InvalidArgumentError,
+    KindError as KindError,
+    NoSpaceError as NoSpaceError,
+    NotFoundError as NotFoundError,
+    OutOfMemoryError as OutOfMemoryError,
+    ReadOnlyError as ReadOnlyError,
+    StrPath,
+    VersionError as VersionError,
+    peek_kind as peek_kind,
+    plan as plan,
+    shard_of as shard_of,
+)
+
+__version__: str
+KINDS: tuple[str, ...]
+
+def file_kind(path: StrPath) -> str: ...
+def load(path: StrPath) -> Union[Filter, Bitmap]: ...
+def open(path: StrPath, mmap: bool = True, writable: bool = False) -> Filter: ...

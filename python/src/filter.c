@@ -1,0 +1,850 @@
+/*
+ * bloomkit.Filter: a Python object owning one bk_filter_t (blocked,
+ * classic, counting or scalable), in memory or mapped from a file.
+ *
+ * Every library call runs under the object's lock; batch calls over a
+ * chunk of PYBK_CHUNK keys release the GIL while the library hashes,
+ * prefetches and probes, so other Python threads run meanwhile. After
+ * close() the object holds no filter and every call raises ValueError.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "pybk.h"
+
+typedef struct {
+    PyObject_HEAD
+    bk_filter_t *f; /* NULL once closed */
+    PyThread_type_lock lock;
+} filter_object;
+
+/* The filter, or NULL with ValueError if the object was closed. */
+static bk_filter_t *live(filter_object *self)
+{
+    if (!self->f)
+        PyErr_SetString(PyExc_ValueError, "operation on a closed bloomkit.Filter");
+    return self->f;
+}
+
+/* A path argument as str, for error messages. */
+static PyObject *path_text(PyObject *fs_path)
+{
+    return PyUnicode_DecodeFSDefaultAndSize(PyBytes_AS_STRING(fs_path),
+                                            PyBytes_GET_SIZE(fs_path));
+}
+
+static PyObject *raise_for_path(bk_status_t st, const char *why, PyObject *fs_path)
+{
+    PyObject *text = path_text(fs_path);
+    pybk_raise(st, why, text);
+    Py_XDECREF(text);
+    return NULL;
+}
+
+/* ---- life cycle --------------------------------------------------------- */
+
+static PyObject *filter_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    (void)args;
+    (void)kw;
+    filter_object *self = (filter_object *)type->tp_alloc(type, 0);
+    if (!self)
+        return NULL;
+    self->lock = PyThread_allocate_lock();
+    if (!self->lock) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)self;
+}
+
+PyObject *pybk_filter_wrap(PyTypeObject *type, bk_filter_t *f)
+{
+    filter_object *self = (filter_object *)filter_new(type, NULL, NULL);
+    if (!self) {
+        bk_filter_free(f);
+        return NULL;
+    }
+    self->f = f;
+    return (PyObject *)self;
+}
+
+/* Writable mappings keep their checksums up to date only through sync:
+ * a mapping closed without it would read back as damaged. */
+static bk_status_t sync_if_writable_mapping(bk_filter_t *f)
+{
+    bk_filter_info_t info;
+    bk_filter_info(f, &info);
+    return info.mapped && !info.readonly ? bk_filter_sync(f) : BK_OK;
+}
+
+static void filter_dealloc(filter_object *self)
+{
+    if (self->f) {
+        (void)sync_if_writable_mapping(self->f);
+        bk_filter_free(self->f);
+    }
+    if (self->lock)
+        PyThread_free_lock(self->lock);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int parse_kind(const char *name, bk_kind_t *out)
+{
+    if (bk_kind_parse(name, out) == BK_OK && *out >= BK_KIND_BLOCKED && *out <= BK_KIND_SCALABLE)
+        return 0;
+    PyErr_Format(PyExc_ValueError,
+                 "unknown filter kind '%s' (blocked, classic, counting or scalable; "
+                 "bitmaps are bloomkit.Bitmap)", name);
+    return -1;
+}
+
+static int parse_options(bk_options_t *o, const char *kind, const char *hash, PyObject *seed,
+                         const char *sub_kind)
+{
+    if (parse_kind(kind, &o->kind) < 0 || parse_kind(sub_kind, &o->sub_kind) < 0)
+        return -1;
+    if (bk_hash_parse(hash, &o->hash) != BK_OK) {
+        PyErr_Format(PyExc_ValueError, "unknown hash '%s'", hash);
+        return -1;
+    }
+    if (seed != Py_None) {
+        if (pybk_u64(seed, "seed", &o->seed) < 0)
+            return -1;
+        o->seed_set = true;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(filter_doc,
+"Filter(capacity, fpr=0.01, *, kind='blocked', hash='xxh3', seed=None,\n"
+"       growth=2.0, tightening=0.5, nonscaling=False, sub_kind='blocked')\n"
+"--\n\n"
+"A Bloom filter sized for `capacity` keys at false-positive rate `fpr`.\n\n"
+"kind: 'blocked' (default, fastest), 'classic', 'counting' (supports\n"
+"remove) or 'scalable' (grows past capacity by adding sub-filters of\n"
+"`growth` times the capacity, each `tightening` times the error).\n"
+"Keys are bytes, str (hashed as UTF-8) or bytes-like objects.\n"
+"seed=None draws a random hash seed; give one to get reproducible files.\n"
+"Raises InvalidArgumentError for a zero capacity or an fpr outside (0, 1).");
+
+static int filter_init(filter_object *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"capacity", "fpr", "kind", "hash", "seed", "growth",
+                             "tightening", "nonscaling", "sub_kind", NULL};
+    PyObject *capacity_obj, *seed = Py_None;
+    double fpr = 0.01, growth = 0.0, tightening = 0.0;
+    const char *kind = "blocked", *hash = "xxh3", *sub_kind = "blocked";
+    int nonscaling = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|d$ssOddps:Filter", kwlist, &capacity_obj,
+                                     &fpr, &kind, &hash, &seed, &growth, &tightening,
+                                     &nonscaling, &sub_kind))
+        return -1;
+    uint64_t capacity;
+    bk_options_t o = {0};
+    if (pybk_u64(capacity_obj, "capacity", &capacity) < 0 ||
+        parse_options(&o, kind, hash, seed, sub_kind) < 0)
+        return -1;
+    o.growth = growth;
+    o.tightening = tightening;
+    o.nonscaling = nonscaling != 0;
+    bk_filter_t *f = NULL;
+    bk_status_t st = bk_filter_create(&f, capacity, fpr, &o);
+    if (st != BK_OK) {
+        pybk_raise(st, NULL, NULL);
+        return -1;
+    }
+    pybk_lock(self->lock);
+    bk_filter_t *old = self->f;
+    self->f = f;
+    pybk_unlock(self->lock);
+    bk_filter_free(old);
+    return 0;
+}
+
+PyDoc_STRVAR(close_doc,
+"close()\n--\n\n"
+"Releases the filter (and unmaps its file, syncing a writable mapping\n"
+"first). Later calls raise ValueError. Closing twice is harmless.");
+
+static PyObject *filter_close(filter_object *self, PyObject *unused)
+{
+    (void)unused;
+    pybk_lock(self->lock);
+    bk_status_t st = self->f ? sync_if_writable_mapping(self->f) : BK_OK;
+    if (st == BK_OK) {
+        bk_filter_free(self->f);
+        self->f = NULL;
+    }
+    pybk_unlock(self->lock);
+    return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, NULL, NULL);
+}
+
+static PyObject *filter_enter(filter_object *self, PyObject *unused)
+{
+    (void)unused;
+    return live(self) ? Py_NewRef(self) : NULL;
+}
+
+static PyObject *filter_exit(filter_object *self, PyObject *args)
+{
+    (void)args;
+    return filter_close(self, NULL);
+}
+
+/* ---- single keys -------------------------------------------------------- */
+
+PyDoc_STRVAR(add_doc,
+"add(key) -> bool\n--\n\n"
+"Adds a key. Returns True if it was new (not already, possibly falsely,\n"
+"present). ReadOnlyError on a read-only mapping, FullError on a full\n"
+"non-scaling filter; on error the filter is unchanged.");
+
+static PyObject *filter_add(filter_object *self, PyObject *key_obj)
+{
+    bk_key_t key;
+    PyObject *hold;
+    if (!live(self) || pybk_key(key_obj, &key, &hold) < 0)
+        return NULL;
+    bool was_new = false;
+    pybk_lock(self->lock);
+    bk_status_t st = self->f ? bk_filter_add(self->f, key.ptr, key.len, &was_new) : BK_EINVAL;
+    pybk_unlock(self->lock);
+    Py_DECREF(hold);
+    if (st != BK_OK)
+        return pybk_raise(st, NULL, NULL);
+    return PyBool_FromLong(was_new);
+}
+
+/* 1 if present, 0 if not, -1 with an exception set. */
+static int contains_key(filter_object *self, PyObject *key_obj)
+{
+    bk_key_t key;
+    PyObject *hold;
+    if (!live(self) || pybk_key(key_obj, &key, &hold) < 0)
+        return -1;
+    pybk_lock(self->lock);
+    int found = self->f && bk_filter_contains(self->f, key.ptr, key.len);
+    pybk_unlock(self->lock);
+    Py_DECREF(hold);
+    return found;
+}
+
+PyDoc_STRVAR(contains_doc,
+"contains(key) -> bool\n--\n\n"
+"True if the key may be in the set (`key in filter` is the same); False\n"
+"if it certainly is not.");
+
+static PyObject *filter_contains(filter_object *self, PyObject *key_obj)
+{
+    int found = contains_key(self, key_obj);
+    return found < 0 ? NULL : PyBool_FromLong(found);
+}
+
+PyDoc_STRVAR(count_doc,
+"count(key) -> int\n--\n\n"
+"Counting filters: an upper bound of how many times the key was added\n"
+"(saturates at 15). Other kinds: 1 if the key may be present, else 0.");
+
+static PyObject *filter_count(filter_object *self, PyObject *key_obj)
+{
+    bk_key_t key;
+    PyObject *hold;
+    if (!live(self) || pybk_key(key_obj, &key, &hold) < 0)
+        return NULL;
+    pybk_lock(self->lock);
+    unsigned n = self->f ? bk_filter_count(self->f, key.ptr, key.len) : 0;
+    pybk_unlock(self->lock);
+    Py_DECREF(hold);
+    return PyLong_FromUnsignedLong(n);
+}
+
+PyDoc_STRVAR(remove_doc,
+"remove(key)\n--\n\n"
+"Counting filters: removes one occurrence of the key. NotFoundError (a\n"
+"KeyError) if the key was never added, KindError (a TypeError) for\n"
+"other kinds; nothing changes on error.");
+
+static PyObject *filter_remove(filter_object *self, PyObject *key_obj)
+{
+    bk_key_t key;
+    PyObject *hold;
+    if (!live(self) || pybk_key(key_obj, &key, &hold) < 0)
+        return NULL;
+    pybk_lock(self->lock);
+    bk_status_t st = self->f ? bk_filter_remove(self->f, key.ptr, key.len) : BK_EINVAL;
+    pybk_unlock(self->lock);
+    Py_DECREF(hold);
+    return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, NULL, NULL);
+}
+
+/* ---- batches ------------------------------------------------------------ */
+
+static bk_status_t add_chunk(filter_object *self, pybk_chunk_t *c, uint64_t *n_new)
+{
+    bk_status_t st = BK_EINVAL;
+    pybk_lock(self->lock);
+    if (self->f && c->n >= PYBK_NOGIL_MIN) {
+        Py_BEGIN_ALLOW_THREADS
+        st = bk_filter_add_batch(self->f, c->keys, c->n, NULL, n_new);
+        Py_END_ALLOW_THREADS
+    } else if (self->f) {
+        st = bk_filter_add_batch(self->f, c->keys, c->n, NULL, n_new);
+    }
+    pybk_unlock(self->lock);
+    return st;
+}
+
+static int contains_chunk(filter_object *self, pybk_chunk_t *c)
+{
+    pybk_lock(self->lock);
+    const bk_filter_t *f = self->f;
+    if (f && c->n >= PYBK_NOGIL_MIN) {
+        Py_BEGIN_ALLOW_THREADS
+        bk_filter_contains_batch(f, c->keys, c->n, c->flags);
+        Py_END_ALLOW_THREADS
+    } else if (f) {
+        bk_filter_contains_batch(f, c->keys, c->n, c->flags);
+    }
+    pybk_unlock(self->lock);
+    if (!f)
+        PyErr_SetString(PyExc_ValueError, "bloomkit.Filter closed during a batch");
+    return f ? 0 : -1;
+}
+
+PyDoc_STRVAR(add_many_doc,
+"add_many(keys) -> int\n--\n\n"
+"Adds every key of an iterable of bytes/str and returns how many were new.\n"
+"Keys go to the library in chunks of 4096 (hashed, prefetched, probed),\n"
+"with the GIL released for chunks of 256 keys or more. On error (a key of\n"
+"the wrong type, a full non-scaling filter) the keys of earlier chunks\n"
+"stay added.");
+
+static PyObject *filter_add_many(filter_object *self, PyObject *iterable)
+{
+    if (!live(self))
+        return NULL;
+    PyObject *it = PyObject_GetIter(iterable);
+    pybk_chunk_t *c = it ? PyMem_Calloc(1, sizeof *c) : NULL;
+    if (!c) {
+        Py_XDECREF(it);
+        return it ? PyErr_NoMemory() : NULL;
+    }
+    uint64_t total = 0;
+    bk_status_t st = BK_OK;
+    Py_ssize_t got;
+    while ((got = pybk_chunk_fill(c, it)) > 0) {
+        uint64_t n_new = 0;
+        st = add_chunk(self, c, &n_new);
+        total += n_new;
+        if (st != BK_OK)
+            break;
+    }
+    pybk_chunk_release(c);
+    PyMem_Free(c);
+    Py_DECREF(it);
+    if (got < 0)
+        return NULL;
+    if (st != BK_OK)
+        return pybk_raise(st, NULL, NULL);
+    return PyLong_FromUnsignedLongLong(total);
+}
+
+static int append_flags(PyObject *list, const pybk_chunk_t *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (PyList_Append(list, c->flags[i] ? Py_True : Py_False) < 0)
+            return -1;
+    return 0;
+}
+
+PyDoc_STRVAR(contains_many_doc,
+"contains_many(keys) -> list[bool]\n--\n\n"
+"One answer per key of an iterable of bytes/str, in order, computed in\n"
+"chunks by the library's batch call with the GIL released.");
+
+static PyObject *filter_contains_many(filter_object *self, PyObject *iterable)
+{
+    if (!live(self))
+        return NULL;
+    PyObject *it = PyObject_GetIter(iterable);
+    PyObject *out = it ? PyList_New(0) : NULL;
+    pybk_chunk_t *c = out ? PyMem_Calloc(1, sizeof *c) : NULL;
+    if (!c) {
+        if (out)
+            PyErr_NoMemory();
+        Py_XDECREF(out);
+        Py_XDECREF(it);
+        return NULL;
+    }
+    Py_ssize_t got;
+    while ((got = pybk_chunk_fill(c, it)) > 0)
+        if (contains_chunk(self, c) < 0 || append_flags(out, c) < 0) {
+            got = -1;
+            break;
+        }
+    pybk_chunk_release(c);
+    PyMem_Free(c);
+    Py_DECREF(it);
+    if (got < 0)
+        Py_CLEAR(out);
+    return out;
+}
+
+/* ---- whole filter ------------------------------------------------------- */
+
+PyDoc_STRVAR(clear_doc, "clear()\n--\n\nForgets every key; keeps size, k, hash and seed.");
+
+static PyObject *filter_clear(filter_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (!live(self))
+        return NULL;
+    pybk_lock(self->lock);
+    bk_status_t st = self->f ? bk_filter_clear(self->f) : BK_EINVAL;
+    pybk_unlock(self->lock);
+    return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, NULL, NULL);
+}
+
+/* dst |= src, each under its own lock (src first, a copy, so that two
+ * threads doing a.union(b) and b.union(a) cannot deadlock). */
+static bk_status_t union_into(filter_object *dst, filter_object *src)
+{
+    bk_filter_t *copy = NULL;
+    pybk_lock(src->lock);
+    bk_status_t st = src->f ? bk_filter_clone(&copy, src->f) : BK_EINVAL;
+    pybk_unlock(src->lock);
+    if (st != BK_OK)
+        return st;
+    pybk_lock(dst->lock);
+    st = dst->f ? bk_filter_union(dst->f, copy) : BK_EINVAL;
+    pybk_unlock(dst->lock);
+    bk_filter_free(copy);
+    return st;
+}
+
+static int check_filter_arg(PyObject *obj)
+{
+    if (PyObject_TypeCheck(obj, &pybk_filter_type))
+        return 0;
+    PyErr_Format(PyExc_TypeError, "expected a bloomkit.Filter, not %.100s", Py_TYPE(obj)->tp_name);
+    return -1;
+}
+
+PyDoc_STRVAR(union_doc,
+"union(other)\n--\n\n"
+"Adds every key of `other` to this filter (self |= other). Both must\n"
+"have the same kind, size, k, hash and seed (make them with the same\n"
+"arguments and seed, or copy one): IncompatibleError otherwise.");
+
+static PyObject *filter_union(filter_object *self, PyObject *other)
+{
+    if (!live(self) || check_filter_arg(other) < 0 || !live((filter_object *)other))
+        return NULL;
+    bk_status_t st = union_into(self, (filter_object *)other);
+    return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, NULL, NULL);
+}
+
+PyDoc_STRVAR(copy_doc, "copy() -> Filter\n--\n\nA deep copy, in memory (also of a mapped filter).");
+
+static PyObject *filter_copy(filter_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (!live(self))
+        return NULL;
+    bk_filter_t *copy = NULL;
+    pybk_lock(self->lock);
+    bk_status_t st = self->f ? bk_filter_clone(&copy, self->f) : BK_EINVAL;
+    pybk_unlock(self->lock);
+    if (st != BK_OK)
+        return pybk_raise(st, NULL, NULL);
+    return pybk_filter_wrap(Py_TYPE(self), copy);
+}
+
+static PyObject *filter_deepcopy(filter_object *self, PyObject *memo)
+{
+    (void)memo;
+    return filter_copy(self, NULL);
+}
+
+static PyObject *filter_or(PyObject *a, PyObject *b)
+{
+    if (!PyObject_TypeCheck(a, &pybk_filter_type) || !PyObject_TypeCheck(b, &pybk_filter_type))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *out = filter_copy((filter_object *)a, NULL);
+    if (!out)
+        return NULL;
+    PyObject *r = filter_union((filter_object *)out, b);
+    if (!r)
+        Py_CLEAR(out);
+    Py_XDECREF(r);
+    return out;
+}
+
+static PyObject *filter_ior(PyObject *a, PyObject *b)
+{
+    if (!PyObject_TypeCheck(b, &pybk_filter_type))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *r = filter_union((filter_object *)a, b);
+    if (!r)
+        return NULL;
+    Py_DECREF(r);
+    return Py_NewRef(a);
+}
+
+static int set_item(PyObject *d, const char *name, PyObject *v)
+{
+    if (!v)
+        return -1;
+    int rc = PyDict_SetItemString(d, name, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+static const char *name_or(const char *name, const char *fallback)
+{
+    return name ? name : fallback;
+}
+
+static int fill_info(PyObject *d, const bk_filter_info_t *i)
+{
+    if (set_item(d, "kind", PyUnicode_FromString(name_or(bk_kind_name(i->kind), "?"))) ||
+        set_item(d, "hash", PyUnicode_FromString(name_or(bk_hash_name(i->hash), "?"))) ||
+        set_item(d, "seed", PyLong_FromUnsignedLongLong(i->seed)) ||
+        set_item(d, "capacity", PyLong_FromUnsignedLongLong(i->capacity)) ||
+        set_item(d, "fpr", PyFloat_FromDouble(i->fpr_target)) ||
+        set_item(d, "cells", PyLong_FromUnsignedLongLong(i->cells)) ||
+        set_item(d, "k", PyLong_FromUnsignedLong(i->k)) ||
+        set_item(d, "bytes", PyLong_FromUnsignedLongLong(i->bytes)) ||
+        set_item(d, "items", PyLong_FromUnsignedLongLong(i->items)) ||
+        set_item(d, "cells_set", PyLong_FromUnsignedLongLong(i->cells_set)) ||
+        set_item(d, "fill", PyFloat_FromDouble(i->fill)) ||
+        set_item(d, "estimated_items", PyFloat_FromDouble(i->estimated_items)) ||
+        set_item(d, "expected_fpr", PyFloat_FromDouble(i->expected_fpr)) ||
+        set_item(d, "filters", PyLong_FromUnsignedLong(i->filters)) ||
+        set_item(d, "mapped", PyBool_FromLong(i->mapped)) ||
+        set_item(d, "readonly", PyBool_FromLong(i->readonly)))
+        return -1;
+    if (i->kind != BK_KIND_SCALABLE)
+        return 0;
+    if (set_item(d, "sub_kind", PyUnicode_FromString(name_or(bk_kind_name(i->sub_kind), "?"))) ||
+        set_item(d, "growth", PyFloat_FromDouble(i->growth)) ||
+        set_item(d, "tightening", PyFloat_FromDouble(i->tightening)) ||
+        set_item(d, "nonscaling", PyBool_FromLong(i->nonscaling)))
+        return -1;
+    return 0;
+}
+
+PyDoc_STRVAR(info_doc,
+"info() -> dict\n--\n\n"
+"kind, hash, seed, capacity, fpr (the target), cells, k, bytes (payload),\n"
+"items (keys added that were new), cells_set, fill, estimated_items,\n"
+"expected_fpr (at the current fill), filters, mapped, readonly; scalable\n"
+"filters add sub_kind, growth, tightening, nonscaling. Reads the whole\n"
+"payload to count the set cells.");
+
+static PyObject *filter_info(filter_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (!live(self))
+        return NULL;
+    bk_filter_info_t info;
+    pybk_lock(self->lock);
+    bool ok = self->f != NULL;
+    if (ok)
+        bk_filter_info(self->f, &info);
+    pybk_unlock(self->lock);
+    if (!ok) {
+        (void)live(self); /* closed by another thread meanwhile */
+        return NULL;
+    }
+    PyObject *d = PyDict_New();
+    if (d && fill_info(d, &info) < 0)
+        Py_CLEAR(d);
+    return d;
+}
+
+static Py_ssize_t filter_len(filter_object *self)
+{
+    if (!live(self))
+        return -1;
+    pybk_lock(self->lock);
+    uint64_t n = self->f ? bk_filter_items(self->f) : 0;
+    pybk_unlock(self->lock);
+    return n > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)n;
+}
+
+static int filter_sq_contains(filter_object *self, PyObject *key)
+{
+    return contains_key(self, key);
+}
+
+static PyObject *filter_repr(filter_object *self)
+{
+    if (!self->f)
+        return PyUnicode_FromString("<bloomkit.Filter closed>");
+    bk_filter_info_t i;
+    pybk_lock(self->lock);
+    bk_filter_info(self->f, &i);
+    pybk_unlock(self->lock);
+    char fpr[32];
+    snprintf(fpr, sizeof fpr, "%g", i.fpr_target);
+    return PyUnicode_FromFormat("<bloomkit.Filter kind=%s capacity=%llu fpr=%s items=%llu%s>",
+                                name_or(bk_kind_name(i.kind), "?"),
+                                (unsigned long long)i.capacity, fpr,
+                                (unsigned long long)i.items, i.mapped ? " mapped" : "");
+}
+
+static PyObject *filter_get_kind(filter_object *self, void *unused)
+{
+    (void)unused;
+    if (!live(self))
+        return NULL;
+    return PyUnicode_FromString(name_or(bk_kind_name(bk_filter_kind(self->f)), "?"));
+}
+
+static PyObject *filter_get_closed(filter_object *self, void *unused)
+{
+    (void)unused;
+    return PyBool_FromLong(self->f == NULL);
+}
+
+/* ---- files and bytes ---------------------------------------------------- */
+
+PyDoc_STRVAR(save_doc,
+"save(path)\n--\n\n"
+"Writes the filter to `path` atomically (temporary file, fsync, rename):\n"
+"the same format the bloomkit tool reads and writes. On error the old\n"
+"file is untouched: FileError / NoSpaceError (OSErrors with errno).");
+
+static PyObject *filter_save(filter_object *self, PyObject *args)
+{
+    PyObject *path;
+    if (!live(self) || !PyArg_ParseTuple(args, "O&:save", PyUnicode_FSConverter, &path))
+        return NULL;
+    bk_status_t st = BK_EINVAL;
+    pybk_lock(self->lock);
+    if (self->f) {
+        Py_BEGIN_ALLOW_THREADS
+        st = bk_filter_save(self->f, PyBytes_AS_STRING(path));
+        Py_END_ALLOW_THREADS
+    }
+    pybk_unlock(self->lock);
+    PyObject *r = st == BK_OK ? Py_NewRef(Py_None) : raise_for_path(st, NULL, path);
+    Py_DECREF(path);
+    return r;
+}
+
+PyDoc_STRVAR(sync_doc,
+"sync()\n--\n\n"
+"Writable mapping: updates the file's checksums and flushes it to disk.\n"
+"InvalidArgumentError for an in-memory filter.");
+
+static PyObject *filter_sync(filter_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (!live(self))
+        return NULL;
+    bk_status_t st = BK_EINVAL;
+    pybk_lock(self->lock);
+    if (self->f) {
+        Py_BEGIN_ALLOW_THREADS
+        st = bk_filter_sync(self->f);
+        Py_END_ALLOW_THREADS
+    }
+    pybk_unlock(self->lock);
+    return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, NULL, NULL);
+}
+
+PyDoc_STRVAR(verify_doc,
+"verify()\n--\n\n"
+"Mapped filter: recomputes the payload checksum (open() does not) and\n"
+"raises CorruptError on a mismatch. In-memory filters always pass.");
+
+static PyObject *filter_verify(filter_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (!live(self))
+        return NULL;
+    const char *why = NULL;
+    bk_status_t st = BK_EINVAL;
+    pybk_lock(self->lock);
+    if (self->f) {
+        Py_BEGIN_ALLOW_THREADS
+        st = bk_filter_verify(self->f, &why);
+        Py_END_ALLOW_THREADS
+    }
+    pybk_unlock(self->lock);
+    return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, why, NULL);
+}
+
+PyDoc_STRVAR(to_bytes_doc,
+"to_bytes() -> bytes\n--\n\nThe portable serialized form (the file format).");
+
+static PyObject *filter_to_bytes(filter_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (!live(self))
+        return NULL;
+    pybk_lock(self->lock);
+    uint64_t size = self->f ? bk_filter_serialized_size(self->f) : 0;
+    PyObject *out = size <= (uint64_t)PY_SSIZE_T_MAX
+                        ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size) : PyErr_NoMemory();
+    bk_status_t st = BK_OK;
+    if (out && self->f)
+        st = bk_filter_serialize(self->f, PyBytes_AS_STRING(out), (size_t)size, NULL);
+    pybk_unlock(self->lock);
+    if (out && st != BK_OK) {
+        Py_CLEAR(out);
+        pybk_raise(st, NULL, NULL);
+    }
+    return out;
+}
+
+PyDoc_STRVAR(from_bytes_doc,
+"from_bytes(data) -> Filter\n--\n\n"
+"Validates and loads a serialized filter (bytes-like; copied).\n"
+"CorruptError / VersionError with the reason on bad input.");
+
+static PyObject *filter_from_bytes(PyTypeObject *type, PyObject *arg)
+{
+    Py_buffer buf;
+    if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0)
+        return NULL;
+    bk_filter_t *f = NULL;
+    const char *why = NULL;
+    bk_status_t st = bk_filter_deserialize(&f, buf.buf, (size_t)buf.len, &why);
+    PyBuffer_Release(&buf);
+    if (st != BK_OK)
+        return pybk_raise(st, why, NULL);
+    return pybk_filter_wrap(type, f);
+}
+
+PyDoc_STRVAR(load_doc,
+"load(path) -> Filter\n--\n\n"
+"Reads a filter file (as written by save() or the bloomkit tool) into\n"
+"memory and validates it: CorruptError / VersionError with the reason\n"
+"for a damaged or foreign file, FileError if it cannot be read.");
+
+static PyObject *filter_load(PyTypeObject *type, PyObject *args)
+{
+    PyObject *path;
+    if (!PyArg_ParseTuple(args, "O&:load", PyUnicode_FSConverter, &path))
+        return NULL;
+    bk_filter_t *f = NULL;
+    const char *why = NULL;
+    bk_status_t st;
+    Py_BEGIN_ALLOW_THREADS
+    st = bk_filter_load(&f, PyBytes_AS_STRING(path), &why);
+    Py_END_ALLOW_THREADS
+    PyObject *r = st == BK_OK ? pybk_filter_wrap(type, f) : raise_for_path(st, why, path);
+    Py_DECREF(path);
+    return r;
+}
+
+PyDoc_STRVAR(open_doc,
+"open(path, writable=False) -> Filter\n--\n\n"
+"Maps a filter file instead of reading it: a multi-GB filter answers at\n"
+"once. The header is validated; the payload checksum only by verify().\n"
+"Read-only mappings raise ReadOnlyError on add; writable ones update the\n"
+"file in place (sync() or close() writes the checksums) and cannot grow\n"
+"a scalable filter. Use it as a context manager to unmap promptly.");
+
+static PyObject *filter_open(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"path", "writable", NULL};
+    PyObject *path;
+    int writable = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|p:open", kwlist, PyUnicode_FSConverter,
+                                     &path, &writable))
+        return NULL;
+    bk_filter_t *f = NULL;
+    const char *why = NULL;
+    bk_status_t st;
+    Py_BEGIN_ALLOW_THREADS
+    st = bk_filter_open(&f, PyBytes_AS_STRING(path), writable ? BK_MAP_WRITABLE : BK_MAP_READONLY,
+                        &why);
+    Py_END_ALLOW_THREADS
+    PyObject *r = st == BK_OK ? pybk_filter_wrap(type, f) : raise_for_path(st, why, path);
+    Py_DECREF(path);
+    return r;
+}
+
+/* Pickles as bloomkit._bloomkit._restore(serialized bytes). */
+static PyObject *filter_reduce(filter_object *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *data = filter_to_bytes(self, NULL);
+    if (!data)
+        return NULL;
+    PyObject *mod = PyImport_ImportModule("bloomkit._bloomkit");
+    PyObject *restore = mod ? PyObject_GetAttrString(mod, "_restore") : NULL;
+    Py_XDECREF(mod);
+    if (!restore) {
+        Py_DECREF(data);
+        return NULL;
+    }
+    return Py_BuildValue("(N(N))", restore, data);
+}
+
+/* ---- type --------------------------------------------------------------- */
+
+static PyMethodDef filter_methods[] = {
+    {"add", (PyCFunction)filter_add, METH_O, add_doc},
+    {"contains", (PyCFunction)filter_contains, METH_O, contains_doc},
+    {"count", (PyCFunction)filter_count, METH_O, count_doc},
+    {"remove", (PyCFunction)filter_remove, METH_O, remove_doc},
+    {"add_many", (PyCFunction)filter_add_many, METH_O, add_many_doc},
+    {"contains_many", (PyCFunction)filter_contains_many, METH_O, contains_many_doc},
+    {"clear", (PyCFunction)filter_clear, METH_NOARGS, clear_doc},
+    {"union", (PyCFunction)filter_union, METH_O, union_doc},
+    {"copy", (PyCFunction)filter_copy, METH_NOARGS, copy_doc},
+    {"__copy__", (PyCFunction)filter_copy, METH_NOARGS, copy_doc},
+    {"__deepcopy__", (PyCFunction)filter_deepcopy, METH_O, copy_doc},
+    {"info", (PyCFunction)filter_info, METH_NOARGS, info_doc},
+    {"save", (PyCFunction)filter_save, METH_VARARGS, save_doc},
+    {"sync", (PyCFunction)filter_sync, METH_NOARGS, sync_doc},
+    {"verify", (PyCFunction)filter_verify, METH_NOARGS, verify_doc},
+    {"to_bytes", (PyCFunction)filter_to_bytes, METH_NOARGS, to_bytes_doc},
+    {"from_bytes", (PyCFunction)filter_from_bytes, METH_O | METH_CLASS, from_bytes_doc},
+    {"load", (PyCFunction)filter_load, METH_VARARGS | METH_CLASS, load_doc},
+    {"open", (PyCFunction)(void (*)(void))filter_open, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     open_doc},
+    {"close", (PyCFunction)filter_close, METH_NOARGS, close_doc},
+    {"__enter__", (PyCFunction)filter_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)filter_exit, METH_VARARGS, NULL},
+    {"__reduce__", (PyCFunction)filter_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef filter_getset[] = {
+    {"kind", (getter)filter_get_kind, NULL, "The kind's name: 'blocked', 'classic', ...", NULL},
+    {"closed", (getter)filter_get_closed, NULL, "True after close().", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PySequenceMethods filter_as_sequence = {
+    .sq_length = (lenfunc)filter_len,
+    .sq_contains = (objobjproc)filter_sq_contains,
+};
+
+static PyNumberMethods filter_as_number = {
+    .nb_or = filter_or,
+    .nb_inplace_or = filter_ior,
+};
+
+PyTypeObject pybk_filter_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bloomkit.Filter",
+    .tp_basicsize = sizeof(filter_object),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = filter_doc,
+    .tp_new = filter_new,
+    .tp_init = (initproc)filter_init,
+    .tp_dealloc = (destructor)filter_dealloc,
+    .tp_repr = (reprfunc)filter_repr,
+    .tp_methods = filter_methods,
+    .tp_getset = filter_getset,
+    .tp_as_sequence = &filter_as_sequence,
+    .tp_as_number = &filter_as_number,
+};

@@ -1,0 +1,171 @@
+/*
+ * bloomkit._bloomkit: the module object. Registers Filter, Bitmap and the
+ * exception classes, and offers the few free functions the Python side
+ * needs: sizing (plan), unpickling (_restore), reading a file's kind, and
+ * the routing hash of the Redis sharded filter.
+ */
+#include "pybk.h"
+
+/* Seed of the routing hash that picks an item's shard. Any fixed value
+ * works as long as every client uses the same one; it only has to differ
+ * from the filters' own seeds (random per filter), so that the items a
+ * shard receives are not correlated with the bits they set there. */
+#define PYBK_ROUTE_SEED 0x5348415244524f55ULL /* "SHARDROU" */
+
+PyDoc_STRVAR(restore_doc, "_restore(data) -> Filter | Bitmap\n--\n\nUnpickling helper.");
+
+static PyObject *module_restore(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    Py_buffer buf;
+    if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0)
+        return NULL;
+    bk_kind_t kind;
+    bk_status_t st = bk_peek_kind(buf.buf, (size_t)buf.len, &kind);
+    PyBuffer_Release(&buf);
+    if (st != BK_OK)
+        return pybk_raise(st, "not a bloomkit serialization", NULL);
+    PyTypeObject *type = kind == BK_KIND_BITMAP ? &pybk_bitmap_type : &pybk_filter_type;
+    return PyObject_CallMethod((PyObject *)type, "from_bytes", "O", arg);
+}
+
+PyDoc_STRVAR(peek_kind_doc,
+"peek_kind(header) -> str\n--\n\n"
+"The kind stored in the first bytes of a bloomkit file or serialization\n"
+"('blocked', ..., 'bitmap', 'bitmap2') without loading it. CorruptError\n"
+"if the bytes are not a bloomkit header.");
+
+static PyObject *module_peek_kind(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    Py_buffer buf;
+    if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0)
+        return NULL;
+    bk_kind_t kind;
+    bk_status_t st = bk_peek_kind(buf.buf, (size_t)buf.len, &kind);
+    PyBuffer_Release(&buf);
+    if (st != BK_OK)
+        return pybk_raise(st, "not a bloomkit header", NULL);
+    const char *name = bk_kind_name(kind);
+    return PyUnicode_FromString(name ? name : "?");
+}
+
+PyDoc_STRVAR(plan_doc,
+"plan(capacity, fpr, kind='blocked') -> dict\n--\n\n"
+"How the library sizes a filter: kind, capacity, fpr, bits, cells, k,\n"
+"bytes, bits_per_key, expected_fpr. InvalidArgumentError for capacity 0\n"
+"or fpr outside (0, 1).");
+
+static PyObject *module_plan(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    (void)mod;
+    static char *kwlist[] = {"capacity", "fpr", "kind", NULL};
+    PyObject *cap_obj;
+    double fpr;
+    const char *kind_name = "blocked";
+    uint64_t capacity;
+    bk_kind_t kind;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Od|s:plan", kwlist, &cap_obj, &fpr, &kind_name) ||
+        pybk_u64(cap_obj, "capacity", &capacity) < 0)
+        return NULL;
+    if (bk_kind_parse(kind_name, &kind) != BK_OK || kind > BK_KIND_SCALABLE) {
+        PyErr_Format(PyExc_ValueError, "unknown filter kind '%s'", kind_name);
+        return NULL;
+    }
+    bk_plan_t p;
+    bk_status_t st = bk_plan(kind, capacity, fpr, &p);
+    if (st != BK_OK)
+        return pybk_raise(st, NULL, NULL);
+    return Py_BuildValue("{s:s,s:K,s:d,s:K,s:K,s:I,s:K,s:d,s:d}", "kind", bk_kind_name(p.kind),
+                         "capacity", (unsigned long long)p.capacity, "fpr", p.fpr_target,
+                         "bits", (unsigned long long)p.bits, "cells", (unsigned long long)p.cells,
+                         "k", (unsigned)p.k, "bytes", (unsigned long long)p.bytes,
+                         "bits_per_key", p.bits_per_key, "expected_fpr", p.expected_fpr);
+}
+
+static uint64_t route(const bk_key_t *key, uint64_t shards)
+{
+    return bk_hash_raw(BK_HASH_XXH3, PYBK_ROUTE_SEED, key->ptr, key->len) % shards;
+}
+
+PyDoc_STRVAR(shard_of_doc,
+"shard_of(keys, shards) -> list[int]\n--\n\n"
+"The shard (0 <= i < shards) of each key of an iterable of bytes/str:\n"
+"XXH3 of the key with a fixed routing seed, modulo shards. Stable across\n"
+"versions and machines, and independent of any filter's own hashing.");
+
+static PyObject *module_shard_of(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    PyObject *iterable;
+    unsigned long long shards;
+    if (!PyArg_ParseTuple(args, "OK:shard_of", &iterable, &shards))
+        return NULL;
+    if (shards == 0 || shards > 1000000) {
+        PyErr_SetString(PyExc_ValueError, "shards must be in 1..1000000");
+        return NULL;
+    }
+    PyObject *it = PyObject_GetIter(iterable);
+    PyObject *out = it ? PyList_New(0) : NULL;
+    while (out) {
+        PyObject *item = PyIter_Next(it), *hold = NULL, *idx = NULL;
+        if (!item) {
+            if (PyErr_Occurred())
+                Py_CLEAR(out);
+            break;
+        }
+        bk_key_t key;
+        if (pybk_key(item, &key, &hold) == 0)
+            idx = PyLong_FromUnsignedLongLong(route(&key, shards));
+        if (!idx || PyList_Append(out, idx) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(idx);
+        Py_XDECREF(hold);
+        Py_DECREF(item);
+    }
+    Py_XDECREF(it);
+    return out;
+}
+
+static PyMethodDef module_methods[] = {
+    {"_restore", module_restore, METH_O, restore_doc},
+    {"peek_kind", module_peek_kind, METH_O, peek_kind_doc},
+    {"plan", (PyCFunction)(void (*)(void))module_plan, METH_VARARGS | METH_KEYWORDS, plan_doc},
+    {"shard_of", module_shard_of, METH_VARARGS, shard_of_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "bloomkit._bloomkit",
+    .m_doc = "The C core of the bloomkit package; use `import bloomkit`.",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+static int add_type(PyObject *m, PyTypeObject *type, const char *name)
+{
+    if (PyType_Ready(type) < 0)
+        return -1;
+    Py_INCREF(type);
+    if (PyModule_AddObject(m, name, (PyObject *)type) < 0) {
+        Py_DECREF(type);
+        return -1;
+    }
+    return 0;
+}
+
+PyMODINIT_FUNC PyInit__bloomkit(void)
+{
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m)
+        return NULL;
+    if (PyType_Ready(&pybk_bitmap_iter_type) < 0 || add_type(m, &pybk_filter_type, "Filter") < 0 ||
+        add_type(m, &pybk_bitmap_type, "Bitmap") < 0 || pybk_errors_init(m) < 0 ||
+        PyModule_AddStringConstant(m, "LIBRARY_VERSION", BK_VERSION_STRING) < 0 ||
+        PyModule_AddIntConstant(m, "CHUNK", PYBK_CHUNK) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

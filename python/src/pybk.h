@@ -1,0 +1,95 @@
+/*
+ * Shared declarations of the bloomkit Python extension (bloomkit._bloomkit).
+ *
+ * The extension is a thin layer over the public C API: it turns Python
+ * keys (bytes, str, buffers) into bk_key_t, library statuses into Python
+ * exceptions, and feeds big batches to the library's prefetching batch
+ * calls with the GIL released. Every object carries its own lock, because
+ * a batch running without the GIL must not race another thread's add,
+ * clear or close on the same filter (the library needs external locking
+ * for writes).
+ */
+#ifndef PYBK_H
+#define PYBK_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pythread.h>
+#include <stdbool.h>
+
+#include <bloomkit/bloomkit.h>
+
+/* Keys per chunk of a batch call: big enough to amortize the GIL release
+ * and the library's prefetching, small enough to stay in cache. */
+#define PYBK_CHUNK 4096
+/* Chunks of at least this many keys run with the GIL released. */
+#define PYBK_NOGIL_MIN 256
+
+/* ---- errors.c ---------------------------------------------------------- */
+
+/* Creates the exception classes and adds them to the module. -1 on error. */
+int pybk_errors_init(PyObject *module);
+/* Sets the Python exception for a library status and returns NULL.
+ * why (may be NULL) is the library's reason for corrupt input; path (may
+ * be NULL) names the file involved. Reads errno for I/O statuses. */
+PyObject *pybk_raise(bk_status_t status, const char *why, PyObject *path);
+/* The exception class for a status (borrowed), or NULL for BK_OK. */
+PyObject *pybk_error_class(bk_status_t status);
+
+/* ---- keys.c ------------------------------------------------------------ */
+
+/* Points *key at the bytes of obj: bytes as they are, str as UTF-8,
+ * anything else with the buffer protocol as a bytes copy. *hold receives a
+ * new reference that keeps those bytes alive; the caller releases it.
+ * TypeError for other objects. Returns 0, or -1 with an exception set. */
+int pybk_key(PyObject *obj, bk_key_t *key, PyObject **hold);
+
+/* A chunk of keys pulled from an iterator: owned references plus the
+ * key views the library reads, and one flag per key for the answers. */
+typedef struct pybk_chunk {
+    PyObject *hold[PYBK_CHUNK];
+    bk_key_t keys[PYBK_CHUNK];
+    bool flags[PYBK_CHUNK];
+    size_t n;
+} pybk_chunk_t;
+
+/* Pulls up to PYBK_CHUNK keys from it into c (after releasing what c held).
+ * Returns how many (0 at the end), or -1 with an exception set. */
+Py_ssize_t pybk_chunk_fill(pybk_chunk_t *c, PyObject *it);
+/* Releases the references c holds. */
+void pybk_chunk_release(pybk_chunk_t *c);
+
+/* Converts a non-negative Python int to uint64; ValueError / TypeError
+ * naming `what` otherwise. Returns 0 or -1. */
+int pybk_u64(PyObject *obj, const char *what, uint64_t *out);
+
+/* ---- per-object lock ----------------------------------------------------- */
+
+/* Takes the lock, letting other Python threads run while it waits. */
+static inline void pybk_lock(PyThread_type_lock lock)
+{
+    if (!PyThread_acquire_lock(lock, NOWAIT_LOCK)) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
+}
+
+static inline void pybk_unlock(PyThread_type_lock lock)
+{
+    PyThread_release_lock(lock);
+}
+
+/* ---- filter.c, bitmap.c ------------------------------------------------ */
+
+extern PyTypeObject pybk_filter_type;
+extern PyTypeObject pybk_bitmap_type;
+extern PyTypeObject pybk_bitmap_iter_type;
+
+/* New Python objects owning an already created library object (on failure
+ * the library object is freed and NULL returned). */
+PyObject *pybk_filter_wrap(PyTypeObject *type, bk_filter_t *f);
+PyObject *pybk_bitmap_wrap(PyTypeObject *type, bk_bitmap_t *b);
+
+
+#endif /* PYBK_H */
