@@ -37,17 +37,6 @@
 
 #include "keyhash.h"
 
-/* The splitmix64 finalizer: a bijection on 64 bits with full avalanche. */
-uint64_t bki_mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= UINT64_C(0xBF58476D1CE4E5B9);
-    x ^= x >> 27;
-    x *= UINT64_C(0x94D049BB133111EB);
-    x ^= x >> 31;
-    return x;
-}
-
 /* ---- the classic hashes, as the articles give them ---- */
 
 static uint32_t hash_bkdr(const unsigned char *s, size_t n)

@@ -79,6 +79,7 @@ double bk_fpr_expected(bk_kind_t kind, uint64_t m, uint64_t n, uint32_t k)
 {
     switch (kind) {
     case BK_KIND_CLASSIC:
+    case BK_KIND_PRECISE:
         return classic_fpr(m, n, k);
     case BK_KIND_COUNTING:
         return lined_fpr(BKI_LINE_COUNTERS, m / BKI_LINE_COUNTERS, n, k);
@@ -175,6 +176,7 @@ bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out)
     double aim = p * BKI_FPR_AIM;
     switch (kind) {
     case BK_KIND_CLASSIC:
+    case BK_KIND_PRECISE:
         st = plan_classic(n, aim, &plan);
         break;
     case BK_KIND_DEFAULT:
