@@ -151,8 +151,7 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
                    (f->first_error_as_given ? BKF_FLAG_FIRST_ERROR : 0);
         o->growth = f->growth;
         o->tightening = f->tightening;
-    } else if (f->kind == BK_KIND_BLOCKED || f->kind == BK_KIND_CLASSIC ||
-               f->kind == BK_KIND_COUNTING) {
+    } else if (bki_layout_is_filter(f->kind)) {
         o->nparts = 1;
     } else {
         return BK_EINVAL;

@@ -13,7 +13,7 @@ const char *bk_strerror(bk_status_t status)
     case BK_ENOSPC: return "no space left on device";
     case BK_ECORRUPT: return "corrupt or truncated data";
     case BK_EVERSION: return "unsupported format version";
-    case BK_EFULL: return "filter is full (non-scaling)";
+    case BK_EFULL: return "filter is full (non-scaling, or at its size cap or length limit)";
     case BK_ENOTFOUND: return "key not found";
     case BK_EKIND: return "operation not supported by this kind of filter";
     case BK_EREADONLY: return "filter is read-only";

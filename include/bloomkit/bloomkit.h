@@ -62,7 +62,8 @@ typedef enum bk_status {
     BK_ENOSPC,    /* the disk or a quota is full */
     BK_ECORRUPT,  /* serialized bytes are malformed, truncated or damaged */
     BK_EVERSION,  /* serialized bytes are of a format version we do not know */
-    BK_EFULL,     /* a non-scaling filter is at capacity */
+    BK_EFULL,     /* a non-scaling filter is at capacity, or a scalable one may
+                     not grow: its size cap (max_bytes) or length limit */
     BK_ENOTFOUND, /* remove of a key that is not in the filter */
     BK_EKIND,     /* the operation does not apply to this kind of filter */
     BK_EREADONLY, /* the object is a read-only mapping */
