@@ -285,6 +285,7 @@ void bk_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
     out->k = newest->k;
     out->bytes = f->subs_bytes;
     out->filters = f->nsubs;
+    out->precise_filters = f->subs_precise;
     out->growth = f->growth;
     out->tightening = f->tightening;
     out->nonscaling = f->nonscaling;

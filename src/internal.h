@@ -107,6 +107,7 @@ struct bk_filter {
     bool first_error_as_given;
     uint64_t subs_capacity; /* sum of the sub-filters' capacities */
     uint64_t subs_bytes;    /* sum of the sub-filters' payload bytes */
+    uint32_t subs_precise;  /* sub-filters of the precise kind */
     uint64_t max_bytes;     /* cap on the payload bytes; 0: none */
 
     /* file mapping (bk_filter_open); owned by the outermost filter */

@@ -46,7 +46,7 @@
  * further continue by these rules (an old chain with more than 33
  * geometric sub-filters may then exceed the budget by at most T / 12,
  * under 2^-35 p, which the 0.9 p aim of every plan covers). A capacity-1,
- * growth-1 chain at p = 0.0001 holding 5,000 keys takes about 85 KB of
+ * growth-1 chain at p = 0.0001 holding 5,000 keys takes about 80 KB of
  * payload, where the geometric rule's classic optimum for the same chain
  * is about 2.3 MB (tests/unit/test_scalable.c measures it).
  *
@@ -265,6 +265,7 @@ void bki_scalable_append(bk_filter_t *f, bk_filter_t *s)
     f->subs[f->nsubs++] = s;
     f->subs_capacity += s->capacity;
     f->subs_bytes += s->nbytes;
+    f->subs_precise += s->kind == BK_KIND_PRECISE;
 }
 
 /* Drops the sub-filters from index keep on, newest first. */
@@ -274,6 +275,7 @@ static void truncate_chain(bk_filter_t *f, uint32_t keep)
         bk_filter_t *s = f->subs[--f->nsubs];
         f->subs_capacity -= s->capacity;
         f->subs_bytes -= s->nbytes;
+        f->subs_precise -= s->kind == BK_KIND_PRECISE;
         bki_array_free(s);
     }
 }
@@ -452,6 +454,7 @@ void bki_scalable_info(const bk_filter_t *f, bk_filter_info_t *out)
     out->fill = out->cells ? (double)out->cells_set / (double)out->cells : 0.0;
     out->expected_fpr = 1.0 - fpr_none;
     out->filters = f->nsubs;
+    out->precise_filters = f->subs_precise;
     out->growth = f->growth;
     out->tightening = f->tightening;
     out->nonscaling = f->nonscaling;

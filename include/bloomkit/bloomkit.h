@@ -173,7 +173,7 @@ bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out);
 double bk_fpr_expected(bk_kind_t kind, uint64_t m, uint64_t n, uint32_t k);
 
 /* ------------------------------------------------------------------------ */
-/* Filters: blocked, classic, counting, scalable                             */
+/* Filters: blocked, classic, counting, precise, scalable                    */
 /* ------------------------------------------------------------------------ */
 
 typedef struct bk_filter bk_filter_t;
@@ -200,7 +200,7 @@ typedef struct bk_key {
  * needs over 1.5x the classic bits there, and a classic one overshoots its
  * error). So each sub-filter stays near the classic optimum for its
  * capacity and error, and a chain of thousands of sub-filters stays small:
- * capacity 1, growth 1, p = 0.0001 holds 5,000 keys in about 85 KB of
+ * capacity 1, growth 1, p = 0.0001 holds 5,000 keys in about 80 KB of
  * payload. */
 typedef struct bk_options {
     bk_kind_t kind;
@@ -223,15 +223,18 @@ typedef struct bk_options {
 
 /* Creates an empty filter for `capacity` items at false-positive rate `fpr`.
  * On success *out owns a new filter: release it with bk_filter_free().
- * BK_EINVAL for bad parameters, BK_ENOMEM if it cannot be allocated. */
+ * BK_EINVAL for bad parameters, BK_ENOMEM if it cannot be allocated,
+ * BK_EFULL if its payload (a scalable filter's first sub-filter) is larger
+ * than opts->max_bytes. */
 bk_status_t bk_filter_create(bk_filter_t **out, uint64_t capacity, double fpr,
                              const bk_options_t *opts);
 
-/* Creates an empty blocked, classic or counting filter of exactly `cells`
- * cells (bits or counters, rounded up to a whole 64-byte line for blocked
- * and counting, a 64-bit word for classic) and k probes, for callers that
- * size filters themselves. BK_EINVAL for k == 0, k > 64 (blocked and
- * counting: k > 16), cells == 0, or a scalable kind. */
+/* Creates an empty blocked, classic, counting or precise filter of exactly
+ * `cells` cells (bits or counters, rounded up to a whole 64-byte line for
+ * blocked and counting, a 64-bit word for classic and precise) and k
+ * probes, for callers that size filters themselves. BK_EINVAL for k == 0,
+ * k > 64 (blocked and counting: k > 16), cells == 0, or a scalable kind;
+ * BK_EFULL if the payload is larger than opts->max_bytes. */
 bk_status_t bk_filter_create_exact(bk_filter_t **out, bk_kind_t kind, uint64_t cells,
                                    uint32_t k, const bk_options_t *opts);
 
@@ -257,8 +260,9 @@ bk_status_t bk_filter_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new);
 bool bk_filter_contains_hash(const bk_filter_t *f, bk_hash_t h);
 
 /* Thread-safe add (atomic OR): any number of threads may call it at once on
- * the same filter. Blocked and classic only (BK_EKIND otherwise). The item
- * count is updated atomically too. */
+ * the same filter. Blocked, classic and precise only (BK_EKIND otherwise,
+ * scalable included: its growth is not thread-safe, so the size cap never
+ * meets this path). The item count is updated atomically too. */
 bk_status_t bk_filter_add_atomic(bk_filter_t *f, const void *key, size_t len, bool *was_new);
 
 /* Batch calls: hash a group of keys, prefetch every target line, then probe.
@@ -349,6 +353,8 @@ typedef struct bk_filter_info {
     double estimated_items;  /* -(m/k) ln(1 - X/m), summed over subs */
     double expected_fpr;     /* at the current fill */
     uint32_t filters;        /* scalable: sub-filters in the chain; else 1 */
+    uint32_t precise_filters; /* scalable: how many of them are precise
+                                (deep chains, see bk_options_t); else 0 */
     double growth;           /* scalable */
     double tightening;       /* scalable */
     bool nonscaling;         /* scalable */
@@ -372,6 +378,7 @@ typedef struct bk_filter_shape {
     uint64_t bytes;            /* payload bytes in memory (scalable: sum) */
     uint64_t items;            /* keys added that were new */
     uint32_t filters;          /* scalable: sub-filters in the chain; else 1 */
+    uint32_t precise_filters;  /* scalable: how many of them are precise */
     double growth;             /* scalable; else 0 */
     double tightening;         /* scalable; else 0 */
     bool nonscaling;           /* never grows: non-scaling chains and every

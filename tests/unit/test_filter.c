@@ -338,6 +338,7 @@ static void check_shape_matches_info(const bk_filter_t *f)
     CHECK_EQ_U64(s.bytes, in.bytes);
     CHECK_EQ_U64(s.items, in.items);
     CHECK_EQ_U64(s.filters, in.filters);
+    CHECK_EQ_U64(s.precise_filters, in.precise_filters);
     CHECK(s.growth == in.growth && s.tightening == in.tightening);
     CHECK(s.mapped == in.mapped && s.readonly == in.readonly);
     if (in.kind == BK_KIND_SCALABLE) {

@@ -688,6 +688,11 @@ static void test_deep_chain(void)
     bk_filter_shape_t sh;
     bk_filter_shape(f, &sh);
     CHECK_EQ_U64(sh.bytes, bytes);
+    uint32_t precise = 0;
+    for (uint32_t i = 0; i < f->nsubs; i++)
+        precise += f->subs[i]->kind == BK_KIND_PRECISE;
+    CHECK_EQ_U64(sh.precise_filters, precise);
+    CHECK(precise > 0);
     CHECK_MSG((double)bytes <= 1.5 * optimum_bits / 8, "%llu bytes vs optimum %.0f",
               (unsigned long long)bytes, optimum_bits / 8);
 
