@@ -12,10 +12,12 @@
  *      line and largest k (sizing, allocation and the file format's checks
  *      all read it);
  *   3. one row in `kinds` below.
- * Then a kind value in bloomkit.h, its name in status.c, and its sizing in
- * plan.c (the model of its FPR). Nothing above this file changes: the
- * scalable chain, the public handle and the file format reach a kind only
- * through bki_array_* and the layout table.
+ * Then a kind value in bloomkit.h and its name in status.c. plan.c sizes
+ * it from its layout row (the line model when it has lines, the classic
+ * model otherwise) and needs a case only for an FPR that follows neither.
+ * Nothing above this file changes: the scalable chain, the public handle
+ * and the file format reach a kind only through bki_array_* and the layout
+ * table. precise.c is the most recent kind added this way.
  */
 #include "batch.h"
 

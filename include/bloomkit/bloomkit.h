@@ -161,9 +161,10 @@ typedef struct bk_plan {
  * measures on a real filter at capacity (which scatters around the model's)
  * stays <= p. Classic: m = -n ln p' / (ln 2)^2 with p' = 0.9 p,
  * k = round((m/n) ln 2), m raised until the exact expected FPR is <= p'.
- * Blocked and counting: the smallest size whose expected FPR (averaged over
- * the Poisson spread of keys per 64-byte line) is <= p'. Scalable: the
- * first sub-filter (blocked, aimed at p' * (1 - 0.5)).
+ * Precise: as classic (same layout and model). Blocked and counting: the
+ * smallest size whose expected FPR (averaged over the Poisson spread of
+ * keys per 64-byte line) is <= p'. Scalable: the first sub-filter
+ * (blocked, aimed at p' * (1 - 0.5)).
  * BK_EINVAL if n == 0, p is not in (0, 1), or p is NaN; BK_ENOMEM if the
  * size does not fit in 64 bits / size_t. */
 bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out);
