@@ -6,9 +6,11 @@
  * src/ is a ladder: each file calls only files on the rungs below it, never
  * one above or beside it in a circle. From the bottom:
  *
- *   0  alloc.c status.c hash.c cpu.c   memory, statuses, key hashing (the
- *                                      one XXH3 call: keyhash.h), the one
- *                                      place that picks the instruction set
+ *   0  alloc.c status.c cpu.c          memory, statuses, the one place that
+ *                                      picks the instruction set
+ *      strhash.c, keyhash.h, hash.c    key hashing: the classic string
+ *                                      hashes, the one XXH3 call (inline),
+ *                                      the public hash calls, in that order
  *   1  layout.c                        per-kind layout facts: unit size,
  *                                      bytes and lines per kind, lane salts,
  *                                      line addressing, BKI_BITMAP_MAX_N
@@ -175,6 +177,10 @@ static inline uint64_t bki_mix64(uint64_t x)
     return x;
 }
 
+/* ---- strhash.c: the classic string hashes ---- */
+/* The classic hash's own value (32-bit ones zero-extended); 0 for XXH3 or
+ * an unknown id. */
+BKI_HIDDEN uint64_t bki_classic_hash(bk_hash_id_t id, const unsigned char *s, size_t n);
 /* A key's hash for a classic (non-XXH3) hash id: the classic value spread
  * to 128 bits by a seeded mixer. */
 BKI_HIDDEN bk_hash_t bki_classic_key_hash(bk_hash_id_t id, uint64_t seed, const void *key,
