@@ -11,8 +11,17 @@
  * attacker who knows the code but not the seed cannot craft keys that all
  * land on the same bits.
  *
- * The classic string hashes from the articles live in strhash.c, below this
- * file; keyhash.h inlines the XXH3 path and calls them for the others.
+ * The classic string hashes from the articles (BKDR, AP, DJB, JS, RS, SDBM,
+ * DEK, ELF, PJW; FNV-1a as a 64-bit hash) are kept for compatibility with
+ * existing filters and for teaching. They produce 32 bits (FNV-1a: 64), so
+ * two keys with the same classic hash are indistinguishable to the filter:
+ * over billions of URLs a 32-bit hash collides often, which is exactly what
+ * `bloomkit` lets a user measure. Their value is spread to 128 bits by a
+ * seeded mixer; that spreads but cannot remove collisions.
+ *
+ * The classic hashes themselves are in strhash.c; the inline XXH3 key hash
+ * that every caller shares is in keyhash.h. This file has the public hash
+ * calls, hash names and random seeds.
  */
 #define _GNU_SOURCE
 #include "internal.h"

@@ -1,35 +1,17 @@
 /*
- * The classic string hashes, as the articles give them, for the hash ids
- * other than XXH3.
- *
  * The classic string hashes from the articles (BKDR, AP, DJB, JS, RS, SDBM,
- * DEK, ELF, PJW; FNV-1a as a 64-bit hash) are kept for compatibility with
- * existing filters and for teaching. They produce 32 bits (FNV-1a: 64), so
- * two keys with the same classic hash are indistinguishable to the filter:
- * over billions of URLs a 32-bit hash collides often, which is exactly what
- * `bloomkit` lets a user measure. Their value is spread to 128 bits by a
- * seeded mixer; that spreads but cannot remove collisions.
- *
- * ELF and PJW are the same function on 32-bit words (ELF is PJW written for
- * the System V object format); both names are accepted because both are in
- * use.
+ * DEK, ELF, PJW; FNV-1a as a 64-bit hash), kept for compatibility with
+ * existing filters and for teaching, and their seeded spread to a filter's
+ * 128-bit key hash. hash.c has the why; keyhash.h calls into here for any
+ * hash id but XXH3.
  *
  * Characters are taken as unsigned bytes, and the 32-bit hashes are computed
  * in uint32_t arithmetic, matching the C originals on common platforms and
- * the PHP version in the articles (which masks with 0xFFFFFFFF).
+ * the PHP version in the articles (which masks with 0xFFFFFFFF). ELF and PJW
+ * are the same function on 32-bit words (ELF is PJW written for the System V
+ * object format); both names are accepted because both are in use.
  */
 #include "internal.h"
-
-/* The splitmix64 finalizer: a bijection on 64 bits with full avalanche. */
-uint64_t bki_mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= UINT64_C(0xBF58476D1CE4E5B9);
-    x ^= x >> 27;
-    x *= UINT64_C(0x94D049BB133111EB);
-    x ^= x >> 31;
-    return x;
-}
 
 /* ---- the classic hashes, as the articles give them ---- */
 
@@ -154,8 +136,8 @@ bk_hash_t bki_classic_key_hash(bk_hash_id_t id, uint64_t seed, const void *key, 
     /* Seeded spread of a classic hash: both halves are bijections of the
      * classic value, so equal classic hashes stay equal (as they must) and
      * different ones land independently. */
-    static const unsigned char empty[1]; /* a NULL key of length 0 */
     bk_hash_t h;
+    static const unsigned char empty[1];
     uint64_t v = bki_classic_hash(id, key ? key : empty, len);
     h.hi = bki_mix64(v ^ seed);
     h.lo = bki_mix64(h.hi ^ UINT64_C(0x9E3779B97F4A7C15) ^ (seed << 1));
