@@ -1086,6 +1086,15 @@ def test_cap_every_path(src):
         check("cap LOADCHUNK: a dump over the cap is refused naming MAX_BYTES",
               last is not None and "MAX_BYTES" in last, last)
         check("cap LOADCHUNK: no key left", r.exists("loaded") == 0)
+        src.execute_command("CBF.RESERVE", "cbig4cap", "0.01", "700000")  # about 3.4 MB
+        last = None
+        for it, data in dump_all(src, "CBF", "cbig4cap"):
+            last = error_of(r.execute_command, "CBF.LOADCHUNK", "cloaded", it, data)
+            if last:
+                break
+        check("cap CBF.LOADCHUNK: a dump over the cap is refused",
+              last is not None and "MAX_BYTES" in last and r.exists("cloaded") == 0, last)
+        src.delete("cbig4cap")
         payload = src.dump("big4cap")
         e = error_of(r.restore, "restored", 0, payload)
         check("cap RESTORE: a value over the cap is refused", e is not None, e)
