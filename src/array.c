@@ -12,10 +12,12 @@
  *      line and largest k (sizing, allocation and the file format's checks
  *      all read it);
  *   3. one row in `kinds` below.
- * Then a kind value in bloomkit.h, its name in status.c, and its sizing in
- * plan.c (the model of its FPR). Nothing above this file changes: the
- * scalable chain, the public handle and the file format reach a kind only
- * through bki_array_* and the layout table.
+ * Then a kind value in bloomkit.h and its name in status.c. plan.c sizes
+ * it from its layout row (the line model when it has lines, the classic
+ * model otherwise) and needs a case only for an FPR that follows neither.
+ * Nothing above this file changes: the scalable chain, the public handle
+ * and the file format reach a kind only through bki_array_* and the layout
+ * table. precise.c is the most recent kind added this way.
  */
 #include "batch.h"
 
@@ -52,6 +54,8 @@ static const kind_ops_t kinds[] = {
     [BK_KIND_COUNTING] = {bki_counting_add, bki_counting_contains, prefetch_line, NULL,
                           bki_counting_remove, bki_counting_count, NULL, NULL,
                           bki_counting_union},
+    [BK_KIND_PRECISE] = {bki_precise_add, bki_precise_contains, bki_precise_prefetch,
+                         bki_precise_add_atomic, NULL, NULL, NULL, NULL, NULL},
 };
 
 /* Only called on filters bki_array_new built, whose kind has a row. */
@@ -65,6 +69,43 @@ static bool valid_hash(bk_hash_id_t id)
     return (unsigned)id >= 1 && (unsigned)id <= BK_HASH_COUNT;
 }
 
+/* Payloads up to this size share one allocation with their struct, the
+ * payload first and the struct's probe fields right after it: the
+ * sub-filters of a deep chain are mostly tiny, and a lookup that visits
+ * each then touches two adjacent cache lines instead of two anywhere. */
+#define INLINE_PAYLOAD_MAX BKI_INLINE_PAYLOAD_MAX
+#define STRUCT_BYTES ((sizeof(bk_filter_t) + 63) & ~(size_t)63)
+#define ROUND64(n) (((n) + 63) & ~(uint64_t)63)
+
+/* A zeroed struct with its payload: inline before it when small, borrowed,
+ * or allocated on its own. NULL when out of memory. */
+static bk_filter_t *alloc_filter(uint64_t nbytes, uint8_t *borrow)
+{
+    bk_filter_t *f;
+    if (!borrow && nbytes <= INLINE_PAYLOAD_MAX) {
+        bki_mem_t block;
+        uint8_t *p = bki_payload_alloc(ROUND64(nbytes) + STRUCT_BYTES, &block);
+        if (!p)
+            return NULL;
+        f = (bk_filter_t *)(void *)(p + ROUND64(nbytes));
+        f->block = block;
+        f->data = p;
+        f->mem = BKI_MEM_BORROWED;
+        return f;
+    }
+    f = bki_calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->data = borrow ? borrow : bki_payload_alloc(nbytes, &f->mem);
+    if (borrow)
+        f->mem = BKI_MEM_BORROWED;
+    if (!f->data) {
+        bki_free(f);
+        return NULL;
+    }
+    return f;
+}
+
 bk_status_t bki_array_new(bk_filter_t **out, bk_kind_t kind, uint64_t cells, uint32_t k,
                           bk_hash_id_t hash, uint64_t seed, uint8_t *borrow)
 {
@@ -73,7 +114,7 @@ bk_status_t bki_array_new(bk_filter_t **out, bk_kind_t kind, uint64_t cells, uin
         return BK_EINVAL;
     if (k == 0 || k > l->max_k || !valid_hash(hash) || bki_layout_round_cells(kind, cells) != cells)
         return BK_EINVAL;
-    bk_filter_t *f = bki_calloc(1, sizeof *f);
+    bk_filter_t *f = alloc_filter(bki_layout_bytes(kind, cells), borrow);
     if (!f)
         return BK_ENOMEM;
     f->kind = kind;
@@ -85,22 +126,16 @@ bk_status_t bki_array_new(bk_filter_t **out, bk_kind_t kind, uint64_t cells, uin
     f->nbytes = bki_layout_bytes(kind, cells);
     f->map_fd = -1;
     atomic_init(&f->items, 0);
-    if (borrow) {
-        f->data = borrow;
-        f->mem = BKI_MEM_BORROWED;
-    } else {
-        f->data = bki_payload_alloc(f->nbytes, &f->mem);
-        if (!f->data) {
-            bki_free(f);
-            return BK_ENOMEM;
-        }
-    }
     *out = f;
     return BK_OK;
 }
 
 void bki_array_free(bk_filter_t *f)
 {
+    if (f->block != BKI_MEM_NONE) {
+        bki_payload_free(f->data, ROUND64(f->nbytes) + STRUCT_BYTES, f->block);
+        return;
+    }
     bki_payload_free(f->data, f->nbytes, f->mem);
     bki_free(f);
 }
@@ -256,6 +291,7 @@ bk_status_t bki_array_clone(bk_filter_t **out, const bk_filter_t *f)
     memcpy(c->data, f->data, (size_t)f->nbytes);
     c->capacity = f->capacity;
     c->fpr = f->fpr;
+    c->max_bytes = f->max_bytes;
     bki_set_items(c, bki_items(f));
     *out = c;
     return BK_OK;

@@ -151,8 +151,7 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
                    (f->first_error_as_given ? BKF_FLAG_FIRST_ERROR : 0);
         o->growth = f->growth;
         o->tightening = f->tightening;
-    } else if (f->kind == BK_KIND_BLOCKED || f->kind == BK_KIND_CLASSIC ||
-               f->kind == BK_KIND_COUNTING) {
+    } else if (bki_layout_is_filter(f->kind)) {
         o->nparts = 1;
     } else {
         return BK_EINVAL;
@@ -168,7 +167,8 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
         if (p.length == 0 || !p.data || s->nbytes < p.length || s->hash != f->hash ||
             s->seed != f->seed)
             return BK_EINVAL;
-        if (f->kind == BK_KIND_SCALABLE && s->kind != f->sub_kind)
+        bool deep = s->kind == BK_KIND_PRECISE && i > 0;
+        if (f->kind == BK_KIND_SCALABLE && s->kind != f->sub_kind && !deep)
             return BK_EINVAL;
     }
     return BK_OK;
@@ -413,7 +413,10 @@ static bk_status_t check_part_extent(const bkf_meta_t *m, uint32_t i, const bkf_
     if (!all_zero(m->table + (uint64_t)BKF_PART * i + P_RESERVED, BKF_PART - P_RESERVED))
         FAIL(BK_ECORRUPT, "reserved part-table bytes are not zero");
     uint32_t want_kind = m->kind == BK_KIND_SCALABLE ? m->sub_kind : m->kind;
-    if (p->kind != want_kind)
+    /* A chain's later sub-filters may be precise (deep chains,
+     * docs/FORMAT.md); its first is always of the chain's sub-kind. */
+    bool deep = m->kind == BK_KIND_SCALABLE && p->kind == BK_KIND_PRECISE && i > 0;
+    if (p->kind != want_kind && !deep)
         FAIL(BK_ECORRUPT, "part kind disagrees with the header");
     uint64_t len = payload_len(p->kind, p->cells);
     if (len == 0)
@@ -602,7 +605,8 @@ static bk_status_t build_chain(bk_filter_t **out, const bkf_meta_t *m, const bkf
                      m->growth,
                      m->tightening,
                      (m->flags & BKF_FLAG_NONSCALING) != 0,
-                     (m->flags & BKF_FLAG_FIRST_ERROR) != 0};
+                     (m->flags & BKF_FLAG_FIRST_ERROR) != 0,
+                     0};
     bk_filter_t *top;
     if (bki_scalable_shell(&top, &c, m->nparts) != BK_OK)
         FAIL(BK_ENOMEM, "out of memory");

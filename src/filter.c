@@ -53,12 +53,15 @@ bk_status_t bk_filter_create(bk_filter_t **out, uint64_t capacity, double fpr,
     st = bk_plan(o.kind, capacity, fpr, &plan);
     if (st != BK_OK)
         return st;
+    if (o.max_bytes && plan.bytes > o.max_bytes)
+        return BK_EFULL;
     bk_filter_t *f;
     st = bki_array_new(&f, o.kind, plan.cells, plan.k, o.hash, o.seed, NULL);
     if (st != BK_OK)
         return st;
     f->capacity = capacity;
     f->fpr = fpr;
+    f->max_bytes = o.max_bytes;
     *out = f;
     return BK_OK;
 }
@@ -77,7 +80,12 @@ bk_status_t bk_filter_create_exact(bk_filter_t **out, bk_kind_t kind, uint64_t c
     uint64_t rounded = bki_layout_round_cells(kind, cells);
     if (rounded == 0)
         return cells == 0 ? BK_EINVAL : BK_ENOMEM;
-    return bki_array_new(out, kind, rounded, k, o.hash, o.seed, NULL);
+    if (o.max_bytes && bki_layout_bytes(kind, rounded) > o.max_bytes)
+        return BK_EFULL;
+    st = bki_array_new(out, kind, rounded, k, o.hash, o.seed, NULL);
+    if (st == BK_OK)
+        (*out)->max_bytes = o.max_bytes;
+    return st;
 }
 
 void bk_filter_free(bk_filter_t *f)
@@ -149,8 +157,11 @@ static bk_status_t chain_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t 
     for (size_t i = 0; i < n; i++) {
         bool added;
         bk_status_t st = bki_scalable_add(f, bk_filter_hash(f, keys[i].ptr, keys[i].len), &added);
-        if (st != BK_OK)
+        if (st != BK_OK) {
+            if (was_new) /* the failing key and those after it: not added */
+                memset(was_new + i, 0, (n - i) * sizeof *was_new);
             return st;
+        }
         *fresh += added;
         if (was_new)
             was_new[i] = added;
@@ -256,6 +267,7 @@ void bk_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
     out->seed = f->seed;
     out->fpr_target = f->fpr;
     out->items = bki_items(f);
+    out->max_bytes = f->max_bytes;
     out->mapped = f->map_base != NULL;
     out->readonly = f->readonly;
     if (!is_chain(f)) {
@@ -273,11 +285,17 @@ void bk_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
     out->k = newest->k;
     out->bytes = f->subs_bytes;
     out->filters = f->nsubs;
+    out->precise_filters = f->subs_precise;
     out->growth = f->growth;
     out->tightening = f->tightening;
     out->nonscaling = f->nonscaling;
     out->newest_capacity = newest->capacity;
     out->newest_items = bki_items(newest);
+}
+
+void bk_filter_set_max_bytes(bk_filter_t *f, uint64_t max_bytes)
+{
+    f->max_bytes = max_bytes;
 }
 
 uint64_t bk_filter_items(const bk_filter_t *f)

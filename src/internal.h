@@ -6,14 +6,17 @@
  * src/ is a ladder: each file calls only files on the rungs below it, never
  * one above or beside it in a circle. From the bottom:
  *
- *   0  alloc.c status.c hash.c cpu.c   memory, statuses, key hashing (the
- *                                      one XXH3 call: keyhash.h), the one
- *                                      place that picks the instruction set
+ *   0  alloc.c status.c cpu.c          memory, statuses, the one place that
+ *                                      picks the instruction set
+ *      strhash.c, keyhash.h, hash.c    key hashing: the classic string
+ *                                      hashes, the one XXH3 call (inline),
+ *                                      the public hash calls, in that order
  *   1  layout.c                        per-kind layout facts: unit size,
  *                                      bytes and lines per kind, lane salts,
  *                                      line addressing, BKI_BITMAP_MAX_N
  *      plan.c                          sizing math (uses layout only)
  *   2  blocked.c bloom.c counting.c    the single-array kinds
+ *      precise.c
  *      bitmap.c                        dense bitmaps
  *   3  array.c                         single-array dispatch: the kind
  *                                      table, the one batch pipeline
@@ -76,20 +79,24 @@ typedef enum bki_mem {
 } bki_mem_t;
 
 struct bk_filter {
-    bk_kind_t kind;
-    bk_hash_id_t hash;
-    uint64_t seed;
-    uint64_t capacity; /* n it was sized for */
-    double fpr;        /* p it was sized for */
-    _Atomic uint64_t items; /* keys added that were new */
-
-    /* single-array kinds */
+    /* The fields every probe reads come first, in one cache line: a deep
+     * scalable chain visits thousands of sub-filters per lookup. */
+    uint8_t *data;     /* 64-byte aligned */
     uint64_t cells;    /* bits, or counters for counting */
     uint64_t lines;    /* blocked, counting: 64-byte lines */
     uint32_t k;
-    uint8_t *data;     /* 64-byte aligned */
-    uint64_t nbytes;
-    bki_mem_t mem;
+    bk_kind_t kind;
+    bk_hash_id_t hash;
+    bool readonly;
+    uint64_t seed;
+    _Atomic uint64_t items; /* keys added that were new */
+    uint64_t capacity; /* n it was sized for */
+
+    double fpr;        /* p it was sized for */
+    uint64_t nbytes;   /* payload bytes */
+    bki_mem_t mem;     /* how data was obtained */
+    bki_mem_t block;   /* not NONE: the struct and a small payload share one
+                          allocation of this kind (bki_array_new) */
 
     /* scalable */
     bk_filter_t **subs;
@@ -102,12 +109,13 @@ struct bk_filter {
     bool first_error_as_given;
     uint64_t subs_capacity; /* sum of the sub-filters' capacities */
     uint64_t subs_bytes;    /* sum of the sub-filters' payload bytes */
+    uint32_t subs_precise;  /* sub-filters of the precise kind */
+    uint64_t max_bytes;     /* cap on the payload bytes; 0: none */
 
     /* file mapping (bk_filter_open); owned by the outermost filter */
     void *map_base;
     uint64_t map_len;
     int map_fd;        /* -1 when not mapped */
-    bool readonly;
 };
 
 /* Dense bitmaps over [0, n): 1 bit per value (bk_bitmap) or 2 bits per
@@ -157,7 +165,22 @@ BKI_HIDDEN uint8_t *bki_payload_alloc(uint64_t nbytes, bki_mem_t *mem);
 BKI_HIDDEN void bki_payload_free(uint8_t *p, uint64_t nbytes, bki_mem_t mem);
 
 /* ---- hash.c (the inline XXH3 path is in keyhash.h) ---- */
-BKI_HIDDEN uint64_t bki_mix64(uint64_t x);
+
+/* The splitmix64 finalizer: a bijection on 64 bits with full avalanche. */
+static inline uint64_t bki_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= UINT64_C(0xBF58476D1CE4E5B9);
+    x ^= x >> 27;
+    x *= UINT64_C(0x94D049BB133111EB);
+    x ^= x >> 31;
+    return x;
+}
+
+/* ---- strhash.c: the classic string hashes ---- */
+/* The classic hash's own value (32-bit ones zero-extended); 0 for XXH3 or
+ * an unknown id. */
+BKI_HIDDEN uint64_t bki_classic_hash(bk_hash_id_t id, const unsigned char *s, size_t n);
 /* A key's hash for a classic (non-XXH3) hash id: the classic value spread
  * to 128 bits by a seeded mixer. */
 BKI_HIDDEN bk_hash_t bki_classic_key_hash(bk_hash_id_t id, uint64_t seed, const void *key,
@@ -265,6 +288,19 @@ BKI_HIDDEN bool bki_classic_add_atomic(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_classic_contains(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN void bki_classic_prefetch(const bk_filter_t *f, bk_hash_t h);
 
+/* ---- precise.c (classic layout, independently hashed probes) ---- */
+BKI_HIDDEN bool bki_precise_add(bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN bool bki_precise_add_atomic(bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN bool bki_precise_contains(const bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN void bki_precise_prefetch(const bk_filter_t *f, bk_hash_t h);
+/* A key's first probe values, shared by every precise filter: a lookup in
+ * a chain of many computes them once (a miss stops at the first clear bit,
+ * after two probes on average). */
+#define BKI_PRECISE_VALUES 4
+BKI_HIDDEN void bki_precise_values(bk_hash_t h, uint64_t u[BKI_PRECISE_VALUES]);
+BKI_HIDDEN bool bki_precise_contains_values(const bk_filter_t *f, bk_hash_t h,
+                                            const uint64_t u[BKI_PRECISE_VALUES]);
+
 /* ---- counting.c ---- */
 BKI_HIDDEN bool bki_counting_add(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_counting_contains(const bk_filter_t *f, bk_hash_t h);
@@ -273,6 +309,9 @@ BKI_HIDDEN unsigned bki_counting_count(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN void bki_counting_union(bk_filter_t *dst, const bk_filter_t *src);
 
 /* ==== rung 3: array.c (single-array dispatch) ============================ */
+
+/* Payloads up to this many bytes share one allocation with their struct. */
+#define BKI_INLINE_PAYLOAD_MAX 512u
 
 /* A single-array filter of the given geometry (kind BLOCKED, CLASSIC or
  * COUNTING; cells already rounded). With borrow == NULL the payload is
@@ -306,9 +345,12 @@ BKI_HIDDEN uint64_t bki_cells_set(const bk_filter_t *f);
 
 /* ==== rung 4: scalable.c ================================================= */
 
-/* Longest chain: growth makes capacities geometric, so real chains are far
- * shorter; the limit bounds loops and loaders. */
-#define BKI_SCALABLE_MAX_SUBS 128u
+/* Longest chain, the file format's part limit: growth 1 chains of capacity
+ * 1 reach thousands of sub-filters, and a key's lookup visits each, so a
+ * size cap (max_bytes) is the practical bound. bki_scalable_max_subs (at
+ * most this) lets tests reach the limit quickly. */
+#define BKI_SCALABLE_MAX_SUBS 65536u
+extern BKI_HIDDEN uint32_t bki_scalable_max_subs;
 
 /* The fields that make a chain, as created, loaded or cloned. */
 typedef struct bki_chain {
@@ -320,6 +362,7 @@ typedef struct bki_chain {
     bk_kind_t sub_kind;
     double growth, tightening;
     bool nonscaling, first_error_as_given;
+    uint64_t max_bytes; /* 0: no cap */
 } bki_chain_t;
 
 /* The one place a scalable filter's outer struct is assembled: an empty

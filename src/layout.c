@@ -16,6 +16,7 @@ static const bki_layout_t layouts[] = {
     [BK_KIND_CLASSIC] = {64, 1, 0, BKI_CLASSIC_MAX_K, 0},
     [BK_KIND_COUNTING] = {BKI_LINE_COUNTERS, 4, BKI_LINE_COUNTERS, BKI_BLOCKED_MAX_K, 0},
     [BK_KIND_BITMAP] = {1, 1, 0, 0, BKI_BITMAP_MAX_N},
+    [BK_KIND_PRECISE] = {64, 1, 0, BKI_CLASSIC_MAX_K, 0},
     [BK_KIND_BITMAP2] = {1, 2, 0, 0, BKI_BITMAP_MAX_N},
 };
 

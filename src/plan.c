@@ -70,25 +70,24 @@ static double lined_fpr(double cells_per_line, uint64_t lines, uint64_t n, uint3
     return mass > 0 ? sum / (mass < 1.0 ? 1.0 : mass) : 1.0;
 }
 
-static double cells_per_line(bk_kind_t kind)
+/* Sizing follows the layout (layout.c): a kind with lines uses the line
+ * model, one without the classic model; a new kind needs no case here
+ * unless its FPR follows neither. Scalable plans its first sub-filter,
+ * blocked. */
+static bk_kind_t array_kind(bk_kind_t kind)
 {
-    return (double)bki_layout_of(kind)->line_cells;
+    return kind == BK_KIND_DEFAULT || kind == BK_KIND_SCALABLE ? BK_KIND_BLOCKED : kind;
 }
 
 double bk_fpr_expected(bk_kind_t kind, uint64_t m, uint64_t n, uint32_t k)
 {
-    switch (kind) {
-    case BK_KIND_CLASSIC:
-        return classic_fpr(m, n, k);
-    case BK_KIND_COUNTING:
-        return lined_fpr(BKI_LINE_COUNTERS, m / BKI_LINE_COUNTERS, n, k);
-    case BK_KIND_DEFAULT:
-    case BK_KIND_BLOCKED:
-    case BK_KIND_SCALABLE:
-        return lined_fpr(BKI_LINE_BITS, m / BKI_LINE_BITS, n, k);
-    default:
+    kind = array_kind(kind);
+    if (!bki_layout_is_filter(kind))
         return 1.0;
-    }
+    uint32_t per_line = bki_layout_of(kind)->line_cells;
+    if (per_line)
+        return lined_fpr(per_line, m / per_line, n, k);
+    return classic_fpr(m, n, k);
 }
 
 static bool valid_target(uint64_t n, double p)
@@ -96,14 +95,14 @@ static bool valid_target(uint64_t n, double p)
     return n > 0 && p > 0.0 && p < 1.0 && !isnan(p);
 }
 
-static bk_status_t plan_classic(uint64_t n, double p, bk_plan_t *out)
+static bk_status_t plan_classic(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out)
 {
     const double ln2 = 0.69314718055994530942;
     const uint64_t max_bits = BKI_MAX_PAYLOAD_BYTES * 8;
     double want = -(double)n * log(p) / (ln2 * ln2);
     if (!(want < (double)max_bits))
         return BK_ENOMEM;
-    uint64_t m = bki_layout_round_cells(BK_KIND_CLASSIC, (uint64_t)ceil(want));
+    uint64_t m = bki_layout_round_cells(kind, (uint64_t)ceil(want));
     if (m == 0)
         return BK_ENOMEM;
     double kd = round((double)m / (double)n * ln2);
@@ -114,21 +113,21 @@ static bk_status_t plan_classic(uint64_t n, double p, bk_plan_t *out)
         uint64_t step = m / 1000 < 64 ? 64 : m / 1000;
         if (m > max_bits - step)
             return BK_ENOMEM;
-        m = bki_layout_round_cells(BK_KIND_CLASSIC, m + step);
+        m = bki_layout_round_cells(kind, m + step);
     }
     out->cells = m;
-    out->bits = m;
+    out->bits = m * bki_layout_of(kind)->cell_bits;
     out->k = k;
     return BK_OK;
 }
 
 static bk_status_t plan_lined(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out)
 {
-    const double c = cells_per_line(kind);
+    const double c = (double)bki_layout_of(kind)->line_cells;
     const uint64_t max_lines = BKI_MAX_PAYLOAD_BYTES / BKI_LINE_BYTES;
     uint64_t best_lines = 0;
     uint32_t best_k = 0;
-    for (uint32_t k = 1; k <= BKI_BLOCKED_MAX_K; k++) {
+    for (uint32_t k = 1; k <= bki_layout_of(kind)->max_k; k++) {
         /* Find an upper bound that meets p, then bisect to the fewest lines. */
         uint64_t hi = n / 64 + 1;
         if (hi > max_lines)
@@ -160,7 +159,7 @@ static bk_status_t plan_lined(bk_kind_t kind, uint64_t n, double p, bk_plan_t *o
     if (best_lines == 0)
         return BK_ENOMEM;
     out->cells = best_lines * (uint64_t)c;
-    out->bits = kind == BK_KIND_COUNTING ? out->cells * 4 : out->cells;
+    out->bits = out->cells * bki_layout_of(kind)->cell_bits;
     out->k = best_k;
     return BK_OK;
 }
@@ -169,36 +168,22 @@ bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out)
 {
     if (!out || !valid_target(n, p))
         return BK_EINVAL;
-    bk_plan_t plan = {0};
-    bk_status_t st;
-    double sub_p = p;
-    double aim = p * BKI_FPR_AIM;
-    switch (kind) {
-    case BK_KIND_CLASSIC:
-        st = plan_classic(n, aim, &plan);
-        break;
-    case BK_KIND_DEFAULT:
-    case BK_KIND_BLOCKED:
-        kind = BK_KIND_BLOCKED;
-        st = plan_lined(kind, n, aim, &plan);
-        break;
-    case BK_KIND_COUNTING:
-        st = plan_lined(kind, n, aim, &plan);
-        break;
-    case BK_KIND_SCALABLE:
-        /* The first link of the default chain: blocked, error p (1 - 1/2). */
-        sub_p = aim * 0.5;
-        st = plan_lined(BK_KIND_BLOCKED, n, sub_p, &plan);
-        break;
-    default:
+    bk_kind_t array = array_kind(kind);
+    if (!bki_layout_is_filter(array))
         return BK_EINVAL;
-    }
+    bk_plan_t plan = {0};
+    double aim = p * BKI_FPR_AIM;
+    /* The first link of the default chain: blocked, error p (1 - 1/2). */
+    if (kind == BK_KIND_SCALABLE)
+        aim *= 0.5;
+    bk_status_t st = bki_layout_of(array)->line_cells ? plan_lined(array, n, aim, &plan)
+                                                      : plan_classic(array, n, aim, &plan);
     if (st != BK_OK)
         return st;
-    plan.kind = kind;
+    plan.kind = kind == BK_KIND_DEFAULT ? BK_KIND_BLOCKED : kind;
     plan.capacity = n;
     plan.fpr_target = p;
-    plan.bytes = bki_layout_bytes(kind == BK_KIND_SCALABLE ? BK_KIND_BLOCKED : kind, plan.cells);
+    plan.bytes = bki_layout_bytes(array, plan.cells);
     plan.bits_per_key = (double)plan.bits / (double)n;
     plan.expected_fpr = bk_fpr_expected(kind, plan.cells, n, plan.k);
     *out = plan;

@@ -16,6 +16,45 @@
  * sub-filter's extra bits per key for its tighter error stay a constant
  * -log2(r) / ln 2 per step.
  *
+ * Deep chains. With growth 1 (or a small first capacity and a long run of
+ * keys) a chain reaches hundreds or thousands of sub-filters, and the
+ * geometric rule breaks down: error_i = error_0 r^i needs -log2(r) more
+ * bits per key at every step (sub-filter 5000 of a capacity-1 chain would
+ * need ~7,200 bits for its one key), it underflows a double near i = 1060
+ * (r = 1/2), a blocked sub-filter, whose k is capped by its 16 lanes, needs
+ * steeply more than the classic optimum below about 1e-7 (bk_plan: 1.5x at
+ * 1e-7, 2x at 1e-9, 3.6x at 1e-12, 60x at 1e-20), and neither blocked nor
+ * classic filters deliver errors that small (precise.c, blocked.c: only 32
+ * bits of a key's hash pick its bits within a line). So:
+ *  - from sub-filter BKI_GEOMETRIC_SUBS (32) on, the tightening is bounded:
+ *    the geometric tail's whole budget T = error_0 r^32 / (1 - r) is
+ *    shared out as
+ *
+ *      error_{32+j} = min(T / ((j + 1)(j + 2)), error_0 r^32),   j >= 0,
+ *
+ *    whose sum is at most T (the fractions 1/((j+1)(j+2)) sum to 1), so the
+ *    chain's bound stays sum_i error_i <= error_0 / (1 - r) = p, while the
+ *    bits per key grow with 2 log2(j) instead of j;
+ *  - every sub-filter after the first whose error is below 1e-7 is of the
+ *    precise kind (classic layout, independently hashed probes), which
+ *    needs the classic optimum's bits (k is capped at 64: enough down to
+ *    about 2^-64 at the optimum, ~3% more bits at 2^-87) and delivers its
+ *    error however small the sub-filter.
+ * The first sub-filter is always the kind asked for, as bk_plan() reports
+ * it. Chains shorter than 32 sub-filters with errors >= 1e-7, and every
+ * file written before, are exactly as they were; older chains that grow
+ * further continue by these rules (an old chain with more than 33
+ * geometric sub-filters may then exceed the budget by at most T / 12,
+ * under 2^-35 p, which the 0.9 p aim of every plan covers). A capacity-1,
+ * growth-1 chain at p = 0.0001 holding 5,000 keys takes about 80 KB of
+ * payload, where the geometric rule's classic optimum for the same chain
+ * is about 2.3 MB (tests/unit/test_scalable.c measures it).
+ *
+ * Size cap: a chain with max_bytes set (bk_filter_set_max_bytes) checks,
+ * before every growth, that the new sub-filter's payload fits under the cap
+ * with the existing ones; if not, the key that needed it gets BK_EFULL and
+ * the chain is unchanged. Every add path (single, batch) grows here.
+ *
  * RedisBloom compatibility (facts from its src/sb.c, SB_NewChain and
  * SBChain_Add): tightening ratio 0.5 fixed, growth an integer (default 2),
  * next link's capacity = previous capacity * growth, next link's error =
@@ -47,17 +86,36 @@
 #define items_of bki_items
 #define set_items bki_set_items
 
+/* Sub-filters with plain geometric tightening; the tail after them shares
+ * out the rest of the error budget (see above). */
+#define BKI_GEOMETRIC_SUBS 32u
+/* Sub-filters (after the first) with a smaller error are precise: below it
+ * a blocked one needs over 1.5x the classic optimum's bits (bk_plan, n =
+ * 10^3 and 10^5: 1.53x and 1.52x at 1e-7), and a classic one delivers
+ * less than its model promises (precise.c). */
+#define BKI_PRECISE_BELOW_FPR 1e-7
+
+uint32_t bki_scalable_max_subs = BKI_SCALABLE_MAX_SUBS;
+
+static uint64_t next_capacity(uint64_t cap, double growth)
+{
+    double next = ceil((double)cap * growth);
+    if (!(next < 18446744073709551616.0)) /* 2^64: does not fit */
+        return 0;
+    return (uint64_t)next;
+}
+
 uint64_t bki_scalable_sub_capacity(const bk_filter_t *f, uint32_t i)
 {
     /* Iterated rather than n0 * pow(growth, i): the same sequence of IEEE
-     * multiplications on every machine, and exact for integer growth. */
+     * multiplications on every machine, and exact for integer growth. The
+     * chain's own sub-filters hold the sequence so far, so the next one is
+     * one step from the newest. */
+    if (i > 0 && i <= f->nsubs)
+        return f->subs[i - 1]->capacity ? next_capacity(f->subs[i - 1]->capacity, f->growth) : 0;
     uint64_t cap = f->capacity;
-    for (uint32_t j = 0; j < i; j++) {
-        double next = ceil((double)cap * f->growth);
-        if (!(next < 18446744073709551616.0)) /* 2^64: does not fit */
-            return 0;
-        cap = (uint64_t)next;
-    }
+    for (uint32_t j = 0; j < i && cap; j++)
+        cap = next_capacity(cap, f->growth);
     return cap;
 }
 
@@ -66,9 +124,38 @@ double bki_scalable_sub_fpr(const bk_filter_t *f, uint32_t i)
     double p = f->fpr;
     if (!f->first_error_as_given && !f->nonscaling)
         p *= 1.0 - f->tightening;
-    for (uint32_t j = 0; j < i; j++)
+    uint32_t geometric = i < BKI_GEOMETRIC_SUBS ? i : BKI_GEOMETRIC_SUBS;
+    for (uint32_t j = 0; j < geometric; j++)
         p *= f->tightening;
-    return p;
+    if (i < BKI_GEOMETRIC_SUBS)
+        return p;
+    /* p = error_0 r^32 here; the tail shares T = p / (1 - r). */
+    double j = (double)(i - BKI_GEOMETRIC_SUBS);
+    double share = p / (1.0 - f->tightening) / ((j + 1.0) * (j + 2.0));
+    return share < p ? share : p;
+}
+
+/* The kind, capacity, error and plan of sub-filter i. BK_EFULL when the
+ * chain cannot grow further by its own rules (length limit, a capacity past
+ * 2^64, an error that underflowed), BK_ENOMEM when it does not fit. */
+static bk_status_t plan_sub(const bk_filter_t *f, uint32_t i, bk_kind_t *kind, uint64_t *cap,
+                            double *p, bk_plan_t *plan)
+{
+    if (i >= bki_scalable_max_subs || i >= BKI_SCALABLE_MAX_SUBS)
+        return BK_EFULL;
+    *cap = bki_scalable_sub_capacity(f, i);
+    *p = bki_scalable_sub_fpr(f, i);
+    if (*cap == 0 || !(*p > 0.0))
+        return BK_EFULL;
+    *kind = i > 0 && *p < BKI_PRECISE_BELOW_FPR ? BK_KIND_PRECISE : f->sub_kind;
+    return bk_plan(*kind, *cap, *p, plan); /* BK_ENOMEM: n and p are valid */
+}
+
+/* Whether a sub-filter of `bytes` payload bytes fits under the cap. */
+static bool under_cap(const bk_filter_t *f, uint64_t bytes)
+{
+    return f->max_bytes == 0 ||
+           (f->subs_bytes <= f->max_bytes && bytes <= f->max_bytes - f->subs_bytes);
 }
 
 bk_status_t bk_filter_next_growth(const bk_filter_t *f, uint64_t *capacity, double *fpr,
@@ -76,15 +163,14 @@ bk_status_t bk_filter_next_growth(const bk_filter_t *f, uint64_t *capacity, doub
 {
     if (f->kind != BK_KIND_SCALABLE)
         return BK_EKIND;
-    if (f->nonscaling || f->nsubs >= BKI_SCALABLE_MAX_SUBS)
+    if (f->nonscaling)
         return BK_EFULL;
     /* The same computation new_sub() makes, so the answer is exact. */
-    uint64_t cap = bki_scalable_sub_capacity(f, f->nsubs);
-    double p = bki_scalable_sub_fpr(f, f->nsubs);
-    if (cap == 0 || !(p > 0.0))
-        return BK_EFULL;
+    bk_kind_t kind;
+    uint64_t cap;
+    double p;
     bk_plan_t plan;
-    bk_status_t st = bk_plan(f->sub_kind, cap, p, &plan);
+    bk_status_t st = plan_sub(f, f->nsubs, &kind, &cap, &p, &plan);
     if (st != BK_OK)
         return st;
     if (capacity)
@@ -93,27 +179,25 @@ bk_status_t bk_filter_next_growth(const bk_filter_t *f, uint64_t *capacity, doub
         *fpr = p;
     if (bytes)
         *bytes = plan.bytes;
-    return BK_OK;
+    return under_cap(f, plan.bytes) ? BK_OK : BK_EFULL;
 }
 
-/* Builds sub-filter i (not yet linked into the chain). BK_EFULL when the
- * chain cannot grow further by its own rules (length limit, a capacity past
- * 2^64, an error that underflowed), BK_ENOMEM when it does not fit in memory
- * or an allocation fails. */
+/* Builds sub-filter i (not yet linked into the chain): plan_sub's
+ * statuses, BK_EFULL if it would cross the size cap, BK_ENOMEM if an
+ * allocation fails. */
 static bk_status_t new_sub(const bk_filter_t *f, uint32_t i, bk_filter_t **out)
 {
-    if (i >= BKI_SCALABLE_MAX_SUBS)
-        return BK_EFULL;
-    uint64_t cap = bki_scalable_sub_capacity(f, i);
-    double p = bki_scalable_sub_fpr(f, i);
-    if (cap == 0 || !(p > 0.0))
-        return BK_EFULL;
+    bk_kind_t kind;
+    uint64_t cap;
+    double p;
     bk_plan_t plan;
-    bk_status_t st = bk_plan(f->sub_kind, cap, p, &plan);
-    if (st != BK_OK) /* BK_ENOMEM: n and p are valid here */
+    bk_status_t st = plan_sub(f, i, &kind, &cap, &p, &plan);
+    if (st != BK_OK)
         return st;
+    if (!under_cap(f, plan.bytes))
+        return BK_EFULL;
     bk_filter_t *s;
-    st = bki_array_new(&s, f->sub_kind, plan.cells, plan.k, f->hash, f->seed, NULL);
+    st = bki_array_new(&s, kind, plan.cells, plan.k, f->hash, f->seed, NULL);
     if (st != BK_OK)
         return st;
     s->capacity = cap;
@@ -129,7 +213,7 @@ static bk_status_t grow(bk_filter_t *f)
         uint32_t cap = f->subs_cap ? f->subs_cap * 2 : 4;
         if (cap > BKI_SCALABLE_MAX_SUBS)
             cap = BKI_SCALABLE_MAX_SUBS;
-        if (cap <= f->nsubs)
+        if (cap <= f->nsubs || f->nsubs >= bki_scalable_max_subs)
             return BK_EFULL;
         bk_filter_t **subs = bki_realloc(f->subs, cap * sizeof *subs);
         if (!subs)
@@ -162,6 +246,7 @@ bk_status_t bki_scalable_shell(bk_filter_t **out, const bki_chain_t *c, uint32_t
     f->tightening = c->tightening;
     f->nonscaling = c->nonscaling;
     f->first_error_as_given = c->first_error_as_given;
+    f->max_bytes = c->max_bytes;
     f->map_fd = -1;
     if (subs_cap) {
         f->subs = bki_calloc(subs_cap, sizeof *f->subs);
@@ -180,6 +265,7 @@ void bki_scalable_append(bk_filter_t *f, bk_filter_t *s)
     f->subs[f->nsubs++] = s;
     f->subs_capacity += s->capacity;
     f->subs_bytes += s->nbytes;
+    f->subs_precise += s->kind == BK_KIND_PRECISE;
 }
 
 /* Drops the sub-filters from index keep on, newest first. */
@@ -189,6 +275,7 @@ static void truncate_chain(bk_filter_t *f, uint32_t keep)
         bk_filter_t *s = f->subs[--f->nsubs];
         f->subs_capacity -= s->capacity;
         f->subs_bytes -= s->nbytes;
+        f->subs_precise -= s->kind == BK_KIND_PRECISE;
         bki_array_free(s);
     }
 }
@@ -216,17 +303,21 @@ bk_status_t bki_scalable_create(bk_filter_t **out, uint64_t capacity, double fpr
         return BK_EINVAL;
     if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
         return BK_EINVAL;
-    bki_chain_t c = {hash, seed, capacity, fpr, 0, sub_kind, growth, tightening,
-                     o->nonscaling, o->first_error_as_given};
+    bki_chain_t c = {hash,       seed,          capacity,
+                     fpr,        0,             sub_kind,
+                     growth,     tightening,    o->nonscaling,
+                     o->first_error_as_given, o->max_bytes};
     bk_filter_t *f;
     bk_status_t st = bki_scalable_shell(&f, &c, 0);
     if (st != BK_OK)
         return st;
     st = grow(f);
     if (st != BK_OK) {
+        bool over_cap = o->max_bytes && st == BK_EFULL;
         bki_scalable_free(f);
-        /* The first filter is sized by the caller's own numbers. */
-        return st == BK_EFULL ? BK_ENOMEM : st;
+        /* The first filter is sized by the caller's own numbers: past the
+         * cap it is BK_EFULL, else it did not fit in memory. */
+        return st == BK_EFULL && !over_cap ? BK_ENOMEM : st;
     }
     *out = f;
     return BK_OK;
@@ -234,10 +325,23 @@ bk_status_t bki_scalable_create(bk_filter_t **out, uint64_t capacity, double fpr
 
 bool bki_scalable_contains(const bk_filter_t *f, bk_hash_t h)
 {
-    /* Newest first: it is the largest and holds most of the keys. */
-    for (uint32_t i = f->nsubs; i-- > 0;)
-        if (bki_array_contains(f->subs[i], h))
+    /* Newest first: it is the largest and holds most of the keys. Deep
+     * chains are mostly precise sub-filters, which share the key's first
+     * probe values. */
+    uint64_t u[BKI_PRECISE_VALUES];
+    bool have_values = false;
+    for (uint32_t i = f->nsubs; i-- > 0;) {
+        const bk_filter_t *s = f->subs[i];
+        if (s->kind == BK_KIND_PRECISE) {
+            if (!have_values)
+                bki_precise_values(h, u);
+            have_values = true;
+            if (bki_precise_contains_values(s, h, u))
+                return true;
+        } else if (bki_array_contains(s, h)) {
             return true;
+        }
+    }
     return false;
 }
 
@@ -308,7 +412,7 @@ bk_status_t bki_scalable_clone(bk_filter_t **out, const bk_filter_t *f)
     bki_chain_t c = {f->hash,       f->seed,       f->capacity,
                      f->fpr,        items_of(f),   f->sub_kind,
                      f->growth,     f->tightening, f->nonscaling,
-                     f->first_error_as_given};
+                     f->first_error_as_given, f->max_bytes};
     bk_filter_t *copy;
     bk_status_t st = bki_scalable_shell(&copy, &c, f->nsubs);
     if (st != BK_OK)
@@ -350,6 +454,7 @@ void bki_scalable_info(const bk_filter_t *f, bk_filter_info_t *out)
     out->fill = out->cells ? (double)out->cells_set / (double)out->cells : 0.0;
     out->expected_fpr = 1.0 - fpr_none;
     out->filters = f->nsubs;
+    out->precise_filters = f->subs_precise;
     out->growth = f->growth;
     out->tightening = f->tightening;
     out->nonscaling = f->nonscaling;

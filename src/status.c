@@ -13,7 +13,7 @@ const char *bk_strerror(bk_status_t status)
     case BK_ENOSPC: return "no space left on device";
     case BK_ECORRUPT: return "corrupt or truncated data";
     case BK_EVERSION: return "unsupported format version";
-    case BK_EFULL: return "filter is full (non-scaling)";
+    case BK_EFULL: return "filter is full (non-scaling, or at its size cap or length limit)";
     case BK_ENOTFOUND: return "key not found";
     case BK_EKIND: return "operation not supported by this kind of filter";
     case BK_EREADONLY: return "filter is read-only";
@@ -26,6 +26,7 @@ static const char *const kind_names[] = {
     [BK_KIND_BLOCKED] = "blocked", [BK_KIND_CLASSIC] = "classic",
     [BK_KIND_COUNTING] = "counting", [BK_KIND_SCALABLE] = "scalable",
     [BK_KIND_BITMAP] = "bitmap",   [BK_KIND_BITMAP2] = "bitmap2",
+    [BK_KIND_PRECISE] = "precise",
 };
 
 const char *bk_kind_name(bk_kind_t kind)

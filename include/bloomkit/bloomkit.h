@@ -62,7 +62,8 @@ typedef enum bk_status {
     BK_ENOSPC,    /* the disk or a quota is full */
     BK_ECORRUPT,  /* serialized bytes are malformed, truncated or damaged */
     BK_EVERSION,  /* serialized bytes are of a format version we do not know */
-    BK_EFULL,     /* a non-scaling filter is at capacity */
+    BK_EFULL,     /* a non-scaling filter is at capacity, or a scalable one may
+                     not grow: its size cap (max_bytes) or length limit */
     BK_ENOTFOUND, /* remove of a key that is not in the filter */
     BK_EKIND,     /* the operation does not apply to this kind of filter */
     BK_EREADONLY, /* the object is a read-only mapping */
@@ -84,7 +85,11 @@ typedef enum bk_kind {
     BK_KIND_COUNTING = 3, /* 4-bit saturating counters, one line per key */
     BK_KIND_SCALABLE = 4, /* chain of blocked/classic filters that grows */
     BK_KIND_BITMAP = 5,  /* bk_bitmap_t: 1 bit per integer */
-    BK_KIND_BITMAP2 = 6  /* bk_bitmap2_t: 2-bit saturating cells */
+    BK_KIND_BITMAP2 = 6, /* bk_bitmap2_t: 2-bit saturating cells */
+    BK_KIND_PRECISE = 7  /* classic layout, each probe hashed on its own:
+                            the model's FPR at any size and error (classic
+                            overshoots at small sizes and p <= 1e-4); deep
+                            scalable chains use it for tiny errors */
 } bk_kind_t;
 
 /* Name of a kind ("blocked", "classic", ...), or NULL if unknown. */
@@ -156,9 +161,10 @@ typedef struct bk_plan {
  * measures on a real filter at capacity (which scatters around the model's)
  * stays <= p. Classic: m = -n ln p' / (ln 2)^2 with p' = 0.9 p,
  * k = round((m/n) ln 2), m raised until the exact expected FPR is <= p'.
- * Blocked and counting: the smallest size whose expected FPR (averaged over
- * the Poisson spread of keys per 64-byte line) is <= p'. Scalable: the
- * first sub-filter (blocked, aimed at p' * (1 - 0.5)).
+ * Precise: as classic (same layout and model). Blocked and counting: the
+ * smallest size whose expected FPR (averaged over the Poisson spread of
+ * keys per 64-byte line) is <= p'. Scalable: the first sub-filter
+ * (blocked, aimed at p' * (1 - 0.5)).
  * BK_EINVAL if n == 0, p is not in (0, 1), or p is NaN; BK_ENOMEM if the
  * size does not fit in 64 bits / size_t. */
 bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out);
@@ -168,7 +174,7 @@ bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out);
 double bk_fpr_expected(bk_kind_t kind, uint64_t m, uint64_t n, uint32_t k);
 
 /* ------------------------------------------------------------------------ */
-/* Filters: blocked, classic, counting, scalable                             */
+/* Filters: blocked, classic, counting, precise, scalable                    */
 /* ------------------------------------------------------------------------ */
 
 typedef struct bk_filter bk_filter_t;
@@ -179,8 +185,24 @@ typedef struct bk_key {
 } bk_key_t;
 
 /* Options for bk_filter_create. A zeroed struct (or NULL) means defaults:
- * blocked kind, XXH3, a fresh random seed, and for scalable filters growth 2
- * and tightening ratio 0.5. */
+ * blocked kind, XXH3, a fresh random seed, no size cap, and for scalable
+ * filters growth 2 and tightening ratio 0.5.
+ *
+ * How a scalable chain grows. Sub-filter i has capacity
+ * c_i = ceil(c_{i-1} * growth) (c_0 = capacity) and error e_i, where
+ * e_0 = p (1 - tightening) (p itself if nonscaling or first_error_as_given)
+ * and e_i = e_{i-1} * tightening for i < 32. From sub-filter 32 on, the
+ * tightening is bounded: the rest of the error budget,
+ * T = e_0 tightening^32 / (1 - tightening), is shared out as
+ * e_{32+j} = min(T / ((j+1)(j+2)), e_0 tightening^32), so the errors still
+ * sum to at most p while the bits per key grow with log(j) instead of j.
+ * The first sub-filter is of sub_kind; later ones are too, except that
+ * those with an error below 1e-7 are BK_KIND_PRECISE (a blocked filter
+ * needs over 1.5x the classic bits there, and a classic one overshoots its
+ * error). So each sub-filter stays near the classic optimum for its
+ * capacity and error, and a chain of thousands of sub-filters stays small:
+ * capacity 1, growth 1, p = 0.0001 holds 5,000 keys in about 80 KB of
+ * payload. */
 typedef struct bk_options {
     bk_kind_t kind;
     bk_hash_id_t hash;
@@ -196,28 +218,37 @@ typedef struct bk_options {
                                   p * (1 - tightening): older RedisBloom
                                   releases' rule; a grown chain may then
                                   reach p / (1 - tightening) */
+    uint64_t max_bytes;  /* cap on the filter's payload bytes; 0 = none.
+                            See bk_filter_set_max_bytes(). */
 } bk_options_t;
 
 /* Creates an empty filter for `capacity` items at false-positive rate `fpr`.
  * On success *out owns a new filter: release it with bk_filter_free().
- * BK_EINVAL for bad parameters, BK_ENOMEM if it cannot be allocated. */
+ * BK_EINVAL for bad parameters, BK_ENOMEM if it cannot be allocated,
+ * BK_EFULL if its payload (a scalable filter's first sub-filter) is larger
+ * than opts->max_bytes. */
 bk_status_t bk_filter_create(bk_filter_t **out, uint64_t capacity, double fpr,
                              const bk_options_t *opts);
 
-/* Creates an empty blocked, classic or counting filter of exactly `cells`
- * cells (bits or counters, rounded up to a whole 64-byte line for blocked
- * and counting, a 64-bit word for classic) and k probes, for callers that
- * size filters themselves. BK_EINVAL for k == 0, k > 64 (blocked and
- * counting: k > 16), cells == 0, or a scalable kind. */
+/* Creates an empty blocked, classic, counting or precise filter of exactly
+ * `cells` cells (bits or counters, rounded up to a whole 64-byte line for
+ * blocked and counting, a 64-bit word for classic and precise) and k
+ * probes, for callers that size filters themselves. BK_EINVAL for k == 0,
+ * k > 64 (blocked and counting: k > 16), cells == 0, or a scalable kind;
+ * BK_EFULL if the payload is larger than opts->max_bytes. */
 bk_status_t bk_filter_create_exact(bk_filter_t **out, bk_kind_t kind, uint64_t cells,
                                    uint32_t k, const bk_options_t *opts);
 
 void bk_filter_free(bk_filter_t *f);
 
 /* Adds a key. *was_new (may be NULL) is set to true if the key was not
- * already (possibly falsely) present. BK_EREADONLY on a read-only mapping,
- * BK_EFULL on a full non-scaling scalable filter, BK_ENOMEM if a scalable
- * filter cannot grow; on error the filter is unchanged. */
+ * already (possibly falsely) present. BK_EREADONLY on a read-only mapping;
+ * BK_EFULL when a scalable filter needs to grow for this key and may not:
+ * it is non-scaling, mapped, at its length limit, or the new sub-filter
+ * would take its payload past max_bytes (bk_filter_set_max_bytes); BK_ENOMEM
+ * if a scalable filter cannot grow for want of memory. On error the filter
+ * is unchanged. A key already present never needs growth, so it is
+ * answered BK_OK even at the cap. */
 bk_status_t bk_filter_add(bk_filter_t *f, const void *key, size_t len, bool *was_new);
 
 /* True if the key may be in the set; false if it certainly is not. */
@@ -230,8 +261,9 @@ bk_status_t bk_filter_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new);
 bool bk_filter_contains_hash(const bk_filter_t *f, bk_hash_t h);
 
 /* Thread-safe add (atomic OR): any number of threads may call it at once on
- * the same filter. Blocked and classic only (BK_EKIND otherwise). The item
- * count is updated atomically too. */
+ * the same filter. Blocked, classic and precise only (BK_EKIND otherwise,
+ * scalable included: its growth is not thread-safe, so the size cap never
+ * meets this path). The item count is updated atomically too. */
 bk_status_t bk_filter_add_atomic(bk_filter_t *f, const void *key, size_t len, bool *was_new);
 
 /* Batch calls: hash a group of keys, prefetch every target line, then probe.
@@ -239,9 +271,11 @@ bk_status_t bk_filter_add_atomic(bk_filter_t *f, const void *key, size_t len, bo
  * (a key repeated within the batch is new only the first time).
  * add_batch: was_new (may be NULL) receives n flags; *n_new (may be NULL)
  * the number of new keys. BK_EINVAL if keys is NULL with n > 0,
- * BK_EREADONLY, and for scalable filters the statuses of bk_filter_add():
- * on such an error the keys before the failing one are in (was_new and
- * *n_new say which), the failing key and those after it are not. */
+ * BK_EREADONLY, and for scalable filters the statuses of bk_filter_add()
+ * (BK_EFULL at the size cap, BK_ENOMEM): on such an error the keys before
+ * the failing one are in (was_new and *n_new say which), the failing key
+ * and those after it are not tried (their was_new entries are false). The
+ * size cap is checked before each growth, key by key, as for single adds. */
 bk_status_t bk_filter_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n,
                                 bool *was_new, uint64_t *n_new);
 /* out receives n flags; returns how many were (possibly) present. Cannot
@@ -277,12 +311,29 @@ bk_status_t bk_filter_union(bk_filter_t *dst, const bk_filter_t *src);
 
 /* Scalable filters: the capacity, error and payload bytes of the sub-filter
  * the chain adds next, when its newest one is full (each out pointer may be
- * NULL). Lets a caller that caps memory refuse the growth before it
- * happens. BK_EKIND for other kinds; BK_EFULL if the chain cannot grow
- * (non-scaling, or its length/size limits); BK_ENOMEM if the next
- * sub-filter's size does not fit. */
+ * NULL). BK_EKIND for other kinds; BK_EFULL if the chain cannot grow
+ * (non-scaling, its length limit, or max_bytes: in that last case the out
+ * values are still set, so a caller can say what the growth would need);
+ * BK_ENOMEM if the next sub-filter's size does not fit in memory. */
 bk_status_t bk_filter_next_growth(const bk_filter_t *f, uint64_t *capacity, double *fpr,
                                   uint64_t *bytes);
+
+/* Caps the filter's payload bytes (bk_filter_shape().bytes) at max_bytes;
+ * 0 removes the cap. Held by the library and checked before every growth
+ * of a scalable filter, on every add path (bk_filter_add, _add_hash,
+ * _add_batch): the key whose new sub-filter would take the payload past the
+ * cap gets BK_EFULL, the keys before it are in, and with a batch the keys
+ * after it are not tried (see bk_filter_add_batch). The payload never
+ * exceeds the cap through growth. A cap below the current size stops all
+ * growth and frees nothing. Filters that never grow (single-array kinds,
+ * non-scaling chains) keep the cap only for bk_filter_shape(). The cap is
+ * not stored in files or serialized bytes: set it again after a load (the
+ * Redis module sets its MAX_BYTES this way). Clones keep it. Cannot fail.
+ * bk_options_t.max_bytes sets it at creation, where a first sub-filter
+ * (or a single-array payload) larger than the cap gives BK_EFULL. The
+ * memory a chain uses beyond its payload is about 300 bytes per
+ * sub-filter (its descriptor and allocation rounding). */
+void bk_filter_set_max_bytes(bk_filter_t *f, uint64_t max_bytes);
 
 /* A deep copy. *out owns it. */
 bk_status_t bk_filter_clone(bk_filter_t **out, const bk_filter_t *f);
@@ -303,6 +354,8 @@ typedef struct bk_filter_info {
     double estimated_items;  /* -(m/k) ln(1 - X/m), summed over subs */
     double expected_fpr;     /* at the current fill */
     uint32_t filters;        /* scalable: sub-filters in the chain; else 1 */
+    uint32_t precise_filters; /* scalable: how many of them are precise
+                                (deep chains, see bk_options_t); else 0 */
     double growth;           /* scalable */
     double tightening;       /* scalable */
     bool nonscaling;         /* scalable */
@@ -326,6 +379,7 @@ typedef struct bk_filter_shape {
     uint64_t bytes;            /* payload bytes in memory (scalable: sum) */
     uint64_t items;            /* keys added that were new */
     uint32_t filters;          /* scalable: sub-filters in the chain; else 1 */
+    uint32_t precise_filters;  /* scalable: how many of them are precise */
     double growth;             /* scalable; else 0 */
     double tightening;         /* scalable; else 0 */
     bool nonscaling;           /* never grows: non-scaling chains and every
@@ -334,6 +388,8 @@ typedef struct bk_filter_shape {
     uint64_t newest_items;     /* scalable: new keys it holds; the chain grows
                                   on the next new key once this reaches
                                   newest_capacity (see bk_filter_next_growth) */
+    uint64_t max_bytes;        /* the size cap (bk_filter_set_max_bytes); 0:
+                                  none */
     bool mapped;               /* backed by a file mapping */
     bool readonly;
 } bk_filter_shape_t;

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const bk_kind_t kinds[] = {BK_KIND_BLOCKED, BK_KIND_CLASSIC};
+static const bk_kind_t kinds[] = {BK_KIND_BLOCKED, BK_KIND_CLASSIC, BK_KIND_PRECISE};
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
 /* Key i of a stream: random bytes, length mostly short (0..64) and one in
@@ -338,6 +338,7 @@ static void check_shape_matches_info(const bk_filter_t *f)
     CHECK_EQ_U64(s.bytes, in.bytes);
     CHECK_EQ_U64(s.items, in.items);
     CHECK_EQ_U64(s.filters, in.filters);
+    CHECK_EQ_U64(s.precise_filters, in.precise_filters);
     CHECK(s.growth == in.growth && s.tightening == in.tightening);
     CHECK(s.mapped == in.mapped && s.readonly == in.readonly);
     if (in.kind == BK_KIND_SCALABLE) {
@@ -350,12 +351,12 @@ static void check_shape_matches_info(const bk_filter_t *f)
     }
 }
 
-static const bk_kind_t all_kinds[] = {BK_KIND_BLOCKED, BK_KIND_CLASSIC, BK_KIND_COUNTING,
+static const bk_kind_t all_kinds[] = {BK_KIND_BLOCKED, BK_KIND_CLASSIC, BK_KIND_COUNTING, BK_KIND_PRECISE,
                                       BK_KIND_SCALABLE};
 
 static void test_shape(void)
 {
-    for (size_t t = 0; t < 4; t++) {
+    for (size_t t = 0; t < sizeof all_kinds / sizeof all_kinds[0]; t++) {
         bk_options_t o = {.kind = all_kinds[t], .seed_set = true, .seed = 5};
         bk_filter_t *f, *c = NULL;
         CHECK_OK(bk_filter_create(&f, 100, 0.01, &o));
@@ -382,7 +383,7 @@ static void test_shape(void)
  * answers the same. */
 static void test_counter_and_alias(void)
 {
-    for (size_t t = 0; t < 4; t++) {
+    for (size_t t = 0; t < sizeof all_kinds / sizeof all_kinds[0]; t++) {
         bk_options_t o = {.kind = all_kinds[t], .seed_set = true, .seed = 9};
         bk_filter_t *f;
         CHECK_OK(bk_filter_create(&f, 1000, 0.001, &o));

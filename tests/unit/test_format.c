@@ -1175,6 +1175,17 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
         bk_filter_t *f = make_scalable(50, 0.01, 0x0badcafe0badcafeULL, 200, NULL);
         *out = serialize(f, len);
         bk_filter_free(f);
+    } else if (!strcmp(name, "precise.bkf")) {
+        bk_filter_t *f = make_filter(BK_KIND_PRECISE, 4096, 5, 0x1122334455667788ULL, 200);
+        *out = serialize(f, len);
+        bk_filter_free(f);
+    } else if (!strcmp(name, "scalable_deep.bkf")) {
+        /* A deep chain: one key per sub-filter, precise from sub-filter 16
+         * (error below 1e-7) and past the geometric 32. */
+        bk_options_t o = {.growth = 1.0};
+        bk_filter_t *f = make_scalable(1, 0.01, 0xdee9c4a10dee9c4aULL, 40, &o);
+        *out = serialize(f, len);
+        bk_filter_free(f);
     } else if (!strcmp(name, "bitmap.bkf")) {
         bk_bitmap_t *b = NULL;
         bk_bitmap_create(&b, 1000);
@@ -1198,8 +1209,9 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
     }
 }
 
-static const char *const golden_names[] = {"blocked.bkf", "classic.bkf", "counting.bkf",
-                                           "scalable.bkf", "bitmap.bkf",  "bitmap2.bkf"};
+static const char *const golden_names[] = {
+    "blocked.bkf", "classic.bkf", "counting.bkf", "scalable.bkf",
+    "bitmap.bkf",  "bitmap2.bkf", "precise.bkf",  "scalable_deep.bkf"};
 
 /* Regenerating the golden objects gives the committed bytes exactly.
  * BK_WRITE_GOLDEN=1 rewrites them instead (only for a deliberate format
@@ -1225,25 +1237,63 @@ static void test_golden_regenerate(void)
     }
 }
 
+/* The deep-chain variant (precise parts after the first) loads and
+ * answers as the spec says. */
+static void golden_load_deep(void)
+{
+    char path[512], key[64];
+    const char *why = NULL;
+    snprintf(path, sizeof path, "%s/scalable_deep.bkf", data_dir());
+    bk_filter_t *d = NULL;
+    CHECK_OK(bk_filter_load(&d, path, &why));
+    if (d) {
+        CHECK(d->kind == BK_KIND_SCALABLE && d->sub_kind == BK_KIND_BLOCKED);
+        CHECK(d->growth == 1.0 && d->fpr == 0.01 && d->capacity == 1);
+        CHECK_EQ_U64(d->seed, 0xdee9c4a10dee9c4aULL);
+        CHECK(d->nsubs >= 38 && d->nsubs == bk_filter_items(d));
+        for (uint32_t i = 0; i < d->nsubs; i++) {
+            /* 0.005 * 2^-i drops below 1e-7 at i = 16 */
+            bk_kind_t want = i > 0 && i >= 16 ? BK_KIND_PRECISE : BK_KIND_BLOCKED;
+            CHECK_MSG(d->subs[i]->kind == want, "part %u kind %d", i, (int)d->subs[i]->kind);
+            CHECK_EQ_U64(d->subs[i]->capacity, 1);
+        }
+        int missing = 0;
+        for (uint64_t i = 0; i < 40; i++) {
+            key_of(i, key, sizeof key);
+            missing += !bk_filter_contains(d, key, strlen(key));
+        }
+        CHECK_EQ_U64(missing, 0);
+    }
+    bk_filter_free(d);
+}
+
 /* The committed golden files load and answer as the spec says, checked
  * against constants, independently of this build's writer. */
 static void test_golden_load(void)
 {
     char path[512];
     const char *why = NULL;
-    for (int kind = BK_KIND_BLOCKED; kind <= BK_KIND_CLASSIC; kind++) {
-        snprintf(path, sizeof path, "%s/%s", data_dir(),
-                 kind == BK_KIND_BLOCKED ? "blocked.bkf" : "classic.bkf");
+    static const struct {
+        const char *name;
+        bk_kind_t kind;
+        uint32_t k;
+        uint64_t seed;
+    } one_part[] = {
+        {"blocked.bkf", BK_KIND_BLOCKED, 7, 0x0123456789abcdefULL},
+        {"classic.bkf", BK_KIND_CLASSIC, 5, 0xfedcba9876543210ULL},
+        {"precise.bkf", BK_KIND_PRECISE, 5, 0x1122334455667788ULL},
+    };
+    for (size_t t = 0; t < sizeof one_part / sizeof one_part[0]; t++) {
+        snprintf(path, sizeof path, "%s/%s", data_dir(), one_part[t].name);
         bk_filter_t *g = NULL;
         CHECK_OK(bk_filter_load(&g, path, &why));
         if (!g)
             continue;
-        CHECK(g->kind == (bk_kind_t)kind);
+        CHECK(g->kind == one_part[t].kind);
         CHECK(g->hash == BK_HASH_XXH3);
         CHECK_EQ_U64(g->cells, 4096);
-        CHECK_EQ_U64(g->k, kind == BK_KIND_BLOCKED ? 7 : 5);
-        CHECK_EQ_U64(g->seed, kind == BK_KIND_BLOCKED ? 0x0123456789abcdefULL
-                                                      : 0xfedcba9876543210ULL);
+        CHECK_EQ_U64(g->k, one_part[t].k);
+        CHECK_EQ_U64(g->seed, one_part[t].seed);
         CHECK_EQ_U64(g->capacity, 200);
         CHECK(g->fpr == 0.01);
         CHECK(bk_filter_items(g) > 150 && bk_filter_items(g) <= 200);
@@ -1294,6 +1344,7 @@ static void test_golden_load(void)
         CHECK_EQ_U64(missing, 0);
     }
     bk_filter_free(sc);
+    golden_load_deep();
     snprintf(path, sizeof path, "%s/bitmap.bkf", data_dir());
     bk_bitmap_t *b = NULL;
     CHECK_OK(bk_bitmap_load(&b, path, &why));

@@ -5,6 +5,9 @@
  * at capacity; the non-scaling mode; the overflow and length guards; union,
  * clone and clear; and allocation failures injected at every allocation of
  * create, growth and clone, each of which must leave the filter unchanged.
+ * Deep chains (growth 1, capacity 1, thousands of sub-filters) stay near
+ * the classic optimum and keep the FPR promise; the size cap holds on the
+ * single and batch add paths.
  */
 #include "harness.h"
 #include "internal.h"
@@ -337,20 +340,25 @@ static void test_growth_limits(void)
     f = NULL;
     o.growth = 1.0;
     o.sub_kind = BK_KIND_CLASSIC;
+    /* The real limit (65536 sub-filters) takes 2^31 sub-filter probes to
+     * reach one key at a time; the test limit exercises the same check. */
+    uint32_t limit = 300, was_limit = bki_scalable_max_subs;
+    bki_scalable_max_subs = limit;
     CHECK_OK(bk_filter_create(&f, 1, 0.01, &o));
     if (f) {
         next = 0;
-        for (uint32_t i = 0; i < BKI_SCALABLE_MAX_SUBS; i++)
+        for (uint32_t i = 0; i < limit; i++)
             CHECK_OK(add_one_new(f, &next));
-        CHECK_EQ_U64(f->nsubs, BKI_SCALABLE_MAX_SUBS);
+        CHECK_EQ_U64(f->nsubs, limit);
         CHECK_STATUS(add_one_new(f, &next), BK_EFULL);
-        CHECK_EQ_U64(f->nsubs, BKI_SCALABLE_MAX_SUBS);
-        CHECK_EQ_U64(bk_filter_items(f), BKI_SCALABLE_MAX_SUBS);
+        CHECK_EQ_U64(f->nsubs, limit);
+        CHECK_EQ_U64(bk_filter_items(f), limit);
         char key[32];
         for (uint64_t i = 0; i < next; i++)
             CHECK(bk_filter_contains(f, key, make_key(i, key)));
         bk_filter_free(f);
     }
+    bki_scalable_max_subs = was_limit;
 }
 
 /* bk_filter_next_growth predicts exactly the sub-filter the chain adds. */
@@ -540,7 +548,9 @@ static void test_alloc_failures(void)
             continue;
         }
         created = true;
-        CHECK(fail_at > 3); /* struct, chain array, sub struct, payload */
+        /* struct, chain array, then the sub-filter: one block when its
+         * payload is small enough to share its struct's allocation */
+        CHECK_EQ_U64(fail_at, 3 + (f->subs[0]->nbytes > BKI_INLINE_PAYLOAD_MAX) + 1);
         uint64_t next = add_new(f, 0, 50);
         /* growths 1..3 fit the initial chain array; growth 4 reallocates it */
         for (int g = 0; g < 5; g++) {
@@ -566,7 +576,11 @@ static void test_alloc_failures(void)
             bki_fail_countdown = 0;
             if (cs == BK_OK) {
                 cloned = true;
-                CHECK(c_at > 2 * 6 + 2);
+                /* struct, chain array, then one or two per sub-filter */
+                long allocs = 2;
+                for (uint32_t i = 0; i < f->nsubs; i++)
+                    allocs += 1 + (f->subs[i]->nbytes > BKI_INLINE_PAYLOAD_MAX);
+                CHECK_EQ_U64(c_at, allocs + 1);
                 CHECK_EQ_U64(c->nsubs, 6);
                 CHECK_EQ_U64(bk_filter_items(c), bk_filter_items(f));
             } else {
@@ -579,6 +593,324 @@ static void test_alloc_failures(void)
         bk_filter_free(f);
     }
     CHECK(created);
+}
+
+/* The rule documented in scalable.c and bloomkit.h: sub-filter i's kind. */
+static bk_kind_t expected_sub_kind(const bk_filter_t *f, uint32_t i)
+{
+    if (i == 0)
+        return f->sub_kind;
+    return bki_scalable_sub_fpr(f, i) < 1e-7 ? BK_KIND_PRECISE : f->sub_kind;
+}
+
+/* The error sequence as documented: geometric for 32 sub-filters, then the
+ * tail shares T = e_0 r^32 / (1 - r) as min(T / ((j+1)(j+2)), e_0 r^32). */
+static void test_error_sequence_bounded(void)
+{
+    bk_options_t o = sopts(3);
+    bk_filter_t *f = NULL;
+    CHECK_OK(bk_filter_create(&f, 10, 0.01, &o));
+    if (!f)
+        return;
+    double e0 = 0.01 * 0.5, geo32 = ldexp(e0, -32), tail = geo32 / 0.5, sum = 0;
+    for (uint32_t i = 0; i < 32; i++)
+        CHECK(bki_scalable_sub_fpr(f, i) == ldexp(e0, -(int)i));
+    for (uint32_t j = 0; j < 100000; j++) {
+        double want = tail / ((j + 1.0) * (j + 2.0));
+        double e = bki_scalable_sub_fpr(f, 32 + j);
+        CHECK_MSG(fabs(e - (want < geo32 ? want : geo32)) <= 1e-12 * e, "j %u: %g", j, e);
+        CHECK(e > 0);
+        sum += e;
+    }
+    for (uint32_t i = 0; i < 32; i++)
+        sum += bki_scalable_sub_fpr(f, i);
+    CHECK_MSG(sum <= 0.01, "errors sum to %.17g > p", sum);
+    bk_filter_free(f);
+
+    /* A slow tightening (r = 0.9): the tail never starts looser than the
+     * last geometric step, and the sum still stays within p. */
+    o.tightening = 0.9;
+    CHECK_OK(bk_filter_create(&f, 10, 0.001, &o));
+    if (!f)
+        return;
+    sum = 0;
+    for (uint32_t i = 0; i < 70000; i++) {
+        double e = bki_scalable_sub_fpr(f, i);
+        CHECK(i < 32 || e <= bki_scalable_sub_fpr(f, 31) * 0.9 * (1 + 1e-12));
+        sum += e;
+    }
+    CHECK_MSG(sum <= 0.001, "r 0.9: errors sum to %.17g", sum);
+    bk_filter_free(f);
+}
+
+/* The issue's repro in the library: a capacity-1, growth-1 chain at 0.0001
+ * takes 5,000 keys (one sub-filter each). Today's rule would need sub-filter
+ * i to hold error 0.00005 * 2^-i, impossible past a few dozen blocked
+ * sub-filters (the old code ran out of memory near 100 keys). */
+static void test_deep_chain(void)
+{
+    const double p = 0.0001, ln2 = 0.69314718055994530942;
+    const uint64_t n = bkt_scaled(5000), q = bkt_scaled(20000);
+    bk_options_t o = sopts(16);
+    o.growth = 1.0;
+    bk_filter_t *f = NULL;
+    CHECK_OK(bk_filter_create(&f, 1, p, &o));
+    if (!f)
+        return;
+    uint64_t fresh = add_range(f, 0, n);
+    /* Keys are distinct: each "not new" answer was a false positive. */
+    CHECK_MSG(n - fresh <= 3, "%llu of %llu keys not new", (unsigned long long)(n - fresh),
+              (unsigned long long)n);
+    CHECK_EQ_U64(f->nsubs, fresh);
+    double sum = 0, optimum_bits = 0;
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < f->nsubs; i++) {
+        const bk_filter_t *s = f->subs[i];
+        double e = bki_scalable_sub_fpr(f, i);
+        bk_kind_t want = expected_sub_kind(f, i);
+        CHECK_MSG(s->kind == want, "sub %u: kind %d, want %d", i, (int)s->kind, (int)want);
+        bk_plan_t plan;
+        CHECK_OK(bk_plan(want, 1, e, &plan));
+        CHECK_EQ_U64(s->nbytes, plan.bytes);
+        CHECK_EQ_U64(s->k, plan.k);
+        CHECK(s->fpr == e);
+        sum += e;
+        bytes += s->nbytes;
+        /* Near the classic optimum for its own error, -ln(e) / (ln 2)^2
+         * bits, plus at most one 64-byte line of fixed overhead. */
+        double own = -log(e) / (ln2 * ln2);
+        CHECK_MSG((double)s->nbytes * 8 <= 1.25 * own + 512, "sub %u: %llu bytes for %g", i,
+                  (unsigned long long)s->nbytes, own / 8);
+        /* The classic optimum for the geometric rule's error p/2 * 2^-i. */
+        optimum_bits += (-log2(p) + 1 + i) / ln2;
+    }
+    CHECK(sum <= p);
+    bk_filter_shape_t sh;
+    bk_filter_shape(f, &sh);
+    CHECK_EQ_U64(sh.bytes, bytes);
+    uint32_t precise = 0;
+    for (uint32_t i = 0; i < f->nsubs; i++)
+        precise += f->subs[i]->kind == BK_KIND_PRECISE;
+    CHECK_EQ_U64(sh.precise_filters, precise);
+    CHECK(precise > 0);
+    CHECK_MSG((double)bytes <= 1.5 * optimum_bits / 8, "%llu bytes vs optimum %.0f",
+              (unsigned long long)bytes, optimum_bits / 8);
+
+    char key[32];
+    uint64_t fn = 0, fp = 0;
+    for (uint64_t i = 0; i < n; i++)
+        fn += !bk_filter_contains(f, key, make_key(i, key));
+    CHECK_EQ_U64(fn, 0);
+    for (uint64_t i = n; i < n + q; i++)
+        fp += bk_filter_contains(f, key, make_key(i, key));
+    double bound = p + 3 * sqrt(p / (double)q);
+    CHECK_MSG((double)fp / (double)q <= bound, "measured FPR %g", (double)fp / (double)q);
+
+    /* Saved and loaded, it answers exactly the same. */
+    uint64_t len = bk_filter_serialized_size(f);
+    uint8_t *buf = malloc((size_t)len);
+    bk_filter_t *g = NULL;
+    CHECK(buf && bk_filter_serialize(f, buf, (size_t)len, NULL) == BK_OK);
+    CHECK_OK(bk_filter_deserialize(&g, buf, (size_t)len, NULL));
+    if (g) {
+        CHECK_EQ_U64(g->nsubs, f->nsubs);
+        int differ = 0;
+        for (uint64_t i = 0; i < n + q; i += 7) {
+            size_t kl = make_key(i, key);
+            differ += bk_filter_contains(f, key, kl) != bk_filter_contains(g, key, kl);
+        }
+        CHECK_EQ_U64(differ, 0);
+        /* and keeps growing by the same rule */
+        uint64_t next = n + q;
+        CHECK_OK(add_one_new(g, &next));
+        CHECK(g->subs[g->nsubs - 1]->kind == expected_sub_kind(g, g->nsubs - 1));
+    }
+    bk_filter_free(g);
+    free(buf);
+    bk_filter_free(f);
+}
+
+/* A chain capped at the bytes of its first three sub-filters, less one. */
+static bk_filter_t *capped_chain(uint64_t seed, uint64_t *cap_out)
+{
+    bk_options_t o = sopts(seed);
+    bk_filter_t *f = NULL;
+    CHECK_OK(bk_filter_create(&f, 100, 0.01, &o));
+    if (!f)
+        return NULL;
+    uint64_t b0 = f->subs[0]->nbytes, next_bytes = 0, b1, b2;
+    CHECK_OK(bk_filter_next_growth(f, NULL, NULL, &b1));
+    bk_plan_t plan;
+    CHECK_OK(bk_plan(BK_KIND_BLOCKED, bki_scalable_sub_capacity(f, 2),
+                     bki_scalable_sub_fpr(f, 2), &plan));
+    b2 = plan.bytes;
+    *cap_out = b0 + b1 + b2 - 1;
+    bk_filter_set_max_bytes(f, *cap_out);
+    bk_filter_shape_t sh;
+    bk_filter_shape(f, &sh);
+    CHECK_EQ_U64(sh.max_bytes, *cap_out);
+    (void)next_bytes;
+    return f;
+}
+
+/* bk_filter_add: the key that would cross the cap gets BK_EFULL, the keys
+ * before it are in, the filter is unchanged by the refusal, keys already in
+ * are still answered, and lifting the cap lets the chain grow again. */
+static void test_cap_single_adds(void)
+{
+    uint64_t cap;
+    bk_filter_t *f = capped_chain(61, &cap);
+    if (!f)
+        return;
+    uint64_t next = add_new(f, 0, 300); /* fills sub-filters 0 and 1 */
+    CHECK_EQ_U64(f->nsubs, 2);
+    uint64_t need = 0;
+    CHECK_STATUS(bk_filter_next_growth(f, NULL, NULL, &need), BK_EFULL);
+    CHECK(need > 0);
+    uint64_t items = bk_filter_items(f), bytes = f->subs_bytes;
+    CHECK(bytes <= cap);
+    for (int t = 0; t < 3; t++) /* every new key is refused, each time */
+        CHECK_STATUS(add_one_new(f, &next), BK_EFULL);
+    CHECK_EQ_U64(f->nsubs, 2);
+    CHECK_EQ_U64(bk_filter_items(f), items);
+    CHECK_EQ_U64(f->subs_bytes, bytes);
+    char key[32];
+    bool was_new = true;
+    CHECK_OK(bk_filter_add(f, key, make_key(0, key), &was_new)); /* already in */
+    CHECK(!was_new);
+    int missing = 0;
+    for (uint64_t i = 0; i < next; i++)
+        missing += !bk_filter_contains(f, key, make_key(i, key)) && i < 300;
+    CHECK_EQ_U64(missing, 0);
+    /* Clones keep the cap; lifting it allows growth. */
+    bk_filter_t *c = NULL;
+    CHECK_OK(bk_filter_clone(&c, f));
+    if (c) {
+        uint64_t n2 = next;
+        CHECK_STATUS(add_one_new(c, &n2), BK_EFULL);
+        bk_filter_set_max_bytes(c, 0);
+        CHECK_OK(add_one_new(c, &n2));
+        CHECK_EQ_U64(c->nsubs, 3);
+        CHECK(c->subs_bytes > cap);
+    }
+    bk_filter_free(c);
+    bk_filter_free(f);
+}
+
+/* bk_filter_add_batch checks the cap before each growth, not once per
+ * batch: one batch far larger than the cap allows stops at the key that
+ * would cross it; the keys before it are in, none after it. */
+static void test_cap_batch(void)
+{
+    uint64_t cap;
+    bk_filter_t *f = capped_chain(62, &cap);
+    if (!f)
+        return;
+    const size_t n = 5000;
+    char (*text)[32] = malloc(n * sizeof *text);
+    bk_key_t *keys = malloc(n * sizeof *keys);
+    bool *was_new = malloc(n);
+    if (!text || !keys || !was_new) {
+        CHECK(0);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        keys[i].len = make_key(i, text[i]);
+        keys[i].ptr = text[i];
+        was_new[i] = true;
+    }
+    uint64_t n_new = 0;
+    CHECK_STATUS(bk_filter_add_batch(f, keys, n, was_new, &n_new), BK_EFULL);
+    CHECK(f->subs_bytes <= cap);
+    CHECK_EQ_U64(f->nsubs, 2);
+    CHECK_EQ_U64(bk_filter_items(f), n_new);
+    /* The two sub-filters are exactly full: capacities 100 and 200. */
+    CHECK_EQ_U64(n_new, 300);
+    /* The failing key is the first new key past the full chain; it and
+     * everything after it have was_new false and were not added. */
+    size_t fail = 0;
+    uint64_t seen_new = 0;
+    while (fail < n && seen_new < n_new)
+        seen_new += was_new[fail++];
+    for (size_t i = 0; i < fail; i++)
+        CHECK(bk_filter_contains(f, keys[i].ptr, keys[i].len));
+    size_t flagged_after = 0;
+    for (size_t i = fail; i < n; i++)
+        flagged_after += was_new[i];
+    CHECK_EQ_U64(flagged_after, 0);
+    size_t absent_after = 0;
+    for (size_t i = fail; i < n; i++)
+        absent_after += !bk_filter_contains(f, keys[i].ptr, keys[i].len);
+    CHECK(absent_after > (n - fail) * 9 / 10); /* only false positives are in */
+out:
+    free(text);
+    free(keys);
+    free(was_new);
+    bk_filter_free(f);
+}
+
+/* The cap at creation: a first sub-filter (or a single-array payload)
+ * larger than the cap is refused with BK_EFULL. */
+static void test_cap_at_create(void)
+{
+    bk_plan_t plan;
+    CHECK_OK(bk_plan(BK_KIND_SCALABLE, 1000, 0.01, &plan));
+    bk_options_t o = sopts(63);
+    o.max_bytes = plan.bytes - 1;
+    bk_filter_t *f = NULL;
+    CHECK_STATUS(bk_filter_create(&f, 1000, 0.01, &o), BK_EFULL);
+    CHECK(f == NULL);
+    o.max_bytes = plan.bytes;
+    CHECK_OK(bk_filter_create(&f, 1000, 0.01, &o));
+    if (f) {
+        uint64_t next = add_new(f, 0, 1000);
+        CHECK_STATUS(add_one_new(f, &next), BK_EFULL);
+        CHECK_EQ_U64(f->nsubs, 1);
+    }
+    bk_filter_free(f);
+    bk_options_t b = {.kind = BK_KIND_BLOCKED, .max_bytes = 64};
+    CHECK_STATUS(bk_filter_create(&f, 100000, 0.01, &b), BK_EFULL);
+    CHECK_STATUS(bk_filter_create_exact(&f, BK_KIND_CLASSIC, 1024, 3, &b), BK_EFULL);
+    CHECK_OK(bk_filter_create_exact(&f, BK_KIND_CLASSIC, 512, 3, &b));
+    bk_filter_free(f);
+}
+
+/* The issue's module repro in the library: capacity 1, growth 1, p 0.0001,
+ * a cap of 64 KiB, one batch of 5,001 keys: the chain stops under the cap
+ * with BK_EFULL for the key that would cross it. */
+static void test_cap_deep_batch(void)
+{
+    bk_options_t o = sopts(64);
+    o.growth = 1.0;
+    o.max_bytes = 64 * 1024;
+    bk_filter_t *f = NULL;
+    CHECK_OK(bk_filter_create(&f, 1, 0.0001, &o));
+    if (!f)
+        return;
+    const size_t n = 5001;
+    char (*text)[32] = malloc(n * sizeof *text);
+    bk_key_t *keys = malloc(n * sizeof *keys);
+    if (text && keys) {
+        for (size_t i = 0; i < n; i++) {
+            keys[i].len = make_key(i, text[i]);
+            keys[i].ptr = text[i];
+        }
+        uint64_t n_new = 0;
+        CHECK_STATUS(bk_filter_add_batch(f, keys, n, NULL, &n_new), BK_EFULL);
+        bk_filter_shape_t sh;
+        bk_filter_shape(f, &sh);
+        CHECK(sh.bytes <= o.max_bytes);
+        CHECK_EQ_U64(sh.items, n_new);
+        CHECK(n_new > 1000); /* thousands of sub-filters fit in 64 KiB */
+        uint64_t next_bytes = 0;
+        CHECK_STATUS(bk_filter_next_growth(f, NULL, NULL, &next_bytes), BK_EFULL);
+        CHECK(sh.bytes + next_bytes > o.max_bytes);
+    } else {
+        CHECK(0);
+    }
+    free(text);
+    free(keys);
+    bk_filter_free(f);
 }
 
 int main(void)
@@ -594,5 +926,11 @@ int main(void)
     bkt_run("union_clone_clear", test_union_clone_clear);
     bkt_run("prehashed_and_batch", test_prehashed_and_batch);
     bkt_run("alloc_failures", test_alloc_failures);
+    bkt_run("error_sequence_bounded", test_error_sequence_bounded);
+    bkt_run("deep_chain", test_deep_chain);
+    bkt_run("cap_single_adds", test_cap_single_adds);
+    bkt_run("cap_batch", test_cap_batch);
+    bkt_run("cap_at_create", test_cap_at_create);
+    bkt_run("cap_deep_batch", test_cap_deep_batch);
     return bkt_finish();
 }
