@@ -86,6 +86,7 @@ bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const
     memset(&opts, 0, sizeof opts);
     opts.seed_set = true;
     opts.seed = p->seed;
+    opts.max_bytes = bkr_config.max_bytes;
     if (family == BKR_CBF) {
         opts.kind = BK_KIND_COUNTING;
     } else {
@@ -188,12 +189,13 @@ const char *bkr_growth_check(const bkr_obj_t *o)
         return NULL; /* the next new item does not grow the chain */
     uint64_t next_bytes = 0;
     bk_status_t st = bk_filter_next_growth(o->f, NULL, NULL, &next_bytes);
-    if (st == BK_EFULL)
-        return NULL; /* the library refuses the growth itself, with its own error */
-    if (st == BK_OK && s.bytes + next_bytes <= bkr_config.max_bytes)
+    bool fits = next_bytes > 0 && s.bytes + next_bytes <= bkr_config.max_bytes;
+    if (st == BK_OK && fits)
         return NULL;
+    if (st == BK_EFULL && (next_bytes == 0 || fits))
+        return NULL; /* refused for another reason (its length limit): the add says so */
     static char msg[256];
-    if (st == BK_OK)
+    if (next_bytes > 0)
         snprintf(msg, sizeof msg,
                  "ERR the filter is at its memory limit: its next sub-filter would bring it to "
                  "%llu bytes, over the limit of %llu bytes (module argument MAX_BYTES)",

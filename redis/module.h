@@ -112,7 +112,8 @@ int bkr_done(RedisModuleKey *key);
 /* A new value (zeroed but for family and f); never NULL (small, from
  * RedisModule_Alloc). f (NULL for a pending load) was made from the Redis
  * memory the library took since `since`, a bkr_lib_bytes() reading taken
- * just before f was created: that is what MEMORY USAGE reports for it. */
+ * just before f was created: that is what MEMORY USAGE reports for it.
+ * f gets MAX_BYTES as its library-held size cap. */
 bkr_obj_t *bkr_obj_new(bkr_family_t family, bk_filter_t *f, uint64_t since);
 void bkr_obj_free(void *value);
 /* Called before every change to o->f: drops the cached dump. */

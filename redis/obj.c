@@ -32,8 +32,13 @@ bkr_obj_t *bkr_obj_new(bkr_family_t family, bk_filter_t *f, uint64_t since)
     memset(o, 0, sizeof *o);
     o->family = family;
     o->f = f;
-    if (f)
+    if (f) {
         o->heap = bkr_lib_bytes() - since;
+        /* The library holds MAX_BYTES too, on every growth, whatever made
+         * f (created, loaded, copied, merged): the cap is not stored with
+         * a filter, so it is set on each one a key takes. */
+        bk_filter_set_max_bytes(f, bkr_config.max_bytes);
+    }
     return o;
 }
 
