@@ -19,6 +19,14 @@
 # (1 with BK_BENCH_QUICK=1). Memory per item: MEMORY USAGE of each design's
 # key sized for the same 10,000,000 items (more than all the runs add, so
 # the filter never grows), divided by 10,000,000.
+#
+# BK_REDIS_BEFORE=/path/to/other/bloomkit.so adds a second table: the
+# module's own rows for that build and this one, each on its own server,
+# runs alternating between the two (before, after, before, ...) so that
+# load on the machine falls on both alike. It is how a change to the module
+# (such as its allocator) is checked not to slow it down. BK_AB_RUNS sets
+# how many runs each build gets there (default: as above); BK_AB_ONLY=1
+# skips the first table.
 BUILD=${BUILD:-build}
 MODULE=$(cd "$BUILD" 2>/dev/null && pwd)/bloomkit.so
 if [ ! -f "$MODULE" ] || ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then
@@ -54,14 +62,15 @@ setup() {
     cli SETBIT bits $((MBITS - 1)) 0 >/dev/null
 }
 
-# rps N PIPELINE ARGS...: median requests/s of redis-benchmark over $runs.
+# rps N PIPELINE ARGS...: median requests/s of redis-benchmark over $runs
+# (against $BPORT if set, else $PORT).
 rps() {
     n=$(($1 / div))
     p=$2
     shift 2
     r=1
     while [ $r -le $runs ]; do
-        redis-benchmark -h 127.0.0.1 -p "$PORT" -n "$n" -P "$p" -r 1000000000 --csv "$@" 2>/dev/null |
+        redis-benchmark -h 127.0.0.1 -p "${BPORT:-$PORT}" -n "$n" -P "$p" -r 1000000000 --csv "$@" 2>/dev/null |
             awk -F'"' 'NR > 1 && $4 != "" { print $4; exit }'
         r=$((r + 1))
     done | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'
@@ -101,6 +110,7 @@ while [ $j -lt 100 ]; do
     j=$((j + 1))
 done
 
+main_table() {
 echo "## Redis: bloomkit.so vs the SETBIT/GETBIT design (redis-benchmark, 50 clients)"
 echo
 echo "redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'), filters for $CAP items at 1% FPR; medians of $runs runs"
@@ -123,3 +133,62 @@ row exists "bloomkit BF.MEXISTS 100" "100 items each" "$(rps 40000 1 BF.MEXISTS 
 echo
 awk -v b="$bf_mem" -v s="$bits_mem" -v n=$CAP 'BEGIN {
     printf "Memory for %d items at 1%% FPR: bloomkit filter %.2f bytes/item (MEMORY USAGE %d), SETBIT string %.2f bytes/item (MEMORY USAGE %d)\n", n, b / n, b, s / n, s }'
+}
+[ "${BK_AB_ONLY:-0}" = 1 ] || main_table
+
+[ -n "${BK_REDIS_BEFORE:-}" ] || exit 0
+# ---- the module against another build of itself, alternating runs ----
+if [ ! -f "$BK_REDIS_BEFORE" ]; then
+    echo "bench/redis.sh: BK_REDIS_BEFORE=$BK_REDIS_BEFORE: no such file" >&2
+    exit 1
+fi
+mkdir -p "$WORK/before"
+PORT2=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo 26380)
+redis-server --port "$PORT2" --bind 127.0.0.1 --daemonize no --dir "$WORK/before" --save '' \
+    --appendonly no --logfile "$WORK/before/log" --loadmodule "$BK_REDIS_BEFORE" &
+PID2=$!
+trap 'kill $PID $PID2 2>/dev/null; wait $PID $PID2 2>/dev/null; rm -rf "$WORK"' EXIT
+i=0
+until [ "$(redis-cli -h 127.0.0.1 -p "$PORT2" PING 2>/dev/null)" = PONG ] || [ $i -ge 100 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+for p in $PORT $PORT2; do
+    redis-cli -h 127.0.0.1 -p "$p" FLUSHALL >/dev/null
+    redis-cli -h 127.0.0.1 -p "$p" BF.RESERVE bf 0.01 $CAP >/dev/null
+done
+used() { redis-cli -h 127.0.0.1 -p "$1" INFO memory | awk -F: '/^used_memory:/ { print $2 + 0 }'; }
+
+# ab NAME ITEMS_PER_CMD N PIPELINE ARGS...: one row, medians of $runs runs
+# per build, the builds' runs alternating.
+ab() {
+    name=$1 per=$2 n=$3 p=$4
+    shift 4
+    saved=${BK_AB_RUNS:-$runs}
+    runs=1
+    : >"$WORK/a" && : >"$WORK/b"
+    ab_run=1 # not r: rps uses that one
+    while [ $ab_run -le $saved ]; do
+        BPORT=$PORT2 rps "$n" "$p" "$@" >>"$WORK/a"
+        BPORT=$PORT rps "$n" "$p" "$@" >>"$WORK/b"
+        ab_run=$((ab_run + 1))
+    done
+    runs=$saved
+    med() { sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+    awk -v name="$name" -v a="$(med "$WORK/a")" -v b="$(med "$WORK/b")" -v per="$per" 'BEGIN {
+        printf "| %-28s | %12.0f | %12.0f | %+6.1f%% |\n", name, a * per, b * per, (b / a - 1) * 100 }'
+}
+
+echo
+echo "## Redis: this module build against $(basename "$BK_REDIS_BEFORE") (items/s, medians of ${BK_AB_RUNS:-$runs} runs each, alternating)"
+echo
+echo "| operation                    |       before |        after | change  |"
+echo "|------------------------------|-------------:|-------------:|--------:|"
+ab "BF.ADD, 1 per round trip" 1 200000 1 BF.ADD bf __rand_int__
+ab "BF.ADD, 16 per round trip" 1 2000000 16 BF.ADD bf __rand_int__
+ab "BF.MADD 100" 100 40000 1 BF.MADD bf $items100
+ab "BF.EXISTS, 1 per round trip" 1 200000 1 BF.EXISTS bf __rand_int__
+ab "BF.EXISTS, 16 per round trip" 1 2000000 16 BF.EXISTS bf __rand_int__
+ab "BF.MEXISTS 100" 100 40000 1 BF.MEXISTS bf $items100
+echo
+echo "used_memory with the $CAP-item filter: before $(used "$PORT2"), after $(used "$PORT") (the filter is $(redis-cli -h 127.0.0.1 -p "$PORT" BF.INFO bf SIZE | tail -n 1) bytes)"

@@ -5,13 +5,14 @@
  * Limits: a request such as capacity 10^15 or error 1e-300 would make the
  * server allocate terabytes (or fail deep inside malloc). Every creation is
  * sized first with bk_plan() and refused with a clear error when the
- * payload would exceed MAX_BYTES (module argument, default 1 GiB); a
+ * payload would exceed MAX_BYTES (module argument, default 4 GiB); a
  * scalable filter is checked again each time it is about to add a
  * sub-filter (an O(1) look at its shape), so growth cannot cross the
  * limit either.
  *
  * Replication: a new filter gets a fresh random seed (so keys cannot be
- * crafted against it), which a replica replaying the same BF.ADD would not
+ * crafted against it) unless the user gave one with SEED (to make
+ * mergeable filters), which a replica replaying the same BF.ADD would not
  * pick. So when a command creates a key, the master propagates
  * "BKI.CREATE key family capacity error expansion nonscaling seed" and then
  * the command itself (both in one MULTI/EXEC, as Redis does for several
@@ -48,12 +49,12 @@ static double first_sub_error(double error, bool nonscaling)
 }
 
 static bool within_limit_or_reply(RedisModuleCtx *ctx, bkr_family_t family, uint64_t capacity,
-                                  double error, bool nonscaling, uint64_t already)
+                                  double error, bool nonscaling)
 {
     bk_plan_t plan;
     double first = family == BKR_CBF ? error : first_sub_error(error, nonscaling);
     bk_status_t st = plan_for(family, capacity, first, &plan);
-    if (st == BK_OK && already + plan.bytes <= bkr_config.max_bytes)
+    if (st == BK_OK && plan.bytes <= bkr_config.max_bytes)
         return true;
     if (st != BK_OK && st != BK_ENOMEM) {
         bkr_reply_errorf(ctx, "ERR capacity %llu at error rate %g: %s",
@@ -69,23 +70,23 @@ static bool within_limit_or_reply(RedisModuleCtx *ctx, bkr_family_t family, uint
         return false;
     }
     bkr_reply_errorf(ctx,
-                     "ERR capacity %llu at error rate %g needs %llu bytes%s, over the limit of "
+                     "ERR capacity %llu at error rate %g needs %llu bytes, over the limit of "
                      "%llu bytes (module argument MAX_BYTES)",
                      (unsigned long long)capacity, error,
-                     (unsigned long long)(already + plan.bytes),
-                     already ? " with the filter's existing sub-filters" : "",
+                     (unsigned long long)plan.bytes,
                      (unsigned long long)bkr_config.max_bytes);
     return false;
 }
 
 bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p)
 {
-    if (!within_limit_or_reply(ctx, family, p->capacity, p->error, p->nonscaling, 0))
+    if (!within_limit_or_reply(ctx, family, p->capacity, p->error, p->nonscaling))
         return NULL;
     bk_options_t opts;
     memset(&opts, 0, sizeof opts);
     opts.seed_set = true;
     opts.seed = p->seed;
+    opts.max_bytes = bkr_config.max_bytes;
     if (family == BKR_CBF) {
         opts.kind = BK_KIND_COUNTING;
     } else {
@@ -188,12 +189,13 @@ const char *bkr_growth_check(const bkr_obj_t *o)
         return NULL; /* the next new item does not grow the chain */
     uint64_t next_bytes = 0;
     bk_status_t st = bk_filter_next_growth(o->f, NULL, NULL, &next_bytes);
-    if (st == BK_EFULL)
-        return NULL; /* the library refuses the growth itself, with its own error */
-    if (st == BK_OK && s.bytes + next_bytes <= bkr_config.max_bytes)
+    bool fits = next_bytes > 0 && s.bytes + next_bytes <= bkr_config.max_bytes;
+    if (st == BK_OK && fits)
         return NULL;
+    if (st == BK_EFULL && (next_bytes == 0 || fits))
+        return NULL; /* refused for another reason (its length limit): the add says so */
     static char msg[256];
-    if (st == BK_OK)
+    if (next_bytes > 0)
         snprintf(msg, sizeof msg,
                  "ERR the filter is at its memory limit: its next sub-filter would bring it to "
                  "%llu bytes, over the limit of %llu bytes (module argument MAX_BYTES)",

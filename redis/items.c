@@ -34,6 +34,23 @@ int bkr_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, bkr_family_t fami
     return bkr_done(key);
 }
 
+/* Replies with the error of a failed add. A scaling chain that may not
+ * grow says why (the cap, or its length limit), not "non scaling filter
+ * is full", RedisBloom's text for a NONSCALING filter. */
+static void reply_add_error(RedisModuleCtx *ctx, const bkr_obj_t *o, bk_status_t st)
+{
+    bk_filter_shape_t s;
+    bk_filter_shape(o->f, &s);
+    if (st != BK_EFULL || s.kind != BK_KIND_SCALABLE || s.nonscaling) {
+        bkr_reply_status(ctx, st);
+        return;
+    }
+    const char *limit = bkr_growth_check(o);
+    RedisModule_ReplyWithError(ctx, limit ? limit
+                                          : "ERR the filter cannot grow any further (it has "
+                                            "as many sub-filters as a chain may have)");
+}
+
 /* Adds one item and replies with its boolean; false after replying with
  * an error (the size limit, a full filter, memory). */
 static bool add_one_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString *item,
@@ -54,7 +71,7 @@ static bool add_one_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleStrin
     }
     bk_status_t st = bk_filter_add(o->f, s, len, was_new);
     if (st != BK_OK) {
-        bkr_reply_status(ctx, st);
+        reply_add_error(ctx, o, st);
         return false;
     }
     RedisModule_ReplyWithBool(ctx, *was_new);
@@ -63,7 +80,7 @@ static bool add_one_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleStrin
 
 /* Adds m (<= BKR_BATCH) items in one library call and replies with their
  * booleans; returns how many were new, or -1 after replying with an
- * error (the filter is then unchanged). */
+ * error. Called only when bkr_batch_safe() says no item can fail. */
 static long add_batch_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **items, int m)
 {
     bk_key_t keys[BKR_BATCH] = {{0}};
@@ -72,8 +89,8 @@ static long add_batch_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleStr
     for (int j = 0; j < m; j++)
         keys[j].ptr = RedisModule_StringPtrLen(items[j], &keys[j].len);
     bk_status_t st = bk_filter_add_batch(o->f, keys, (size_t)m, was_new, &n_new);
-    if (st != BK_OK) {
-        bkr_reply_status(ctx, st);
+    if (st != BK_OK) { /* not reached: a batch runs only where nothing can fail */
+        reply_add_error(ctx, o, st);
         return -1;
     }
     for (int j = 0; j < m; j++)

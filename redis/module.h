@@ -43,7 +43,8 @@ typedef struct bkr_obj {
     bkr_family_t family;
     bk_filter_t *f; /* NULL while a chunked load is in progress */
     uint64_t heap;  /* Redis memory f holds, as the allocator counted it */
-
+    /* Nothing else about f is cached: its sizes and growth state come from
+     * bk_filter_shape() in O(1) whenever needed. */
 
     /* Serialized bytes kept while a SCANDUMP is in progress; any write
      * drops them (bkr_obj_touch). */
@@ -60,7 +61,7 @@ typedef struct bkr_obj {
 
 /* Settings from module arguments (see docs/REDIS.md). */
 typedef struct bkr_config {
-    uint64_t max_bytes;      /* largest filter (payload bytes) we create */
+    uint64_t max_bytes;      /* largest filter payload held, however made */
     double bf_error;         /* defaults for BF.ADD/BF.INSERT auto-create */
     uint64_t bf_capacity;
     uint64_t bf_expansion;
@@ -111,7 +112,8 @@ int bkr_done(RedisModuleKey *key);
 /* A new value (zeroed but for family and f); never NULL (small, from
  * RedisModule_Alloc). f (NULL for a pending load) was made from the Redis
  * memory the library took since `since`, a bkr_lib_bytes() reading taken
- * just before f was created: that is what MEMORY USAGE reports for it. */
+ * just before f was created: that is what MEMORY USAGE reports for it.
+ * f gets MAX_BYTES as its library-held size cap. */
 bkr_obj_t *bkr_obj_new(bkr_family_t family, bk_filter_t *f, uint64_t since);
 void bkr_obj_free(void *value);
 /* Called before every change to o->f: drops the cached dump. */

@@ -32,8 +32,13 @@ bkr_obj_t *bkr_obj_new(bkr_family_t family, bk_filter_t *f, uint64_t since)
     memset(o, 0, sizeof *o);
     o->family = family;
     o->f = f;
-    if (f)
+    if (f) {
         o->heap = bkr_lib_bytes() - since;
+        /* The library holds MAX_BYTES too, on every growth, whatever made
+         * f (created, loaded, copied, merged): the cap is not stored with
+         * a filter, so it is set on each one a key takes. */
+        bk_filter_set_max_bytes(f, bkr_config.max_bytes);
+    }
     return o;
 }
 
@@ -85,6 +90,52 @@ bool bkr_within_cap(const bk_filter_t *f, uint64_t *bytes)
     return s.bytes <= bkr_config.max_bytes;
 }
 
+/* A stored chunked load in progress: the bytes received so far (buf,
+ * owned from here on). */
+static void *load_pending(RedisModuleIO *io, bkr_family_t family, char *buf, size_t len,
+                          uint64_t total)
+{
+    if (len > total || total > bkr_config.max_bytes + (UINT64_C(1) << 20)) {
+        RedisModule_Free(buf);
+        RedisModule_LogIOError(io, "warning", "bloomkit: bad partial load state");
+        return NULL;
+    }
+    bkr_obj_t *o = bkr_obj_new(family, NULL, 0);
+    o->pend = (uint8_t *)buf;
+    o->pend_len = o->pend_cap = len;
+    o->pend_total = total;
+    return o;
+}
+
+/* A stored filter: validated by the library, of the family's kind and
+ * within MAX_BYTES, or refused with a log line. */
+static void *load_filter(RedisModuleIO *io, bkr_family_t family, const char *buf, size_t len)
+{
+    bk_filter_t *f = NULL;
+    const char *why = NULL;
+    uint64_t mark = bkr_lib_bytes();
+    bk_status_t st = bk_filter_deserialize(&f, buf, len, &why);
+    if (st != BK_OK) {
+        RedisModule_LogIOError(io, "warning", "bloomkit: refusing stored filter: %s%s%s",
+                               bk_strerror(st), why ? ": " : "", why ? why : "");
+        return NULL;
+    }
+    uint64_t bytes;
+    if (!bkr_kind_fits(family, bk_filter_kind(f))) {
+        RedisModule_LogIOError(io, "warning", "bloomkit: stored filter of the wrong kind");
+    } else if (!bkr_within_cap(f, &bytes)) {
+        RedisModule_LogIOError(io, "warning",
+                               "bloomkit: stored filter of %llu bytes is over the limit of %llu "
+                               "bytes (module argument MAX_BYTES): raise MAX_BYTES to load it",
+                               (unsigned long long)bytes,
+                               (unsigned long long)bkr_config.max_bytes);
+    } else {
+        return bkr_obj_new(family, f, mark);
+    }
+    bk_filter_free(f);
+    return NULL;
+}
+
 static void *rdb_load_family(RedisModuleIO *io, int encver, bkr_family_t family)
 {
     if (encver < 1 || encver > BKR_ENCVER) {
@@ -111,46 +162,11 @@ static void *rdb_load_family(RedisModuleIO *io, int encver, bkr_family_t family)
             RedisModule_Free(buf);
         return NULL;
     }
-
-    if (tag == BKR_TAG_PENDING) {
-        if (len > total || total > bkr_config.max_bytes + (UINT64_C(1) << 20)) {
-            RedisModule_Free(buf);
-            RedisModule_LogIOError(io, "warning", "bloomkit: bad partial load state");
-            return NULL;
-        }
-        bkr_obj_t *o = bkr_obj_new(family, NULL, 0);
-        o->pend = (uint8_t *)buf;
-        o->pend_len = o->pend_cap = len;
-        o->pend_total = total;
-        return o;
-    }
-
-    bk_filter_t *f = NULL;
-    const char *why = NULL;
-    uint64_t mark = bkr_lib_bytes();
-    bk_status_t st = bk_filter_deserialize(&f, buf, len, &why);
+    if (tag == BKR_TAG_PENDING)
+        return load_pending(io, family, buf, len, total);
+    void *value = load_filter(io, family, buf, len);
     RedisModule_Free(buf);
-    if (st != BK_OK) {
-        RedisModule_LogIOError(io, "warning", "bloomkit: refusing stored filter: %s%s%s",
-                               bk_strerror(st), why ? ": " : "", why ? why : "");
-        return NULL;
-    }
-    if (!bkr_kind_fits(family, bk_filter_kind(f))) {
-        bk_filter_free(f);
-        RedisModule_LogIOError(io, "warning", "bloomkit: stored filter of the wrong kind");
-        return NULL;
-    }
-    uint64_t bytes;
-    if (!bkr_within_cap(f, &bytes)) {
-        bk_filter_free(f);
-        RedisModule_LogIOError(io, "warning",
-                               "bloomkit: stored filter of %llu bytes is over the limit of %llu "
-                               "bytes (module argument MAX_BYTES): raise MAX_BYTES to load it",
-                               (unsigned long long)bytes,
-                               (unsigned long long)bkr_config.max_bytes);
-        return NULL;
-    }
-    return bkr_obj_new(family, f, mark);
+    return value;
 }
 
 static void *rdb_load_bf(RedisModuleIO *io, int encver)

@@ -1036,12 +1036,42 @@ def test_notifications(port):
     r.close()
 
 
+def test_deep_chain(r):
+    """A chain of capacity 1 and expansion 1 grows one sub-filter per item:
+    5,000 items must stay small (within 1.5x of the classic optimum for
+    such a chain, about 2.3 MB) and fast to add to, save and reload."""
+    r.flushall()
+    r.execute_command("BF.RESERVE", "poc", "0.0001", "1", "EXPANSION", "1")
+    its = items("deep", 5000)
+    t0 = time.time()
+    res = r.execute_command("BF.MADD", "poc", *its)
+    took = time.time() - t0
+    size = r.execute_command("BF.INFO", "poc", "SIZE")[0]
+    filters = r.execute_command("BF.INFO", "poc", "FILTERS")[0]
+    check("deep chain: 5,000 items added in %.2fs, %d sub-filters, %d bytes" %
+          (took, filters, size),
+          all(x in (0, 1) for x in res) and took < 1 and filters > 4000 and
+          size <= 1.5 * 2.3e6, (took, size))
+    t0 = time.time()
+    r.save()
+    payload = r.dump("poc")  # the RDB encoding, saved and then loaded back
+    r.restore("poc2", 0, payload)
+    took = time.time() - t0
+    check("deep chain: SAVE, DUMP and RESTORE in %.2fs" % took, took < 1, took)
+    check("deep chain: every item present after the reload",
+          all(x == 1 for x in r.execute_command("BF.MEXISTS", "poc2", *its)))
+    probes = items("deep-out", 20000)
+    fp = sum(r.execute_command("BF.MEXISTS", "poc2", *probes)) / len(probes)
+    check("deep chain: false positives at most 0.0001 (%.5f)" % fp, fp <= 0.0003, fp)
+    r.delete("poc", "poc2")
+
+
 def test_cap_every_path(src):
     """MAX_BYTES holds on every path that makes a filter bigger: growth by
     BF.MADD, BF.INSERT and BF.ADD (the item that would cross it gets the
     error, those before it are in, none after), and filters arriving whole
     (LOADCHUNK, RESTORE). src: a server with the default cap, for dumps."""
-    cap = 3000000
+    cap = 40000  # a capacity-1, expansion-1 chain passes it within 5,000 items
     s = Server("cap", module_args=["MAX_BYTES", str(cap)]).start()
     try:
         r = s.r
@@ -1076,7 +1106,7 @@ def test_cap_every_path(src):
                   card == sum(x for x in res[:-1]) and
                   sum(r.execute_command("BF.MEXISTS", key, *its[n_in + 1:])) < 0.01 * len(its))
         # whole filters from outside: over the cap is refused, no key left
-        src.execute_command("BF.RESERVE", "big4cap", "0.01", "2600000", "NONSCALING")
+        src.execute_command("BF.RESERVE", "big4cap", "0.01", "40000", "NONSCALING")
         chunks = dump_all(src, "BF", "big4cap")
         last = None
         for it, data in chunks:
@@ -1086,6 +1116,15 @@ def test_cap_every_path(src):
         check("cap LOADCHUNK: a dump over the cap is refused naming MAX_BYTES",
               last is not None and "MAX_BYTES" in last, last)
         check("cap LOADCHUNK: no key left", r.exists("loaded") == 0)
+        src.execute_command("CBF.RESERVE", "cbig4cap", "0.01", "10000")  # about 49 KB
+        last = None
+        for it, data in dump_all(src, "CBF", "cbig4cap"):
+            last = error_of(r.execute_command, "CBF.LOADCHUNK", "cloaded", it, data)
+            if last:
+                break
+        check("cap CBF.LOADCHUNK: a dump over the cap is refused",
+              last is not None and "MAX_BYTES" in last and r.exists("cloaded") == 0, last)
+        src.delete("cbig4cap")
         payload = src.dump("big4cap")
         e = error_of(r.restore, "restored", 0, payload)
         check("cap RESTORE: a value over the cap is refused", e is not None, e)
@@ -1260,6 +1299,7 @@ def main():
         test_notifications(s.port)
         test_default_cap(r)
         test_cap_every_path(r)
+        test_deep_chain(r)
     finally:
         s.stop()
     test_memory_accounting()
