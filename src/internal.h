@@ -251,6 +251,10 @@ static inline uint32_t *bki_line_of(const bk_filter_t *f, uint64_t hi)
 BKI_HIDDEN bool bki_blocked_add(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked_add_atomic(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked_contains(const bk_filter_t *f, bk_hash_t h);
+/* One key, hashed and probed in one call (bk_filter_add / _contains on a
+ * writable / any blocked filter); the add counts a new key in f's items. */
+BKI_HIDDEN bool bki_blocked_add_key(bk_filter_t *f, const void *key, size_t len);
+BKI_HIDDEN bool bki_blocked_contains_key(const bk_filter_t *f, const void *key, size_t len);
 /* Batched lookup / add for a blocked filter (keys non-NULL when n > 0; out
  * non-NULL, was_new may be NULL): the batch pipeline of batch.h with the
  * probe inlined. Return the hits / new keys; the item count is untouched. */

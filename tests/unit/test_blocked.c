@@ -287,6 +287,71 @@ done:
     free(single);
 }
 
+/* bk_filter_add and bk_filter_contains on a blocked filter take their own
+ * one-key path (hash inlined for short XXH3 keys, a call for the rest):
+ * on every probe path, for every XXH3 length class and for a classic hash,
+ * they must set the bits, report new keys and count items exactly as the
+ * pre-hashed calls do, and answer as they do. */
+static void test_one_key_calls_match_hashed(void)
+{
+    static const bk_hash_id_t hashes[] = {BK_HASH_XXH3, BK_HASH_SDBM};
+    size_t n = (size_t)bkt_scaled(3000) < 300 ? 300 : (size_t)bkt_scaled(3000);
+    uint8_t *bytes = malloc(n * 300);
+    bk_key_t *keys = malloc(n * sizeof *keys);
+    CHECK(bytes && keys);
+    if (!bytes || !keys)
+        goto done;
+    int was = bki_simd_set(BKI_SIMD_SCALAR);
+    for (int level = BKI_SIMD_SCALAR; level <= bki_simd_available(); level++) {
+        bki_simd_set(level);
+        for (size_t hh = 0; hh < 2; hh++) {
+            bk_options_t o = {.hash = hashes[hh], .seed_set = true, .seed = 900 + hh};
+            bk_filter_t *one, *hashed;
+            CHECK_OK(bk_filter_create_exact(&one, BK_KIND_BLOCKED, 512 * 40, 6, &o));
+            CHECK_OK(bk_filter_create_exact(&hashed, BK_KIND_BLOCKED, 512 * 40, 6, &o));
+            if (!one || !hashed)
+                continue;
+            uint64_t rng = 11 + hh;
+            make_keys(&rng, n, bytes, keys);
+            for (size_t i = 30; i < n; i += 29) /* repeats are not new */
+                keys[i] = keys[i - 7];
+            size_t flags_differ = 0, answers_differ = 0, missed = 0;
+            for (size_t i = 0; i < n; i++) {
+                bool a = false, b = true;
+                CHECK_OK(bk_filter_add(one, keys[i].ptr, keys[i].len, &a));
+                bk_hash_t h = bk_filter_hash(hashed, keys[i].ptr, keys[i].len);
+                CHECK_OK(bk_filter_add_hash(hashed, h, &b));
+                flags_differ += a != b;
+                missed += !bk_filter_contains(one, keys[i].ptr, keys[i].len);
+            }
+            CHECK_MSG(memcmp(one->data, hashed->data, one->nbytes) == 0,
+                      "level %d hash %d: payloads differ", level, (int)hashes[hh]);
+            CHECK_EQ_U64(bk_filter_items(one), bk_filter_items(hashed));
+            CHECK(bk_filter_items(one) < n); /* the repeats were not counted */
+            /* The small filter is crowded: many of these are false positives,
+             * so both answers are exercised. */
+            size_t hits = 0;
+            for (size_t i = 0; i < n; i++) {
+                const uint8_t *q = bytes + ((i * 7919) % n) * 300 + 1;
+                size_t len = i % 20;
+                bool a = bk_filter_contains(one, q, len);
+                answers_differ += a != bk_filter_contains_hash(one, bk_filter_hash(one, q, len));
+                hits += a;
+            }
+            CHECK_MSG(flags_differ == 0 && answers_differ == 0 && missed == 0,
+                      "level %d hash %d: %zu flags, %zu answers differ, %zu missed", level,
+                      (int)hashes[hh], flags_differ, answers_differ, missed);
+            CHECK(hits > 0 && hits < n);
+            bk_filter_free(one);
+            bk_filter_free(hashed);
+        }
+    }
+    bki_simd_set(was);
+done:
+    free(bytes);
+    free(keys);
+}
+
 /* Selecting a probe path changes which one runs, never the answers: the
  * scalar and SIMD paths are told apart here only through the selector. */
 static void test_simd_selector(void)
@@ -311,5 +376,6 @@ int main(void)
     bkt_run("simd and scalar identical", test_simd_and_scalar_identical);
     bkt_run("batch lookups match single ones", test_batch_matches_single);
     bkt_run("batch adds match single ones", test_add_batch_matches_single);
+    bkt_run("one-key calls match pre-hashed ones", test_one_key_calls_match_hashed);
     return bkt_finish();
 }
