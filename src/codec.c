@@ -151,8 +151,7 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
                    (f->first_error_as_given ? BKF_FLAG_FIRST_ERROR : 0);
         o->growth = f->growth;
         o->tightening = f->tightening;
-    } else if (f->kind == BK_KIND_BLOCKED || f->kind == BK_KIND_CLASSIC ||
-               f->kind == BK_KIND_COUNTING) {
+    } else if (bki_layout_is_filter(f->kind)) {
         o->nparts = 1;
     } else {
         return BK_EINVAL;
@@ -681,7 +680,7 @@ bk_status_t bk_peek_kind(const void *buf, size_t len, bk_kind_t *out)
     if (st != BK_OK)
         return st;
     uint32_t kind = bkf_get_u32(b + H_KIND);
-    if (kind < BK_KIND_BLOCKED || kind > BK_KIND_BITMAP2)
+    if (kind < BK_KIND_BLOCKED || kind > BK_KIND_BLOCKED2)
         return BK_ECORRUPT;
     /* With the whole metadata at hand, make sure the kind is not a
      * damaged byte. */

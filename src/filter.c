@@ -25,8 +25,6 @@ static bk_status_t resolve_options(bk_filter_t **out, const bk_options_t *opts, 
         return BK_EINVAL;
     *out = NULL;
     *o = opts ? *opts : defaults;
-    if (o->kind == BK_KIND_DEFAULT)
-        o->kind = BK_KIND_BLOCKED;
     if (o->hash == BK_HASH_DEFAULT)
         o->hash = BK_HASH_XXH3;
     if ((unsigned)o->hash < 1 || (unsigned)o->hash > BK_HASH_COUNT)
@@ -47,14 +45,15 @@ bk_status_t bk_filter_create(bk_filter_t **out, uint64_t capacity, double fpr,
         return st;
     if (o.kind == BK_KIND_SCALABLE)
         return bki_scalable_create(out, capacity, fpr, &o, o.hash, o.seed);
-    if (!bki_layout_is_filter(o.kind))
+    /* The default kind depends on the error rate: bk_plan picks it. */
+    if (o.kind != BK_KIND_DEFAULT && !bki_layout_is_filter(o.kind))
         return BK_EINVAL;
     bk_plan_t plan;
     st = bk_plan(o.kind, capacity, fpr, &plan);
     if (st != BK_OK)
         return st;
     bk_filter_t *f;
-    st = bki_array_new(&f, o.kind, plan.cells, plan.k, o.hash, o.seed, NULL);
+    st = bki_array_new(&f, plan.kind, plan.cells, plan.k, o.hash, o.seed, NULL);
     if (st != BK_OK)
         return st;
     f->capacity = capacity;

@@ -78,13 +78,17 @@ const char *bk_strerror(bk_status_t status);
 
 /* The numeric values are stored in files: never renumber. */
 typedef enum bk_kind {
-    BK_KIND_DEFAULT = 0, /* in options: means BK_KIND_BLOCKED */
+    BK_KIND_DEFAULT = 0, /* in options: BK_KIND_BLOCKED for p >= 1e-3, else
+                          * BK_KIND_BLOCKED2 (bk_filter_create, bk_plan);
+                          * BK_KIND_BLOCKED where no p is given */
     BK_KIND_BLOCKED = 1, /* k probes inside one 64-byte line (default) */
     BK_KIND_CLASSIC = 2, /* k probes over the whole bit array */
     BK_KIND_COUNTING = 3, /* 4-bit saturating counters, one line per key */
     BK_KIND_SCALABLE = 4, /* chain of blocked/classic filters that grows */
     BK_KIND_BITMAP = 5,  /* bk_bitmap_t: 1 bit per integer */
-    BK_KIND_BITMAP2 = 6  /* bk_bitmap2_t: 2-bit saturating cells */
+    BK_KIND_BITMAP2 = 6, /* bk_bitmap2_t: 2-bit saturating cells */
+    BK_KIND_BLOCKED2 = 7 /* k probes in each of two 64-byte lines: near the
+                          * classic optimum's space at low error rates */
 } bk_kind_t;
 
 /* Name of a kind ("blocked", "classic", ...), or NULL if unknown. */
@@ -157,8 +161,10 @@ typedef struct bk_plan {
  * stays <= p. Classic: m = -n ln p' / (ln 2)^2 with p' = 0.9 p,
  * k = round((m/n) ln 2), m raised until the exact expected FPR is <= p'.
  * Blocked and counting: the smallest size whose expected FPR (averaged over
- * the Poisson spread of keys per 64-byte line) is <= p'. Scalable: the
- * first sub-filter (blocked, aimed at p' * (1 - 0.5)).
+ * the Poisson spread of keys per 64-byte line) is <= p'. Blocked2: the
+ * same for two lines per key (k in each; out->k is per line). Default:
+ * blocked for p >= 1e-3, blocked2 below (out->kind says which). Scalable:
+ * the first sub-filter (blocked, aimed at p' * (1 - 0.5)).
  * BK_EINVAL if n == 0, p is not in (0, 1), or p is NaN; BK_ENOMEM if the
  * size does not fit in 64 bits / size_t. */
 bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out);
