@@ -429,6 +429,12 @@ uint64_t bk_bitmap_size(const bk_bitmap_t *b); /* n */
  * no-op that returns false (check the range with bk_bitmap_size() first;
  * the tool reports such values). */
 bool bk_bitmap_set(bk_bitmap_t *b, uint64_t v);
+/* Sets the n bits v[0..n-1] (v non-NULL when n > 0), as n calls of
+ * bk_bitmap_set would, and returns how many of them were clear (a value
+ * repeated in v counts once). Faster on large maps: the words are
+ * requested ahead of their update, so their cache misses overlap. Values
+ * >= the map's size are skipped, as bk_bitmap_set skips them. */
+uint64_t bk_bitmap_set_batch(bk_bitmap_t *b, const uint64_t *v, size_t n);
 bool bk_bitmap_test(const bk_bitmap_t *b, uint64_t v);
 uint64_t bk_bitmap_count(const bk_bitmap_t *b); /* set bits (popcount) */
 /* Calls fn(v, ctx) for each set bit in increasing order; stops early and
@@ -451,6 +457,11 @@ uint64_t bk_bitmap2_size(const bk_bitmap2_t *b);
 /* Records one sighting of v; returns the new state. Cannot fail: v >= n is
  * a no-op that returns 0 (check with bk_bitmap2_size()). */
 unsigned bk_bitmap2_add(bk_bitmap2_t *b, uint64_t v);
+/* Records the n sightings v[0..n-1] (v non-NULL when n > 0), as n calls of
+ * bk_bitmap2_add would, and returns how many of them were first sightings
+ * (state 0 -> 1). Words are requested ahead, as in bk_bitmap_set_batch;
+ * values >= the map's size are skipped. */
+uint64_t bk_bitmap2_add_batch(bk_bitmap2_t *b, const uint64_t *v, size_t n);
 unsigned bk_bitmap2_state(const bk_bitmap2_t *b, uint64_t v);
 /* counts[0..2] receive the number of values in each state. */
 void bk_bitmap2_counts(const bk_bitmap2_t *b, uint64_t counts[3]);
