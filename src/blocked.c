@@ -220,59 +220,103 @@ static inline bool short_xxh3_key(const bk_filter_t *f, size_t len)
     return BKI_LIKELY(len <= 16 && f->hash == BK_HASH_XXH3);
 }
 
-#define DEFINE_KEY_CALLS(suffix, attr, probe, put)                                         \
-    __attribute__((noinline)) attr static bool contains_long_##suffix(                     \
-        const bk_filter_t *f, const void *key, size_t len)                                 \
+/* A key's probe and put from its two hash halves, one line (blocked: the
+ * line from hi, the bits from lo) or two (blocked2: the same, and the line
+ * from lo with the bits from hi; see its section below). Both lines of
+ * blocked2 are always probed: & and |, not && and ||, so the two loads are
+ * independent and no branch waits for the first line. */
+#define DEFINE_KEY_PROBES(suffix, attr, probe, put)                                        \
+    attr static inline bool probe1_##suffix(const bk_filter_t *f, uint64_t lo, uint64_t hi) \
+    {                                                                                      \
+        return probe(f, line_at(f, hi), lo);                                               \
+    }                                                                                      \
+    attr static inline bool probe2_##suffix(const bk_filter_t *f, uint64_t lo, uint64_t hi) \
+    {                                                                                      \
+        return probe(f, line_at(f, hi), lo) & probe(f, line_at(f, lo), hi);                \
+    }                                                                                      \
+    attr static inline bool put1_##suffix(const bk_filter_t *f, uint64_t lo, uint64_t hi)  \
+    {                                                                                      \
+        return put(f, bki_line_of(f, hi), lo);                                             \
+    }                                                                                      \
+    attr static inline bool put2_##suffix(const bk_filter_t *f, uint64_t lo, uint64_t hi)  \
+    {                                                                                      \
+        return put(f, bki_line_of(f, hi), lo) | put(f, bki_line_of(f, lo), hi);            \
+    }
+
+DEFINE_KEY_PROBES(scalar, , probe_scalar, put_scalar)
+#ifdef BKI_HAVE_X86
+DEFINE_KEY_PROBES(avx2, __attribute__((target("avx2"))), probe_avx2, put_avx2)
+#endif
+
+/* The one-key calls of one kind on one instruction set: name##_contains_key
+ * and name##_add_key, with probe(f, lo, hi) and put(f, lo, hi) above. */
+#define DEFINE_KEY_CALLS(name, attr, probe, put)                                           \
+    __attribute__((noinline)) attr static bool name##_contains_long(const bk_filter_t *f,  \
+                                                                    const void *key,       \
+                                                                    size_t len)            \
     {                                                                                      \
         bk_hash_t h = bki_key_hash(f->hash, f->seed, key, len);                            \
-        return probe(f, line_at(f, h.hi), h.lo);                                           \
+        return probe(f, h.lo, h.hi);                                                       \
     }                                                                                      \
-    attr static bool contains_key_##suffix(const bk_filter_t *f, const void *key, size_t len) \
+    attr static bool name##_contains_key(const bk_filter_t *f, const void *key, size_t len) \
     {                                                                                      \
         if (!short_xxh3_key(f, len))                                                       \
-            return contains_long_##suffix(f, key, len);                                    \
+            return name##_contains_long(f, key, len);                                      \
         XXH128_hash_t r = XXH3_128bits_withSeed(key ? key : bki_empty_key, len, f->seed);  \
-        return probe(f, line_at(f, r.high64), r.low64);                                    \
+        return probe(f, r.low64, r.high64);                                                \
     }                                                                                      \
-    __attribute__((noinline)) attr static bool add_long_##suffix(bk_filter_t *f,           \
-                                                                 const void *key, size_t len) \
+    __attribute__((noinline)) attr static bool name##_add_long(bk_filter_t *f,             \
+                                                               const void *key, size_t len) \
     {                                                                                      \
         bk_hash_t h = bki_key_hash(f->hash, f->seed, key, len);                            \
-        bool added = put(f, line_of(f, h), h.lo);                                          \
+        bool added = put(f, h.lo, h.hi);                                                   \
         bki_set_items(f, bki_items(f) + added);                                            \
         return added;                                                                      \
     }                                                                                      \
-    attr static bool add_key_##suffix(bk_filter_t *f, const void *key, size_t len)         \
+    attr static bool name##_add_key(bk_filter_t *f, const void *key, size_t len)           \
     {                                                                                      \
         if (!short_xxh3_key(f, len))                                                       \
-            return add_long_##suffix(f, key, len);                                         \
+            return name##_add_long(f, key, len);                                           \
         XXH128_hash_t r = XXH3_128bits_withSeed(key ? key : bki_empty_key, len, f->seed);  \
-        bool added = put(f, (uint32_t *)(uintptr_t)line_at(f, r.high64), r.low64);         \
+        bool added = put(f, r.low64, r.high64);                                            \
         bki_set_items(f, bki_items(f) + added);                                            \
         return added;                                                                      \
     }
 
-DEFINE_KEY_CALLS(scalar, __attribute__((flatten)), probe_scalar, put_scalar)
+DEFINE_KEY_CALLS(one_scalar, __attribute__((flatten)), probe1_scalar, put1_scalar)
+DEFINE_KEY_CALLS(two_scalar, __attribute__((flatten)), probe2_scalar, put2_scalar)
 #ifdef BKI_HAVE_X86
-DEFINE_KEY_CALLS(avx2, __attribute__((target("avx2"), flatten)), probe_avx2, put_avx2)
+DEFINE_KEY_CALLS(one_avx2, __attribute__((target("avx2"), flatten)), probe1_avx2, put1_avx2)
+DEFINE_KEY_CALLS(two_avx2, __attribute__((target("avx2"), flatten)), probe2_avx2, put2_avx2)
+#endif
+
+/* The exported one-key calls: the kind's functions for the level cpu.c
+ * chose. */
+#ifdef BKI_HAVE_X86
+#define KEY_CALL(kind, op, ...)                                                            \
+    (USE_AVX2 ? kind##_avx2_##op(__VA_ARGS__) : kind##_scalar_##op(__VA_ARGS__))
+#else
+#define KEY_CALL(kind, op, ...) kind##_scalar_##op(__VA_ARGS__)
 #endif
 
 bool bki_blocked_add_key(bk_filter_t *f, const void *key, size_t len)
 {
-#ifdef BKI_HAVE_X86
-    if (USE_AVX2)
-        return add_key_avx2(f, key, len);
-#endif
-    return add_key_scalar(f, key, len);
+    return KEY_CALL(one, add_key, f, key, len);
 }
 
 bool bki_blocked_contains_key(const bk_filter_t *f, const void *key, size_t len)
 {
-#ifdef BKI_HAVE_X86
-    if (USE_AVX2)
-        return contains_key_avx2(f, key, len);
-#endif
-    return contains_key_scalar(f, key, len);
+    return KEY_CALL(one, contains_key, f, key, len);
+}
+
+bool bki_blocked2_add_key(bk_filter_t *f, const void *key, size_t len)
+{
+    return KEY_CALL(two, add_key, f, key, len);
+}
+
+bool bki_blocked2_contains_key(const bk_filter_t *f, const void *key, size_t len)
+{
+    return KEY_CALL(two, contains_key, f, key, len);
 }
 
 /* ---- batches: the pipeline of batch.h, once per instruction set ---- */
@@ -376,21 +420,20 @@ static inline uint32_t *line_b(const bk_filter_t *f, bk_hash_t h)
 
 bool bki_blocked2_add(bk_filter_t *f, bk_hash_t h)
 {
-    /* Both lines always: | not ||, and no branch on the first answer. */
 #ifdef BKI_HAVE_X86
     if (USE_AVX2)
-        return put_avx2(f, line_of(f, h), h.lo) | put_avx2(f, line_b(f, h), h.hi);
+        return put2_avx2(f, h.lo, h.hi);
 #endif
-    return put_scalar(f, line_of(f, h), h.lo) | put_scalar(f, line_b(f, h), h.hi);
+    return put2_scalar(f, h.lo, h.hi);
 }
 
 bool bki_blocked2_contains(const bk_filter_t *f, bk_hash_t h)
 {
 #ifdef BKI_HAVE_X86
     if (USE_AVX2)
-        return probe_avx2(f, line_of(f, h), h.lo) & probe_avx2(f, line_b(f, h), h.hi);
+        return probe2_avx2(f, h.lo, h.hi);
 #endif
-    return probe_scalar(f, line_of(f, h), h.lo) & probe_scalar(f, line_b(f, h), h.hi);
+    return probe2_scalar(f, h.lo, h.hi);
 }
 
 bool bki_blocked2_add_atomic(bk_filter_t *f, bk_hash_t h)

@@ -123,23 +123,28 @@ bool bk_filter_contains_hash(const bk_filter_t *f, bk_hash_t h)
     return bki_array_contains(f, h);
 }
 
-/* The default kind takes its own one-key path (blocked.c says why): hash
- * and probe in one call, no dispatch per key. */
+/* The default kinds take their own one-key paths (blocked.c says why):
+ * hash and probe in one call, no dispatch per key. */
 bk_status_t bk_filter_add(bk_filter_t *f, const void *key, size_t len, bool *was_new)
 {
-    if (BKI_LIKELY(f->kind == BK_KIND_BLOCKED && !f->readonly)) {
-        bool added = bki_blocked_add_key(f, key, len);
-        if (was_new)
-            *was_new = added;
-        return BK_OK;
-    }
-    return bk_filter_add_hash(f, bk_filter_hash(f, key, len), was_new);
+    bool added;
+    if (BKI_LIKELY(f->kind == BK_KIND_BLOCKED && !f->readonly))
+        added = bki_blocked_add_key(f, key, len);
+    else if (f->kind == BK_KIND_BLOCKED2 && !f->readonly)
+        added = bki_blocked2_add_key(f, key, len);
+    else
+        return bk_filter_add_hash(f, bk_filter_hash(f, key, len), was_new);
+    if (was_new)
+        *was_new = added;
+    return BK_OK;
 }
 
 bool bk_filter_contains(const bk_filter_t *f, const void *key, size_t len)
 {
     if (BKI_LIKELY(f->kind == BK_KIND_BLOCKED))
         return bki_blocked_contains_key(f, key, len);
+    if (f->kind == BK_KIND_BLOCKED2)
+        return bki_blocked2_contains_key(f, key, len);
     return bk_filter_contains_hash(f, bk_filter_hash(f, key, len));
 }
 

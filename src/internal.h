@@ -264,6 +264,9 @@ BKI_HIDDEN void bki_blocked2_prefetch(const bk_filter_t *f, bk_hash_t h);
  * writable / any blocked filter); the add counts a new key in f's items. */
 BKI_HIDDEN bool bki_blocked_add_key(bk_filter_t *f, const void *key, size_t len);
 BKI_HIDDEN bool bki_blocked_contains_key(const bk_filter_t *f, const void *key, size_t len);
+/* The same for blocked2. */
+BKI_HIDDEN bool bki_blocked2_add_key(bk_filter_t *f, const void *key, size_t len);
+BKI_HIDDEN bool bki_blocked2_contains_key(const bk_filter_t *f, const void *key, size_t len);
 /* Batched lookup / add for a blocked filter (keys non-NULL when n > 0; out
  * non-NULL, was_new may be NULL): the batch pipeline of batch.h with the
  * probe inlined. Return the hits / new keys; the item count is untouched. */

@@ -287,8 +287,8 @@ done:
     free(single);
 }
 
-/* bk_filter_add and bk_filter_contains on a blocked filter take their own
- * one-key path (hash inlined for short XXH3 keys, a call for the rest):
+/* bk_filter_add and bk_filter_contains on blocked and blocked2 filters take
+ * their own one-key path (hash inlined for short XXH3 keys, a call for the rest):
  * on every probe path, for every XXH3 length class and for a classic hash,
  * they must set the bits, report new keys and count items exactly as the
  * pre-hashed calls do, and answer as they do. */
@@ -304,11 +304,13 @@ static void test_one_key_calls_match_hashed(void)
     int was = bki_simd_set(BKI_SIMD_SCALAR);
     for (int level = BKI_SIMD_SCALAR; level <= bki_simd_available(); level++) {
         bki_simd_set(level);
-        for (size_t hh = 0; hh < 2; hh++) {
-            bk_options_t o = {.hash = hashes[hh], .seed_set = true, .seed = 900 + hh};
+        for (size_t t = 0; t < 4; t++) { /* blocked, blocked2; XXH3, SDBM */
+            size_t hh = t % 2;
+            bk_kind_t kind = t < 2 ? BK_KIND_BLOCKED : BK_KIND_BLOCKED2;
+            bk_options_t o = {.hash = hashes[hh], .seed_set = true, .seed = 900 + t};
             bk_filter_t *one, *hashed;
-            CHECK_OK(bk_filter_create_exact(&one, BK_KIND_BLOCKED, 512 * 40, 6, &o));
-            CHECK_OK(bk_filter_create_exact(&hashed, BK_KIND_BLOCKED, 512 * 40, 6, &o));
+            CHECK_OK(bk_filter_create_exact(&one, kind, 512 * 40, 6, &o));
+            CHECK_OK(bk_filter_create_exact(&hashed, kind, 512 * 40, 6, &o));
             if (!one || !hashed)
                 continue;
             uint64_t rng = 11 + hh;
@@ -325,7 +327,8 @@ static void test_one_key_calls_match_hashed(void)
                 missed += !bk_filter_contains(one, keys[i].ptr, keys[i].len);
             }
             CHECK_MSG(memcmp(one->data, hashed->data, one->nbytes) == 0,
-                      "level %d hash %d: payloads differ", level, (int)hashes[hh]);
+                      "level %d kind %d hash %d: payloads differ", level, (int)kind,
+                      (int)hashes[hh]);
             CHECK_EQ_U64(bk_filter_items(one), bk_filter_items(hashed));
             CHECK(bk_filter_items(one) < n); /* the repeats were not counted */
             /* The small filter is crowded: many of these are false positives,
@@ -339,8 +342,8 @@ static void test_one_key_calls_match_hashed(void)
                 hits += a;
             }
             CHECK_MSG(flags_differ == 0 && answers_differ == 0 && missed == 0,
-                      "level %d hash %d: %zu flags, %zu answers differ, %zu missed", level,
-                      (int)hashes[hh], flags_differ, answers_differ, missed);
+                      "level %d kind %d hash %d: %zu flags, %zu answers differ, %zu missed",
+                      level, (int)kind, (int)hashes[hh], flags_differ, answers_differ, missed);
             CHECK(hits > 0 && hits < n);
             bk_filter_free(one);
             bk_filter_free(hashed);
