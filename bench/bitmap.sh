@@ -11,7 +11,7 @@
 # peak RSS from GNU time, median of RUNS runs of each (default 1: each sort
 # of 900 MB takes minutes on 2 cores), the tools alternating, all in this
 # one run on this machine. Input is read from the page cache.
-# BK_BITMAP_N sets N (DESIGN.md's goal was measured on 20000000).
+# BK_BITMAP_N sets N (for example 20000000: 180 MB, as in BENCHMARKS.md).
 set -eu
 BUILD=${BUILD:-build}
 BK=$BUILD/bloomkit
