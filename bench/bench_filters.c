@@ -23,10 +23,16 @@
  * Adds and the key generation share the timed loop (about 1 ns per key,
  * the same for every row); lookups read pre-generated query arrays.
  *
- * Environment: BK_BENCH_QUICK=1 shrinks everything for a smoke run.
+ * Before that table, a one-key-per-call section: bloomkit's single-key
+ * calls against a split-block Bloom filter built from the Parquet spec
+ * (sbbf.h) at 100 thousand, 10 million and 100 million keys.
+ *
+ * Environment: BK_BENCH_QUICK=1 shrinks everything for a smoke run;
+ * BK_BENCH_ONLY=single or core runs one section.
  */
 #define _GNU_SOURCE
 #include "bloomkit/bloomkit.h"
+#include "sbbf.h"
 
 #include <bloom.h>
 #include <inttypes.h>
@@ -621,6 +627,279 @@ static void print_ns(double v)
         printf(" %9.1f |", v);
 }
 
+/* ---- one key per call: bloomkit vs the split-block reference ------------- */
+
+/* The way most users call a filter: a loop that adds or looks up one key at
+ * a time, each call independent of the last. bloomkit's blocked filter
+ * (bk_filter_add, bk_filter_contains) against a split-block Bloom filter as
+ * Parquet specifies it (sbbf.h; its calls kept out of line, as a library's
+ * are), on random 8-byte keys, filters sized for n keys at 1%, lookups half
+ * present, in random order. The pre-hashed rows take hashes computed
+ * outside the timed loop; the batch row is bk_filter_contains_batch on the
+ * same keys, for scale. */
+
+typedef enum sk_impl {
+    SK_BK_SINGLE,
+    SK_BK_PREHASHED,
+    SK_BK_BATCH,
+    SK_SBBF_SINGLE,
+    SK_SBBF_PREHASHED,
+    SK_NIMPL
+} sk_impl_t;
+
+static const char *const sk_name[SK_NIMPL] = {
+    "bloomkit blocked, one per call",
+    "bloomkit blocked, pre-hashed",
+    "bloomkit blocked, batch",
+    "split-block (Parquet), per call",
+    "split-block, pre-hashed",
+};
+
+typedef struct sk_row {
+    double add_ns[NCLK], has_ns[NCLK]; /* < 0: not measured */
+    uint64_t negs, false_pos, pos, found;
+    double bits_per_key;
+} sk_row_t;
+
+__attribute__((noinline)) static void sbbf_add_call(sbbf_t *f, const void *key, size_t len)
+{
+    sbbf_add(f, key, len);
+}
+
+__attribute__((noinline)) static bool sbbf_contains_call(const sbbf_t *f, const void *key,
+                                                         size_t len)
+{
+    return sbbf_contains(f, key, len);
+}
+
+__attribute__((noinline)) static bool sbbf_contains_hash_call(const sbbf_t *f, uint64_t h)
+{
+    return sbbf_contains_hash(f, h);
+}
+
+/* Adds keys mix64(i), i in [from, to), to one implementation. */
+static span_t sk_fill(bk_filter_t *bk, sbbf_t *sb, sk_impl_t mode, uint64_t from, uint64_t to)
+{
+    uint64_t val[FILL_CHUNK];
+    bk_key_t keys[FILL_CHUNK];
+    span_t t0 = span_begin();
+    if (mode == SK_SBBF_SINGLE) {
+        for (uint64_t i = from; i < to; i++) {
+            uint64_t v = mix64(i);
+            sbbf_add_call(sb, &v, sizeof v);
+        }
+    } else if (mode == SK_BK_SINGLE) {
+        for (uint64_t i = from; i < to; i++) {
+            uint64_t v = mix64(i);
+            bk_filter_add(bk, &v, sizeof v, NULL);
+        }
+    } else {
+        for (uint64_t i = from; i < to; i += FILL_CHUNK) {
+            size_t g = to - i < FILL_CHUNK ? (size_t)(to - i) : FILL_CHUNK;
+            for (size_t j = 0; j < g; j++) {
+                val[j] = mix64(i + j);
+                keys[j].ptr = &val[j];
+                keys[j].len = sizeof val[j];
+            }
+            bk_filter_add_batch(bk, keys, g, NULL, NULL);
+        }
+    }
+    return span_per(t0, (double)(to - from));
+}
+
+/* Looks up all of q (and its pre-computed hashes) in one mode. */
+static span_t sk_lookup(const bk_filter_t *bk, const sbbf_t *sb, sk_impl_t mode, queries_t *q,
+                        const bk_hash_t *bh, const uint64_t *sh, uint64_t *hits)
+{
+    uint64_t h = 0;
+    span_t t0 = span_begin();
+    switch (mode) {
+    case SK_BK_SINGLE:
+        for (size_t i = 0; i < q->n; i++)
+            h += bk_filter_contains(bk, &q->val[i], sizeof q->val[i]);
+        break;
+    case SK_BK_PREHASHED:
+        for (size_t i = 0; i < q->n; i++)
+            h += bk_filter_contains_hash(bk, bh[i]);
+        break;
+    case SK_BK_BATCH:
+        h = bk_filter_contains_batch(bk, q->keys, q->n, q->out);
+        break;
+    case SK_SBBF_SINGLE:
+        for (size_t i = 0; i < q->n; i++)
+            h += sbbf_contains_call(sb, &q->val[i], sizeof q->val[i]);
+        break;
+    case SK_SBBF_PREHASHED:
+        for (size_t i = 0; i < q->n; i++)
+            h += sbbf_contains_hash_call(sb, sh[i]);
+        break;
+    default:
+        break;
+    }
+    span_t per = span_per(t0, (double)q->n);
+    sink += h;
+    *hits = h;
+    return per;
+}
+
+/* Queries of run r: each key present (one of the n added) or not, by a coin
+ * flip recorded in present[]. */
+static void sk_queries(queries_t *q, bool *present, uint64_t n, int r)
+{
+    for (size_t i = 0; i < q->n; i++) {
+        present[i] = rng_next() & 1;
+        q->val[i] = present[i] ? mix64(rng_below(n)) : mix64(n + (uint64_t)(r + 1) * q->n + i);
+    }
+}
+
+/* Accuracy, untimed: false positives and false negatives of both filters
+ * on run r's queries (all bloomkit rows answer alike; tests pin that). */
+static void sk_accuracy(const bk_filter_t *bk, const sbbf_t *sb, queries_t *q,
+                        const bool *present, sk_row_t *rows)
+{
+    bk_filter_contains_batch(bk, q->keys, q->n, q->out);
+    for (size_t i = 0; i < q->n; i++) {
+        bool sb_hit = sbbf_contains(sb, &q->val[i], sizeof q->val[i]);
+        for (int m = 0; m < SK_NIMPL; m++) {
+            bool hit = m >= SK_SBBF_SINGLE ? sb_hit : q->out[i];
+            rows[m].pos += present[i];
+            rows[m].found += present[i] && hit;
+            rows[m].negs += !present[i];
+            rows[m].false_pos += !present[i] && hit;
+        }
+    }
+}
+
+/* Fills both filters with n keys in 2 * RUNS slices (bloomkit alternating
+ * single and batched adds, the reference single adds, slice by slice), then
+ * RUNS rounds of lookups, each starting with a different implementation. */
+static void sk_measure(bk_filter_t *bk, sbbf_t *sb, uint64_t n, size_t per_run, sk_row_t *rows)
+{
+    double ta[SK_NIMPL][NCLK][2 * RUNS], th[SK_NIMPL][NCLK][RUNS];
+    int na[SK_NIMPL] = {0};
+    for (int s = 0; s < 2 * RUNS; s++) {
+        uint64_t from = n * (uint64_t)s / (2 * RUNS), to = n * (uint64_t)(s + 1) / (2 * RUNS);
+        sk_impl_t bk_mode = s % 2 ? SK_BK_BATCH : SK_BK_SINGLE;
+        span_t a = sk_fill(bk, sb, bk_mode, from, to);
+        span_t b = sk_fill(bk, sb, SK_SBBF_SINGLE, from, to);
+        for (int c = 0; c < NCLK; c++) {
+            ta[bk_mode][c][na[bk_mode]] = a.t[c];
+            ta[SK_SBBF_SINGLE][c][na[SK_SBBF_SINGLE]] = b.t[c];
+        }
+        na[bk_mode]++;
+        na[SK_SBBF_SINGLE]++;
+    }
+    queries_t q;
+    queries_init(&q, per_run);
+    bk_hash_t *bh = xmalloc(per_run * sizeof *bh);
+    uint64_t *sh = xmalloc(per_run * sizeof *sh);
+    bool *present = xmalloc(per_run * sizeof *present);
+    for (int r = 0; r < RUNS; r++) {
+        sk_queries(&q, present, n, r);
+        sk_accuracy(bk, sb, &q, present, rows);
+        for (size_t i = 0; i < per_run; i++) {
+            bh[i] = bk_filter_hash(bk, &q.val[i], sizeof q.val[i]);
+            sh[i] = sbbf_hash(sb, &q.val[i], sizeof q.val[i]);
+        }
+        for (int j = 0; j < SK_NIMPL; j++) {
+            sk_impl_t mode = (sk_impl_t)((j + r) % SK_NIMPL);
+            uint64_t hits;
+            span_t sp = sk_lookup(bk, sb, mode, &q, bh, sh, &hits);
+            for (int c = 0; c < NCLK; c++)
+                th[mode][c][r] = sp.t[c];
+        }
+    }
+    for (int m = 0; m < SK_NIMPL; m++) {
+        for (int c = 0; c < NCLK; c++) {
+            rows[m].has_ns[c] = median(th[m][c], RUNS);
+            rows[m].add_ns[c] = na[m] ? median(ta[m][c], na[m]) : -1;
+        }
+    }
+    queries_free(&q);
+    free(bh);
+    free(sh);
+    free(present);
+}
+
+static void sk_print(const sk_row_t *rows, int clk)
+{
+    printf("| %-31s | %9s | %9s | %8s | %8s |\n", "implementation", "ns/add", "ns/lookup",
+           "FPR %", "bits/key");
+    printf("|---------------------------------|----------:|----------:|---------:|---------:|\n");
+    for (int m = 0; m < SK_NIMPL; m++) {
+        const sk_row_t *r = &rows[m];
+        printf("| %-31s |", sk_name[m]);
+        print_ns(r->add_ns[clk]);
+        print_ns(r->has_ns[clk]);
+        printf(" %8.3f | %8.2f |\n",
+               r->negs ? 100.0 * (double)r->false_pos / (double)r->negs : 0.0, r->bits_per_key);
+        if (clk == WALL && r->found != r->pos)
+            printf("!! %s: %" PRIu64 " false negatives\n", sk_name[m], r->pos - r->found);
+    }
+}
+
+/* One size: both filters for n keys at 1%, filled and queried; returns 0
+ * on success, with the rows filled in. */
+static int sk_bench_size(uint64_t n, size_t per_run, sk_row_t *rows, double *bk_mb)
+{
+    target_t t;
+    sbbf_t sb;
+    memset(rows, 0, SK_NIMPL * sizeof *rows);
+    if (make_bk(&t, BK_KIND_BLOCKED, n) != 0)
+        return -1;
+    if (sbbf_init(&sb, n, 0.9 * FPR, 12345) != 0) {
+        fprintf(stderr, "bench_filters: cannot allocate the split-block filter\n");
+        free_target(&t);
+        return -1;
+    }
+    sk_measure(t.bk, &sb, n, per_run, rows);
+    bk_filter_info_t info;
+    bk_filter_info(t.bk, &info);
+    for (int m = 0; m < SK_NIMPL; m++)
+        rows[m].bits_per_key = m >= SK_SBBF_SINGLE ? (double)(sb.blocks * 256) / (double)n
+                                                   : (double)info.cells / (double)n;
+    *bk_mb = (double)info.bytes / 1048576.0;
+    free_target(&t);
+    sbbf_free(&sb);
+    return 0;
+}
+
+/* The single-key section: an in-cache filter, one in the last-level cache
+ * or just past it, and one far larger than the caches. */
+static int sk_bench(void)
+{
+    static const uint64_t full[] = {100000u, 10000000u, 100000000u};
+    static const uint64_t small[] = {100000u, 1000000u};
+    const uint64_t *sizes = quick ? small : full;
+    int nsizes = quick ? 2 : 3;
+    size_t per_run = quick ? 200000u : 4000000u;
+    sk_row_t rows[3][SK_NIMPL];
+    double mb[3];
+    for (int s = 0; s < nsizes; s++)
+        if (sk_bench_size(sizes[s], per_run, rows[s], &mb[s]) != 0)
+            return -1;
+    printf("## One key per call vs a split-block filter (bench_filters%s)\n\n",
+           quick ? ", BK_BENCH_QUICK" : "");
+    printf("Random 8-byte keys, filters for n keys at 1%%; lookups %zu per run, half\n"
+           "present, in random order; medians of %d runs (adds: of the fill's slices,\n"
+           "bloomkit alternating single and batched adds). The split-block filter is\n"
+           "bench/sbbf.h (Parquet's layout, XXH3-64), its calls out of line.\n",
+           per_run, RUNS);
+    for (int clk = 0; clk < NCLK; clk++) {
+        printf("\n# %s\n", clk == WALL ? "Wall-clock time" : "On-CPU time");
+        for (int s = 0; s < nsizes; s++) {
+            printf("\n### n = %" PRIu64 " (bloomkit blocked %.1f MB)\n\n", sizes[s], mb[s]);
+            sk_print(rows[s], clk);
+            const sk_row_t *r = rows[s];
+            printf("\nbloomkit / split-block, one per call: add %.2fx, lookup %.2fx\n",
+                   r[SK_BK_SINGLE].add_ns[clk] / r[SK_SBBF_SINGLE].add_ns[clk],
+                   r[SK_BK_SINGLE].has_ns[clk] / r[SK_SBBF_SINGLE].has_ns[clk]);
+        }
+    }
+    printf("\n");
+    return 0;
+}
+
 static void print_rows(const row_t *rows, const impl_t *order, int n, int clk)
 {
     printf("| %-28s | %9s | %9s | %9s | %8s | %8s | %2s |\n", "implementation", "ns/add",
@@ -698,6 +977,14 @@ int main(void)
 {
     const char *q = getenv("BK_BENCH_QUICK");
     quick = q && *q && strcmp(q, "0") != 0;
+    /* BK_BENCH_ONLY=single or =core runs one of the two sections. */
+    const char *only = getenv("BK_BENCH_ONLY");
+    bool run_single = !only || strcmp(only, "single") == 0;
+    bool run_core = !only || strcmp(only, "core") == 0;
+    if (run_single && sk_bench() != 0)
+        return 1;
+    if (!run_core)
+        return 0;
     uint64_t large_n = quick ? 4000000u : LARGE_N_DEFAULT;
     size_t large_per_run = quick ? 200000u : 1000000u;
     size_t small_per_run = quick ? 200000u : 2000000u;

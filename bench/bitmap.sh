@@ -7,14 +7,16 @@
 #   once:      bloomkit once --count --max 1e8 (2-bit map, 25 MB)
 #        vs.   LC_ALL=C sort | uniq -u | wc -l
 # Both sides must print the same number; the script stops if they do not.
-# Time and peak RSS from GNU time, median of RUNS runs of each (default 1:
-# each sort of 900 MB takes minutes on 2 cores), all in this one run on this
-# machine. Input is read from the page cache.
+# Time, CPU time (user + system: sort uses both cores, bloomkit one) and
+# peak RSS from GNU time, median of RUNS runs of each (default 1: each sort
+# of 900 MB takes minutes on 2 cores), the tools alternating, all in this
+# one run on this machine. Input is read from the page cache.
+# BK_BITMAP_N sets N (for example 20000000: 180 MB, as in BENCHMARKS.md).
 set -eu
 BUILD=${BUILD:-build}
 BK=$BUILD/bloomkit
 [ -x "$BK" ] || { echo "bench/bitmap.sh: no $BK (run make first)" >&2; exit 1; }
-N=100000000
+N=${BK_BITMAP_N:-100000000}
 [ "${BK_BENCH_QUICK:-0}" = 1 ] && N=10000000
 RUNS=${RUNS:-1}
 T=$(mktemp -d)
@@ -25,27 +27,33 @@ shuf -r -n "$N" -i 10000000-99999999 >"$nums"
 bytes=$(wc -c <"$nums")
 cat "$nums" >/dev/null # into the page cache
 
-# measure NAME COMMAND...: runs it RUNS times (stdout to $T/NAME.out),
-# records median seconds and median peak RSS (KB) in $T/NAME.
-measure() {
+# run_once NAME COMMAND...: runs it once (stdout to $T/NAME.out) and appends
+# "seconds KB cpu-seconds" to $T/NAME.runs.
+run_once() {
     name=$1
     shift
-    : >"$T/$name.runs"
-    i=0
-    while [ "$i" -lt "$RUNS" ]; do
-        /usr/bin/time -f '%e %M' -o "$T/time" "$@" >"$T/$name.out"
-        tail -n 1 "$T/time" >>"$T/$name.runs"
-        i=$((i + 1))
-    done
-    sec=$(sort -n -k1,1 "$T/$name.runs" | awk -v r="$RUNS" 'NR == int((r + 1) / 2) { print $1 }')
-    kb=$(sort -n -k2,2 "$T/$name.runs" | awk -v r="$RUNS" 'NR == int((r + 1) / 2) { print $2 }')
-    echo "$sec $kb" >"$T/$name"
+    /usr/bin/time -f '%e %M %U %S' -o "$T/time" "$@" >"$T/$name.out"
+    tail -n 1 "$T/time" | awk '{ print $1, $2, $3 + $4 }' >>"$T/$name.runs"
 }
 
-measure bk_distinct "$BK" distinct -q --max 1e8 "$nums"
-measure sort_distinct sh -c "LC_ALL=C sort -u '$nums' | wc -l"
-measure bk_once "$BK" once -q --count --max 1e8 "$nums"
-measure sort_once sh -c "LC_ALL=C sort '$nums' | uniq -u | wc -l"
+# median NAME: the median of each column of $T/NAME.runs into $T/NAME.
+median() {
+    set -- "$1" "$(wc -l <"$T/$1.runs")"
+    for col in 1 2 3; do
+        sort -n -k$col,$col "$T/$1.runs" | awk -v r="$2" -v c=$col 'NR == int((r + 1) / 2) { print $c }'
+    done | paste -sd ' ' >"$T/$1"
+}
+
+for name in bk_distinct sort_distinct bk_once sort_once; do : >"$T/$name.runs"; done
+i=0
+while [ "$i" -lt "$RUNS" ]; do
+    run_once bk_distinct "$BK" distinct -q --max 1e8 "$nums"
+    run_once sort_distinct sh -c "LC_ALL=C sort -u '$nums' | wc -l"
+    run_once bk_once "$BK" once -q --count --max 1e8 "$nums"
+    run_once sort_once sh -c "LC_ALL=C sort '$nums' | uniq -u | wc -l"
+    i=$((i + 1))
+done
+for name in bk_distinct sort_distinct bk_once sort_once; do median $name; done
 
 d_bk=$(tr -d ' ' <"$T/bk_distinct.out")
 d_sort=$(tr -d ' ' <"$T/sort_distinct.out")
@@ -58,14 +66,14 @@ fi
 
 echo "## distinct / once on $N 8-digit phone numbers ($((bytes / 1000000)) MB; $d_bk distinct, $o_bk seen once), median of $RUNS runs"
 echo
-echo "| job | tool | time (s) | peak RSS (MB) | time vs bloomkit |"
-echo "|---|---|---:|---:|---:|"
+echo "| job | tool | time (s) | CPU (s) | peak RSS (MB) | time vs bloomkit | CPU vs bloomkit |"
+echo "|---|---|---:|---:|---:|---:|---:|"
 row() {
-    read -r s kb <"$T/$2"
-    read -r b _ <"$T/$3"
+    read -r s kb cpu <"$T/$2"
+    read -r b _ bcpu <"$T/$3"
     # the label goes through the environment: awk -v would eat its '\'
-    LABEL=$4 awk -v j="$1" -v s="$s" -v kb="$kb" -v b="$b" \
-        'BEGIN { printf "| %s | %s | %.2f | %.0f | %.1fx |\n", j, ENVIRON["LABEL"], s, kb / 1024, (b > 0 ? s / b : 0) }'
+    LABEL=$4 awk -v j="$1" -v s="$s" -v kb="$kb" -v b="$b" -v c="$cpu" -v bc="$bcpu" \
+        'BEGIN { printf "| %s | %s | %.2f | %.2f | %.0f | %.1fx | %.1fx |\n", j, ENVIRON["LABEL"], s, c, kb / 1024, (b > 0 ? s / b : 0), (bc > 0 ? c / bc : 0) }'
 }
 row distinct bk_distinct bk_distinct "bloomkit distinct --max 1e8"
 row distinct sort_distinct bk_distinct "LC_ALL=C sort -u \\| wc -l"

@@ -10,6 +10,7 @@
 #include "options.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 
 static const char usage[] =
@@ -17,12 +18,52 @@ static const char usage[] =
     "\n"
     "Sizes a filter for N items at false-positive rate P: bits, probes (k),\n"
     "bytes, bits per key, the expected FPR at N items, and a table of the\n"
-    "expected FPR as the filter fills from 10% to 200% of N.\n"
+    "expected FPR as the filter fills from 10% to 200% of N. Then the other\n"
+    "kinds for the same N and P: their memory, and how many memory accesses\n"
+    "one lookup costs in a filter larger than the caches.\n"
     "\n"
     "  -n, --capacity N   items the filter must hold (10000000, 10M, 1e7)\n"
     "  -p, --fpr P        false-positive rate at N items (0.001, 1e-3, 0.1%)\n"
-    "  -k, --kind KIND    blocked (default), classic, counting or scalable\n"
+    "  -k, --kind KIND    blocked, blocked2, classic, counting or scalable;\n"
+    "                     default: blocked for P >= 0.001, blocked2 below\n"
     "  -h, --help         this text\n";
+
+/* One alternative: a kind's memory next to the classic optimum, and the
+ * cache lines one lookup touches in a filter far larger than the caches
+ * (what a lookup's speed there comes down to). */
+static void print_alternative(bk_kind_t kind, uint64_t n, double p, double optimum)
+{
+    bk_plan_t pl;
+    char hb[32];
+    if (bk_plan(kind, n, p, &pl) != BK_OK) {
+        printf("  %-9s  (cannot be sized for this n and p)\n", bk_kind_name(kind));
+        return;
+    }
+    uint32_t lines = kind == BK_KIND_BLOCKED2 ? 2 : kind == BK_KIND_CLASSIC ? pl.k : 1;
+    printf("  %-9s  %9.2f  %9.3fx  %10s  %u%s\n", bk_kind_name(kind), pl.bits_per_key,
+           pl.bits_per_key / optimum, bkc_human_bytes((double)pl.bytes, hb, sizeof hb), lines,
+           kind == BK_KIND_CLASSIC ? " (k; absent keys stop early)" : "");
+}
+
+/* The kinds a user could pick instead, and which one stays near the
+ * optimum where the default kind does not. */
+static void print_alternatives(uint64_t n, double p, bk_kind_t chosen)
+{
+    static const bk_kind_t kinds[] = {BK_KIND_BLOCKED, BK_KIND_BLOCKED2, BK_KIND_CLASSIC,
+                                      BK_KIND_COUNTING};
+    const double ln2 = 0.69314718055994530942;
+    double optimum = -log(p) / (ln2 * ln2);
+    printf("\nalternatives (optimum: %.2f bits per key, -ln p / ln(2)^2)\n", optimum);
+    printf("  %-9s  %9s  %10s  %10s  %s\n", "kind", "bits/key", "vs optimum", "bytes",
+           "lines per lookup");
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        print_alternative(kinds[i], n, p, optimum);
+    bk_plan_t two;
+    if (chosen != BK_KIND_CLASSIC && bk_plan(BK_KIND_BLOCKED2, n, p, &two) == BK_OK &&
+        two.bits_per_key > 1.15 * optimum)
+        printf("at this rate the lined kinds need over 1.15x the optimum; classic stays\n"
+               "near it, at one memory access per probe\n");
+}
 
 int bkc_cmd_plan(int argc, char **argv)
 {
@@ -69,11 +110,12 @@ int bkc_cmd_plan(int argc, char **argv)
         printf("(scalable: the first sub-filter; each further one is larger and tighter)\n");
     printf("\n%8s  %14s  %s\n", "fill", "items", "expected FPR");
     static const int pct[] = {10, 25, 50, 75, 100, 125, 150, 200};
-    bk_kind_t model = kind == BK_KIND_SCALABLE ? BK_KIND_BLOCKED : kind;
+    bk_kind_t model = kind == BK_KIND_SCALABLE ? BK_KIND_BLOCKED : pl.kind;
     for (size_t i = 0; i < sizeof pct / sizeof pct[0]; i++) {
         uint64_t items = (uint64_t)((double)n * pct[i] / 100.0);
         printf("%7d%%  %14llu  %.4g\n", pct[i], (unsigned long long)items,
                bk_fpr_expected(model, pl.cells, items, pl.k));
     }
+    print_alternatives(n, p, pl.kind);
     return 0;
 }

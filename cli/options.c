@@ -26,7 +26,9 @@ void bkc_sizing_opts_init(bkc_sizing_opts_t *sz, uint64_t n, double p)
     sz->n = n;
     sz->p = p;
     memset(&sz->o, 0, sizeof sz->o);
-    sz->o.kind = BK_KIND_BLOCKED;
+    /* The library's default: blocked, or blocked2 at error rates below
+     * 1e-3 where one line per key costs too much space. */
+    sz->o.kind = BK_KIND_DEFAULT;
 }
 
 /* 0 after parsing a sizing option, 2 after a usage error, -1 if c is not
@@ -43,7 +45,8 @@ static int sizing_option(int c, const char *arg, bkc_sizing_opts_t *sz)
             return bkc_usage_error("bad false-positive rate '%s' (want 0 < P < 1)", arg);
         return 0;
     case 'k':
-        if (bk_kind_parse(arg, &sz->o.kind) != BK_OK || sz->o.kind >= BK_KIND_BITMAP)
+        if (bk_kind_parse(arg, &sz->o.kind) != BK_OK || sz->o.kind == BK_KIND_BITMAP ||
+            sz->o.kind == BK_KIND_BITMAP2)
             return bkc_usage_error("unknown filter kind '%s'", arg);
         return 0;
     case BKC_OPT_HASH:

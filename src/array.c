@@ -56,6 +56,8 @@ static const kind_ops_t kinds[] = {
                           bki_counting_union},
     [BK_KIND_PRECISE] = {bki_precise_add, bki_precise_contains, bki_precise_prefetch,
                          bki_precise_add_atomic, NULL, NULL, NULL, NULL, NULL},
+    [BK_KIND_BLOCKED2] = {bki_blocked2_add, bki_blocked2_contains, bki_blocked2_prefetch,
+                          bki_blocked2_add_atomic, NULL, NULL, NULL, NULL, NULL},
 };
 
 /* Only called on filters bki_array_new built, whose kind has a row. */
@@ -250,6 +252,12 @@ uint64_t bki_cells_set(const bk_filter_t *f)
     return set;
 }
 
+/* Probes a key makes in all: k in each of its lines. */
+static uint32_t probes_per_key(const bk_filter_t *f)
+{
+    return f->k * bki_layout_of(f->kind)->key_lines;
+}
+
 static bool same_shape(const bk_filter_t *a, const bk_filter_t *b)
 {
     return a->kind == b->kind && a->cells == b->cells && a->k == b->k && a->hash == b->hash &&
@@ -277,7 +285,7 @@ bk_status_t bki_array_union(bk_filter_t *dst, const bk_filter_t *src)
     else
         for (uint64_t i = 0; i < dst->nbytes; i++)
             dst->data[i] |= src->data[i];
-    double est = estimate_items(dst->cells, dst->k, bki_cells_set(dst));
+    double est = estimate_items(dst->cells, probes_per_key(dst), bki_cells_set(dst));
     bki_set_items(dst, isfinite(est) ? (uint64_t)llround(est) : dst->cells);
     return BK_OK;
 }
@@ -312,7 +320,7 @@ void bki_array_info(const bk_filter_t *f, bk_filter_info_t *out)
     out->items = bki_items(f);
     out->cells_set = bki_cells_set(f);
     out->fill = f->cells ? (double)out->cells_set / (double)f->cells : 0.0;
-    out->estimated_items = estimate_items(f->cells, f->k, out->cells_set);
+    out->estimated_items = estimate_items(f->cells, probes_per_key(f), out->cells_set);
     /* The FPR a fresh key sees now: the model at the estimated item count,
      * which for lined kinds also accounts for unevenly filled lines. */
     if (isfinite(out->estimated_items))

@@ -61,14 +61,18 @@
         }                                                                               \
     } while (0)
 
-/* Defines `static size_t name(f, keys, n, out)`: the hits among n keys. */
+/* Defines `static size_t name(f, keys, n, out)`: the hits among n keys.
+ * probe and put may be macros that use their pending argument more than
+ * once, so it is always a variable here, never the locate() call itself
+ * (which would hash the key once per use). */
 #define BKI_DEFINE_CONTAINS_BATCH(name, attr, P, locate, prefetch, probe)                   \
     attr static size_t name(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out) \
     {                                                                                       \
         size_t hits = 0;                                                                    \
         if (f->nbytes < BKI_BATCH_PIPELINE_MIN_BYTES) {                                     \
             for (size_t i = 0; i < n; i++) {                                                \
-                bool hit = probe(f, locate(f, BKI_BATCH_HASH(f, keys[i])));                 \
+                P p_ = locate(f, BKI_BATCH_HASH(f, keys[i]));                               \
+                bool hit = probe(f, p_);                                                    \
                 out[i] = hit;                                                               \
                 hits += hit;                                                                \
             }                                                                               \
@@ -94,7 +98,8 @@
         uint64_t fresh = 0;                                                                   \
         if (f->nbytes < BKI_BATCH_PIPELINE_MIN_BYTES) {                                       \
             for (size_t i = 0; i < n; i++) {                                                  \
-                bool added = put(f, locate(f, BKI_BATCH_HASH(f, keys[i])));                   \
+                P p_ = locate(f, BKI_BATCH_HASH(f, keys[i]));                                 \
+                bool added = put(f, p_);                                                      \
                 if (was_new)                                                                  \
                     was_new[i] = added;                                                       \
                 fresh += added;                                                               \

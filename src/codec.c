@@ -685,7 +685,7 @@ bk_status_t bk_peek_kind(const void *buf, size_t len, bk_kind_t *out)
     if (st != BK_OK)
         return st;
     uint32_t kind = bkf_get_u32(b + H_KIND);
-    if (kind < BK_KIND_BLOCKED || kind > BK_KIND_BITMAP2)
+    if (kind < BK_KIND_BLOCKED || kind > BK_KIND_BLOCKED2)
         return BK_ECORRUPT;
     /* With the whole metadata at hand, make sure the kind is not a
      * damaged byte. */

@@ -25,8 +25,6 @@ static bk_status_t resolve_options(bk_filter_t **out, const bk_options_t *opts, 
         return BK_EINVAL;
     *out = NULL;
     *o = opts ? *opts : defaults;
-    if (o->kind == BK_KIND_DEFAULT)
-        o->kind = BK_KIND_BLOCKED;
     if (o->hash == BK_HASH_DEFAULT)
         o->hash = BK_HASH_XXH3;
     if ((unsigned)o->hash < 1 || (unsigned)o->hash > BK_HASH_COUNT)
@@ -47,7 +45,8 @@ bk_status_t bk_filter_create(bk_filter_t **out, uint64_t capacity, double fpr,
         return st;
     if (o.kind == BK_KIND_SCALABLE)
         return bki_scalable_create(out, capacity, fpr, &o, o.hash, o.seed);
-    if (!bki_layout_is_filter(o.kind))
+    /* The default kind depends on the error rate: bk_plan picks it. */
+    if (o.kind != BK_KIND_DEFAULT && !bki_layout_is_filter(o.kind))
         return BK_EINVAL;
     bk_plan_t plan;
     st = bk_plan(o.kind, capacity, fpr, &plan);
@@ -56,7 +55,7 @@ bk_status_t bk_filter_create(bk_filter_t **out, uint64_t capacity, double fpr,
     if (o.max_bytes && plan.bytes > o.max_bytes)
         return BK_EFULL;
     bk_filter_t *f;
-    st = bki_array_new(&f, o.kind, plan.cells, plan.k, o.hash, o.seed, NULL);
+    st = bki_array_new(&f, plan.kind, plan.cells, plan.k, o.hash, o.seed, NULL);
     if (st != BK_OK)
         return st;
     f->capacity = capacity;
@@ -125,18 +124,35 @@ bk_status_t bk_filter_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
 
 bool bk_filter_contains_hash(const bk_filter_t *f, bk_hash_t h)
 {
+    if (BKI_LIKELY(f->kind == BK_KIND_BLOCKED))
+        return bki_blocked_contains(f, h);
     if (BKI_UNLIKELY(is_chain(f)))
         return bki_scalable_contains(f, h);
     return bki_array_contains(f, h);
 }
 
+/* The default kinds take their own one-key paths (blocked.c says why):
+ * hash and probe in one call, no dispatch per key. */
 bk_status_t bk_filter_add(bk_filter_t *f, const void *key, size_t len, bool *was_new)
 {
-    return bk_filter_add_hash(f, bk_filter_hash(f, key, len), was_new);
+    bool added;
+    if (BKI_LIKELY(f->kind == BK_KIND_BLOCKED && !f->readonly))
+        added = bki_blocked_add_key(f, key, len);
+    else if (f->kind == BK_KIND_BLOCKED2 && !f->readonly)
+        added = bki_blocked2_add_key(f, key, len);
+    else
+        return bk_filter_add_hash(f, bk_filter_hash(f, key, len), was_new);
+    if (was_new)
+        *was_new = added;
+    return BK_OK;
 }
 
 bool bk_filter_contains(const bk_filter_t *f, const void *key, size_t len)
 {
+    if (BKI_LIKELY(f->kind == BK_KIND_BLOCKED))
+        return bki_blocked_contains_key(f, key, len);
+    if (f->kind == BK_KIND_BLOCKED2)
+        return bki_blocked2_contains_key(f, key, len);
     return bk_filter_contains_hash(f, bk_filter_hash(f, key, len));
 }
 

@@ -217,8 +217,11 @@ typedef struct bki_layout {
     uint32_t unit;      /* cells come in multiples of this */
     uint32_t cell_bits; /* bits per cell: 1, 2 (bitmap2) or 4 (counting) */
     uint32_t line_cells; /* cells per 64-byte line for lined kinds, else 0 */
-    uint32_t max_k;     /* probes per key (0: not a filter) */
+    uint32_t max_k;     /* probes per key per line (0: not a filter) */
     uint64_t max_cells; /* bitmaps: BKI_BITMAP_MAX_N; filters: by bytes */
+    uint32_t key_lines; /* filters: lines (or arrays) a key's k probes are
+                         * made in, each: a key makes k * key_lines probes
+                         * (blocked2: 2; others 1) */
 } bki_layout_t;
 
 /* The layout of a kind; NULL for kinds without a single payload (scalable,
@@ -274,6 +277,19 @@ static inline uint32_t *bki_line_of(const bk_filter_t *f, uint64_t hi)
 BKI_HIDDEN bool bki_blocked_add(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked_add_atomic(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked_contains(const bk_filter_t *f, bk_hash_t h);
+/* blocked2: k probes in each of two lines (blocked.c); the batch calls
+ * run the generic pipeline with the prefetch below. */
+BKI_HIDDEN bool bki_blocked2_add(bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN bool bki_blocked2_add_atomic(bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN bool bki_blocked2_contains(const bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN void bki_blocked2_prefetch(const bk_filter_t *f, bk_hash_t h);
+/* One key, hashed and probed in one call (bk_filter_add / _contains on a
+ * writable / any blocked filter); the add counts a new key in f's items. */
+BKI_HIDDEN bool bki_blocked_add_key(bk_filter_t *f, const void *key, size_t len);
+BKI_HIDDEN bool bki_blocked_contains_key(const bk_filter_t *f, const void *key, size_t len);
+/* The same for blocked2. */
+BKI_HIDDEN bool bki_blocked2_add_key(bk_filter_t *f, const void *key, size_t len);
+BKI_HIDDEN bool bki_blocked2_contains_key(const bk_filter_t *f, const void *key, size_t len);
 /* Batched lookup / add for a blocked filter (keys non-NULL when n > 0; out
  * non-NULL, was_new may be NULL): the batch pipeline of batch.h with the
  * probe inlined. Return the hits / new keys; the item count is untouched. */

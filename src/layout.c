@@ -12,12 +12,13 @@
 
 /* Indexed by bk_kind_t; a zero row is a kind without a single payload. */
 static const bki_layout_t layouts[] = {
-    [BK_KIND_BLOCKED] = {BKI_LINE_BITS, 1, BKI_LINE_BITS, BKI_BLOCKED_MAX_K, 0},
-    [BK_KIND_CLASSIC] = {64, 1, 0, BKI_CLASSIC_MAX_K, 0},
-    [BK_KIND_COUNTING] = {BKI_LINE_COUNTERS, 4, BKI_LINE_COUNTERS, BKI_BLOCKED_MAX_K, 0},
-    [BK_KIND_BITMAP] = {1, 1, 0, 0, BKI_BITMAP_MAX_N},
-    [BK_KIND_PRECISE] = {64, 1, 0, BKI_CLASSIC_MAX_K, 0},
-    [BK_KIND_BITMAP2] = {1, 2, 0, 0, BKI_BITMAP_MAX_N},
+    [BK_KIND_BLOCKED] = {BKI_LINE_BITS, 1, BKI_LINE_BITS, BKI_BLOCKED_MAX_K, 0, 1},
+    [BK_KIND_CLASSIC] = {64, 1, 0, BKI_CLASSIC_MAX_K, 0, 1},
+    [BK_KIND_COUNTING] = {BKI_LINE_COUNTERS, 4, BKI_LINE_COUNTERS, BKI_BLOCKED_MAX_K, 0, 1},
+    [BK_KIND_BITMAP] = {1, 1, 0, 0, BKI_BITMAP_MAX_N, 0},
+    [BK_KIND_BITMAP2] = {1, 2, 0, 0, BKI_BITMAP_MAX_N, 0},
+    [BK_KIND_BLOCKED2] = {BKI_LINE_BITS, 1, BKI_LINE_BITS, BKI_BLOCKED_MAX_K, 0, 2},
+    [BK_KIND_PRECISE] = {64, 1, 0, BKI_CLASSIC_MAX_K, 0, 1},
 };
 
 /* 16 odd multipliers, one per lane: the low 32 bits of splitmix64(i) for

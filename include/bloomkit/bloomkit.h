@@ -79,17 +79,21 @@ const char *bk_strerror(bk_status_t status);
 
 /* The numeric values are stored in files: never renumber. */
 typedef enum bk_kind {
-    BK_KIND_DEFAULT = 0, /* in options: means BK_KIND_BLOCKED */
+    BK_KIND_DEFAULT = 0, /* in options: BK_KIND_BLOCKED for p >= 1e-3, else
+                          * BK_KIND_BLOCKED2 (bk_filter_create, bk_plan);
+                          * BK_KIND_BLOCKED where no p is given */
     BK_KIND_BLOCKED = 1, /* k probes inside one 64-byte line (default) */
     BK_KIND_CLASSIC = 2, /* k probes over the whole bit array */
     BK_KIND_COUNTING = 3, /* 4-bit saturating counters, one line per key */
     BK_KIND_SCALABLE = 4, /* chain of blocked/classic filters that grows */
     BK_KIND_BITMAP = 5,  /* bk_bitmap_t: 1 bit per integer */
     BK_KIND_BITMAP2 = 6, /* bk_bitmap2_t: 2-bit saturating cells */
-    BK_KIND_PRECISE = 7  /* classic layout, each probe hashed on its own:
+    BK_KIND_PRECISE = 7, /* classic layout, each probe hashed on its own:
                             the model's FPR at any size and error (classic
                             overshoots at small sizes and p <= 1e-4); deep
                             scalable chains use it for tiny errors */
+    BK_KIND_BLOCKED2 = 8 /* k probes in each of two 64-byte lines: near the
+                          * classic optimum's space at low error rates */
 } bk_kind_t;
 
 /* Name of a kind ("blocked", "classic", ...), or NULL if unknown. */
@@ -163,7 +167,9 @@ typedef struct bk_plan {
  * k = round((m/n) ln 2), m raised until the exact expected FPR is <= p'.
  * Precise: as classic (same layout and model). Blocked and counting: the
  * smallest size whose expected FPR (averaged over the Poisson spread of
- * keys per 64-byte line) is <= p'. Scalable: the first sub-filter
+ * keys per 64-byte line) is <= p'. Blocked2: the same for two lines per
+ * key (k in each; out->k is per line). Default: blocked for p >= 1e-3,
+ * blocked2 below (out->kind says which). Scalable: the first sub-filter
  * (blocked, aimed at p' * (1 - 0.5)).
  * BK_EINVAL if n == 0, p is not in (0, 1), or p is NaN; BK_ENOMEM if the
  * size does not fit in 64 bits / size_t. */
@@ -509,6 +515,12 @@ uint64_t bk_bitmap_size(const bk_bitmap_t *b); /* n */
  * no-op that returns false (check the range with bk_bitmap_size() first;
  * the tool reports such values). */
 bool bk_bitmap_set(bk_bitmap_t *b, uint64_t v);
+/* Sets the n bits v[0..n-1] (v non-NULL when n > 0), as n calls of
+ * bk_bitmap_set would, and returns how many of them were clear (a value
+ * repeated in v counts once). Faster on large maps: the words are
+ * requested ahead of their update, so their cache misses overlap. Values
+ * >= the map's size are skipped, as bk_bitmap_set skips them. */
+uint64_t bk_bitmap_set_batch(bk_bitmap_t *b, const uint64_t *v, size_t n);
 bool bk_bitmap_test(const bk_bitmap_t *b, uint64_t v);
 uint64_t bk_bitmap_count(const bk_bitmap_t *b); /* set bits (popcount) */
 /* Calls fn(v, ctx) for each set bit in increasing order; stops early and
@@ -531,6 +543,11 @@ uint64_t bk_bitmap2_size(const bk_bitmap2_t *b);
 /* Records one sighting of v; returns the new state. Cannot fail: v >= n is
  * a no-op that returns 0 (check with bk_bitmap2_size()). */
 unsigned bk_bitmap2_add(bk_bitmap2_t *b, uint64_t v);
+/* Records the n sightings v[0..n-1] (v non-NULL when n > 0), as n calls of
+ * bk_bitmap2_add would, and returns how many of them were first sightings
+ * (state 0 -> 1). Words are requested ahead, as in bk_bitmap_set_batch;
+ * values >= the map's size are skipped. */
+uint64_t bk_bitmap2_add_batch(bk_bitmap2_t *b, const uint64_t *v, size_t n);
 unsigned bk_bitmap2_state(const bk_bitmap2_t *b, uint64_t v);
 /* counts[0..2] receive the number of values in each state. */
 void bk_bitmap2_counts(const bk_bitmap2_t *b, uint64_t counts[3]);

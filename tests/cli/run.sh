@@ -68,6 +68,20 @@ rc 0 "plan" "$BK" plan -n 1M -p 0.01
 check "plan k" grep -qE '^k +[0-9]+$' out
 check "plan bits/key near 10" awk '/^bits per key/ { exit !($4 > 9.5 && $4 < 12) }' out
 check "plan fill table" grep -qE '^ +200%' out
+# below 1e-3 the default is blocked2; plan lists the other kinds with
+# their memory against the optimum and the lines one lookup reads
+rc 0 "plan at 1e-6" "$BK" plan -n 300M -p 1e-6
+check "plan 1e-6 default kind" grep -qE '^kind +blocked2$' out
+check "plan 1e-6 within 1.15x" awk '$1 == "blocked2" && $3 + 0 > 0 { ok = ($3 + 0 <= 1.15) } END { exit !ok }' out
+check "plan lists blocked at 1 line" awk '$1 == "blocked" && $NF == 1 { f = 1 } END { exit !f }' out
+check "plan lists classic" grep -qE '^  classic ' out
+rc 0 "plan --kind blocked2" "$BK" plan -n 1M -p 0.01 --kind blocked2
+check "plan --kind blocked2 kind" grep -qE '^kind +blocked2$' out
+rc 0 "plan at 1e-10" "$BK" plan -n 1M -p 1e-10
+check "plan 1e-10 suggests classic" grep -q 'classic stays' out
+rc 0 "plan at 1%" "$BK" plan -n 1M -p 0.01
+check "plan 1% default stays blocked" grep -qE '^kind +blocked$' out
+check "plan 1% no suggestion" sh -c '! grep -q "classic stays" out'
 # the number forms -n and -p accept give the same plan as the plain ones
 "$BK" plan -n 1000000 -p 0.001 >plan.ref
 for form in "-n 1M -p 0.001" "-n 1e6 -p 1e-3" "-n 1000k -p 0.1%" "--capacity=1000000 --fpr=0.001"; do
@@ -180,12 +194,12 @@ rc 2 "empty file as filter" "$BK" check empty.bk setA
 
 # ---- info
 rc 0 "info" "$BK" info f.bk
-check "info kind" grep -qE '^kind +blocked' out
+check "info kind" grep -qE '^kind +blocked2$' out  # the default kind at p = 1e-7
 check "info items" grep -qE '^items +1000$' out
 check "info seed" grep -q 'seed 0x000000000000002a' out
 rc 0 "info --json" "$BK" info --json f.bk
 check "json items" grep -q '"items":1000,' out
-check "json kind" grep -q '"kind":"blocked"' out
+check "json kind" grep -q '"kind":"blocked2"' out
 check "json one object" sh -c "test \$(wc -l <out) -eq 1 && grep -q '^{\"file\":\"f.bk\".*}\$' out"
 rc 2 "info two files" "$BK" info f.bk f.bk
 

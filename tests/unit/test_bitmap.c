@@ -466,6 +466,96 @@ out:
 
 /* ---- allocation failures ---- */
 
+/* The batch calls against one call per value: the same map, bit for bit,
+ * and the same count of new values, for batches shorter and longer than
+ * the prefetch distance, with repeats inside a batch (near and far) and
+ * values past the end (skipped, as the single calls skip them). */
+static void test_batches_match_single_calls(void)
+{
+    static const size_t lens[] = {0, 1, 15, 16, 17, 100, 5000};
+    const uint64_t n = 100003;
+    uint64_t rng = 77;
+    uint64_t *v = malloc(5000 * sizeof *v);
+    CHECK(v != NULL);
+    if (!v)
+        return;
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        size_t len = lens[li];
+        for (size_t i = 0; i < len; i++) {
+            uint64_t r = bkt_rand(&rng);
+            v[i] = r % 11 == 0 ? n + r % 5                           /* past the end */
+                   : r % 7 == 0 && i > 20 ? v[i - 1 - (r >> 8) % 20] /* a repeat */
+                                          : (r >> 4) % n;
+        }
+        bk_bitmap_t *b1 = NULL, *s1 = NULL;
+        bk_bitmap2_t *b2 = NULL, *s2 = NULL;
+        CHECK_OK(bk_bitmap_create(&b1, n));
+        CHECK_OK(bk_bitmap_create(&s1, n));
+        CHECK_OK(bk_bitmap2_create(&b2, n));
+        CHECK_OK(bk_bitmap2_create(&s2, n));
+        if (!b1 || !s1 || !b2 || !s2)
+            break;
+        /* Twice over the same values: the second pass finds them set, and
+         * takes bitmap2 cells to state 2. */
+        for (int pass = 0; pass < 2; pass++) {
+            uint64_t fresh1 = 0, first2 = 0;
+            for (size_t i = 0; i < len; i++) {
+                fresh1 += bk_bitmap_set(s1, v[i]);
+                first2 += bk_bitmap2_add(s2, v[i]) == 1; /* 0 -> 1 */
+            }
+            uint64_t got1 = bk_bitmap_set_batch(b1, v, len);
+            uint64_t got2 = bk_bitmap2_add_batch(b2, v, len);
+            CHECK_MSG(got1 == fresh1, "len %zu pass %d: %llu new, want %llu", len, pass,
+                      (unsigned long long)got1, (unsigned long long)fresh1);
+            CHECK_EQ_U64(got2, first2);
+            CHECK(pass == 0 ? got2 == got1 : got2 == 0); /* a value's first sighting */
+            CHECK(memcmp(b1->words, s1->words, b1->nbytes) == 0);
+            CHECK(memcmp(b2->words, s2->words, b2->nbytes) == 0);
+            CHECK_EQ_U64(bk_bitmap_count(b1), bk_bitmap_count(s1));
+        }
+        bk_bitmap_free(b1);
+        bk_bitmap_free(s1);
+        bk_bitmap2_free(b2);
+        bk_bitmap2_free(s2);
+    }
+    free(v);
+}
+
+/* Counting with the popcount instruction and without it gives the same
+ * numbers (the level cpu.c picked decides which runs). */
+static void test_counts_on_every_path(void)
+{
+    const uint64_t n = 70001;
+    bk_bitmap_t *b = NULL;
+    bk_bitmap2_t *b2 = NULL;
+    CHECK_OK(bk_bitmap_create(&b, n));
+    CHECK_OK(bk_bitmap2_create(&b2, n));
+    if (!b || !b2)
+        goto done;
+    uint64_t rng = 5, want1 = 0, want2[3] = {n, 0, 0};
+    for (uint64_t i = 0; i < 50000; i++) {
+        uint64_t x = bkt_rand(&rng) % n;
+        want1 += bk_bitmap_set(b, x);
+        unsigned before = bk_bitmap2_state(b2, x), after = bk_bitmap2_add(b2, x);
+        want2[before]--;
+        want2[after]++;
+    }
+    int was = bki_simd_set(BKI_SIMD_SCALAR);
+    for (int level = BKI_SIMD_SCALAR; level <= bki_simd_available(); level++) {
+        bki_simd_set(level);
+        uint64_t counts[3];
+        bk_bitmap2_counts(b2, counts);
+        CHECK_MSG(bk_bitmap_count(b) == want1, "level %d", level);
+        CHECK_MSG(counts[0] == want2[0] && counts[1] == want2[1] && counts[2] == want2[2],
+                  "level %d: %llu %llu %llu", level, (unsigned long long)counts[0],
+                  (unsigned long long)counts[1], (unsigned long long)counts[2]);
+    }
+    bki_simd_set(was);
+done:
+    bk_bitmap_free(b);
+    bk_bitmap2_free(b2);
+}
+
 static void test_alloc_failures(void)
 {
     /* Each allocation of create fails in turn: BK_ENOMEM, nothing leaked
@@ -523,6 +613,8 @@ int main(void)
     bkt_run("bitmap2_foreach_stops_and_padding", test_bitmap2_foreach_stops_and_padding);
     bkt_run("distinct_phone_numbers", test_distinct_phone_numbers);
     bkt_run("integers_seen_once", test_integers_seen_once);
+    bkt_run("batches match single calls", test_batches_match_single_calls);
+    bkt_run("counts on every popcount path", test_counts_on_every_path);
     bkt_run("alloc_failures", test_alloc_failures);
     return bkt_finish();
 }

@@ -287,6 +287,168 @@ done:
     free(single);
 }
 
+/* bk_filter_add and bk_filter_contains on blocked and blocked2 filters take
+ * their own one-key path (hash inlined for short XXH3 keys, a call for the rest):
+ * on every probe path, for every XXH3 length class and for a classic hash,
+ * they must set the bits, report new keys and count items exactly as the
+ * pre-hashed calls do, and answer as they do. */
+static void test_one_key_calls_match_hashed(void)
+{
+    static const bk_hash_id_t hashes[] = {BK_HASH_XXH3, BK_HASH_SDBM};
+    size_t n = (size_t)bkt_scaled(3000) < 300 ? 300 : (size_t)bkt_scaled(3000);
+    uint8_t *bytes = malloc(n * 300);
+    bk_key_t *keys = malloc(n * sizeof *keys);
+    CHECK(bytes && keys);
+    if (!bytes || !keys)
+        goto done;
+    int was = bki_simd_set(BKI_SIMD_SCALAR);
+    for (int level = BKI_SIMD_SCALAR; level <= bki_simd_available(); level++) {
+        bki_simd_set(level);
+        for (size_t t = 0; t < 4; t++) { /* blocked, blocked2; XXH3, SDBM */
+            size_t hh = t % 2;
+            bk_kind_t kind = t < 2 ? BK_KIND_BLOCKED : BK_KIND_BLOCKED2;
+            bk_options_t o = {.hash = hashes[hh], .seed_set = true, .seed = 900 + t};
+            bk_filter_t *one, *hashed;
+            CHECK_OK(bk_filter_create_exact(&one, kind, 512 * 40, 6, &o));
+            CHECK_OK(bk_filter_create_exact(&hashed, kind, 512 * 40, 6, &o));
+            if (!one || !hashed)
+                continue;
+            uint64_t rng = 11 + hh;
+            make_keys(&rng, n, bytes, keys);
+            for (size_t i = 30; i < n; i += 29) /* repeats are not new */
+                keys[i] = keys[i - 7];
+            size_t flags_differ = 0, answers_differ = 0, missed = 0;
+            for (size_t i = 0; i < n; i++) {
+                bool a = false, b = true;
+                CHECK_OK(bk_filter_add(one, keys[i].ptr, keys[i].len, &a));
+                bk_hash_t h = bk_filter_hash(hashed, keys[i].ptr, keys[i].len);
+                CHECK_OK(bk_filter_add_hash(hashed, h, &b));
+                flags_differ += a != b;
+                missed += !bk_filter_contains(one, keys[i].ptr, keys[i].len);
+            }
+            CHECK_MSG(memcmp(one->data, hashed->data, one->nbytes) == 0,
+                      "level %d kind %d hash %d: payloads differ", level, (int)kind,
+                      (int)hashes[hh]);
+            CHECK_EQ_U64(bk_filter_items(one), bk_filter_items(hashed));
+            CHECK(bk_filter_items(one) < n); /* the repeats were not counted */
+            /* The small filter is crowded: many of these are false positives,
+             * so both answers are exercised. */
+            size_t hits = 0;
+            for (size_t i = 0; i < n; i++) {
+                const uint8_t *q = bytes + ((i * 7919) % n) * 300 + 1;
+                size_t len = i % 20;
+                bool a = bk_filter_contains(one, q, len);
+                answers_differ += a != bk_filter_contains_hash(one, bk_filter_hash(one, q, len));
+                hits += a;
+            }
+            CHECK_MSG(flags_differ == 0 && answers_differ == 0 && missed == 0,
+                      "level %d kind %d hash %d: %zu flags, %zu answers differ, %zu missed",
+                      level, (int)kind, (int)hashes[hh], flags_differ, answers_differ, missed);
+            CHECK(hits > 0 && hits < n);
+            bk_filter_free(one);
+            bk_filter_free(hashed);
+        }
+    }
+    bki_simd_set(was);
+done:
+    free(bytes);
+    free(keys);
+}
+
+/* ---- blocked2 ---- */
+
+/* The two-line layout as docs/FORMAT.md describes it: the blocked layout
+ * in line reduce(hi) with the bits of lo, and again in line reduce(lo)
+ * with the bits of hi. */
+static void ref_add2(uint8_t *payload, uint64_t lines, uint32_t k, bk_hash_t h)
+{
+    bk_hash_t swapped = {h.hi, h.lo};
+    ref_add(payload, lines, k, bki_lane_salt, h);
+    ref_add(payload, lines, k, bki_lane_salt, swapped);
+}
+
+static void test_blocked2_matches_reference(void)
+{
+    int was = bki_simd_set(BKI_SIMD_SCALAR);
+    for (int level = BKI_SIMD_SCALAR; level <= bki_simd_available(); level++) {
+        bki_simd_set(level);
+        for (uint32_t k = 1; k <= 16; k += 3) {
+            bk_options_t o = {.seed_set = true, .seed = 500 + k};
+            bk_filter_t *f;
+            CHECK_OK(bk_filter_create_exact(&f, BK_KIND_BLOCKED2, 512 * 53, k, &o));
+            if (!f)
+                continue;
+            CHECK(f->kind == BK_KIND_BLOCKED2 && f->k == k && f->lines == 53);
+            uint8_t *ref = calloc(f->nbytes, 1);
+            uint64_t rng = k, fresh = 0, added[1500];
+            for (int i = 0; i < 1500; i++) {
+                uint64_t key = added[i] = bkt_rand(&rng);
+                bool was_new;
+                CHECK_OK(bk_filter_add(f, &key, sizeof key, &was_new));
+                fresh += was_new;
+                ref_add2(ref, f->lines, k, bk_filter_hash(f, &key, sizeof key));
+            }
+            CHECK_MSG(memcmp(ref, f->data, f->nbytes) == 0, "level %d k=%u: payload differs", level,
+                      k);
+            CHECK_EQ_U64(bk_filter_items(f), fresh);
+            /* Lookups agree with the reference (a key is in when all 2k
+             * bits are set), on added keys and others alternately. */
+            size_t disagree = 0, hits = 0;
+            uint8_t *probe = calloc(f->nbytes, 1);
+            for (int i = 0; i < 400; i++) {
+                uint64_t key = i % 2 ? added[i * 3] : bkt_rand(&rng);
+                bk_hash_t h = bk_filter_hash(f, &key, sizeof key);
+                memset(probe, 0, f->nbytes);
+                ref_add2(probe, f->lines, k, h);
+                bool want = true;
+                for (uint64_t b = 0; b < f->nbytes; b++)
+                    want &= (probe[b] & ref[b]) == probe[b];
+                bool got = bk_filter_contains(f, &key, sizeof key);
+                disagree += got != want;
+                hits += got;
+            }
+            CHECK_MSG(disagree == 0, "level %d k=%u: %zu lookups differ", level, k, disagree);
+            CHECK(hits >= 200); /* every added key, and a few false positives */
+            free(probe);
+            free(ref);
+            bk_filter_free(f);
+        }
+    }
+    bki_simd_set(was);
+}
+
+/* A key alone sets k bits in line reduce(hi) and k in line reduce(lo). */
+static void test_blocked2_two_lines(void)
+{
+    for (uint32_t k = 1; k <= 16; k++) {
+        bk_filter_t *f;
+        CHECK_OK(bk_filter_create_exact(&f, BK_KIND_BLOCKED2, 512 * 1000, k, NULL));
+        if (!f)
+            return;
+        bk_hash_t h = bk_filter_hash(f, "solo", 4);
+        uint64_t a = bki_reduce(h.hi, f->lines), b = bki_reduce(h.lo, f->lines);
+        bool was_new;
+        CHECK_OK(bk_filter_add_hash(f, h, &was_new));
+        CHECK(was_new);
+        CHECK_EQ_U64(bki_cells_set(f), a == b ? bki_cells_set(f) : 2 * k);
+        uint64_t in_a = 0, in_b = 0, elsewhere = 0;
+        for (uint64_t i = 0; i < f->nbytes; i++) {
+            int bits = __builtin_popcount(f->data[i]);
+            if (i / 64 == a)
+                in_a += bits;
+            else if (i / 64 == b)
+                in_b += bits;
+            else
+                elsewhere += bits;
+        }
+        CHECK(a == b || (in_a == k && in_b == k));
+        CHECK_EQ_U64(elsewhere, 0);
+        CHECK_OK(bk_filter_add_hash(f, h, &was_new));
+        CHECK(!was_new);
+        bk_filter_free(f);
+    }
+}
+
 /* Selecting a probe path changes which one runs, never the answers: the
  * scalar and SIMD paths are told apart here only through the selector. */
 static void test_simd_selector(void)
@@ -311,5 +473,8 @@ int main(void)
     bkt_run("simd and scalar identical", test_simd_and_scalar_identical);
     bkt_run("batch lookups match single ones", test_batch_matches_single);
     bkt_run("batch adds match single ones", test_add_batch_matches_single);
+    bkt_run("one-key calls match pre-hashed ones", test_one_key_calls_match_hashed);
+    bkt_run("blocked2 matches reference layout", test_blocked2_matches_reference);
+    bkt_run("blocked2: k bits in each of two lines", test_blocked2_two_lines);
     return bkt_finish();
 }

@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const bk_kind_t kinds[] = {BK_KIND_BLOCKED, BK_KIND_CLASSIC, BK_KIND_PRECISE};
+static const bk_kind_t kinds[] = {BK_KIND_BLOCKED, BK_KIND_CLASSIC, BK_KIND_PRECISE,
+                                   BK_KIND_BLOCKED2};
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
 /* Key i of a stream: random bytes, length mostly short (0..64) and one in

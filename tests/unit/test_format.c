@@ -233,6 +233,11 @@ static void test_roundtrip_blocked(void)
     roundtrip_kind(BK_KIND_BLOCKED, 8);
 }
 
+static void test_roundtrip_blocked2(void)
+{
+    roundtrip_kind(BK_KIND_BLOCKED2, 6);
+}
+
 static void test_roundtrip_classic(void)
 {
     roundtrip_kind(BK_KIND_CLASSIC, 7);
@@ -811,7 +816,7 @@ static void test_hostile_fields(void)
         {"version 0", 8, 4, 0, BK_EVERSION},
         {"version 2", 8, 4, 2, BK_EVERSION},
         {"kind 0", 12, 4, 0, BK_ECORRUPT},
-        {"kind 7", 12, 4, 7, BK_ECORRUPT},
+        {"kind unknown", 12, 4, 99, BK_ECORRUPT},
         {"kind counting vs part", 12, 4, BK_KIND_COUNTING, BK_ECORRUPT},
         {"kind scalable", 12, 4, BK_KIND_SCALABLE, BK_ECORRUPT},
         {"kind bitmap", 12, 4, BK_KIND_BITMAP, BK_ECORRUPT},
@@ -1186,6 +1191,10 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
         bk_filter_t *f = make_scalable(1, 0.01, 0xdee9c4a10dee9c4aULL, 40, &o);
         *out = serialize(f, len);
         bk_filter_free(f);
+    } else if (!strcmp(name, "blocked2.bkf")) {
+        bk_filter_t *f = make_filter(BK_KIND_BLOCKED2, 4096, 4, 0x2bad2bad2bad2badULL, 150);
+        *out = serialize(f, len);
+        bk_filter_free(f);
     } else if (!strcmp(name, "bitmap.bkf")) {
         bk_bitmap_t *b = NULL;
         bk_bitmap_create(&b, 1000);
@@ -1210,8 +1219,8 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
 }
 
 static const char *const golden_names[] = {
-    "blocked.bkf", "classic.bkf", "counting.bkf", "scalable.bkf",
-    "bitmap.bkf",  "bitmap2.bkf", "precise.bkf",  "scalable_deep.bkf"};
+    "blocked.bkf", "classic.bkf", "counting.bkf", "scalable.bkf",     "bitmap.bkf",
+    "bitmap2.bkf", "precise.bkf", "scalable_deep.bkf", "blocked2.bkf"};
 
 /* Regenerating the golden objects gives the committed bytes exactly.
  * BK_WRITE_GOLDEN=1 rewrites them instead (only for a deliberate format
@@ -1265,6 +1274,55 @@ static void golden_load_deep(void)
         CHECK_EQ_U64(missing, 0);
     }
     bk_filter_free(d);
+}
+
+/* blocked2.bkf: kind 8, its geometry, and its keys as FORMAT.md's two-line
+ * layout places them (each key's k bits in line reduce(hi) and in line
+ * reduce(lo), checked on the raw payload). */
+static void golden_load_blocked2(void)
+{
+    char path[512];
+    const char *why = NULL;
+    snprintf(path, sizeof path, "%s/blocked2.bkf", data_dir());
+    size_t len;
+    uint8_t *raw = read_whole(path, &len);
+    CHECK(raw != NULL && len == 256 + 512);
+    if (!raw)
+        return;
+    CHECK_EQ_U64(get_u32le(raw + 12), 8); /* kind: blocked2 */
+    CHECK_EQ_U64(get_u32le(raw + 128 + 4), 4); /* k per line */
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, &why));
+    if (g) {
+        CHECK(g->kind == BK_KIND_BLOCKED2 && g->hash == BK_HASH_XXH3);
+        CHECK_EQ_U64(g->cells, 4096);
+        CHECK_EQ_U64(g->k, 4);
+        CHECK_EQ_U64(g->seed, 0x2bad2bad2bad2badULL);
+        CHECK(bk_filter_items(g) > 130 && bk_filter_items(g) <= 150);
+        char key[64];
+        int missing = 0, misplaced = 0;
+        for (uint64_t i = 0; i < 150; i++) {
+            key_of(i, key, sizeof key);
+            missing += !bk_filter_contains(g, key, strlen(key));
+            bk_hash_t h = bk_filter_hash(g, key, strlen(key));
+            uint64_t lines[2] = {bki_reduce(h.hi, 8), bki_reduce(h.lo, 8)};
+            uint64_t lo_of[2] = {h.lo, h.hi};
+            for (int half = 0; half < 2; half++) {
+                uint32_t x = (uint32_t)lo_of[half], r = (uint32_t)(lo_of[half] >> 32) % 16;
+                uint32_t s = 2 * ((uint32_t)(lo_of[half] >> 36) % 8) + 1;
+                for (uint32_t j = 0; j < 4; j++) {
+                    uint32_t lane = (r + j * s) % 16;
+                    uint32_t bit = (x * bki_lane_salt[lane]) >> 27;
+                    uint64_t at = lines[half] * 512 + lane * 32 + bit;
+                    misplaced += !((raw[256 + at / 8] >> (at % 8)) & 1);
+                }
+            }
+        }
+        CHECK_EQ_U64(missing, 0);
+        CHECK_EQ_U64(misplaced, 0);
+    }
+    bk_filter_free(g);
+    free(raw);
 }
 
 /* The committed golden files load and answer as the spec says, checked
@@ -1345,6 +1403,7 @@ static void test_golden_load(void)
     }
     bk_filter_free(sc);
     golden_load_deep();
+    golden_load_blocked2();
     snprintf(path, sizeof path, "%s/bitmap.bkf", data_dir());
     bk_bitmap_t *b = NULL;
     CHECK_OK(bk_bitmap_load(&b, path, &why));
@@ -1412,6 +1471,7 @@ int main(void)
         return 1;
     }
     bkt_run("roundtrip_blocked", test_roundtrip_blocked);
+    bkt_run("roundtrip_blocked2", test_roundtrip_blocked2);
     bkt_run("roundtrip_classic", test_roundtrip_classic);
     bkt_run("roundtrip_counting", test_roundtrip_counting);
     bkt_run("roundtrip_scalable", test_roundtrip_scalable);

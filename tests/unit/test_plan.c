@@ -115,6 +115,79 @@ static void test_lined_model_matches_simulation(void)
     }
 }
 
+/* The space goal: blocked2 within 1.15x of the classic optimum's bits per
+ * key, -ln p / (ln 2)^2, at every error rate from 0.1 down to 1e-6 (the
+ * plan aims at 0.9 p, which is counted against it), and its plans are
+ * minimal like the one-line kinds'. The default kind is blocked down to
+ * 1e-3 and blocked2 below, so it meets the same goal. */
+static void test_blocked2_space(void)
+{
+    const double ln2 = log(2.0);
+    for (double p = 0.1; p >= 0.99e-6; p /= 3.1622776601683795) {
+        bk_plan_t two, def;
+        CHECK_OK(bk_plan(BK_KIND_BLOCKED2, 1000000, p, &two));
+        CHECK_OK(bk_plan(BK_KIND_DEFAULT, 1000000, p, &def));
+        double optimum = -log(p) / (ln2 * ln2);
+        CHECK_MSG(two.bits_per_key <= 1.15 * optimum, "blocked2 p %g: %.2f bits/key, optimum %.2f",
+                  p, two.bits_per_key, optimum);
+        CHECK_MSG(def.bits_per_key <= 1.15 * optimum, "default p %g: %.2f bits/key, optimum %.2f",
+                  p, def.bits_per_key, optimum);
+        CHECK(def.kind == (p >= 1e-3 ? BK_KIND_BLOCKED : BK_KIND_BLOCKED2));
+        CHECK(two.kind == BK_KIND_BLOCKED2 && two.cells % 512 == 0);
+        CHECK(two.k >= 1 && two.k <= 16);
+        CHECK_MSG(two.expected_fpr <= 0.9 * p, "p %g: %g", p, two.expected_fpr);
+        for (uint32_t k = 1; k <= 16; k++) {
+            double fewer = bk_fpr_expected(BK_KIND_BLOCKED2, two.cells - 512, 1000000, k);
+            CHECK_MSG(fewer > 0.9 * p, "p %g k %u: a smaller blocked2 fits", p, k);
+        }
+    }
+    /* Where one line per key costs most, two cost much less. */
+    bk_plan_t one, two;
+    CHECK_OK(bk_plan(BK_KIND_BLOCKED, 1000000, 1e-6, &one));
+    CHECK_OK(bk_plan(BK_KIND_BLOCKED2, 1000000, 1e-6, &two));
+    CHECK(two.bits < one.bits * 0.85);
+}
+
+/* The blocked2 model (the one-line model at 2n keys, squared) against a
+ * simulation of the layout: keys put k random distinct-lane bits in each of
+ * two random lines; absent keys are tested the same way. */
+static void test_blocked2_model_matches_simulation(void)
+{
+    const uint64_t lines = 2000, n = 2000 * 512 / 14; /* 14 bits per key */
+    const uint32_t k = 5;
+    uint8_t *bits = calloc(lines, 64);
+    CHECK(bits != NULL);
+    if (!bits)
+        return;
+    uint64_t rng = 4242;
+    for (uint64_t i = 0; i < 2 * n; i++) { /* two halves per key */
+        uint64_t line = bkt_rand(&rng) % lines;
+        uint32_t lane0 = (uint32_t)(bkt_rand(&rng) % 16);
+        for (uint32_t j = 0; j < k; j++) {
+            uint64_t bit = line * 512 + ((lane0 + j) % 16) * 32 + bkt_rand(&rng) % 32;
+            bits[bit / 8] |= (uint8_t)(1u << (bit % 8));
+        }
+    }
+    uint64_t q = bkt_scaled(400000), fp = 0;
+    for (uint64_t i = 0; i < q; i++) {
+        bool all = true;
+        for (int half = 0; half < 2; half++) {
+            uint64_t line = bkt_rand(&rng) % lines;
+            uint32_t lane0 = (uint32_t)(bkt_rand(&rng) % 16);
+            for (uint32_t j = 0; j < k; j++) {
+                uint64_t bit = line * 512 + ((lane0 + j) % 16) * 32 + bkt_rand(&rng) % 32;
+                all &= (bits[bit / 8] >> (bit % 8)) & 1;
+            }
+        }
+        fp += all;
+    }
+    double measured = (double)fp / (double)q;
+    double model = bk_fpr_expected(BK_KIND_BLOCKED2, lines * 512, n, k);
+    CHECK_MSG(fabs(measured - model) < 0.1 * model + 4 * sqrt(model / (double)q),
+              "model %g, simulated %g", model, measured);
+    free(bits);
+}
+
 static void test_bad_parameters(void)
 {
     bk_plan_t plan;
@@ -167,6 +240,8 @@ int main(void)
     bkt_run("classic formula", test_classic_formula);
     bkt_run("lined plans are minimal", test_lined_plans_are_minimal);
     bkt_run("lined model matches simulation", test_lined_model_matches_simulation);
+    bkt_run("blocked2 space within 1.15x of the optimum", test_blocked2_space);
+    bkt_run("blocked2 model matches simulation", test_blocked2_model_matches_simulation);
     bkt_run("bad parameters", test_bad_parameters);
     bkt_run("large capacity", test_large_capacity);
     bkt_run("expected fpr edges", test_expected_fpr_edges);
