@@ -1,0 +1,424 @@
+/*
+ * Window filter: "was this key added in the last N adds, or in the last T
+ * units of the caller's clock?", for crawlers that re-crawl and gateways
+ * that ask "seen in the last hour?". A plain filter only fills up; this one
+ * forgets old keys on a schedule, in constant memory.
+ *
+ * Structure: G rotating generations of blocked filters, stored interleaved.
+ * Generation e (the e-th block of g = ceil(N / (G - 1)) adds, or of
+ * d = ceil(T / (G - 1)) time units) lives in slot e mod G. A key hashes to
+ * one bucket of G adjacent 64-byte lines, one line per slot, and inside a
+ * line to k bits laid out exactly as in a blocked filter (blocked.c: lanes,
+ * strides, salts), so each slot is a blocked filter of `lines` lines. An add
+ * sets the key's bits in the newest slot's line; a lookup tests the key's
+ * line in every live slot; moving to a new generation clears the slot of
+ * the generation G back, so the newest slot is always empty when it starts.
+ *
+ * Guarantees (tests/unit/test_window.c checks each against an exact model):
+ *  - no false negatives within the window: a key added among the last N
+ *    adds (count window), or at a time t with now - t < T (time window), is
+ *    present. Its generation is at most G - 1 behind the current one, and
+ *    (G - 1) g >= N, (G - 1) d >= T.
+ *  - forgotten after G generations: a key last added G * g adds ago (count)
+ *    or G * d units ago (time) has no bits left and reads as new, up to p.
+ *    Between N and G g (T and G d) a key may or may not still be present.
+ *  - FPR <= p at any moment of a steady stream: each slot holds at most g
+ *    adds (a time window: while no generation gets more than g adds, i.e. at
+ *    most about N per T), each slot is planned as a blocked filter at
+ *    1 - (1 - p)^(1/G) (aimed at 0.9 of that, as every plan), so even with
+ *    every slot full the union of G independent filters stays under p.
+ *  - time windows move with the caller's clock (bki_window_advance): a clock
+ *    that goes back is ignored; an idle gap of G generations or more clears
+ *    everything.
+ *
+ * Why this and not the age-partitioned Bloom filter (APBF: Shtul, Baquero,
+ * Almeida 2020; k + l one-bit slices, insert into the k newest, present when
+ * k consecutive slices hold the key). At p = 1%, modelled at the worst
+ * moment (every slice and slot full), per item of the window:
+ *   APBF k=10 l=7 (the usual setting)    25.9 bits, forgets after 2.43 N
+ *   APBF best found (k=9, l=40)          19.7 bits, 1.23 N, 49 slices
+ *   APBF as published (dcrd)             22.8 bits
+ *   rotate 2 blocked filters             23.7 bits, 2.00 N, 2 lines/lookup
+ *   this, G=4                            18.1 bits, 1.33 N, 4 lines/lookup
+ *   this, G=8                            17.5 bits, 1.14 N, 8 lines/lookup
+ * (bench/bench_window.c measures both on real filters; docs/BENCHMARKS.md
+ * has the numbers.) An APBF lookup probes k slices at k independent
+ * addresses: k cache misses in a large filter, and 9 to 10 is the k that
+ * makes it compact. Here a key's G lines are adjacent (one bucket, one page,
+ * one DRAM row) and each is tested with a few word operations; an add
+ * writes one line. The price: a full slot is cleared per generation (a
+ * strided pass over 1/G of the payload; a pause, not a per-key cost) and
+ * the window boundary is fuzzy by one generation (N to G g), which the
+ * APBF has too (l to l + k generations) and worse.
+ */
+#include "window.h"
+
+#include <math.h>
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+/* ---- sizing ---- */
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+/* The error one slot may have so that G full slots stay within p:
+ * 1 - (1 - slot)^G = p. */
+static double slot_fpr(double p, uint32_t gens)
+{
+    return -expm1(log1p(-p) / (double)gens);
+}
+
+static double union_fpr(const double *each, uint32_t n)
+{
+    double none = 1.0;
+    for (uint32_t i = 0; i < n; i++)
+        none *= 1.0 - each[i];
+    return 1.0 - none;
+}
+
+bk_status_t bki_window_plan(const bki_window_params_t *p, bki_window_geom_t *out)
+{
+    uint32_t gens = p->generations ? p->generations : BKI_WINDOW_DEFAULT_GENS;
+    if (p->capacity == 0 || !(p->fpr > 0.0 && p->fpr < 1.0) || gens < BKI_WINDOW_MIN_GENS ||
+        gens > BKI_WINDOW_MAX_GENS)
+        return BK_EINVAL;
+    memset(out, 0, sizeof *out);
+    out->generations = gens;
+    out->gen_capacity = ceil_div(p->capacity, gens - 1);
+    out->gen_span = p->span ? ceil_div(p->span, gens - 1) : 0;
+    bk_plan_t plan;
+    bk_status_t s = bk_plan(BK_KIND_BLOCKED, out->gen_capacity, slot_fpr(p->fpr, gens), &plan);
+    if (s != BK_OK)
+        return s;
+    out->k = plan.k;
+    out->lines = plan.bytes / BKI_LINE_BYTES;
+    if (out->lines > BKI_MAX_PAYLOAD_BYTES / BKI_LINE_BYTES / gens)
+        return BK_ENOMEM;
+    out->bytes = out->lines * gens * BKI_LINE_BYTES;
+    out->gen_fpr = plan.expected_fpr;
+    double each[BKI_WINDOW_MAX_GENS];
+    for (uint32_t i = 0; i < gens; i++)
+        each[i] = out->gen_fpr;
+    out->expected_fpr = union_fpr(each, gens);
+    return BK_OK;
+}
+
+/* ---- life cycle ---- */
+
+bk_status_t bki_window_create(bki_window_t **out, const bki_window_params_t *p,
+                              bk_hash_id_t hash, uint64_t seed)
+{
+    *out = NULL;
+    bki_window_geom_t geom;
+    bk_status_t s = bki_window_plan(p, &geom);
+    if (s != BK_OK)
+        return s;
+    if (geom.bytes > (uint64_t)SIZE_MAX)
+        return BK_ENOMEM;
+    bki_window_t *w = bki_calloc(1, sizeof *w);
+    if (!w)
+        return BK_ENOMEM;
+    w->params = *p;
+    w->params.generations = geom.generations;
+    w->geom = geom;
+    w->hash = hash;
+    w->seed = seed;
+    w->data = bki_payload_alloc(geom.bytes, &w->mem);
+    if (!w->data) {
+        bki_free(w);
+        return BK_ENOMEM;
+    }
+    *out = w;
+    return BK_OK;
+}
+
+void bki_window_free(bki_window_t *w)
+{
+    if (!w)
+        return;
+    bki_payload_free(w->data, w->geom.bytes, w->mem);
+    bki_free(w);
+}
+
+void bki_window_clear(bki_window_t *w)
+{
+    memset(w->data, 0, (size_t)w->geom.bytes);
+    memset(w->gen_adds, 0, sizeof w->gen_adds);
+    if (w->params.span == 0) {
+        w->epoch = 0;
+        w->adds = 0;
+    }
+}
+
+/* ---- generations ---- */
+
+static inline uint32_t slot_of(const bki_window_t *w, uint64_t epoch)
+{
+    return (uint32_t)(epoch % w->geom.generations);
+}
+
+static inline uint8_t *bucket_of(const bki_window_t *w, uint64_t hi)
+{
+    uint64_t b = bki_reduce(hi, w->geom.lines);
+    return w->data + b * w->geom.generations * BKI_LINE_BYTES;
+}
+
+/* Zeroes one slot: line `slot` of every bucket. Only adds set bits, and
+ * each counts in its slot, so a slot without adds is already zero. */
+static void clear_slot(bki_window_t *w, uint32_t slot)
+{
+    if (w->gen_adds[slot] == 0)
+        return;
+    const uint64_t stride = (uint64_t)w->geom.generations * BKI_LINE_BYTES;
+    uint8_t *line = w->data + (uint64_t)slot * BKI_LINE_BYTES;
+    for (uint64_t b = 0; b < w->geom.lines; b++, line += stride)
+        memset(line, 0, BKI_LINE_BYTES);
+    w->gen_adds[slot] = 0;
+}
+
+/* Makes generation `epoch` (> the current one) the newest: every slot whose
+ * generation falls out of the last G is cleared, all of them after a gap of
+ * G generations or more. */
+static void move_to(bki_window_t *w, uint64_t epoch)
+{
+    const uint32_t gens = w->geom.generations;
+    if (epoch - w->epoch >= gens) {
+        uint64_t held = 0;
+        for (uint32_t s = 0; s < gens; s++)
+            held += w->gen_adds[s];
+        if (held) /* a fresh filter's first time skips the pass */
+            memset(w->data, 0, (size_t)w->geom.bytes);
+        memset(w->gen_adds, 0, sizeof w->gen_adds);
+    } else {
+        for (uint64_t e = w->epoch + 1; e <= epoch; e++)
+            clear_slot(w, slot_of(w, e));
+    }
+    w->epoch = epoch;
+}
+
+void bki_window_advance(bki_window_t *w, uint64_t now)
+{
+    if (w->params.span == 0)
+        return;
+    if (now <= w->now)
+        return;
+    uint64_t epoch = now / w->geom.gen_span;
+    if (epoch > w->epoch)
+        move_to(w, epoch);
+    w->now = now;
+}
+
+/* Count windows start a new generation when the current one has g adds. */
+static inline void before_add(bki_window_t *w)
+{
+    if (w->params.span == 0 && w->gen_adds[slot_of(w, w->epoch)] >= w->geom.gen_capacity)
+        move_to(w, w->epoch + 1);
+}
+
+/* ---- probes ---- */
+
+/* A key's k bits within a line, as 8 words: the blocked filter's scheme
+ * (lane i of the line is bits 32 (i & 1).. of word i >> 1). */
+typedef struct line_mask {
+    uint64_t w[8];
+} line_mask_t;
+
+static inline line_mask_t mask_of(uint32_t k, uint64_t lo)
+{
+    const uint32_t *salt = bki_blocked_salts();
+    bk_hash_t h = {lo, 0};
+    bki_lanes_t l = bki_lanes_of(h);
+    line_mask_t m = {{0}};
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t lane = bki_lane(l, i);
+        uint64_t bit = UINT64_C(1) << ((l.x * salt[lane]) >> 27);
+        m.w[lane >> 1] |= bit << (32 * (lane & 1));
+    }
+    return m;
+}
+
+static inline bool line_holds(const uint8_t *line, const line_mask_t *m)
+{
+    const uint64_t *w = (const uint64_t *)(const void *)line;
+    uint64_t missing = 0;
+    for (int i = 0; i < 8; i++)
+        missing |= m->w[i] & ~w[i];
+    return missing == 0;
+}
+
+/* Tests the `live` newest slots of a bucket, newest first (a recent key is
+ * found soonest). */
+static inline bool bucket_holds(const bki_window_t *w, const uint8_t *bucket,
+                                const line_mask_t *m, uint32_t live)
+{
+    uint32_t slot = slot_of(w, w->epoch);
+    for (uint32_t j = 0; j < live; j++) {
+        if (line_holds(bucket + (uint64_t)slot * BKI_LINE_BYTES, m))
+            return true;
+        slot = slot ? slot - 1 : w->geom.generations - 1;
+    }
+    return false;
+}
+
+/* Slots still inside the window if the clock stood at `now`. */
+static uint32_t live_slots(const bki_window_t *w, uint64_t now)
+{
+    const uint32_t gens = w->geom.generations;
+    if (w->params.span == 0 || now <= w->now)
+        return gens;
+    uint64_t ahead = now / w->geom.gen_span - w->epoch;
+    return ahead >= gens ? 0 : gens - (uint32_t)ahead;
+}
+
+/* Sets the key's bits in the newest slot; true if it was in no live slot. */
+static inline bool put(bki_window_t *w, uint8_t *bucket, uint64_t lo)
+{
+    line_mask_t m = mask_of(w->geom.k, lo);
+    bool present = bucket_holds(w, bucket, &m, w->geom.generations);
+    uint64_t *line = (uint64_t *)(void *)(bucket + (uint64_t)slot_of(w, w->epoch) * BKI_LINE_BYTES);
+    for (int i = 0; i < 8; i++)
+        line[i] |= m.w[i];
+    w->gen_adds[slot_of(w, w->epoch)]++;
+    w->adds++;
+    return !present;
+}
+
+bool bki_window_add(bki_window_t *w, bk_hash_t h)
+{
+    before_add(w);
+    return put(w, bucket_of(w, h.hi), h.lo);
+}
+
+bool bki_window_contains(const bki_window_t *w, bk_hash_t h)
+{
+    line_mask_t m = mask_of(w->geom.k, h.lo);
+    return bucket_holds(w, bucket_of(w, h.hi), &m, w->geom.generations);
+}
+
+bool bki_window_contains_at(const bki_window_t *w, bk_hash_t h, uint64_t now)
+{
+    uint32_t live = live_slots(w, now);
+    if (live == 0)
+        return false;
+    line_mask_t m = mask_of(w->geom.k, h.lo);
+    return bucket_holds(w, bucket_of(w, h.hi), &m, live);
+}
+
+/* ---- batches ---- */
+
+static const unsigned char empty_key[1];
+
+static inline bk_hash_t key_hash(const bki_window_t *w, const bk_key_t *key)
+{
+    if (BKI_LIKELY(w->hash == BK_HASH_XXH3)) {
+        XXH128_hash_t r = XXH3_128bits_withSeed(key->ptr ? key->ptr : empty_key, key->len, w->seed);
+        bk_hash_t h = {r.low64, r.high64};
+        return h;
+    }
+    return bk_hash_key(w->hash, w->seed, key->ptr, key->len);
+}
+
+/* A key of the pipeline: its bucket (requested) and the hash half that
+ * picks its bits. */
+typedef struct pending {
+    uint8_t *bucket;
+    uint64_t lo;
+} pending_t;
+
+/* Requests a bucket's lines: the G lines are adjacent, so they share a
+ * page and a DRAM row. */
+static inline pending_t hash_prefetch(const bki_window_t *w, const bk_key_t *key)
+{
+    bk_hash_t h = key_hash(w, key);
+    pending_t p = {bucket_of(w, h.hi), h.lo};
+    for (uint32_t s = 0; s < w->geom.generations; s++)
+        __builtin_prefetch(p.bucket + (uint64_t)s * BKI_LINE_BYTES);
+    return p;
+}
+
+/* Hashes and requests keys BKI_BATCH_AHEAD ahead of the probe, like the
+ * blocked filter's batches; small payloads stay in cache and are probed
+ * directly. `add` selects put (with the count window's generation step
+ * before each key, so a batch crosses generations exactly as single adds
+ * would) or a lookup. */
+static uint64_t run_batch(bki_window_t *w, const bk_key_t *keys, size_t n, bool *flags, bool add)
+{
+    uint64_t count = 0;
+    size_t ahead = w->geom.bytes < BKI_BATCH_PIPELINE_MIN_BYTES ? 0 : BKI_BATCH_AHEAD;
+    if (ahead > n)
+        ahead = n;
+    pending_t ring[BKI_BATCH_AHEAD];
+    for (size_t j = 0; j < ahead; j++)
+        ring[j] = hash_prefetch(w, &keys[j]);
+    for (size_t i = 0; i < n; i++) {
+        pending_t p;
+        if (ahead) {
+            p = ring[i & (BKI_BATCH_AHEAD - 1)];
+            if (i + ahead < n)
+                ring[i & (BKI_BATCH_AHEAD - 1)] = hash_prefetch(w, &keys[i + ahead]);
+        } else {
+            bk_hash_t h = key_hash(w, &keys[i]);
+            p.bucket = bucket_of(w, h.hi);
+            p.lo = h.lo;
+        }
+        bool flag;
+        if (add) {
+            before_add(w);
+            flag = put(w, p.bucket, p.lo);
+        } else {
+            line_mask_t m = mask_of(w->geom.k, p.lo);
+            flag = bucket_holds(w, p.bucket, &m, w->geom.generations);
+        }
+        if (flags)
+            flags[i] = flag;
+        count += flag;
+    }
+    return count;
+}
+
+uint64_t bki_window_add_batch(bki_window_t *w, const bk_key_t *keys, size_t n, bool *was_new)
+{
+    return run_batch(w, keys, n, was_new, true);
+}
+
+size_t bki_window_contains_batch(const bki_window_t *w, const bk_key_t *keys, size_t n, bool *out)
+{
+    /* The lookup path of run_batch writes nothing to the window. */
+    return (size_t)run_batch((bki_window_t *)(uintptr_t)w, keys, n, out, false);
+}
+
+/* ---- usage ---- */
+
+static uint64_t sub_sat(uint64_t a, uint64_t b)
+{
+    return a > b ? a - b : 0;
+}
+
+void bki_window_usage(const bki_window_t *w, bki_window_usage_t *out)
+{
+    const bki_window_geom_t *g = &w->geom;
+    memset(out, 0, sizeof *out);
+    const uint64_t *words = (const uint64_t *)(const void *)w->data;
+    for (uint64_t i = 0; i < g->bytes / 8; i++)
+        out->bits_set += (uint64_t)__builtin_popcountll(words[i]);
+    out->fill = (double)out->bits_set / ((double)g->bytes * 8.0);
+    double each[BKI_WINDOW_MAX_GENS];
+    for (uint32_t s = 0; s < g->generations; s++) {
+        out->items += w->gen_adds[s];
+        each[s] = bk_fpr_expected(BK_KIND_BLOCKED, g->lines * BKI_LINE_BITS, w->gen_adds[s], g->k);
+    }
+    out->expected_fpr = union_fpr(each, g->generations);
+    uint64_t oldest = sub_sat(w->epoch, g->generations - 1);
+    if (w->params.span == 0) {
+        out->certain_from = sub_sat(w->adds, w->params.capacity);
+        out->forgotten_before = oldest * g->gen_capacity;
+    } else {
+        out->certain_from = sub_sat(w->now + 1, w->params.span);
+        out->forgotten_before = oldest * g->gen_span;
+    }
+}
