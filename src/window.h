@@ -43,9 +43,11 @@ typedef struct bki_window {
     bk_hash_id_t hash;
     uint64_t seed;
     uint64_t epoch;   /* number of the current (newest) generation */
+    uint32_t newest;  /* its slot, epoch mod G (kept: a division per key costs) */
     uint64_t now;     /* time windows: the latest time seen (starts at 0) */
     uint64_t adds;    /* add calls over the filter's life */
     uint64_t gen_adds[BKI_WINDOW_MAX_GENS]; /* add calls per slot */
+    uint16_t lanes[128]; /* the k lanes a key probes, by hash bits 32..38 */
     uint8_t *data;    /* buckets of G lines; slot e mod G holds generation e */
     bki_mem_t mem;
 } bki_window_t;
@@ -92,5 +94,8 @@ typedef struct bki_window_usage {
 } bki_window_usage_t;
 
 BKI_HIDDEN void bki_window_usage(const bki_window_t *w, bki_window_usage_t *out);
+
+/* Forces the portable probe (for tests); returns whether AVX2 was in use. */
+BKI_HIDDEN bool bki_window_force_scalar(bool force);
 
 #endif /* BLOOMKIT_WINDOW_H */
