@@ -270,38 +270,69 @@ static uint64_t stream_length(const contender_t *c, uint64_t n)
     return (want + c->generation - 1) / c->generation * c->generation;
 }
 
-static void run(contender_t *c, uint64_t n, result_t *out)
+#define CHUNK 1000000u
+#define COUNT 6
+
+/* Feeds every contender its stream in chunks, round robin, so that the
+ * machine's background load falls on all of them alike; the add time is
+ * that of the steady part (after the first N adds). */
+static void feed(contender_t *c, uint64_t n, result_t *out)
 {
-    uint64_t len = stream_length(c, n), steady = len - n;
-    for (uint64_t i = 0; i < n; i++)
-        c->add(c->state, hash_of(i));
-    double t0 = now_ns();
-    for (uint64_t i = n; i < len; i++)
-        c->add(c->state, hash_of(i));
-    out->add = steady ? (now_ns() - t0) / (double)steady : NAN;
-    double t_hit[REPS], t_miss[REPS];
-    uint64_t fp = 0, found = 0, rng = 1;
-    for (int r = 0; r < REPS; r++) {
-        t0 = now_ns();
-        for (uint64_t i = 0; i < LOOKUPS; i++) {
-            rng = rng * 6364136223846793005u + 1442695040888963407u;
-            found += c->contains(c->state, hash_of(len - 1 - (rng >> 11) % n));
+    uint64_t pos[COUNT] = {0}, len[COUNT];
+    double spent[COUNT] = {0};
+    for (int i = 0; i < COUNT; i++)
+        len[i] = stream_length(&c[i], n);
+    for (bool more = true; more;) {
+        more = false;
+        for (int i = 0; i < COUNT; i++) {
+            uint64_t end = pos[i] + CHUNK < len[i] ? pos[i] + CHUNK : len[i];
+            if (pos[i] < n && end > n)
+                end = n; /* the steady part starts on a chunk edge */
+            double t0 = now_ns();
+            for (uint64_t k = pos[i]; k < end; k++)
+                c[i].add(c[i].state, hash_of(k));
+            if (pos[i] >= n)
+                spent[i] += now_ns() - t0;
+            pos[i] = end;
+            more |= end < len[i];
         }
-        t_hit[r] = (now_ns() - t0) / LOOKUPS;
-        fp = 0;
-        t0 = now_ns();
-        for (uint64_t i = 0; i < LOOKUPS; i++)
-            fp += c->contains(c->state, hash_of(i | UINT64_C(1) << 63 | (uint64_t)r << 40));
-        t_miss[r] = (now_ns() - t0) / LOOKUPS;
     }
-    if (found != (uint64_t)REPS * LOOKUPS)
-        fprintf(stderr, "bench_window: %s lost %llu keys of the window\n", c->name,
-                (unsigned long long)((uint64_t)REPS * LOOKUPS - found));
-    out->bits = (double)c->bytes * 8.0 / (double)n;
-    out->forgets = c->forgets;
-    out->hit = median(t_hit, REPS);
-    out->miss = median(t_miss, REPS);
-    out->fpr = (double)fp / LOOKUPS;
+    for (int i = 0; i < COUNT; i++) {
+        out[i].add = len[i] > n ? spent[i] / (double)(len[i] - n) : NAN;
+        out[i].bits = (double)c[i].bytes * 8.0 / (double)n;
+        out[i].forgets = c[i].forgets;
+    }
+}
+
+/* Lookups of keys among the last N adds, then of new keys, each contender
+ * in turn per repetition; the FPR is counted on the new keys. */
+static void look_up(contender_t *c, uint64_t n, result_t *out)
+{
+    double t_hit[COUNT][REPS], t_miss[COUNT][REPS];
+    for (int r = 0; r < REPS; r++) {
+        for (int i = 0; i < COUNT; i++) {
+            uint64_t len = stream_length(&c[i], n), found = 0, fp = 0, rng = (uint64_t)r;
+            double t0 = now_ns();
+            for (uint64_t j = 0; j < LOOKUPS; j++) {
+                rng = rng * 6364136223846793005u + 1442695040888963407u;
+                found += c[i].contains(c[i].state, hash_of(len - 1 - (rng >> 11) % n));
+            }
+            t_hit[i][r] = (now_ns() - t0) / LOOKUPS;
+            t0 = now_ns();
+            for (uint64_t j = 0; j < LOOKUPS; j++)
+                fp += c[i].contains(c[i].state, hash_of(j | UINT64_C(1) << 63 | (uint64_t)r << 40));
+            t_miss[i][r] = (now_ns() - t0) / LOOKUPS;
+            if (found != LOOKUPS)
+                fprintf(stderr, "bench_window: %s lost %llu keys of the window\n", c[i].name,
+                        (unsigned long long)(LOOKUPS - found));
+            if (r == 0)
+                out[i].fpr = (double)fp / LOOKUPS;
+        }
+    }
+    for (int i = 0; i < COUNT; i++) {
+        out[i].hit = median(t_hit[i], REPS);
+        out[i].miss = median(t_miss[i], REPS);
+    }
 }
 
 static void print_row(const char *name, const result_t *r, const result_t *ref)
@@ -318,8 +349,7 @@ static void print_row(const char *name, const result_t *r, const result_t *ref)
 
 static int bench_size(uint64_t n)
 {
-    contender_t c[6];
-    const int count = 6;
+    contender_t c[COUNT];
     if (make_rotate(&c[0], n, 1, "blocked (no window)") ||
         make_window(&c[1], n, 4, "window G=4") || make_window(&c[2], n, 8, "window G=8") ||
         make_apbf(&c[3], n, 10, 7, "APBF k=10 l=7") || make_apbf(&c[4], n, 9, 40, "APBF k=9 l=40") ||
@@ -327,20 +357,18 @@ static int bench_size(uint64_t n)
         fprintf(stderr, "bench_window: out of memory\n");
         return 1;
     }
+    result_t r[COUNT];
+    feed(c, n, r);
+    look_up(c, n, r);
     printf("\nN = %llu (window G=4: %.1f MB)\n\n", (unsigned long long)n, (double)c[1].bytes / 1e6);
     printf("| structure | bits/item | forgets after | ns/add | ns/lookup in window (vs blocked) "
            "| ns/lookup new key (vs blocked) | FPR at worst moment |\n");
     printf("|---|---|---|---|---|---|---|\n");
-    result_t ref = {0};
-    for (int i = 0; i < count; i++) {
-        result_t r;
-        run(&c[i], n, &r);
-        if (i == 0)
-            ref = r;
-        print_row(c[i].name, &r, &ref);
+    for (int i = 0; i < COUNT; i++) {
+        print_row(c[i].name, &r[i], &r[0]);
         c[i].free(c[i].state);
-        fflush(stdout);
     }
+    fflush(stdout);
     return 0;
 }
 
