@@ -115,6 +115,12 @@ bk_status_t bki_window_plan(const bki_window_params_t *p, bki_window_geom_t *out
 
 /* ---- life cycle ---- */
 
+static inline uint32_t slot_of(const bki_window_t *w, uint64_t epoch)
+{
+    return (uint32_t)(epoch % w->geom.generations);
+}
+
+
 /* The lane table of the AVX2 probe (one load instead of k steps). */
 static void fill_lanes(bki_window_t *w)
 {
@@ -128,6 +134,37 @@ static void fill_lanes(bki_window_t *w)
     }
 }
 
+/* A window of the given shape; its payload is `borrow` (a file mapping,
+ * not freed here) or, when NULL, a fresh zeroed allocation. */
+static bk_status_t window_new(bki_window_t **out, const bki_window_params_t *p,
+                              const bki_window_geom_t *geom, bk_hash_id_t hash, uint64_t seed,
+                              uint8_t *borrow)
+{
+    if (geom->bytes > (uint64_t)SIZE_MAX)
+        return BK_ENOMEM;
+    bki_window_t *w = bki_calloc(1, sizeof *w);
+    if (!w)
+        return BK_ENOMEM;
+    w->params = *p;
+    w->params.generations = geom->generations;
+    w->geom = *geom;
+    w->hash = hash;
+    w->seed = seed;
+    fill_lanes(w);
+    if (borrow) {
+        w->data = borrow;
+        w->mem = BKI_MEM_BORROWED;
+    } else {
+        w->data = bki_payload_alloc(geom->bytes, &w->mem);
+        if (!w->data) {
+            bki_free(w);
+            return BK_ENOMEM;
+        }
+    }
+    *out = w;
+    return BK_OK;
+}
+
 bk_status_t bki_window_create(bki_window_t **out, const bki_window_params_t *p,
                               bk_hash_id_t hash, uint64_t seed)
 {
@@ -136,23 +173,88 @@ bk_status_t bki_window_create(bki_window_t **out, const bki_window_params_t *p,
     bk_status_t s = bki_window_plan(p, &geom);
     if (s != BK_OK)
         return s;
-    if (geom.bytes > (uint64_t)SIZE_MAX)
-        return BK_ENOMEM;
-    bki_window_t *w = bki_calloc(1, sizeof *w);
-    if (!w)
-        return BK_ENOMEM;
-    w->params = *p;
-    w->params.generations = geom.generations;
-    w->geom = geom;
-    w->hash = hash;
-    w->seed = seed;
-    fill_lanes(w);
-    w->data = bki_payload_alloc(geom.bytes, &w->mem);
-    if (!w->data) {
-        bki_free(w);
-        return BK_ENOMEM;
+    return window_new(out, p, &geom, hash, seed, NULL);
+}
+
+/* The geometry a stored window had: its own k and lines (a later release
+ * may plan differently; the file keeps what this one was built with). */
+static bk_status_t stored_geom(const bki_window_params_t *p, uint32_t k, uint64_t lines,
+                               bki_window_geom_t *g)
+{
+    const uint32_t gens = p->generations;
+    if (p->capacity == 0 || !(p->fpr > 0.0 && p->fpr < 1.0) || gens < BKI_WINDOW_MIN_GENS ||
+        gens > BKI_WINDOW_MAX_GENS || k == 0 || k > BKI_BLOCKED_MAX_K || lines == 0)
+        return BK_ECORRUPT;
+    if (lines > BKI_MAX_PAYLOAD_BYTES / BKI_LINE_BYTES / gens)
+        return BK_ECORRUPT;
+    memset(g, 0, sizeof *g);
+    g->generations = gens;
+    g->k = k;
+    g->lines = lines;
+    g->gen_capacity = ceil_div(p->capacity, gens - 1);
+    g->gen_span = p->span ? ceil_div(p->span, gens - 1) : 0;
+    g->bytes = lines * gens * BKI_LINE_BYTES;
+    g->gen_fpr = bk_fpr_expected(BK_KIND_BLOCKED, lines * BKI_LINE_BITS, g->gen_capacity, k);
+    double each[BKI_WINDOW_MAX_GENS];
+    for (uint32_t i = 0; i < gens; i++)
+        each[i] = g->gen_fpr;
+    g->expected_fpr = union_fpr(each, gens);
+    return BK_OK;
+}
+
+bk_status_t bki_window_restore(bki_window_t **out, const bki_window_params_t *p, uint32_t k,
+                               uint64_t lines, bk_hash_id_t hash, uint64_t seed, uint8_t *borrow)
+{
+    *out = NULL;
+    bki_window_geom_t geom;
+    bk_status_t s = stored_geom(p, k, lines, &geom);
+    if (s != BK_OK)
+        return s;
+    return window_new(out, p, &geom, hash, seed, borrow);
+}
+
+const char *bki_window_check_state(bki_window_t *w)
+{
+    const bki_window_geom_t *g = &w->geom;
+    uint64_t held = 0;
+    for (uint32_t s = 0; s < BKI_WINDOW_MAX_GENS; s++) {
+        if (s >= g->generations && w->gen_adds[s])
+            return "window generation count out of range";
+        if (held > UINT64_MAX - w->gen_adds[s])
+            return "window generation counts overflow";
+        held += w->gen_adds[s];
     }
-    *out = w;
+    if (held > w->adds)
+        return "window holds more adds than were made";
+    w->newest = slot_of(w, w->epoch);
+    if (w->params.span == 0) {
+        /* Every generation before the current one took exactly g adds. */
+        if (w->now != 0)
+            return "count window with a clock";
+        for (uint32_t s = 0; s < g->generations; s++)
+            if (w->gen_adds[s] > g->gen_capacity)
+                return "window generation over its size";
+        if (w->epoch > w->adds / g->gen_capacity ||
+            w->epoch * g->gen_capacity + w->gen_adds[w->newest] != w->adds)
+            return "window generation does not match its add count";
+    } else if (w->now / g->gen_span != w->epoch) {
+        return "window generation does not match its clock";
+    }
+    return NULL;
+}
+
+bk_status_t bki_window_clone(bki_window_t **out, const bki_window_t *w)
+{
+    bk_status_t s = window_new(out, &w->params, &w->geom, w->hash, w->seed, NULL);
+    if (s != BK_OK)
+        return s;
+    bki_window_t *c = *out;
+    uint8_t *data = c->data;
+    bki_mem_t mem = c->mem;
+    *c = *w;
+    c->data = data;
+    c->mem = mem;
+    memcpy(c->data, w->data, (size_t)w->geom.bytes);
     return BK_OK;
 }
 
@@ -176,11 +278,6 @@ void bki_window_clear(bki_window_t *w)
 }
 
 /* ---- generations ---- */
-
-static inline uint32_t slot_of(const bki_window_t *w, uint64_t epoch)
-{
-    return (uint32_t)(epoch % w->geom.generations);
-}
 
 static inline uint8_t *bucket_of(const bki_window_t *w, uint64_t hi)
 {

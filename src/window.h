@@ -60,6 +60,20 @@ BKI_HIDDEN bk_status_t bki_window_plan(const bki_window_params_t *p, bki_window_
 BKI_HIDDEN bk_status_t bki_window_create(bki_window_t **out, const bki_window_params_t *p,
                                          bk_hash_id_t hash, uint64_t seed);
 BKI_HIDDEN void bki_window_free(bki_window_t *w);
+/* A deep copy (payload owned by the copy). */
+BKI_HIDDEN bk_status_t bki_window_clone(bki_window_t **out, const bki_window_t *w);
+
+/* A stored window, rebuilt with the k and lines it was built with (p gives
+ * capacity, fpr, span and generations): BK_ECORRUPT if they are out of
+ * range. Its payload borrows `borrow` (a mapping) or, when NULL, is
+ * allocated zeroed for the caller to fill. The caller then sets epoch, now,
+ * adds and gen_adds and calls check_state. */
+BKI_HIDDEN bk_status_t bki_window_restore(bki_window_t **out, const bki_window_params_t *p,
+                                          uint32_t k, uint64_t lines, bk_hash_id_t hash,
+                                          uint64_t seed, uint8_t *borrow);
+/* Checks that a restored window's clock and counts agree (NULL) or says
+ * how they do not; sets the derived fields. */
+BKI_HIDDEN const char *bki_window_check_state(bki_window_t *w);
 /* Forgets every key; the clock (time windows) is kept. */
 BKI_HIDDEN void bki_window_clear(bki_window_t *w);
 

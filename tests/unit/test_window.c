@@ -518,6 +518,64 @@ static void test_usage(void)
     bki_window_free(w);
 }
 
+/* A clone answers like the original and is independent of it; a window
+ * restored from its parts and state equals the original, and states that
+ * do not add up are refused. */
+static void test_clone_and_restore(void)
+{
+    const uint64_t spans[] = {0, 500};
+    for (int t = 0; t < 2; t++) {
+        bki_window_t *w = make(1000, 0.01, spans[t], 5), *c = NULL, *r = NULL;
+        if (!w)
+            return;
+        for (uint64_t i = 0; i < 2600; i++) {
+            bki_window_advance(w, i / 2);
+            bki_window_add(w, hash_of(i));
+        }
+        CHECK_OK(bki_window_clone(&c, w));
+        CHECK_OK(bki_window_restore(&r, &w->params, w->geom.k, w->geom.lines, w->hash, w->seed,
+                                    NULL));
+        if (!c || !r)
+            goto next;
+        memcpy(r->data, w->data, (size_t)w->geom.bytes);
+        r->epoch = w->epoch;
+        r->now = w->now;
+        r->adds = w->adds;
+        memcpy(r->gen_adds, w->gen_adds, sizeof w->gen_adds);
+        CHECK(bki_window_check_state(r) == NULL);
+        CHECK_EQ_U64(r->newest, w->newest);
+        CHECK(memcmp(&r->geom, &w->geom, sizeof w->geom) == 0);
+        uint64_t differ = 0;
+        for (uint64_t i = 0; i < 4000; i++) {
+            bool in_w = bki_window_contains(w, hash_of(i));
+            differ += bki_window_contains(c, hash_of(i)) != in_w;
+            differ += bki_window_contains(r, hash_of(i)) != in_w;
+        }
+        CHECK_EQ_U64(differ, 0);
+        bki_window_add(c, hash_of(999999));
+        CHECK(memcmp(c->data, w->data, (size_t)w->geom.bytes) != 0);
+        r->adds += 1; /* counts that no longer add up */
+        CHECK(spans[t] != 0 || bki_window_check_state(r) != NULL);
+        r->adds -= 1;
+        r->epoch += 1;
+        CHECK(bki_window_check_state(r) != NULL);
+        r->epoch -= 1;
+        r->gen_adds[BKI_WINDOW_MAX_GENS - 1] = 1;
+        CHECK(bki_window_check_state(r) != NULL);
+    next:
+        bki_window_free(w);
+        bki_window_free(c);
+        bki_window_free(r);
+    }
+    bki_window_params_t prm = {.capacity = 100, .fpr = 0.01, .generations = 4};
+    bki_window_t *r = NULL;
+    CHECK_STATUS(bki_window_restore(&r, &prm, 17, 10, BK_HASH_XXH3, 1, NULL), BK_ECORRUPT);
+    CHECK_STATUS(bki_window_restore(&r, &prm, 5, 0, BK_HASH_XXH3, 1, NULL), BK_ECORRUPT);
+    prm.generations = 1;
+    CHECK_STATUS(bki_window_restore(&r, &prm, 5, 10, BK_HASH_XXH3, 1, NULL), BK_ECORRUPT);
+    CHECK(r == NULL);
+}
+
 int main(void)
 {
     bkt_run("count window vs exact model", test_count_window_model);
@@ -533,5 +591,6 @@ int main(void)
     bkt_run("bad parameters", test_bad_parameters);
     bkt_run("allocation failure", test_allocation_failure);
     bkt_run("usage", test_usage);
+    bkt_run("clone and restore", test_clone_and_restore);
     return bkt_finish();
 }
