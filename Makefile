@@ -1,6 +1,9 @@
-# bloomkit build. `make` builds everything that exists; `make test` runs the
-# whole suite (installing Debian build dependencies first when run as root);
-# `make bench` runs the benchmarks; `make demo` runs the built-in example.
+# bloomkit build. `make` builds everything that exists (it only checks that
+# the build dependencies are present, and names any that are missing);
+# `make deps` installs them (as root, with apt-get); `make test` runs the
+# whole suite, `make bench` the benchmarks and `make fuzz` the fuzzer, each
+# installing what it needs first when run as root; `make demo` runs the
+# built-in example.
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -16,7 +19,11 @@ ifneq ($(CI)$(WERROR),)
 WARN    += -Werror
 endif
 OPT     ?= -O2 -g
-CFLAGS_ALL = $(WARN) $(OPT) -fPIC -Iinclude -Isrc $(CFLAGS)
+# Public headers for everyone; the library's internal headers (src/*.h)
+# only for the library and its own tests (LIB_INC), never for the tool or
+# the module, which use the public API alone.
+CFLAGS_ALL = $(WARN) $(OPT) -fPIC -Iinclude $(CFLAGS)
+LIB_INC   := -Isrc
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 LIB_SRC   := $(sort $(wildcard src/*.c))
@@ -37,22 +44,29 @@ SHARED  := $(BUILD)/libbloomkit.so.$(VERSION)
 TOOL    := $(if $(CLI_SRC),$(BUILD)/bloomkit)
 MODULE  := $(if $(RED_SRC),$(BUILD)/bloomkit.so)
 
-.PHONY: all deps test unit-test demo bench install clean fuzz format
+.PHONY: all deps build-deps test unit-test demo bench install clean fuzz format
 .DEFAULT_GOAL := all
 
-all: deps $(STATIC) $(SHARED) $(TOOL) $(MODULE)
+all: build-deps $(STATIC) $(SHARED) $(TOOL) $(MODULE)
 
-# Build dependencies: installed with apt-get when root, else one clear line.
+# Build dependencies. `make deps`, and the goals that install what they
+# need (test, bench, fuzz), install them with apt-get when root; any other
+# goal, `make` itself included, only checks and names what is missing.
+INSTALL_GOALS := deps test bench fuzz
+NEED_MODE := $(if $(filter $(INSTALL_GOALS),$(MAKECMDGOALS)),install,check)
 deps:
 	@sh scripts/need.sh build
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard include/bloomkit/*.h src/*.h) | deps
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -c $< -o $@
+build-deps:
+	@sh scripts/need.sh $(if $(filter check,$(NEED_MODE)),--check) build
 
-$(BUILD)/san/%.o: src/%.c $(wildcard include/bloomkit/*.h src/*.h) | deps
+$(BUILD)/obj/%.o: src/%.c $(wildcard include/bloomkit/*.h src/*.h) | build-deps
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(LIB_INC) -c $< -o $@
+
+$(BUILD)/san/%.o: src/%.c $(wildcard include/bloomkit/*.h src/*.h) | build-deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(LIB_INC) $(SAN_FLAGS) -c $< -o $@
 
 $(STATIC): $(LIB_OBJ)
 	@mkdir -p $(@D)
@@ -66,14 +80,14 @@ $(SHARED): $(LIB_OBJ)
 	ln -sf libbloomkit.so.$(VERSION) $(BUILD)/libbloomkit.so.$(SOVERSION)
 	ln -sf libbloomkit.so.$(VERSION) $(BUILD)/libbloomkit.so
 
-$(BUILD)/cli/%.o: cli/%.c $(wildcard include/bloomkit/*.h cli/*.h) | deps
+$(BUILD)/cli/%.o: cli/%.c $(wildcard include/bloomkit/*.h cli/*.h) | build-deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Icli -c $< -o $@
 
 $(BUILD)/bloomkit: $(CLI_OBJ) $(STATIC)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ -lm -lpthread
 
-$(BUILD)/redis/%.o: redis/%.c $(wildcard include/bloomkit/*.h redis/*.h) | deps
+$(BUILD)/redis/%.o: redis/%.c $(wildcard include/bloomkit/*.h redis/*.h) | build-deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -Iredis -c $< -o $@
 
@@ -82,30 +96,30 @@ $(BUILD)/bloomkit.so: $(RED_OBJ) $(LIB_OBJ)
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/harness.c tests/unit/harness.h $(STATIC)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Itests/unit -o $@ $< tests/unit/harness.c $(STATIC) -lm -lpthread
+	$(CC) $(CFLAGS_ALL) $(LIB_INC) -Itests/unit -o $@ $< tests/unit/harness.c $(STATIC) -lm -lpthread
 
 $(BUILD)/tests-san/%: tests/unit/%.c tests/unit/harness.c tests/unit/harness.h $(BUILD)/libbloomkit-san.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -Itests/unit -o $@ $< tests/unit/harness.c $(BUILD)/libbloomkit-san.a -lm -lpthread
+	$(CC) $(CFLAGS_ALL) $(LIB_INC) $(SAN_FLAGS) -Itests/unit -o $@ $< tests/unit/harness.c $(BUILD)/libbloomkit-san.a -lm -lpthread
 
 # Unit tests of the tool's shared modules (tests/unit/test_cli_*.c) link
 # the cli objects they test as well; the shorter stem makes these rules win
 # over the generic ones above.
 CLI_TEST_MODS := input normalize lineset spill options util progress
-$(CLI_TEST_MODS:%=$(BUILD)/cli-san/%.o): $(BUILD)/cli-san/%.o: cli/%.c $(wildcard include/bloomkit/*.h cli/*.h) | deps
+$(CLI_TEST_MODS:%=$(BUILD)/cli-san/%.o): $(BUILD)/cli-san/%.o: cli/%.c $(wildcard include/bloomkit/*.h cli/*.h) | build-deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -Icli -c $< -o $@
 
 $(BUILD)/tests/test_cli_%: tests/unit/test_cli_%.c tests/unit/harness.c tests/unit/harness.h \
 		$(CLI_TEST_MODS:%=$(BUILD)/cli/%.o) $(STATIC)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Itests/unit -Icli -o $@ $< tests/unit/harness.c \
+	$(CC) $(CFLAGS_ALL) $(LIB_INC) -Itests/unit -Icli -o $@ $< tests/unit/harness.c \
 	    $(CLI_TEST_MODS:%=$(BUILD)/cli/%.o) $(STATIC) -lm -lpthread
 
 $(BUILD)/tests-san/test_cli_%: tests/unit/test_cli_%.c tests/unit/harness.c tests/unit/harness.h \
 		$(CLI_TEST_MODS:%=$(BUILD)/cli-san/%.o) $(BUILD)/libbloomkit-san.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -Itests/unit -Icli -o $@ $< tests/unit/harness.c \
+	$(CC) $(CFLAGS_ALL) $(LIB_INC) $(SAN_FLAGS) -Itests/unit -Icli -o $@ $< tests/unit/harness.c \
 	    $(CLI_TEST_MODS:%=$(BUILD)/cli-san/%.o) $(BUILD)/libbloomkit-san.a -lm -lpthread
 
 $(BUILD)/bench/%: bench/%.c $(STATIC)
@@ -118,7 +132,7 @@ $(BUILD)/bench/bench_filters: BENCH_LDLIBS = -lbloom
 # The whole suite: unit tests (plain, then ASan+UBSan), the tool's tests and
 # the Redis module's tests, each printing "N passed, N failed"; the last
 # line sums them.
-test: all $(UNIT_BIN) $(UNIT_SANB)
+test: deps all $(UNIT_BIN) $(UNIT_SANB)
 	@sh scripts/need.sh test
 	@BUILD=$(BUILD) sh tests/run.sh
 
@@ -132,7 +146,7 @@ bench: all $(BENCH_BIN)
 	@sh scripts/need.sh bench
 	@BUILD=$(BUILD) sh bench/run.sh
 
-fuzz:
+fuzz: deps
 	@BUILD=$(BUILD) sh tests/fuzz/run.sh
 
 install: all

@@ -1,10 +1,16 @@
 #!/bin/sh
 # Makes sure the Debian packages a step needs are present.
-#   sh scripts/need.sh build|test|bench|fuzz
+#   sh scripts/need.sh [--check] build|test|bench|fuzz
 # When a package is missing: as root, installs it with apt-get (the only
-# download bloomkit ever makes); otherwise stops with one line naming it.
+# download bloomkit ever makes); otherwise, or with --check (what a plain
+# `make` uses: building never installs), stops with one line naming it.
 set -eu
-group=${1:?usage: need.sh build|test|bench|fuzz}
+check_only=
+if [ "${1:-}" = --check ]; then
+    check_only=1
+    shift
+fi
+group=${1:?usage: need.sh [--check] build|test|bench|fuzz}
 
 # One line per dependency: group, Debian package, a file that proves it is
 # installed.
@@ -35,7 +41,7 @@ missing=$(echo "$table" | awk -v g="$group" '$1 == g { print $2, $3 }' |
 
 [ -z "$missing" ] && exit 0
 
-if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+if [ -z "$check_only" ] && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "bloomkit: installing Debian packages for '$group': $missing" >&2
     export DEBIAN_FRONTEND=noninteractive
     # A fresh machine has no package lists yet; update once, quietly.
@@ -48,5 +54,5 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     exit 0
 fi
 
-echo "bloomkit: missing Debian packages for '$group': $missing(run: sudo apt-get install $missing)" >&2
+echo "bloomkit: missing Debian packages for '$group': $missing(run: make deps, or sudo apt-get install $missing)" >&2
 exit 1

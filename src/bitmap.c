@@ -11,7 +11,8 @@
  *
  * Layout: 64-bit words, value v of a 1-bit map in bit (v & 63) of word
  * v >> 6; value v of a 2-bit map in bits 2(v & 31)..+1 of word v >> 5 (state
- * 3 never occurs). The payload is a whole number of 64-byte lines from
+ * 3 never occurs). The payload is a whole number of 64-byte lines (the
+ * sizes and BKI_BITMAP_MAX_N are layout facts, layout.c) from
  * bki_payload_alloc: zeroed, and for large maps an anonymous MAP_NORESERVE
  * mapping, so a map over 2^40 values (128 GiB of address space) costs only
  * the pages that are actually touched. The bits past n stay zero; counting
@@ -28,10 +29,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* Largest n accepted: 2^48 values (2^46 bytes for a 2-bit map, the library's
- * payload limit). */
-#define BKI_BITMAP_MAX_N (UINT64_C(1) << 48)
-
 #define LOW_BITS UINT64_C(0x5555555555555555) /* the low bit of every cell */
 
 /* Zeroes a payload. A large anonymous mapping is handed back to the kernel
@@ -46,13 +43,6 @@ static void payload_zero(uint64_t *words, uint64_t nbytes, bki_mem_t mem)
     memset(words, 0, (size_t)nbytes);
 }
 
-/* Bytes of payload for `cells` cells of `bits` bits, rounded up to whole
- * 64-byte lines. n <= 2^48 keeps this far from overflow. */
-static uint64_t payload_bytes(uint64_t cells, unsigned bits)
-{
-    uint64_t total_bits = cells * bits;
-    return (total_bits + BKI_LINE_BITS - 1) / BKI_LINE_BITS * BKI_LINE_BYTES;
-}
 
 /* Mask of the valid bits of the last word holding `used_bits` bits
  * (used_bits % 64 of them; all when it is a multiple of 64). */
@@ -77,7 +67,7 @@ bk_status_t bk_bitmap_create(bk_bitmap_t **out, uint64_t n)
     if (!b)
         return BK_ENOMEM;
     b->n = n;
-    b->nbytes = payload_bytes(n, 1);
+    b->nbytes = bki_layout_bytes(BK_KIND_BITMAP, n);
     b->words = (uint64_t *)bki_payload_alloc(b->nbytes, &b->mem);
     if (!b->words) {
         bki_free(b);
@@ -211,7 +201,7 @@ bk_status_t bk_bitmap2_create(bk_bitmap2_t **out, uint64_t n)
     if (!b)
         return BK_ENOMEM;
     b->n = n;
-    b->nbytes = payload_bytes(n, 2);
+    b->nbytes = bki_layout_bytes(BK_KIND_BITMAP2, n);
     b->words = (uint64_t *)bki_payload_alloc(b->nbytes, &b->mem);
     if (!b->words) {
         bki_free(b);

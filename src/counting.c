@@ -24,7 +24,7 @@
  * a stable promise: it decides which counters a key uses, so it is part of
  * the file format's meaning.
  *
- * As in the blocked filter, an AVX2 path (chosen at load time) works on all
+ * As in the blocked filter, an AVX2 path (chosen in cpu.c) works on all
  * 16 lanes at once: per lane a mask of the key's counter (zero in lanes the
  * key does not use), one compare for "some counter is zero", one for
  * "saturated", and a masked add or subtract of 1. The portable scalar path
@@ -47,25 +47,7 @@
 /* The key's line, as 16 lanes. */
 static inline uint32_t *line_of(const bk_filter_t *f, bk_hash_t h)
 {
-    return (uint32_t *)(void *)(f->data + bki_reduce(h.hi, f->lines) * BKI_LINE_BYTES);
-}
-
-static bool force_scalar;
-static bool have_avx2;
-
-__attribute__((constructor)) static void detect_cpu(void)
-{
-#ifdef BKI_HAVE_X86
-    __builtin_cpu_init();
-    have_avx2 = __builtin_cpu_supports("avx2");
-#endif
-}
-
-bool bki_counting_force_scalar(bool force)
-{
-    bool was = have_avx2 && !force_scalar;
-    force_scalar = force;
-    return was;
+    return bki_line_of(f, h.hi);
 }
 
 /* ---- portable scalar path: one probe at a time ---- */
@@ -78,9 +60,9 @@ static inline uint32_t probe_shift(bki_lanes_t l, uint32_t lane, const uint32_t 
 
 static bool add_scalar(bk_filter_t *f, bk_hash_t h)
 {
-    const uint32_t *salt = bki_blocked_salts();
+    const uint32_t *salt = bki_lane_salt;
     uint32_t *w = line_of(f, h);
-    bki_lanes_t l = bki_lanes_of(h);
+    bki_lanes_t l = bki_lanes_of(h.lo);
     bool was_new = false;
     for (uint32_t i = 0; i < f->k; i++) {
         uint32_t lane = bki_lane(l, i), shift = probe_shift(l, lane, salt);
@@ -94,9 +76,9 @@ static bool add_scalar(bk_filter_t *f, bk_hash_t h)
 /* Whether one of the key's counters is zero (the key is certainly absent). */
 static bool any_zero_scalar(const bk_filter_t *f, bk_hash_t h)
 {
-    const uint32_t *salt = bki_blocked_salts();
+    const uint32_t *salt = bki_lane_salt;
     const uint32_t *w = line_of(f, h);
-    bki_lanes_t l = bki_lanes_of(h);
+    bki_lanes_t l = bki_lanes_of(h.lo);
     bool zero = false;
     for (uint32_t i = 0; i < f->k; i++) {
         uint32_t lane = bki_lane(l, i);
@@ -107,9 +89,9 @@ static bool any_zero_scalar(const bk_filter_t *f, bk_hash_t h)
 
 static void decrement_scalar(bk_filter_t *f, bk_hash_t h)
 {
-    const uint32_t *salt = bki_blocked_salts();
+    const uint32_t *salt = bki_lane_salt;
     uint32_t *w = line_of(f, h);
-    bki_lanes_t l = bki_lanes_of(h);
+    bki_lanes_t l = bki_lanes_of(h.lo);
     for (uint32_t i = 0; i < f->k; i++) {
         uint32_t lane = bki_lane(l, i), shift = probe_shift(l, lane, salt);
         w[lane] -= (uint32_t)(((w[lane] >> shift) & 15u) != 15u) << shift;
@@ -129,8 +111,8 @@ typedef struct masks {
 __attribute__((target("avx2"))) static inline void key_masks(const bk_filter_t *f, bk_hash_t h,
                                                             masks_t *o)
 {
-    const uint32_t *salt = bki_blocked_salts();
-    const bki_lanes_t l = bki_lanes_of(h);
+    const uint32_t *salt = bki_lane_salt;
+    const bki_lanes_t l = bki_lanes_of(h.lo);
     const uint32_t inverse = (l.stride * l.stride * l.stride) & 15u; /* stride^-1 mod 16 */
     const __m256i x = _mm256_set1_epi32((int)l.x);
     const __m256i r = _mm256_set1_epi32((int)l.first);
@@ -203,7 +185,7 @@ __attribute__((target("avx2"))) static void decrement_avx2(bk_filter_t *f, bk_ha
 /* ---- the operations ---- */
 
 #ifdef BKI_HAVE_X86
-#define USE_AVX2 BKI_LIKELY(have_avx2 && !force_scalar)
+#define USE_AVX2 BKI_LIKELY(bki_simd_level >= BKI_SIMD_AVX2)
 #else
 #define USE_AVX2 0
 #endif
@@ -233,9 +215,9 @@ bool bki_counting_contains(const bk_filter_t *f, bk_hash_t h)
 
 unsigned bki_counting_count(const bk_filter_t *f, bk_hash_t h)
 {
-    const uint32_t *salt = bki_blocked_salts();
+    const uint32_t *salt = bki_lane_salt;
     const uint32_t *w = line_of(f, h);
-    bki_lanes_t l = bki_lanes_of(h);
+    bki_lanes_t l = bki_lanes_of(h.lo);
     unsigned min = 15;
     for (uint32_t i = 0; i < f->k; i++) {
         uint32_t lane = bki_lane(l, i);

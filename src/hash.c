@@ -35,8 +35,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "keyhash.h"
 
 /* The splitmix64 finalizer: a bijection on 64 bits with full avalanche. */
 uint64_t bki_mix64(uint64_t x)
@@ -167,33 +166,29 @@ static uint64_t classic_hash(bk_hash_id_t id, const unsigned char *s, size_t n)
     }
 }
 
-static const unsigned char empty_key[1];
-
 uint64_t bk_hash_raw(bk_hash_id_t id, uint64_t seed, const void *key, size_t len)
 {
-    const unsigned char *s = key ? key : empty_key;
+    const unsigned char *s = key ? key : bki_empty_key;
     if (id == BK_HASH_XXH3 || id == BK_HASH_DEFAULT)
-        return XXH3_128bits_withSeed(s, len, seed).low64;
+        return bki_key_hash(id, seed, s, len).lo;
     return classic_hash(id, s, len);
+}
+
+bk_hash_t bki_classic_key_hash(bk_hash_id_t id, uint64_t seed, const void *key, size_t len)
+{
+    /* Seeded spread of a classic hash: both halves are bijections of the
+     * classic value, so equal classic hashes stay equal (as they must) and
+     * different ones land independently. */
+    bk_hash_t h;
+    uint64_t v = classic_hash(id, key ? key : bki_empty_key, len);
+    h.hi = bki_mix64(v ^ seed);
+    h.lo = bki_mix64(h.hi ^ UINT64_C(0x9E3779B97F4A7C15) ^ (seed << 1));
+    return h;
 }
 
 bk_hash_t bk_hash_key(bk_hash_id_t id, uint64_t seed, const void *key, size_t len)
 {
-    const unsigned char *s = key ? key : empty_key;
-    bk_hash_t h;
-    if (BKI_LIKELY(id == BK_HASH_XXH3 || id == BK_HASH_DEFAULT)) {
-        XXH128_hash_t r = XXH3_128bits_withSeed(s, len, seed);
-        h.lo = r.low64;
-        h.hi = r.high64;
-        return h;
-    }
-    /* Seeded spread of a classic hash: both halves are bijections of the
-     * classic value, so equal classic hashes stay equal (as they must) and
-     * different ones land independently. */
-    uint64_t v = classic_hash(id, s, len);
-    h.hi = bki_mix64(v ^ seed);
-    h.lo = bki_mix64(h.hi ^ UINT64_C(0x9E3779B97F4A7C15) ^ (seed << 1));
-    return h;
+    return bki_key_hash(id, seed, key, len);
 }
 
 static const char *const hash_names[] = {

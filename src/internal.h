@@ -1,5 +1,33 @@
 /*
- * Internal definitions shared by the library's modules; not installed.
+ * Internal definitions shared by the library's modules; not installed, and
+ * visible only to src/ and the library's own tests (the Makefile gives
+ * -Isrc to nothing else).
+ *
+ * src/ is a ladder: each file calls only files on the rungs below it, never
+ * one above or beside it in a circle. From the bottom:
+ *
+ *   0  alloc.c status.c hash.c cpu.c   memory, statuses, key hashing (the
+ *                                      one XXH3 call: keyhash.h), the one
+ *                                      place that picks the instruction set
+ *   1  layout.c                        per-kind layout facts: unit size,
+ *                                      bytes and lines per kind, lane salts,
+ *                                      line addressing, BKI_BITMAP_MAX_N
+ *      plan.c                          sizing math (uses layout only)
+ *   2  blocked.c bloom.c counting.c    the single-array kinds
+ *      bitmap.c                        dense bitmaps
+ *   3  array.c                         single-array dispatch: the kind
+ *                                      table, the one batch pipeline
+ *                                      (batch.h), whole-payload operations
+ *   4  scalable.c                      the scalable chain, built of arrays
+ *   5  filter.c                        the public bk_filter_* handle
+ *      codec.c                         the file format as bytes (no I/O)
+ *      file.c map.c bitmap_file.c      atomic save and reads, mapping,
+ *                                      bitmap persistence (on the codec)
+ *
+ * Adding a single-array kind: one new file on rung 2 with its probe
+ * functions, one row in layout.c's table (its geometry) and one row in
+ * array.c's kind table (its operations); see the comment at the top of
+ * array.c.
  *
  * Every filter kind lives in one struct bk_filter so that the public API
  * has one handle type. Single-array kinds (blocked, classic, counting) use
@@ -26,14 +54,6 @@
 #define BKI_HIDDEN __attribute__((visibility("hidden")))
 #define BKI_LIKELY(x) __builtin_expect(!!(x), 1)
 #define BKI_UNLIKELY(x) __builtin_expect(!!(x), 0)
-
-/* One 64-byte cache line: the unit of blocked and counting filters. */
-#define BKI_LINE_BYTES 64u
-#define BKI_LINE_BITS 512u
-#define BKI_LINE_LANES 16u       /* 32-bit lanes per line */
-#define BKI_LINE_COUNTERS 128u   /* 4-bit counters per line */
-#define BKI_BLOCKED_MAX_K 16u    /* one probe per lane at most */
-#define BKI_CLASSIC_MAX_K 64u
 
 /* Largest payload we agree to allocate or load: 2^46 bytes (64 TiB). Also
  * bounds every multiplication of sizes so none can overflow 64 bits. */
@@ -80,6 +100,8 @@ struct bk_filter {
     double tightening;
     bool nonscaling;
     bool first_error_as_given;
+    uint64_t subs_capacity; /* sum of the sub-filters' capacities */
+    uint64_t subs_bytes;    /* sum of the sub-filters' payload bytes */
 
     /* file mapping (bk_filter_open); owned by the outermost filter */
     void *map_base;
@@ -105,6 +127,20 @@ struct bk_bitmap2 {
     bki_mem_t mem;
 };
 
+/* The item count: relaxed atomics, so bk_filter_add_atomic may bump it from
+ * many threads while single-writer paths use a plain load and store. */
+static inline uint64_t bki_items(const bk_filter_t *f)
+{
+    return atomic_load_explicit(&((bk_filter_t *)f)->items, memory_order_relaxed);
+}
+
+static inline void bki_set_items(bk_filter_t *f, uint64_t v)
+{
+    atomic_store_explicit(&f->items, v, memory_order_relaxed);
+}
+
+/* ==== rung 0 ============================================================ */
+
 /* ---- alloc.c ---- */
 
 /* Allocation-failure injection for tests: when > 0, each allocation
@@ -120,32 +156,81 @@ BKI_HIDDEN void bki_free(void *p);
 BKI_HIDDEN uint8_t *bki_payload_alloc(uint64_t nbytes, bki_mem_t *mem);
 BKI_HIDDEN void bki_payload_free(uint8_t *p, uint64_t nbytes, bki_mem_t mem);
 
-/* ---- filter.c ---- */
+/* ---- hash.c (the inline XXH3 path is in keyhash.h) ---- */
+BKI_HIDDEN uint64_t bki_mix64(uint64_t x);
+/* A key's hash for a classic (non-XXH3) hash id: the classic value spread
+ * to 128 bits by a seeded mixer. */
+BKI_HIDDEN bk_hash_t bki_classic_key_hash(bk_hash_id_t id, uint64_t seed, const void *key,
+                                          size_t len);
 
-/* Allocates a filter struct with zeroed payload of the given geometry.
- * kind is BLOCKED, CLASSIC or COUNTING; cells already rounded. */
-BKI_HIDDEN bk_status_t bki_filter_new(bk_filter_t **out, bk_kind_t kind, uint64_t cells,
-                                      uint32_t k, bk_hash_id_t hash, uint64_t seed);
-/* Rounds a requested cell count to the kind's granularity; 0 on overflow. */
-BKI_HIDDEN uint64_t bki_round_cells(bk_kind_t kind, uint64_t cells);
-BKI_HIDDEN uint64_t bki_payload_bytes(bk_kind_t kind, uint64_t cells);
-/* Popcount over the payload (counting: non-zero counters). */
-BKI_HIDDEN uint64_t bki_cells_set(const bk_filter_t *f);
+/* ---- cpu.c: the one place that decides the instruction set ---- */
+enum { BKI_SIMD_SCALAR = 0, BKI_SIMD_AVX2 = 1 };
+/* The level the probes use: set once at load time from the CPU's feature
+ * bits, lowered only by tests. Read on every probe (a predictable branch). */
+extern BKI_HIDDEN int bki_simd_level;
+BKI_HIDDEN int bki_simd_available(void);
+/* Selects a level, clamped to what the CPU has; returns the previous one.
+ * For tests, not while other threads probe. */
+BKI_HIDDEN int bki_simd_set(int level);
+/* Forces the scalar path (true) or the best available one (false); returns
+ * whether a SIMD path was in use. */
+BKI_HIDDEN bool bki_simd_force_scalar(bool force);
 
-/* The in-line probe scheme shared by blocked and counting filters (the
- * full description is at the top of blocked.c): probe i of a key goes to
- * 32-bit lane (first + i * stride) mod 16 of its line, and within the lane
- * to the slot picked by the top bits of x * salt[lane]. */
+/* ==== rung 1: layout.c ================================================== */
+
+/* One 64-byte cache line: the unit of blocked and counting filters. */
+#define BKI_LINE_BYTES 64u
+#define BKI_LINE_BITS 512u
+#define BKI_LINE_LANES 16u       /* 32-bit lanes per line */
+#define BKI_LINE_COUNTERS 128u   /* 4-bit counters per line */
+#define BKI_BLOCKED_MAX_K 16u    /* one probe per lane at most */
+#define BKI_CLASSIC_MAX_K 64u
+/* Largest bitmap: 2^48 values (2^46 bytes for a 2-bit map, the payload
+ * limit). */
+#define BKI_BITMAP_MAX_N (UINT64_C(1) << 48)
+
+/* The geometry of one kind of single-array payload. */
+typedef struct bki_layout {
+    uint32_t unit;      /* cells come in multiples of this */
+    uint32_t cell_bits; /* bits per cell: 1, 2 (bitmap2) or 4 (counting) */
+    uint32_t line_cells; /* cells per 64-byte line for lined kinds, else 0 */
+    uint32_t max_k;     /* probes per key (0: not a filter) */
+    uint64_t max_cells; /* bitmaps: BKI_BITMAP_MAX_N; filters: by bytes */
+} bki_layout_t;
+
+/* The layout of a kind; NULL for kinds without a single payload (scalable,
+ * default, unknown). */
+BKI_HIDDEN const bki_layout_t *bki_layout_of(bk_kind_t kind);
+/* Whether kind is a single-array filter kind (blocked, classic, counting). */
+BKI_HIDDEN bool bki_layout_is_filter(bk_kind_t kind);
+/* Rounds a requested cell count up to the kind's unit; 0 on overflow, for
+ * cells == 0, or past the payload limit. */
+BKI_HIDDEN uint64_t bki_layout_round_cells(bk_kind_t kind, uint64_t cells);
+/* Payload bytes for cells cells: exactly cells * cell_bits / 8 for filters,
+ * rounded up to whole 64-byte lines for bitmaps. 0 if cells is not a
+ * valid count for the kind (the file format's check). */
+BKI_HIDDEN uint64_t bki_layout_bytes(bk_kind_t kind, uint64_t cells);
+/* 64-byte lines of a lined kind's payload (0 for classic and bitmaps). */
+BKI_HIDDEN uint64_t bki_layout_lines(bk_kind_t kind, uint64_t cells);
+
+/* The 16 per-lane odd multipliers of the in-line probe scheme shared by
+ * blocked and counting filters. Fixed forever: part of the format. */
+extern BKI_HIDDEN const uint32_t bki_lane_salt[BKI_LINE_LANES];
+
+/* The in-line probe scheme (the full description is at the top of
+ * blocked.c): probe i of a key goes to 32-bit lane (first + i * stride)
+ * mod 16 of its line, and within the lane to the slot picked by the top
+ * bits of x * salt[lane]. */
 typedef struct bki_lanes {
     uint32_t x, first, stride;
 } bki_lanes_t;
 
-static inline bki_lanes_t bki_lanes_of(bk_hash_t h)
+static inline bki_lanes_t bki_lanes_of(uint64_t lo)
 {
     bki_lanes_t l;
-    l.x = (uint32_t)h.lo;
-    l.first = (uint32_t)(h.lo >> 32) & 15u;
-    l.stride = ((uint32_t)(h.lo >> 36) & 7u) * 2u + 1u;
+    l.x = (uint32_t)lo;
+    l.first = (uint32_t)(lo >> 32) & 15u;
+    l.stride = ((uint32_t)(lo >> 36) & 7u) * 2u + 1u;
     return l;
 }
 
@@ -154,40 +239,25 @@ static inline uint32_t bki_lane(bki_lanes_t l, uint32_t i)
     return (l.first + i * l.stride) & 15u;
 }
 
-/* Batch pipelines (filter.c, blocked.c): keys are hashed and their memory
- * requested BKI_BATCH_AHEAD keys ahead of the probe (a power of two: the
- * ring is indexed by mask); payloads under BKI_BATCH_PIPELINE_MIN_BYTES
- * stay in the caches and are probed directly. */
-#define BKI_BATCH_AHEAD 32
-#define BKI_BATCH_PIPELINE_MIN_BYTES (UINT64_C(1) << 20)
+/* A key's 64-byte line in a lined payload, picked by the hash's high half. */
+static inline uint32_t *bki_line_of(const bk_filter_t *f, uint64_t hi)
+{
+    return (uint32_t *)(void *)(f->data + bki_reduce(hi, f->lines) * BKI_LINE_BYTES);
+}
+
+/* ==== rung 2: the kinds ================================================== */
 
 /* ---- blocked.c ---- */
 BKI_HIDDEN bool bki_blocked_add(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked_add_atomic(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked_contains(const bk_filter_t *f, bk_hash_t h);
-BKI_HIDDEN const uint8_t *bki_blocked_line(const bk_filter_t *f, bk_hash_t h);
-/* The portable scalar path, exposed so tests can compare it with AVX2. */
-BKI_HIDDEN bool bki_blocked_add_scalar(bk_filter_t *f, bk_hash_t h);
-BKI_HIDDEN bool bki_blocked_contains_scalar(const bk_filter_t *f, bk_hash_t h);
-/* Batched lookup of n keys (bk_filter_contains_batch for a blocked filter;
- * keys and out non-NULL when n > 0); returns the number of hits. */
+/* Batched lookup / add for a blocked filter (keys non-NULL when n > 0; out
+ * non-NULL, was_new may be NULL): the batch pipeline of batch.h with the
+ * probe inlined. Return the hits / new keys; the item count is untouched. */
 BKI_HIDDEN size_t bki_blocked_contains_batch(const bk_filter_t *f, const bk_key_t *keys,
                                              size_t n, bool *out);
-/* Batched add of n keys (bk_filter_add_batch for a writable blocked filter;
- * keys non-NULL when n > 0, was_new may be NULL); returns the number of new
- * keys. Does not touch the item count. */
 BKI_HIDDEN uint64_t bki_blocked_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n,
                                           bool *was_new);
-/* Forces the scalar path (for tests); returns whether a SIMD path was in use. */
-BKI_HIDDEN bool bki_blocked_force_scalar(bool force);
-BKI_HIDDEN bool bki_blocked_have_avx2(void);
-/* The probe implementations, by instruction set. Tests select one with
- * set_simd (clamped to what the CPU has; returns the previous level). */
-enum { BKI_SIMD_SCALAR = 0, BKI_SIMD_AVX2 = 1 };
-BKI_HIDDEN int bki_blocked_simd_available(void);
-BKI_HIDDEN int bki_blocked_set_simd(int level);
-/* The 16 per-lane multipliers (shared with the counting filter's layout). */
-BKI_HIDDEN const uint32_t *bki_blocked_salts(void);
 
 /* ---- bloom.c (classic) ---- */
 BKI_HIDDEN bool bki_classic_add(bk_filter_t *f, bk_hash_t h);
@@ -201,13 +271,64 @@ BKI_HIDDEN bool bki_counting_contains(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bk_status_t bki_counting_remove(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN unsigned bki_counting_count(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN void bki_counting_union(bk_filter_t *dst, const bk_filter_t *src);
-/* Forces the scalar path (for tests); returns whether AVX2 was in use. */
-BKI_HIDDEN bool bki_counting_force_scalar(bool force);
 
-/* ---- scalable.c ---- */
+/* ==== rung 3: array.c (single-array dispatch) ============================ */
+
+/* A single-array filter of the given geometry (kind BLOCKED, CLASSIC or
+ * COUNTING; cells already rounded). With borrow == NULL the payload is
+ * allocated and zeroed; otherwise the filter uses borrow's bytes (at least
+ * the kind's payload size, 64-byte aligned) and never frees them.
+ * BK_EINVAL for a geometry the kind cannot have, BK_ENOMEM. */
+BKI_HIDDEN bk_status_t bki_array_new(bk_filter_t **out, bk_kind_t kind, uint64_t cells,
+                                     uint32_t k, bk_hash_id_t hash, uint64_t seed,
+                                     uint8_t *borrow);
+/* Frees the payload (unless borrowed) and the struct. */
+BKI_HIDDEN void bki_array_free(bk_filter_t *f);
+/* Adds / looks up a pre-hashed key; add counts a new key in f's items. */
+BKI_HIDDEN bool bki_array_add(bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN bool bki_array_contains(const bk_filter_t *f, bk_hash_t h);
+/* BK_EKIND for kinds without an atomic add. */
+BKI_HIDDEN bk_status_t bki_array_add_atomic(bk_filter_t *f, bk_hash_t h, bool *was_new);
+BKI_HIDDEN bk_status_t bki_array_remove(bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN unsigned bki_array_counter(const bk_filter_t *f, bk_hash_t h);
+/* The batch calls for one array (the public calls' contracts; adds count
+ * the new keys in f's items). */
+BKI_HIDDEN uint64_t bki_array_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n,
+                                        bool *was_new);
+BKI_HIDDEN size_t bki_array_contains_batch(const bk_filter_t *f, const bk_key_t *keys,
+                                           size_t n, bool *out);
+BKI_HIDDEN void bki_array_clear(bk_filter_t *f);
+BKI_HIDDEN bk_status_t bki_array_union(bk_filter_t *dst, const bk_filter_t *src);
+BKI_HIDDEN bk_status_t bki_array_clone(bk_filter_t **out, const bk_filter_t *f);
+BKI_HIDDEN void bki_array_info(const bk_filter_t *f, bk_filter_info_t *out);
+/* Popcount over the payload (counting: non-zero counters). */
+BKI_HIDDEN uint64_t bki_cells_set(const bk_filter_t *f);
+
+/* ==== rung 4: scalable.c ================================================= */
+
 /* Longest chain: growth makes capacities geometric, so real chains are far
  * shorter; the limit bounds loops and loaders. */
 #define BKI_SCALABLE_MAX_SUBS 128u
+
+/* The fields that make a chain, as created, loaded or cloned. */
+typedef struct bki_chain {
+    bk_hash_id_t hash;
+    uint64_t seed;
+    uint64_t capacity; /* of the first sub-filter */
+    double fpr;        /* p asked for the whole chain */
+    uint64_t items;
+    bk_kind_t sub_kind;
+    double growth, tightening;
+    bool nonscaling, first_error_as_given;
+} bki_chain_t;
+
+/* The one place a scalable filter's outer struct is assembled: an empty
+ * chain (no sub-filters yet) with room for subs_cap of them. */
+BKI_HIDDEN bk_status_t bki_scalable_shell(bk_filter_t **out, const bki_chain_t *c,
+                                          uint32_t subs_cap);
+/* Links sub-filter s as the chain's newest (room must have been made). */
+BKI_HIDDEN void bki_scalable_append(bk_filter_t *f, bk_filter_t *s);
+BKI_HIDDEN void bki_scalable_free(bk_filter_t *f);
 BKI_HIDDEN bk_status_t bki_scalable_create(bk_filter_t **out, uint64_t capacity, double fpr,
                                            const bk_options_t *opts, bk_hash_id_t hash,
                                            uint64_t seed);
@@ -216,13 +337,10 @@ BKI_HIDDEN bool bki_scalable_contains(const bk_filter_t *f, bk_hash_t h);
 /* Capacity and error of sub-filter i of a scalable filter. */
 BKI_HIDDEN uint64_t bki_scalable_sub_capacity(const bk_filter_t *f, uint32_t i);
 BKI_HIDDEN double bki_scalable_sub_fpr(const bk_filter_t *f, uint32_t i);
-/* The whole-filter operations of filter.c for a chain. */
+/* The whole-filter operations for a chain. */
 BKI_HIDDEN bk_status_t bki_scalable_clear(bk_filter_t *f);
 BKI_HIDDEN bk_status_t bki_scalable_union(bk_filter_t *dst, const bk_filter_t *src);
 BKI_HIDDEN bk_status_t bki_scalable_clone(bk_filter_t **out, const bk_filter_t *f);
 BKI_HIDDEN void bki_scalable_info(const bk_filter_t *f, bk_filter_info_t *out);
-
-/* ---- hash.c ---- */
-BKI_HIDDEN uint64_t bki_mix64(uint64_t x);
 
 #endif /* BLOOMKIT_INTERNAL_H */

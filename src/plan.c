@@ -72,7 +72,7 @@ static double lined_fpr(double cells_per_line, uint64_t lines, uint64_t n, uint3
 
 static double cells_per_line(bk_kind_t kind)
 {
-    return kind == BK_KIND_COUNTING ? (double)BKI_LINE_COUNTERS : (double)BKI_LINE_BITS;
+    return (double)bki_layout_of(kind)->line_cells;
 }
 
 double bk_fpr_expected(bk_kind_t kind, uint64_t m, uint64_t n, uint32_t k)
@@ -103,7 +103,7 @@ static bk_status_t plan_classic(uint64_t n, double p, bk_plan_t *out)
     double want = -(double)n * log(p) / (ln2 * ln2);
     if (!(want < (double)max_bits))
         return BK_ENOMEM;
-    uint64_t m = bki_round_cells(BK_KIND_CLASSIC, (uint64_t)ceil(want));
+    uint64_t m = bki_layout_round_cells(BK_KIND_CLASSIC, (uint64_t)ceil(want));
     if (m == 0)
         return BK_ENOMEM;
     double kd = round((double)m / (double)n * ln2);
@@ -114,7 +114,7 @@ static bk_status_t plan_classic(uint64_t n, double p, bk_plan_t *out)
         uint64_t step = m / 1000 < 64 ? 64 : m / 1000;
         if (m > max_bits - step)
             return BK_ENOMEM;
-        m = bki_round_cells(BK_KIND_CLASSIC, m + step);
+        m = bki_layout_round_cells(BK_KIND_CLASSIC, m + step);
     }
     out->cells = m;
     out->bits = m;
@@ -198,7 +198,7 @@ bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out)
     plan.kind = kind;
     plan.capacity = n;
     plan.fpr_target = p;
-    plan.bytes = bki_payload_bytes(kind == BK_KIND_SCALABLE ? BK_KIND_BLOCKED : kind, plan.cells);
+    plan.bytes = bki_layout_bytes(kind == BK_KIND_SCALABLE ? BK_KIND_BLOCKED : kind, plan.cells);
     plan.bits_per_key = (double)plan.bits / (double)n;
     plan.expected_fpr = bk_fpr_expected(kind, plan.cells, n, plan.k);
     *out = plan;

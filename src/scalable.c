@@ -32,21 +32,20 @@
  * new key is created when that key arrives, so a non-scaling filter holds
  * exactly its capacity and a failed growth (BK_ENOMEM, BK_EFULL) leaves the
  * filter as it was.
+ *
+ * The chain sits on the single-array layer (array.c) and reaches its
+ * sub-filters only through bki_array_*; its outer struct is assembled in
+ * one place, bki_scalable_shell(), whether the chain is created, cloned or
+ * loaded, and sub-filters join it only through bki_scalable_append(), which
+ * keeps the running totals that bk_filter_shape() reports without a scan.
  */
 #include "internal.h"
 
 #include <math.h>
 #include <string.h>
 
-static inline uint64_t items_of(const bk_filter_t *f)
-{
-    return atomic_load_explicit(&f->items, memory_order_relaxed);
-}
-
-static inline void set_items(bk_filter_t *f, uint64_t v)
-{
-    atomic_store_explicit(&f->items, v, memory_order_relaxed);
-}
+#define items_of bki_items
+#define set_items bki_set_items
 
 uint64_t bki_scalable_sub_capacity(const bk_filter_t *f, uint32_t i)
 {
@@ -114,7 +113,7 @@ static bk_status_t new_sub(const bk_filter_t *f, uint32_t i, bk_filter_t **out)
     if (st != BK_OK) /* BK_ENOMEM: n and p are valid here */
         return st;
     bk_filter_t *s;
-    st = bki_filter_new(&s, f->sub_kind, plan.cells, plan.k, f->hash, f->seed);
+    st = bki_array_new(&s, f->sub_kind, plan.cells, plan.k, f->hash, f->seed, NULL);
     if (st != BK_OK)
         return st;
     s->capacity = cap;
@@ -142,8 +141,63 @@ static bk_status_t grow(bk_filter_t *f)
     bk_status_t st = new_sub(f, f->nsubs, &s);
     if (st != BK_OK)
         return st;
-    f->subs[f->nsubs++] = s;
+    bki_scalable_append(f, s);
     return BK_OK;
+}
+
+bk_status_t bki_scalable_shell(bk_filter_t **out, const bki_chain_t *c, uint32_t subs_cap)
+{
+    *out = NULL;
+    bk_filter_t *f = bki_calloc(1, sizeof *f);
+    if (!f)
+        return BK_ENOMEM;
+    f->kind = BK_KIND_SCALABLE;
+    f->hash = c->hash;
+    f->seed = c->seed;
+    f->capacity = c->capacity;
+    f->fpr = c->fpr;
+    atomic_init(&f->items, c->items);
+    f->sub_kind = c->sub_kind;
+    f->growth = c->growth;
+    f->tightening = c->tightening;
+    f->nonscaling = c->nonscaling;
+    f->first_error_as_given = c->first_error_as_given;
+    f->map_fd = -1;
+    if (subs_cap) {
+        f->subs = bki_calloc(subs_cap, sizeof *f->subs);
+        if (!f->subs) {
+            bki_free(f);
+            return BK_ENOMEM;
+        }
+        f->subs_cap = subs_cap;
+    }
+    *out = f;
+    return BK_OK;
+}
+
+void bki_scalable_append(bk_filter_t *f, bk_filter_t *s)
+{
+    f->subs[f->nsubs++] = s;
+    f->subs_capacity += s->capacity;
+    f->subs_bytes += s->nbytes;
+}
+
+/* Drops the sub-filters from index keep on, newest first. */
+static void truncate_chain(bk_filter_t *f, uint32_t keep)
+{
+    while (f->nsubs > keep) {
+        bk_filter_t *s = f->subs[--f->nsubs];
+        f->subs_capacity -= s->capacity;
+        f->subs_bytes -= s->nbytes;
+        bki_array_free(s);
+    }
+}
+
+void bki_scalable_free(bk_filter_t *f)
+{
+    truncate_chain(f, 0);
+    bki_free(f->subs);
+    bki_free(f);
 }
 
 bk_status_t bki_scalable_create(bk_filter_t **out, uint64_t capacity, double fpr,
@@ -162,25 +216,15 @@ bk_status_t bki_scalable_create(bk_filter_t **out, uint64_t capacity, double fpr
         return BK_EINVAL;
     if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
         return BK_EINVAL;
-
-    bk_filter_t *f = bki_calloc(1, sizeof *f);
-    if (!f)
-        return BK_ENOMEM;
-    f->kind = BK_KIND_SCALABLE;
-    f->hash = hash;
-    f->seed = seed;
-    f->capacity = capacity;
-    f->fpr = fpr;
-    atomic_init(&f->items, 0);
-    f->sub_kind = sub_kind;
-    f->growth = growth;
-    f->tightening = tightening;
-    f->nonscaling = o->nonscaling;
-    f->first_error_as_given = o->first_error_as_given;
-    f->map_fd = -1;
-    bk_status_t st = grow(f);
+    bki_chain_t c = {hash, seed, capacity, fpr, 0, sub_kind, growth, tightening,
+                     o->nonscaling, o->first_error_as_given};
+    bk_filter_t *f;
+    bk_status_t st = bki_scalable_shell(&f, &c, 0);
+    if (st != BK_OK)
+        return st;
+    st = grow(f);
     if (st != BK_OK) {
-        bk_filter_free(f);
+        bki_scalable_free(f);
         /* The first filter is sized by the caller's own numbers. */
         return st == BK_EFULL ? BK_ENOMEM : st;
     }
@@ -192,7 +236,7 @@ bool bki_scalable_contains(const bk_filter_t *f, bk_hash_t h)
 {
     /* Newest first: it is the largest and holds most of the keys. */
     for (uint32_t i = f->nsubs; i-- > 0;)
-        if (bk_filter_contains_hash(f->subs[i], h))
+        if (bki_array_contains(f->subs[i], h))
             return true;
     return false;
 }
@@ -213,9 +257,9 @@ bk_status_t bki_scalable_add(bk_filter_t *f, bk_hash_t h, bool *was_new)
             return st;
         cur = f->subs[f->nsubs - 1];
     }
-    bk_status_t st = bk_filter_add_hash(cur, h, NULL);
-    if (st != BK_OK)
-        return st;
+    if (cur->readonly)
+        return BK_EREADONLY;
+    bki_array_add(cur, h);
     set_items(f, items_of(f) + 1);
     if (was_new)
         *was_new = true;
@@ -227,19 +271,15 @@ bk_status_t bki_scalable_clear(bk_filter_t *f)
     if (f->map_base) {
         /* A mapped chain lives in the file, whose shape cannot shrink:
          * empty every sub-filter in place and keep them all. */
-        for (uint32_t i = 0; i < f->nsubs; i++) {
-            bk_status_t st = bk_filter_clear(f->subs[i]);
-            if (st != BK_OK)
-                return st;
-        }
+        for (uint32_t i = 0; i < f->nsubs; i++)
+            bki_array_clear(f->subs[i]);
         set_items(f, 0);
         return BK_OK;
     }
-    for (uint32_t i = 1; i < f->nsubs; i++)
-        bk_filter_free(f->subs[i]);
-    f->nsubs = 1;
+    truncate_chain(f, 1);
     set_items(f, 0);
-    return bk_filter_clear(f->subs[0]);
+    bki_array_clear(f->subs[0]);
+    return BK_OK;
 }
 
 bk_status_t bki_scalable_union(bk_filter_t *dst, const bk_filter_t *src)
@@ -254,7 +294,7 @@ bk_status_t bki_scalable_union(bk_filter_t *dst, const bk_filter_t *src)
     }
     uint64_t items = 0;
     for (uint32_t i = 0; i < dst->nsubs; i++) {
-        bk_status_t st = bk_filter_union(dst->subs[i], src->subs[i]);
+        bk_status_t st = bki_array_union(dst->subs[i], src->subs[i]);
         if (st != BK_OK) /* not reached: shapes were checked above */
             return st;
         items += items_of(dst->subs[i]);
@@ -265,37 +305,24 @@ bk_status_t bki_scalable_union(bk_filter_t *dst, const bk_filter_t *src)
 
 bk_status_t bki_scalable_clone(bk_filter_t **out, const bk_filter_t *f)
 {
-    *out = NULL;
-    bk_filter_t *c = bki_calloc(1, sizeof *c);
-    if (!c)
-        return BK_ENOMEM;
-    c->kind = BK_KIND_SCALABLE;
-    c->hash = f->hash;
-    c->seed = f->seed;
-    c->capacity = f->capacity;
-    c->fpr = f->fpr;
-    atomic_init(&c->items, items_of(f));
-    c->sub_kind = f->sub_kind;
-    c->growth = f->growth;
-    c->tightening = f->tightening;
-    c->nonscaling = f->nonscaling;
-    c->first_error_as_given = f->first_error_as_given;
-    c->map_fd = -1;
-    c->subs = bki_calloc(f->nsubs, sizeof *c->subs);
-    if (!c->subs) {
-        bki_free(c);
-        return BK_ENOMEM;
-    }
-    c->subs_cap = f->nsubs;
+    bki_chain_t c = {f->hash,       f->seed,       f->capacity,
+                     f->fpr,        items_of(f),   f->sub_kind,
+                     f->growth,     f->tightening, f->nonscaling,
+                     f->first_error_as_given};
+    bk_filter_t *copy;
+    bk_status_t st = bki_scalable_shell(&copy, &c, f->nsubs);
+    if (st != BK_OK)
+        return st;
     for (uint32_t i = 0; i < f->nsubs; i++) {
-        bk_status_t st = bk_filter_clone(&c->subs[i], f->subs[i]);
+        bk_filter_t *s;
+        st = bki_array_clone(&s, f->subs[i]);
         if (st != BK_OK) {
-            bk_filter_free(c); /* frees the c->nsubs clones made so far */
+            bki_scalable_free(copy); /* frees the clones made so far */
             return st;
         }
-        c->nsubs++;
+        bki_scalable_append(copy, s);
     }
-    *out = c;
+    *out = copy;
     return BK_OK;
 }
 
@@ -311,7 +338,7 @@ void bki_scalable_info(const bk_filter_t *f, bk_filter_info_t *out)
     out->items = items_of(f);
     for (uint32_t i = 0; i < f->nsubs; i++) {
         bk_filter_info_t s;
-        bk_filter_info(f->subs[i], &s);
+        bki_array_info(f->subs[i], &s);
         out->capacity += s.capacity;
         out->cells += s.cells;
         out->bytes += s.bytes;

@@ -7,9 +7,21 @@
  *  - Names are bk_<noun>_<verb>. Objects are opaque and created by a
  *    *_create / *_load / *_open call; the caller owns what it creates and
  *    releases it with the matching *_free. *_free(NULL) is a no-op.
- *  - Every call that can fail returns a bk_status_t (BK_OK == 0). Queries
- *    that cannot fail return bool. The library never prints, exits or aborts
- *    on bad input: it returns a status, and bk_strerror() names it.
+ *  - Every call that can fail returns a bk_status_t (BK_OK == 0). The
+ *    library never prints, exits or aborts on bad input: it returns a
+ *    status, and bk_strerror() names it. The calls that return something
+ *    else cannot fail, for one of these reasons, stated at each of them:
+ *      - queries (contains, test, counter, size, items, info, shape) only
+ *        read memory the object already owns: they return their answer;
+ *      - bitmap updates (bk_bitmap_set, bk_bitmap2_add) and lookups take a
+ *        value v; v >= n is not an error but a no-op answered as "not
+ *        set" (false / 0), because a caller streaming values checks the
+ *        range once with bk_bitmap_size() rather than a status per value;
+ *      - bk_filter_contains_batch returns a count, and answers 0 with out
+ *        untouched when keys or out is NULL (n > 0): there is nothing to
+ *        report but "no hits".
+ *    Invalid pointers (a NULL object) are a caller bug the library does
+ *    not check, except where a prototype says so.
  *  - Keys are (const void *key, size_t len): binary-safe, any length,
  *    including 0 (key may then be NULL).
  *  - Sizes are 64-bit everywhere.
@@ -226,10 +238,14 @@ bk_status_t bk_filter_add_atomic(bk_filter_t *f, const void *key, size_t len, bo
  * Results are exactly those of the one-at-a-time calls in array order
  * (a key repeated within the batch is new only the first time).
  * add_batch: was_new (may be NULL) receives n flags; *n_new (may be NULL)
- * the number of new keys. */
+ * the number of new keys. BK_EINVAL if keys is NULL with n > 0,
+ * BK_EREADONLY, and for scalable filters the statuses of bk_filter_add():
+ * on such an error the keys before the failing one are in (was_new and
+ * *n_new say which), the failing key and those after it are not. */
 bk_status_t bk_filter_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n,
                                 bool *was_new, uint64_t *n_new);
-/* out receives n flags; returns how many were (possibly) present. */
+/* out receives n flags; returns how many were (possibly) present. Cannot
+ * fail: with keys or out NULL (n > 0) it returns 0 and writes nothing. */
 size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n,
                                 bool *out);
 
@@ -239,9 +255,14 @@ size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size
  * changes. */
 bk_status_t bk_filter_remove(bk_filter_t *f, const void *key, size_t len);
 
-/* Counting filters: the smallest of the key's counters (an upper bound of
- * how many times it was added, saturating at 15). Other kinds: 1 if
- * contained, else 0. */
+/* One key's counter. Counting filters: the smallest of the key's counters
+ * (an upper bound of how many times it was added, saturating at 15). Other
+ * kinds: 1 if contained, else 0. Cannot fail (a query). Not to be confused
+ * with bk_bitmap_count(), a popcount, or bk_filter_items(). */
+unsigned bk_filter_counter(const bk_filter_t *f, const void *key, size_t len);
+
+/* Deprecated: the former name of bk_filter_counter(), kept so existing
+ * code compiles and links; same behaviour. */
 unsigned bk_filter_count(const bk_filter_t *f, const void *key, size_t len);
 
 /* Forgets every key (keeps size, k, hash and seed). Scalable filters drop
@@ -289,8 +310,39 @@ typedef struct bk_filter_info {
     bool readonly;
 } bk_filter_info_t;
 
-/* Fills *out. Counting the set cells reads the whole payload. */
+/* Fills *out. Counting the set cells reads the whole payload: O(bytes).
+ * For sizes and counts alone, bk_filter_shape() answers in O(1). */
 void bk_filter_info(const bk_filter_t *f, bk_filter_info_t *out);
+
+/* What a filter is made of, known without reading its payload. */
+typedef struct bk_filter_shape {
+    bk_kind_t kind;
+    bk_kind_t sub_kind;        /* scalable: kind of the sub-filters; else kind */
+    bk_hash_id_t hash;
+    uint64_t seed;
+    uint64_t capacity;         /* n it was sized for (scalable: sum over subs) */
+    double fpr_target;         /* p it was sized for */
+    uint32_t k;                /* probes (scalable: of the newest sub-filter) */
+    uint64_t bytes;            /* payload bytes in memory (scalable: sum) */
+    uint64_t items;            /* keys added that were new */
+    uint32_t filters;          /* scalable: sub-filters in the chain; else 1 */
+    double growth;             /* scalable; else 0 */
+    double tightening;         /* scalable; else 0 */
+    bool nonscaling;           /* never grows: non-scaling chains and every
+                                  single-array filter */
+    uint64_t newest_capacity;  /* scalable: capacity of the newest sub-filter */
+    uint64_t newest_items;     /* scalable: new keys it holds; the chain grows
+                                  on the next new key once this reaches
+                                  newest_capacity (see bk_filter_next_growth) */
+    bool mapped;               /* backed by a file mapping */
+    bool readonly;
+} bk_filter_shape_t;
+
+/* Fills *out in O(1) (O(1) per call however large the payload or long the
+ * chain): no payload is read. Meant for callers that report sizes often,
+ * such as a server answering INFO or checking a memory limit before each
+ * write. Cannot fail. */
+void bk_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out);
 
 uint64_t bk_filter_items(const bk_filter_t *f);
 bk_kind_t bk_filter_kind(const bk_filter_t *f);
@@ -330,7 +382,20 @@ typedef enum bk_map_mode {
  * The header is validated; the payload checksum is not verified at open
  * (that would read the whole file) but by bk_filter_verify(). A writable
  * mapping of a scalable filter cannot grow it (BK_EFULL when full).
- * bk_filter_free() unmaps. */
+ * bk_filter_free() unmaps.
+ *
+ * Writable mappings change the file in place, and the stored checksums
+ * describe the payload as of the last bk_filter_sync() (or save). So:
+ *  - call bk_filter_sync() before the file is read by anything else
+ *    (bk_filter_load, bk_filter_deserialize of its bytes, another process,
+ *    a copy): an unsynced file fails their checksum check and is refused
+ *    with BK_ECORRUPT ("payload checksum mismatch"), by design, since it
+ *    cannot be told from a damaged one;
+ *  - bk_filter_free() does not sync; changes since the last sync stay in
+ *    the file's payload, under stale checksums, until the next sync;
+ *  - bk_filter_open() itself does not check payload checksums, so it opens
+ *    an unsynced file; bk_filter_verify() tells whether it was synced.
+ * docs/FORMAT.md ("Mapped files") has the details. */
 bk_status_t bk_filter_open(bk_filter_t **out, const char *path, bk_map_mode_t mode,
                            const char **why);
 
@@ -354,8 +419,9 @@ typedef struct bk_bitmap bk_bitmap_t;
 bk_status_t bk_bitmap_create(bk_bitmap_t **out, uint64_t n);
 void bk_bitmap_free(bk_bitmap_t *b);
 uint64_t bk_bitmap_size(const bk_bitmap_t *b); /* n */
-/* Sets bit v; returns true if it was clear. v >= n: returns false, no-op
- * (check with bk_bitmap_size first; the tool reports such values). */
+/* Sets bit v; returns true if it was clear. Cannot fail: v >= n is a
+ * no-op that returns false (check the range with bk_bitmap_size() first;
+ * the tool reports such values). */
 bool bk_bitmap_set(bk_bitmap_t *b, uint64_t v);
 bool bk_bitmap_test(const bk_bitmap_t *b, uint64_t v);
 uint64_t bk_bitmap_count(const bk_bitmap_t *b); /* set bits (popcount) */
@@ -376,7 +442,8 @@ typedef struct bk_bitmap2 bk_bitmap2_t;
 bk_status_t bk_bitmap2_create(bk_bitmap2_t **out, uint64_t n);
 void bk_bitmap2_free(bk_bitmap2_t *b);
 uint64_t bk_bitmap2_size(const bk_bitmap2_t *b);
-/* Records one sighting of v; returns the new state (0 if v >= n: no-op). */
+/* Records one sighting of v; returns the new state. Cannot fail: v >= n is
+ * a no-op that returns 0 (check with bk_bitmap2_size()). */
 unsigned bk_bitmap2_add(bk_bitmap2_t *b, uint64_t v);
 unsigned bk_bitmap2_state(const bk_bitmap2_t *b, uint64_t v);
 /* counts[0..2] receive the number of values in each state. */

@@ -3,6 +3,7 @@
  * build bit-identical filters and answer identically. */
 #include "harness.h"
 #include "internal.h"
+#include "batch.h"
 
 #include <stdlib.h>
 #include <stdio.h>
@@ -39,7 +40,7 @@ static bool ref_contains(const uint8_t *payload, uint64_t lines, uint32_t k, con
 
 static void test_matches_reference_layout(void)
 {
-    const uint32_t *salt = bki_blocked_salts();
+    const uint32_t *salt = bki_lane_salt;
     for (uint32_t k = 1; k <= 16; k += 5) {
         bk_options_t o = {.kind = BK_KIND_BLOCKED, .seed_set = true, .seed = 99 + k};
         bk_filter_t *f;
@@ -91,7 +92,7 @@ static void test_k_distinct_bits_per_key(void)
 
 static void test_simd_and_scalar_identical(void)
 {
-    if (!bki_blocked_have_avx2()) {
+    if (!(bki_simd_available() >= BKI_SIMD_AVX2)) {
         printf("  (no AVX2 on this CPU: comparing the scalar path with itself is pointless; "
                "checking the reference layout only)\n");
         return;
@@ -108,9 +109,9 @@ static void test_simd_and_scalar_identical(void)
         for (uint64_t i = 0; i < n; i++) {
             uint64_t key = bkt_rand(&rng);
             bk_hash_t h = bk_filter_hash(simd, &key, sizeof key);
-            bki_blocked_force_scalar(false);
+            bki_simd_force_scalar(false);
             new_simd += bki_blocked_add(simd, h);
-            bki_blocked_force_scalar(true);
+            bki_simd_force_scalar(true);
             new_scalar += bki_blocked_add(scalar, h);
         }
         CHECK_MSG(memcmp(simd->data, scalar->data, simd->nbytes) == 0, "k=%u: payloads differ", k);
@@ -119,14 +120,14 @@ static void test_simd_and_scalar_identical(void)
         for (uint64_t i = 0; i < 20000; i++) {
             uint64_t key = bkt_rand(&rng) | 1;
             bk_hash_t h = bk_filter_hash(simd, &key, sizeof key);
-            bki_blocked_force_scalar(false);
+            bki_simd_force_scalar(false);
             bool a = bki_blocked_contains(simd, h);
-            bki_blocked_force_scalar(true);
+            bki_simd_force_scalar(true);
             bool b = bki_blocked_contains(simd, h);
             disagree += a != b;
         }
         CHECK_EQ_U64(disagree, 0);
-        bki_blocked_force_scalar(false);
+        bki_simd_force_scalar(false);
         bk_filter_free(simd);
         bk_filter_free(scalar);
     }
@@ -164,9 +165,9 @@ static void test_batch_matches_single(void)
     CHECK(bytes && keys && out);
     if (!bytes || !keys || !out)
         goto done;
-    int was = bki_blocked_set_simd(BKI_SIMD_SCALAR);
-    for (int level = BKI_SIMD_SCALAR; level <= bki_blocked_simd_available(); level++) {
-        bki_blocked_set_simd(level);
+    int was = bki_simd_set(BKI_SIMD_SCALAR);
+    for (int level = BKI_SIMD_SCALAR; level <= bki_simd_available(); level++) {
+        bki_simd_set(level);
         for (size_t c = 0; c < 2; c++) {
             for (size_t hh = 0; hh < 2; hh++) {
                 bk_options_t o = {.hash = hashes[hh], .seed_set = true, .seed = 77 + c};
@@ -208,7 +209,7 @@ static void test_batch_matches_single(void)
             }
         }
     }
-    bki_blocked_set_simd(was);
+    bki_simd_set(was);
 done:
     free(bytes);
     free(keys);
@@ -229,8 +230,8 @@ static void test_add_batch_matches_single(void)
     CHECK(bytes && keys && flags && single);
     if (!bytes || !keys || !flags || !single)
         goto done;
-    int was = bki_blocked_set_simd(BKI_SIMD_SCALAR);
-    for (int level = BKI_SIMD_SCALAR; level <= bki_blocked_simd_available(); level++) {
+    int was = bki_simd_set(BKI_SIMD_SCALAR);
+    for (int level = BKI_SIMD_SCALAR; level <= bki_simd_available(); level++) {
         for (size_t c = 0; c < 2; c++) {
             for (size_t hh = 0; hh < 2; hh++) {
                 bk_options_t o = {.hash = hashes[hh], .seed_set = true, .seed = 300 + c};
@@ -246,12 +247,12 @@ static void test_add_batch_matches_single(void)
                 for (size_t i = 50; i < n; i += 37)
                     keys[i] = keys[i - 1 - (i % 3 ? 3 : 40)];
                 uint64_t ref_new = 0;
-                bki_blocked_set_simd(BKI_SIMD_SCALAR);
+                bki_simd_set(BKI_SIMD_SCALAR);
                 for (size_t i = 0; i < n; i++) {
                     CHECK_OK(bk_filter_add(ref, keys[i].ptr, keys[i].len, &single[i]));
                     ref_new += single[i];
                 }
-                bki_blocked_set_simd(level);
+                bki_simd_set(level);
                 /* Two batches: the second starts on a filled filter. */
                 size_t half = n / 2 + 5;
                 uint64_t n1 = 99, n2 = 99;
@@ -278,7 +279,7 @@ static void test_add_batch_matches_single(void)
             }
         }
     }
-    bki_blocked_set_simd(was);
+    bki_simd_set(was);
 done:
     free(bytes);
     free(keys);
@@ -290,16 +291,16 @@ done:
  * scalar and SIMD paths are told apart here only through the selector. */
 static void test_simd_selector(void)
 {
-    int avail = bki_blocked_simd_available();
+    int avail = bki_simd_available();
     CHECK(avail == BKI_SIMD_SCALAR || avail == BKI_SIMD_AVX2);
-    CHECK(bki_blocked_have_avx2() == (avail >= BKI_SIMD_AVX2));
-    int was = bki_blocked_set_simd(BKI_SIMD_SCALAR);
+    CHECK((bki_simd_available() >= BKI_SIMD_AVX2) == (avail >= BKI_SIMD_AVX2));
+    int was = bki_simd_set(BKI_SIMD_SCALAR);
     CHECK_EQ_U64(was, avail); /* the best one is chosen at load time */
-    CHECK(!bki_blocked_force_scalar(false));
-    CHECK_EQ_U64(bki_blocked_set_simd(avail + 5), avail); /* clamped */
-    CHECK_EQ_U64(bki_blocked_set_simd(avail), avail);
-    CHECK(bki_blocked_force_scalar(true) == (avail != BKI_SIMD_SCALAR));
-    CHECK_EQ_U64(bki_blocked_set_simd(avail), BKI_SIMD_SCALAR);
+    CHECK(!bki_simd_force_scalar(false));
+    CHECK_EQ_U64(bki_simd_set(avail + 5), avail); /* clamped */
+    CHECK_EQ_U64(bki_simd_set(avail), avail);
+    CHECK(bki_simd_force_scalar(true) == (avail != BKI_SIMD_SCALAR));
+    CHECK_EQ_U64(bki_simd_set(avail), BKI_SIMD_SCALAR);
 }
 
 int main(void)

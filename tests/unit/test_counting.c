@@ -35,7 +35,7 @@ static size_t make_key(uint64_t i, char *buf)
 /* Global counter index (line * 128 + lane * 8 + counter) of probe i. */
 static uint64_t ref_counter(const bk_filter_t *f, bk_hash_t h, uint32_t i)
 {
-    const uint32_t *salt = bki_blocked_salts();
+    const uint32_t *salt = bki_lane_salt;
     uint64_t line = (uint64_t)(((bki_u128)h.hi * f->lines) >> 64);
     uint32_t x = (uint32_t)h.lo;
     uint32_t r = (uint32_t)(h.lo >> 32) & 15;
@@ -470,19 +470,19 @@ int main(void)
     /* Every layout-level test runs on the AVX2 path (where the CPU has
      * it) and again on the portable scalar path: both must match the
      * simulated counters exactly. */
-    bool avx2 = bki_counting_force_scalar(false);
+    bool avx2 = bki_simd_force_scalar(false);
     printf("# AVX2 path %s\n", avx2 ? "in use" : "not available: scalar twice");
     bkt_run("layout_one_key", test_layout_one_key);
     bkt_run("counter_model", test_counter_model);
     bkt_run("saturation_and_remove", test_saturation_and_remove);
     bkt_run("remove_absent_changes_nothing", test_remove_absent_changes_nothing);
-    bki_counting_force_scalar(true);
+    bki_simd_force_scalar(true);
     bkt_run("scalar: layout_one_key", test_layout_one_key);
     bkt_run("scalar: counter_model", test_counter_model);
     bkt_run("scalar: saturation_and_remove", test_saturation_and_remove);
     bkt_run("scalar: remove_absent_changes_nothing", test_remove_absent_changes_nothing);
     bkt_run("scalar: fpr_and_no_false_negatives", test_fpr_and_no_false_negatives);
-    bki_counting_force_scalar(false);
+    bki_simd_force_scalar(false);
     bkt_run("fpr_and_no_false_negatives", test_fpr_and_no_false_negatives);
     bkt_run("union", test_union);
     bkt_run("batch_matches_single", test_batch_matches_single);

@@ -323,6 +323,83 @@ static void test_info(void)
     }
 }
 
+/* bk_filter_shape answers what bk_filter_info does (sizes, counts) without
+ * a scan, for every kind, and stays right as a scalable chain grows, is
+ * cleared and is cloned. */
+static void check_shape_matches_info(const bk_filter_t *f)
+{
+    bk_filter_shape_t s;
+    bk_filter_info_t in;
+    bk_filter_shape(f, &s);
+    bk_filter_info(f, &in);
+    CHECK(s.kind == in.kind && s.sub_kind == in.sub_kind && s.hash == in.hash);
+    CHECK(s.seed == in.seed && s.fpr_target == in.fpr_target && s.k == in.k);
+    CHECK_EQ_U64(s.capacity, in.capacity);
+    CHECK_EQ_U64(s.bytes, in.bytes);
+    CHECK_EQ_U64(s.items, in.items);
+    CHECK_EQ_U64(s.filters, in.filters);
+    CHECK(s.growth == in.growth && s.tightening == in.tightening);
+    CHECK(s.mapped == in.mapped && s.readonly == in.readonly);
+    if (in.kind == BK_KIND_SCALABLE) {
+        const bk_filter_t *newest = f->subs[f->nsubs - 1];
+        CHECK(s.nonscaling == in.nonscaling);
+        CHECK_EQ_U64(s.newest_capacity, newest->capacity);
+        CHECK_EQ_U64(s.newest_items, bk_filter_items(newest));
+    } else {
+        CHECK(s.nonscaling);
+    }
+}
+
+static const bk_kind_t all_kinds[] = {BK_KIND_BLOCKED, BK_KIND_CLASSIC, BK_KIND_COUNTING,
+                                      BK_KIND_SCALABLE};
+
+static void test_shape(void)
+{
+    for (size_t t = 0; t < 4; t++) {
+        bk_options_t o = {.kind = all_kinds[t], .seed_set = true, .seed = 5};
+        bk_filter_t *f, *c = NULL;
+        CHECK_OK(bk_filter_create(&f, 100, 0.01, &o));
+        if (!f)
+            return;
+        check_shape_matches_info(f);
+        for (uint64_t i = 0; i < 1000; i++) {
+            bk_filter_add(f, &i, 8, NULL);
+            if (i % 97 == 0)
+                check_shape_matches_info(f);
+        }
+        check_shape_matches_info(f);
+        CHECK_OK(bk_filter_clone(&c, f));
+        if (c)
+            check_shape_matches_info(c);
+        CHECK_OK(bk_filter_clear(f));
+        check_shape_matches_info(f);
+        bk_filter_free(c);
+        bk_filter_free(f);
+    }
+}
+
+/* bk_filter_counter is one key's counter; the deprecated bk_filter_count
+ * answers the same. */
+static void test_counter_and_alias(void)
+{
+    for (size_t t = 0; t < 4; t++) {
+        bk_options_t o = {.kind = all_kinds[t], .seed_set = true, .seed = 9};
+        bk_filter_t *f;
+        CHECK_OK(bk_filter_create(&f, 1000, 0.001, &o));
+        if (!f)
+            return;
+        const char *key = "counted";
+        CHECK_EQ_U64(bk_filter_counter(f, key, 7), 0);
+        for (unsigned i = 1; i <= 3; i++) {
+            CHECK_OK(bk_filter_add(f, key, 7, NULL));
+            unsigned want = all_kinds[t] == BK_KIND_COUNTING ? i : 1;
+            CHECK_EQ_U64(bk_filter_counter(f, key, 7), want);
+            CHECK_EQ_U64(bk_filter_count(f, key, 7), want);
+        }
+        bk_filter_free(f);
+    }
+}
+
 struct thread_arg {
     bk_filter_t *f;
     uint64_t first, count;
@@ -484,6 +561,8 @@ int main(void)
     bkt_run("batch pipeline edges", test_batch_pipeline_edges);
     bkt_run("union, clear, clone", test_union_clear_clone);
     bkt_run("info", test_info);
+    bkt_run("shape (O(1)) agrees with info", test_shape);
+    bkt_run("counter and its deprecated alias", test_counter_and_alias);
     bkt_run("atomic add from threads", test_atomic_add_threads);
     bkt_run("allocation failures", test_allocation_failures);
     bkt_run("sizes beyond 32 bits", test_beyond_32_bits);

@@ -1,0 +1,290 @@
+/*
+ * Single-array filters (blocked, classic, counting): creation, the kind
+ * table that dispatches each operation to its kind, the batch calls, and
+ * the operations that treat the payload as a whole (clear, union, clone,
+ * info).
+ *
+ * DESIGN: adding a single-array kind. A kind is
+ *   1. one file on rung 2 (like bloom.c) with its add / contains / prefetch
+ *      (and, if it has them, atomic add, remove, counter, union) over the
+ *      payload, declared in internal.h;
+ *   2. one row in layout.c's table: its unit, bits per cell, cells per
+ *      line and largest k (sizing, allocation and the file format's checks
+ *      all read it);
+ *   3. one row in `kinds` below.
+ * Then a kind value in bloomkit.h, its name in status.c, and its sizing in
+ * plan.c (the model of its FPR). Nothing above this file changes: the
+ * scalable chain, the public handle and the file format reach a kind only
+ * through bki_array_* and the layout table.
+ */
+#include "batch.h"
+
+#include <math.h>
+#include <string.h>
+
+/* A lined kind's prefetch: the key's one 64-byte line. */
+static void prefetch_line(const bk_filter_t *f, bk_hash_t h)
+{
+    __builtin_prefetch(bki_line_of(f, h.hi));
+}
+
+/* What a kind does. NULL entries: add_atomic, remove, counter -> BK_EKIND
+ * (counter: 1 if contained); add_batch, contains_batch -> the generic
+ * pipeline below; union_into -> bytewise OR. */
+typedef struct kind_ops {
+    bool (*add)(bk_filter_t *f, bk_hash_t h);
+    bool (*contains)(const bk_filter_t *f, bk_hash_t h);
+    void (*prefetch)(const bk_filter_t *f, bk_hash_t h);
+    bool (*add_atomic)(bk_filter_t *f, bk_hash_t h);
+    bk_status_t (*remove)(bk_filter_t *f, bk_hash_t h);
+    unsigned (*counter)(const bk_filter_t *f, bk_hash_t h);
+    uint64_t (*add_batch)(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new);
+    size_t (*contains_batch)(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out);
+    void (*union_into)(bk_filter_t *dst, const bk_filter_t *src);
+} kind_ops_t;
+
+static const kind_ops_t kinds[] = {
+    [BK_KIND_BLOCKED] = {bki_blocked_add, bki_blocked_contains, prefetch_line,
+                         bki_blocked_add_atomic, NULL, NULL, bki_blocked_add_batch,
+                         bki_blocked_contains_batch, NULL},
+    [BK_KIND_CLASSIC] = {bki_classic_add, bki_classic_contains, bki_classic_prefetch,
+                         bki_classic_add_atomic, NULL, NULL, NULL, NULL, NULL},
+    [BK_KIND_COUNTING] = {bki_counting_add, bki_counting_contains, prefetch_line, NULL,
+                          bki_counting_remove, bki_counting_count, NULL, NULL,
+                          bki_counting_union},
+};
+
+/* Only called on filters bki_array_new built, whose kind has a row. */
+static inline const kind_ops_t *ops_of(const bk_filter_t *f)
+{
+    return &kinds[f->kind];
+}
+
+static bool valid_hash(bk_hash_id_t id)
+{
+    return (unsigned)id >= 1 && (unsigned)id <= BK_HASH_COUNT;
+}
+
+bk_status_t bki_array_new(bk_filter_t **out, bk_kind_t kind, uint64_t cells, uint32_t k,
+                          bk_hash_id_t hash, uint64_t seed, uint8_t *borrow)
+{
+    const bki_layout_t *l = bki_layout_of(kind);
+    if (!bki_layout_is_filter(kind) || (unsigned)kind >= sizeof kinds / sizeof kinds[0])
+        return BK_EINVAL;
+    if (k == 0 || k > l->max_k || !valid_hash(hash) || bki_layout_round_cells(kind, cells) != cells)
+        return BK_EINVAL;
+    bk_filter_t *f = bki_calloc(1, sizeof *f);
+    if (!f)
+        return BK_ENOMEM;
+    f->kind = kind;
+    f->hash = hash;
+    f->seed = seed;
+    f->cells = cells;
+    f->k = k;
+    f->lines = bki_layout_lines(kind, cells);
+    f->nbytes = bki_layout_bytes(kind, cells);
+    f->map_fd = -1;
+    atomic_init(&f->items, 0);
+    if (borrow) {
+        f->data = borrow;
+        f->mem = BKI_MEM_BORROWED;
+    } else {
+        f->data = bki_payload_alloc(f->nbytes, &f->mem);
+        if (!f->data) {
+            bki_free(f);
+            return BK_ENOMEM;
+        }
+    }
+    *out = f;
+    return BK_OK;
+}
+
+void bki_array_free(bk_filter_t *f)
+{
+    bki_payload_free(f->data, f->nbytes, f->mem);
+    bki_free(f);
+}
+
+bool bki_array_add(bk_filter_t *f, bk_hash_t h)
+{
+    bool added = ops_of(f)->add(f, h);
+    if (added) /* single writer: a plain load and store, no locked op */
+        bki_set_items(f, bki_items(f) + 1);
+    return added;
+}
+
+bool bki_array_contains(const bk_filter_t *f, bk_hash_t h)
+{
+    /* The default kind first, ahead of the table: one compare. */
+    if (BKI_LIKELY(f->kind == BK_KIND_BLOCKED))
+        return bki_blocked_contains(f, h);
+    return ops_of(f)->contains(f, h);
+}
+
+bk_status_t bki_array_add_atomic(bk_filter_t *f, bk_hash_t h, bool *was_new)
+{
+    const kind_ops_t *o = ops_of(f);
+    if (!o->add_atomic)
+        return BK_EKIND;
+    bool added = o->add_atomic(f, h);
+    if (added)
+        atomic_fetch_add_explicit(&f->items, 1, memory_order_relaxed);
+    if (was_new)
+        *was_new = added;
+    return BK_OK;
+}
+
+bk_status_t bki_array_remove(bk_filter_t *f, bk_hash_t h)
+{
+    const kind_ops_t *o = ops_of(f);
+    if (!o->remove)
+        return BK_EKIND;
+    bk_status_t st = o->remove(f, h);
+    /* The inverse of add's "new" (a counter went 0 -> 1): the key is gone
+     * when a counter went 1 -> 0. */
+    if (st == BK_OK && !o->contains(f, h) && bki_items(f) > 0)
+        bki_set_items(f, bki_items(f) - 1);
+    return st;
+}
+
+unsigned bki_array_counter(const bk_filter_t *f, bk_hash_t h)
+{
+    const kind_ops_t *o = ops_of(f);
+    if (o->counter)
+        return o->counter(f, h);
+    return o->contains(f, h) ? 1u : 0u;
+}
+
+/* ---- batches: the pipeline of batch.h through the kind table ---- */
+
+static inline bk_hash_t locate_hash(const bk_filter_t *f, bk_hash_t h)
+{
+    (void)f;
+    return h;
+}
+
+static inline void prefetch_hash(const bk_filter_t *f, bk_hash_t h)
+{
+    ops_of(f)->prefetch(f, h);
+}
+
+#define PUT_TABLE(f, h) ops_of(f)->add(f, h)
+#define PROBE_TABLE(f, h) ops_of(f)->contains(f, h)
+BKI_DEFINE_ADD_BATCH(add_batch_table, , bk_hash_t, locate_hash, prefetch_hash, PUT_TABLE)
+BKI_DEFINE_CONTAINS_BATCH(contains_batch_table, , bk_hash_t, locate_hash, prefetch_hash,
+                          PROBE_TABLE)
+
+uint64_t bki_array_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new)
+{
+    const kind_ops_t *o = ops_of(f);
+    uint64_t fresh = o->add_batch ? o->add_batch(f, keys, n, was_new)
+                                  : add_batch_table(f, keys, n, was_new);
+    bki_set_items(f, bki_items(f) + fresh);
+    return fresh;
+}
+
+size_t bki_array_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out)
+{
+    const kind_ops_t *o = ops_of(f);
+    return o->contains_batch ? o->contains_batch(f, keys, n, out)
+                             : contains_batch_table(f, keys, n, out);
+}
+
+/* ---- the payload as a whole ---- */
+
+void bki_array_clear(bk_filter_t *f)
+{
+    if (f->data)
+        memset(f->data, 0, (size_t)f->nbytes);
+    bki_set_items(f, 0);
+}
+
+uint64_t bki_cells_set(const bk_filter_t *f)
+{
+    uint64_t set = 0;
+    bool nibbles = bki_layout_of(f->kind)->cell_bits == 4;
+    /* Payloads are whole 64-bit words. A 4-bit counter is set when its
+     * nibble is non-zero: fold each nibble's bits into its low bit. */
+    for (uint64_t i = 0; i + 8 <= f->nbytes; i += 8) {
+        uint64_t w;
+        memcpy(&w, f->data + i, 8);
+        if (nibbles)
+            w = (w | w >> 1 | w >> 2 | w >> 3) & UINT64_C(0x1111111111111111);
+        set += (uint64_t)__builtin_popcountll(w);
+    }
+    return set;
+}
+
+static bool same_shape(const bk_filter_t *a, const bk_filter_t *b)
+{
+    return a->kind == b->kind && a->cells == b->cells && a->k == b->k && a->hash == b->hash &&
+           a->seed == b->seed;
+}
+
+/* -(m/k) ln(1 - X/m): the number of distinct keys that most likely set X of
+ * m cells with k probes each (Swamidass & Baldi, 2007). */
+static double estimate_items(uint64_t m, uint32_t k, uint64_t set)
+{
+    if (m == 0 || k == 0)
+        return 0.0;
+    if (set >= m)
+        return INFINITY;
+    return -((double)m / (double)k) * log1p(-(double)set / (double)m);
+}
+
+bk_status_t bki_array_union(bk_filter_t *dst, const bk_filter_t *src)
+{
+    if (!bki_layout_is_filter(src->kind) || !same_shape(dst, src))
+        return BK_EINCOMPAT;
+    const kind_ops_t *o = ops_of(dst);
+    if (o->union_into)
+        o->union_into(dst, src);
+    else
+        for (uint64_t i = 0; i < dst->nbytes; i++)
+            dst->data[i] |= src->data[i];
+    double est = estimate_items(dst->cells, dst->k, bki_cells_set(dst));
+    bki_set_items(dst, isfinite(est) ? (uint64_t)llround(est) : dst->cells);
+    return BK_OK;
+}
+
+bk_status_t bki_array_clone(bk_filter_t **out, const bk_filter_t *f)
+{
+    bk_filter_t *c;
+    bk_status_t st = bki_array_new(&c, f->kind, f->cells, f->k, f->hash, f->seed, NULL);
+    if (st != BK_OK)
+        return st;
+    memcpy(c->data, f->data, (size_t)f->nbytes);
+    c->capacity = f->capacity;
+    c->fpr = f->fpr;
+    bki_set_items(c, bki_items(f));
+    *out = c;
+    return BK_OK;
+}
+
+void bki_array_info(const bk_filter_t *f, bk_filter_info_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = f->kind;
+    out->sub_kind = f->kind;
+    out->hash = f->hash;
+    out->seed = f->seed;
+    out->capacity = f->capacity;
+    out->fpr_target = f->fpr;
+    out->cells = f->cells;
+    out->k = f->k;
+    out->bytes = f->nbytes;
+    out->items = bki_items(f);
+    out->cells_set = bki_cells_set(f);
+    out->fill = f->cells ? (double)out->cells_set / (double)f->cells : 0.0;
+    out->estimated_items = estimate_items(f->cells, f->k, out->cells_set);
+    /* The FPR a fresh key sees now: the model at the estimated item count,
+     * which for lined kinds also accounts for unevenly filled lines. */
+    if (isfinite(out->estimated_items))
+        out->expected_fpr =
+            bk_fpr_expected(f->kind, f->cells, (uint64_t)llround(out->estimated_items), f->k);
+    else
+        out->expected_fpr = 1.0;
+    out->filters = 1;
+    out->mapped = f->map_base != NULL;
+    out->readonly = f->readonly;
+}

@@ -1,0 +1,265 @@
+/*
+ * Bitmap persistence: bk_bitmap and bk_bitmap2 in the filters' container
+ * (docs/FORMAT.md), one part each. The two kinds share every step here;
+ * a small view (kind, n, words) is all that differs, so each public call
+ * is a one-line use of the shared read and write.
+ */
+#define _GNU_SOURCE
+#include "codec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+/* What the format needs of either bitmap kind. */
+typedef struct dense {
+    uint32_t kind;
+    uint64_t n;
+    uint64_t *words;
+    uint64_t nbytes;
+} dense_t;
+
+static dense_t view1(const bk_bitmap_t *b)
+{
+    dense_t d = {BK_KIND_BITMAP, b->n, b->words, b->nbytes};
+    return d;
+}
+
+static dense_t view2(const bk_bitmap2_t *b)
+{
+    dense_t d = {BK_KIND_BITMAP2, b->n, b->words, b->nbytes};
+    return d;
+}
+
+/* Creates an empty bitmap of the kind over [0, n); *d views it. */
+static bk_status_t dense_create(uint32_t kind, uint64_t n, void **obj, dense_t *d)
+{
+    if (kind == BK_KIND_BITMAP) {
+        bk_bitmap_t *b = NULL;
+        bk_status_t st = bk_bitmap_create(&b, n);
+        if (st == BK_OK)
+            *d = view1(b);
+        *obj = b;
+        return st;
+    }
+    bk_bitmap2_t *b = NULL;
+    bk_status_t st = bk_bitmap2_create(&b, n);
+    if (st == BK_OK)
+        *d = view2(b);
+    *obj = b;
+    return st;
+}
+
+static void dense_free(uint32_t kind, void *obj)
+{
+    if (kind == BK_KIND_BITMAP)
+        bk_bitmap_free(obj);
+    else
+        bk_bitmap2_free(obj);
+}
+
+/* The data must hold the bitmap kind asked for. */
+static bk_status_t check_bitmap_kind(const bkf_meta_t *m, uint32_t kind, const char **why)
+{
+    if (m->kind != kind) {
+        if (m->kind == BK_KIND_BITMAP || m->kind == BK_KIND_BITMAP2)
+            FAIL(BK_EKIND, "the data holds the other bitmap kind");
+        FAIL(BK_EKIND, "the data holds a filter, not a bitmap");
+    }
+    return BK_OK;
+}
+
+/* Validated metadata from a buffer (payload verified in place) or from a
+ * file (opened: *fd, *meta_buf to release with parse_done). */
+static bk_status_t dense_parse(const void *buf, size_t len, const char *path, uint32_t kind,
+                               bkf_meta_t *m, bkf_source_t *s, uint8_t **meta_buf, int *fd,
+                               const char **why)
+{
+    *meta_buf = NULL;
+    *fd = -1;
+    bk_status_t st;
+    if (path) {
+        uint64_t size;
+        st = bkf_open_regular(path, O_RDONLY, fd, &size, why);
+        if (st != BK_OK)
+            return st;
+        st = bkf_read_file_meta(*fd, size, meta_buf, m, why);
+        *s = bkf_file_source(*fd);
+    } else {
+        if (!buf && len)
+            FAIL(BK_EINVAL, "invalid argument");
+        if (len == 0)
+            FAIL(BK_ECORRUPT, "empty input");
+        st = bkf_parse_meta(buf, len, len, m, why);
+        bkf_source_t b = {.buf = buf, .read = NULL, .fd = -1};
+        *s = b;
+    }
+    if (st == BK_OK)
+        st = check_bitmap_kind(m, kind, why);
+    if (st == BK_OK && !path)
+        st = bkf_verify_payloads(m, s, why);
+    return st;
+}
+
+static void parse_done(uint8_t *meta_buf, int fd)
+{
+    bki_free(meta_buf);
+    if (fd >= 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+    }
+}
+
+/* Copies the validated payload into d's words (verifying a file's). */
+static bk_status_t fill(const dense_t *d, const bkf_meta_t *m, const bkf_source_t *s,
+                        const char **why)
+{
+    bkf_part_t p;
+    bkf_decode_part(m, 0, &p);
+    if (d->nbytes < p.length)
+        FAIL(BK_ECORRUPT, "bitmap size the library cannot build");
+    if (bkf_source_read(s, p.offset, d->words, p.length) != BK_OK)
+        FAIL(BK_EIO, "read error");
+    if (s->buf) /* verified in place already */
+        return BK_OK;
+    return bkf_check_payload(s, &p, (const uint8_t *)d->words, true, why);
+}
+
+/* Builds a bitmap of the kind from validated metadata. */
+static bk_status_t dense_build(uint32_t kind, void **out, const bkf_meta_t *m,
+                               const bkf_source_t *s, const char **why)
+{
+    void *obj = NULL;
+    dense_t d;
+    bk_status_t st = dense_create(kind, m->capacity, &obj, &d);
+    if (st != BK_OK) {
+        if (why)
+            *why = st == BK_ENOMEM ? "out of memory" : "bitmap size the library cannot build";
+        return st == BK_EINVAL ? BK_ECORRUPT : st;
+    }
+    st = fill(&d, m, s, why);
+    if (st != BK_OK) {
+        dense_free(kind, obj);
+        return st;
+    }
+    *out = obj;
+    return BK_OK;
+}
+
+/* The one reader behind the four public ones: from buf/len or from path.
+ * *out is the new bitmap on success, NULL otherwise. */
+static bk_status_t dense_read(uint32_t kind, void **out, const void *buf, size_t len,
+                              const char *path, const char **why)
+{
+    *out = NULL;
+    bkf_meta_t m;
+    bkf_source_t s;
+    uint8_t *mb;
+    int fd;
+    bk_status_t st = dense_parse(buf, len, path, kind, &m, &s, &mb, &fd, why);
+    if (st == BK_OK)
+        st = dense_build(kind, out, &m, &s, why);
+    parse_done(mb, fd);
+    return st;
+}
+
+static bk_status_t dense_obj(const void *b, dense_t d, bkf_obj_t *o)
+{
+    if (!b)
+        return BK_EINVAL;
+    return bkf_obj_from_bitmap(o, d.kind, d.n, d.words, d.nbytes);
+}
+
+static uint64_t dense_size(const void *b, dense_t d)
+{
+    bkf_obj_t o;
+    return dense_obj(b, d, &o) == BK_OK ? bkf_obj_size(&o) : 0;
+}
+
+static bk_status_t dense_serialize(const void *b, dense_t d, void *buf, size_t cap,
+                                   size_t *written)
+{
+    bkf_obj_t o;
+    bk_status_t st = dense_obj(b, d, &o);
+    return st != BK_OK ? st : bkf_obj_serialize(&o, buf, cap, written);
+}
+
+static bk_status_t dense_save(const void *b, dense_t d, const char *path)
+{
+    bkf_obj_t o;
+    bk_status_t st = dense_obj(b, d, &o);
+    return st != BK_OK ? st : bkf_save_obj(&o, path);
+}
+
+/* Runs dense_read for a public reader with a typed out pointer. */
+#define READ_INTO(out, kind, buf, len, path)                                   \
+    do {                                                                       \
+        if (!(out))                                                            \
+            FAIL(BK_EINVAL, "invalid argument");                               \
+        void *obj_;                                                            \
+        bk_status_t st_ = dense_read(kind, &obj_, buf, len, path, why);        \
+        *(out) = obj_;                                                         \
+        return st_;                                                            \
+    } while (0)
+
+/* A view of a possibly NULL bitmap (only dereferenced when non-NULL). */
+#define VIEW1(b) ((b) ? view1(b) : (dense_t){BK_KIND_BITMAP, 0, NULL, 0})
+#define VIEW2(b) ((b) ? view2(b) : (dense_t){BK_KIND_BITMAP2, 0, NULL, 0})
+
+uint64_t bk_bitmap_serialized_size(const bk_bitmap_t *b)
+{
+    return dense_size(b, VIEW1(b));
+}
+
+bk_status_t bk_bitmap_serialize(const bk_bitmap_t *b, void *buf, size_t cap, size_t *written)
+{
+    return dense_serialize(b, VIEW1(b), buf, cap, written);
+}
+
+bk_status_t bk_bitmap_deserialize(bk_bitmap_t **out, const void *buf, size_t len,
+                                  const char **why)
+{
+    READ_INTO(out, BK_KIND_BITMAP, buf, len, NULL);
+}
+
+bk_status_t bk_bitmap_save(const bk_bitmap_t *b, const char *path)
+{
+    return dense_save(b, VIEW1(b), path);
+}
+
+bk_status_t bk_bitmap_load(bk_bitmap_t **out, const char *path, const char **why)
+{
+    if (!path)
+        FAIL(BK_EINVAL, "invalid argument");
+    READ_INTO(out, BK_KIND_BITMAP, NULL, 0, path);
+}
+
+uint64_t bk_bitmap2_serialized_size(const bk_bitmap2_t *b)
+{
+    return dense_size(b, VIEW2(b));
+}
+
+bk_status_t bk_bitmap2_serialize(const bk_bitmap2_t *b, void *buf, size_t cap,
+                                 size_t *written)
+{
+    return dense_serialize(b, VIEW2(b), buf, cap, written);
+}
+
+bk_status_t bk_bitmap2_deserialize(bk_bitmap2_t **out, const void *buf, size_t len,
+                                   const char **why)
+{
+    READ_INTO(out, BK_KIND_BITMAP2, buf, len, NULL);
+}
+
+bk_status_t bk_bitmap2_save(const bk_bitmap2_t *b, const char *path)
+{
+    return dense_save(b, VIEW2(b), path);
+}
+
+bk_status_t bk_bitmap2_load(bk_bitmap2_t **out, const char *path, const char **why)
+{
+    if (!path)
+        FAIL(BK_EINVAL, "invalid argument");
+    READ_INTO(out, BK_KIND_BITMAP2, NULL, 0, path);
+}

@@ -1,0 +1,696 @@
+/*
+ * The file format as bytes: encoding objects, validating input, and
+ * building filters from validated input. docs/FORMAT.md is the
+ * specification; this file implements it, and makes no file I/O (file.c,
+ * map.c and bitmap_file.c do that, on top of it).
+ *
+ * Why it is written this way:
+ *  - Every field is encoded one at a time, little-endian, at a fixed offset
+ *    (never a raw struct), so the same bytes load on any compiler or ABI.
+ *  - Loading never trusts a field before checking it: the part count and
+ *    every payload size are bounded by the real length of the input before
+ *    anything is allocated or read, so a hostile header cannot make us
+ *    allocate or read more than the bytes we were given justify.
+ *  - The layout is canonical: offsets, padding and reserved bytes are fully
+ *    determined by the fields, and checked, so any input we accept
+ *    re-serializes to exactly the same bytes (the fuzzer relies on that).
+ *  - Payloads start at 64-byte offsets, so a mapped payload is cache-line
+ *    aligned exactly like an allocated one and the query paths need no
+ *    special case for mapped filters.
+ *  - Payload sizes come from the layout table (layout.c): a kind's size
+ *    rule is written once for memory and file alike.
+ */
+#include "codec.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <math.h>
+#include <string.h>
+
+static const uint8_t bkf_magic[8] = {0x89, 'B', 'K', 'F', '\r', '\n', 0x1a, '\n'};
+
+/* ---- little-endian field access, byte by byte (no alignment assumed) ---- */
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_f64(uint8_t *p, double d)
+{
+    uint64_t v;
+    memcpy(&v, &d, 8);
+    put_u64(p, v);
+}
+
+uint32_t bkf_get_u32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static double get_f64(const uint8_t *p)
+{
+    uint64_t v = get_u64(p);
+    double d;
+    memcpy(&d, &v, 8);
+    return d;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+uint64_t bkf_checksum(const void *p, uint64_t n)
+{
+    return XXH3_64bits(p, (size_t)n);
+}
+
+/* The payload length the format prescribes for a part, or 0 if cells is
+ * not a valid size for the kind. Filters use every payload bit; bitmaps
+ * round up to whole 64-byte lines. */
+static uint64_t payload_len(uint32_t kind, uint64_t cells)
+{
+    return bki_layout_bytes((bk_kind_t)kind, cells);
+}
+
+/* ========================================================================
+ * Writing
+ * ======================================================================== */
+
+static void part_of_filter(const bk_filter_t *s, bkf_part_t *p)
+{
+    p->kind = (uint32_t)s->kind;
+    p->k = s->k;
+    p->cells = s->cells;
+    p->capacity = s->capacity;
+    p->fpr = s->fpr;
+    p->items = bki_items(s);
+    p->seed = s->seed;
+    p->data = s->data;
+    p->length = payload_len(p->kind, p->cells);
+}
+
+void bkf_obj_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p)
+{
+    memset(p, 0, sizeof *p);
+    if (o->f) {
+        part_of_filter(o->kind == BK_KIND_SCALABLE ? o->f->subs[i] : o->f, p);
+    } else {
+        p->kind = o->kind;
+        p->cells = o->bm_n;
+        p->capacity = o->bm_n;
+        p->data = o->bm_data;
+        p->length = payload_len(p->kind, p->cells);
+    }
+}
+
+/* Describes a filter for writing; BK_EINVAL if it cannot be written (a
+ * geometry the format has no encoding for: a bug elsewhere, not a user
+ * error, but reported rather than written wrongly). */
+bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
+{
+    memset(o, 0, sizeof *o);
+    if (!f)
+        return BK_EINVAL;
+    o->f = f;
+    o->kind = (uint32_t)f->kind;
+    o->hash = (uint32_t)f->hash;
+    o->seed = f->seed;
+    o->capacity = f->capacity;
+    o->fpr = f->fpr;
+    o->items = bki_items(f);
+    if (f->kind == BK_KIND_SCALABLE) {
+        if (f->nsubs == 0 || f->nsubs > BKF_MAX_PARTS || !f->subs)
+            return BK_EINVAL;
+        o->nparts = f->nsubs;
+        o->sub_kind = (uint32_t)f->sub_kind;
+        o->flags = (f->nonscaling ? BKF_FLAG_NONSCALING : 0) |
+                   (f->first_error_as_given ? BKF_FLAG_FIRST_ERROR : 0);
+        o->growth = f->growth;
+        o->tightening = f->tightening;
+    } else if (f->kind == BK_KIND_BLOCKED || f->kind == BK_KIND_CLASSIC ||
+               f->kind == BK_KIND_COUNTING) {
+        o->nparts = 1;
+    } else {
+        return BK_EINVAL;
+    }
+    /* Refuse to write anything the loader would refuse: every file
+     * bloomkit writes must load. */
+    for (uint32_t i = 0; i < o->nparts; i++) {
+        const bk_filter_t *s = f->kind == BK_KIND_SCALABLE ? f->subs[i] : f;
+        if (!s)
+            return BK_EINVAL;
+        bkf_part_t p;
+        bkf_obj_part(o, i, &p);
+        if (p.length == 0 || !p.data || s->nbytes < p.length || s->hash != f->hash ||
+            s->seed != f->seed)
+            return BK_EINVAL;
+        if (f->kind == BK_KIND_SCALABLE && s->kind != f->sub_kind)
+            return BK_EINVAL;
+    }
+    return BK_OK;
+}
+
+bk_status_t bkf_obj_from_bitmap(bkf_obj_t *o, uint32_t kind, uint64_t n, const uint64_t *words,
+                                   uint64_t nbytes)
+{
+    memset(o, 0, sizeof *o);
+    o->kind = kind;
+    o->nparts = 1;
+    o->capacity = n;
+    o->bm_n = n;
+    o->bm_data = (const uint8_t *)words;
+    uint64_t len = payload_len(kind, n);
+    if (len == 0 || !words || nbytes < len)
+        return BK_EINVAL;
+    return BK_OK;
+}
+
+/* Total serialized size. */
+uint64_t bkf_obj_size(const bkf_obj_t *o)
+{
+    uint64_t total = bkf_meta_len(o->nparts);
+    for (uint32_t i = 0; i < o->nparts; i++) {
+        bkf_part_t p;
+        bkf_obj_part(o, i, &p);
+        total += bkf_align64(p.length);
+    }
+    return total;
+}
+
+/* Encodes the metadata (header, part table with payload checksums, header
+ * checksum, padding) into out, which holds bkf_meta_len(o->nparts) bytes.
+ * Reads every payload once, for its checksum. */
+void bkf_encode_meta(const bkf_obj_t *o, uint8_t *out)
+{
+    uint64_t mlen = bkf_meta_len(o->nparts);
+    memset(out, 0, (size_t)mlen);
+    memcpy(out + H_MAGIC, bkf_magic, 8);
+    put_u32(out + H_VERSION, BKF_VERSION);
+    put_u32(out + H_KIND, o->kind);
+    put_u32(out + H_HASH, o->hash);
+    put_u32(out + H_NPARTS, o->nparts);
+    put_u64(out + H_SEED, o->seed);
+    put_u64(out + H_CAPACITY, o->capacity);
+    put_f64(out + H_FPR, o->fpr);
+    put_u64(out + H_ITEMS, o->items);
+    put_u32(out + H_SUBKIND, o->sub_kind);
+    put_u32(out + H_FLAGS, o->flags);
+    put_f64(out + H_GROWTH, o->growth);
+    put_f64(out + H_TIGHTENING, o->tightening);
+    uint64_t off = mlen;
+    for (uint32_t i = 0; i < o->nparts; i++) {
+        bkf_part_t p;
+        bkf_obj_part(o, i, &p);
+        uint8_t *e = out + BKF_HEADER + (uint64_t)BKF_PART * i;
+        put_u32(e + P_KIND, p.kind);
+        put_u32(e + P_K, p.k);
+        put_u64(e + P_CELLS, p.cells);
+        put_u64(e + P_CAPACITY, p.capacity);
+        put_f64(e + P_FPR, p.fpr);
+        put_u64(e + P_ITEMS, p.items);
+        put_u64(e + P_SEED, p.seed);
+        put_u64(e + P_OFFSET, off);
+        put_u64(e + P_LENGTH, p.length);
+        put_u64(e + P_CHECKSUM, bkf_checksum(p.data, p.length));
+        off += bkf_align64(p.length);
+    }
+    put_u64(out + H_FILESIZE, off);
+    uint64_t table_end = BKF_HEADER + (uint64_t)BKF_PART * o->nparts;
+    put_u64(out + table_end, bkf_checksum(out, table_end));
+}
+
+bk_status_t bkf_obj_serialize(const bkf_obj_t *o, void *buf, size_t cap, size_t *written)
+{
+    uint64_t total = bkf_obj_size(o);
+    if (!buf || total > cap)
+        return BK_EINVAL;
+    uint8_t *out = buf;
+    bkf_encode_meta(o, out);
+    uint64_t off = bkf_meta_len(o->nparts);
+    for (uint32_t i = 0; i < o->nparts; i++) {
+        bkf_part_t p;
+        bkf_obj_part(o, i, &p);
+        memcpy(out + off, p.data, (size_t)p.length);
+        memset(out + off + p.length, 0, (size_t)(bkf_align64(p.length) - p.length));
+        off += bkf_align64(p.length);
+    }
+    if (written)
+        *written = (size_t)total;
+    return BK_OK;
+}
+
+/* ========================================================================
+ * Reading and validation
+ * ======================================================================== */
+
+bk_status_t bkf_source_read(const bkf_source_t *s, uint64_t off, void *dst, uint64_t n)
+{
+    if (s->buf) {
+        memcpy(dst, s->buf + off, (size_t)n);
+        return BK_OK;
+    }
+    return s->read(s, off, dst, n);
+}
+
+void bkf_decode_part(const bkf_meta_t *m, uint32_t i, bkf_part_t *p)
+{
+    const uint8_t *e = m->table + (uint64_t)BKF_PART * i;
+    memset(p, 0, sizeof *p);
+    p->kind = bkf_get_u32(e + P_KIND);
+    p->k = bkf_get_u32(e + P_K);
+    p->cells = get_u64(e + P_CELLS);
+    p->capacity = get_u64(e + P_CAPACITY);
+    p->fpr = get_f64(e + P_FPR);
+    p->items = get_u64(e + P_ITEMS);
+    p->seed = get_u64(e + P_SEED);
+    p->offset = get_u64(e + P_OFFSET);
+    p->length = get_u64(e + P_LENGTH);
+    p->sum = get_u64(e + P_CHECKSUM);
+}
+
+static bool same_f64(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+bk_status_t bkf_check_prefix(const uint8_t *b, uint64_t have, const char **why)
+{
+    uint64_t n = have < 8 ? have : 8;
+    if (memcmp(b, bkf_magic, (size_t)n) != 0)
+        FAIL(BK_ECORRUPT, "not a bloomkit file (bad magic)");
+    if (have < BKF_HEADER)
+        FAIL(BK_ECORRUPT, "truncated: shorter than the 128-byte header");
+    uint32_t version = bkf_get_u32(b + H_VERSION);
+    if (version != BKF_VERSION)
+        FAIL(BK_EVERSION, "unknown format version (this library reads version 1)");
+    return BK_OK;
+}
+
+/* The metadata as bytes: prefix, part count, lengths, header checksum,
+ * padding and reserved bytes. */
+static bk_status_t check_meta_bytes(const uint8_t *b, uint64_t have, uint64_t total,
+                                    const char **why)
+{
+    bk_status_t st = bkf_check_prefix(b, have < total ? have : total, why);
+    if (st != BK_OK)
+        return st;
+    uint32_t nparts = bkf_get_u32(b + H_NPARTS);
+    if (nparts == 0 || nparts > BKF_MAX_PARTS)
+        FAIL(BK_ECORRUPT, "part count is zero or absurd");
+    uint64_t table_end = BKF_HEADER + (uint64_t)BKF_PART * nparts;
+    uint64_t mlen = bkf_meta_len(nparts);
+    if (total < mlen)
+        FAIL(BK_ECORRUPT, "truncated inside the header or part table");
+    if (have < mlen) /* caller error: it must give us the whole metadata */
+        FAIL(BK_ECORRUPT, "truncated inside the header or part table");
+    if (get_u64(b + table_end) != bkf_checksum(b, table_end))
+        FAIL(BK_ECORRUPT, "header checksum mismatch (header damaged)");
+    if (!all_zero(b + table_end + 8, (size_t)(mlen - table_end - 8)))
+        FAIL(BK_ECORRUPT, "header padding is not zero");
+    if (!all_zero(b + H_RESERVED, BKF_HEADER - H_RESERVED))
+        FAIL(BK_ECORRUPT, "reserved header bytes are not zero");
+    return BK_OK;
+}
+
+static void decode_header(const uint8_t *b, bkf_meta_t *m)
+{
+    memset(m, 0, sizeof *m);
+    m->nparts = bkf_get_u32(b + H_NPARTS);
+    m->kind = bkf_get_u32(b + H_KIND);
+    m->hash = bkf_get_u32(b + H_HASH);
+    m->seed = get_u64(b + H_SEED);
+    m->capacity = get_u64(b + H_CAPACITY);
+    m->fpr = get_f64(b + H_FPR);
+    m->items = get_u64(b + H_ITEMS);
+    m->file_size = get_u64(b + H_FILESIZE);
+    m->sub_kind = bkf_get_u32(b + H_SUBKIND);
+    m->flags = bkf_get_u32(b + H_FLAGS);
+    m->growth = get_f64(b + H_GROWTH);
+    m->tightening = get_f64(b + H_TIGHTENING);
+    m->table = b + BKF_HEADER;
+}
+
+static bool is_filter_kind(uint32_t kind)
+{
+    return kind == BK_KIND_SCALABLE || bki_layout_is_filter((bk_kind_t)kind);
+}
+
+/* The header's own fields: size, kind, hash and rate, or a bitmap's zeros. */
+static bk_status_t check_header_fields(const bkf_meta_t *m, uint64_t total, const char **why)
+{
+    if (m->file_size > total)
+        FAIL(BK_ECORRUPT, "truncated: shorter than the size in its header");
+    if (m->file_size < total)
+        FAIL(BK_ECORRUPT, "trailing bytes after the end of the data");
+    if (!is_filter_kind(m->kind) && m->kind != BK_KIND_BITMAP && m->kind != BK_KIND_BITMAP2)
+        FAIL(BK_ECORRUPT, "unknown kind");
+    if (is_filter_kind(m->kind)) {
+        if (m->hash < 1 || m->hash > BK_HASH_COUNT)
+            FAIL(BK_ECORRUPT, "unknown hash id");
+        if (!(m->fpr >= 0.0 && m->fpr <= 1.0))
+            FAIL(BK_ECORRUPT, "false-positive rate is not in [0, 1]");
+    } else if (m->hash != 0 || m->seed != 0 || m->items != 0 || !same_f64(m->fpr, 0.0)) {
+        FAIL(BK_ECORRUPT, "bitmap header has filter fields set");
+    }
+    return BK_OK;
+}
+
+/* The chain fields: set (and in range) for scalable filters, zero else. */
+static bk_status_t check_chain_fields(const bkf_meta_t *m, const char **why)
+{
+    if (m->kind != BK_KIND_SCALABLE) {
+        if (m->nparts != 1)
+            FAIL(BK_ECORRUPT, "part count is not 1 for a single-array kind");
+        if (m->sub_kind != 0 || m->flags != 0 || !same_f64(m->growth, 0.0) ||
+            !same_f64(m->tightening, 0.0))
+            FAIL(BK_ECORRUPT, "scalable-only fields set on another kind");
+        return BK_OK;
+    }
+    if (m->sub_kind != BK_KIND_BLOCKED && m->sub_kind != BK_KIND_CLASSIC)
+        FAIL(BK_ECORRUPT, "scalable filter with an invalid sub-filter kind");
+    if (m->flags & ~BKF_FLAGS_KNOWN)
+        FAIL(BK_ECORRUPT, "unknown flags set");
+    /* The same bounds bk_filter_create puts on these. */
+    if (!(m->growth >= 1.0) || isinf(m->growth))
+        FAIL(BK_ECORRUPT, "scalable growth factor is not a finite number >= 1");
+    if (!(m->tightening > 0.0 && m->tightening < 1.0))
+        FAIL(BK_ECORRUPT, "scalable tightening ratio is not in (0, 1)");
+    if (!(m->fpr > 0.0 && m->fpr < 1.0))
+        FAIL(BK_ECORRUPT, "false-positive rate is not in (0, 1)");
+    if (m->nparts > BKI_SCALABLE_MAX_SUBS)
+        FAIL(BK_ECORRUPT, "scalable chain longer than the library allows");
+    return BK_OK;
+}
+
+/* Part i's size and place: it must start at off and fit in total bytes. */
+static bk_status_t check_part_extent(const bkf_meta_t *m, uint32_t i, const bkf_part_t *p,
+                                     uint64_t off, uint64_t total, const char **why)
+{
+    if (!all_zero(m->table + (uint64_t)BKF_PART * i + P_RESERVED, BKF_PART - P_RESERVED))
+        FAIL(BK_ECORRUPT, "reserved part-table bytes are not zero");
+    uint32_t want_kind = m->kind == BK_KIND_SCALABLE ? m->sub_kind : m->kind;
+    if (p->kind != want_kind)
+        FAIL(BK_ECORRUPT, "part kind disagrees with the header");
+    uint64_t len = payload_len(p->kind, p->cells);
+    if (len == 0)
+        FAIL(BK_ECORRUPT, "cell count is zero or not a whole number of units");
+    if (len > BKI_MAX_PAYLOAD_BYTES)
+        FAIL(BK_ECORRUPT, "payload larger than the 64 TiB limit");
+    if (p->length != len)
+        FAIL(BK_ECORRUPT, "payload length disagrees with the cell count");
+    if (p->offset != off)
+        FAIL(BK_ECORRUPT, "payload offset is not where the layout puts it");
+    /* off <= total here and len <= 2^46, so this cannot overflow */
+    if (bkf_align64(len) > total - off)
+        FAIL(BK_ECORRUPT, "payload extends past the end of the data");
+    return BK_OK;
+}
+
+/* Part fields: a filter part's k, rate and seed; a bitmap part's zeros. */
+static bk_status_t check_part_fields(const bkf_meta_t *m, const bkf_part_t *p, const char **why)
+{
+    if (!is_filter_kind(m->kind)) {
+        if (p->k != 0 || p->items != 0 || p->seed != 0 || !same_f64(p->fpr, 0.0) ||
+            p->capacity != p->cells || m->capacity != p->cells)
+            FAIL(BK_ECORRUPT, "bitmap part fields are inconsistent");
+        return BK_OK;
+    }
+    if (p->k == 0 || p->k > bki_layout_of((bk_kind_t)p->kind)->max_k)
+        FAIL(BK_ECORRUPT, "probe count k is zero or too large for the kind");
+    if (!(p->fpr >= 0.0 && p->fpr <= 1.0))
+        FAIL(BK_ECORRUPT, "false-positive rate is not in [0, 1]");
+    /* A chain hashes a key once, with the parent's seed, for all its
+     * sub-filters: a sub-filter with another seed would give false
+     * negatives. */
+    if (p->seed != m->seed)
+        FAIL(BK_ECORRUPT, "part seed disagrees with the header");
+    if (m->kind != BK_KIND_SCALABLE &&
+        (p->capacity != m->capacity || !same_f64(p->fpr, m->fpr) || p->items != m->items))
+        FAIL(BK_ECORRUPT, "part fields disagree with the header");
+    return BK_OK;
+}
+
+bk_status_t bkf_parse_meta(const uint8_t *b, uint64_t have, uint64_t total, bkf_meta_t *m,
+                           const char **why)
+{
+    bk_status_t st = check_meta_bytes(b, have, total, why);
+    if (st != BK_OK)
+        return st;
+    decode_header(b, m);
+    st = check_header_fields(m, total, why);
+    if (st == BK_OK)
+        st = check_chain_fields(m, why);
+    uint64_t off = bkf_meta_len(m->nparts);
+    for (uint32_t i = 0; i < m->nparts && st == BK_OK; i++) {
+        bkf_part_t p;
+        bkf_decode_part(m, i, &p);
+        st = check_part_extent(m, i, &p, off, total, why);
+        if (st == BK_OK)
+            st = check_part_fields(m, &p, why);
+        off += bkf_align64(p.length);
+    }
+    if (st == BK_OK && off != m->file_size)
+        FAIL(BK_ECORRUPT, "file size disagrees with the payload sizes");
+    return st;
+}
+
+/* A bitmap payload's invariants: values >= n clear, and 2-bit cells never
+ * 3. A checksum-valid file that breaks these would give wrong counts. */
+static bk_status_t check_bitmap_bits(const bkf_part_t *p, const uint8_t *dst, const char **why)
+{
+    unsigned per_byte = p->kind == BK_KIND_BITMAP ? 8 : 4;
+    uint64_t used = p->cells / per_byte;
+    unsigned rem = (unsigned)(p->cells % per_byte);
+    if (rem) {
+        uint8_t mask = (uint8_t)(0xffu << (rem * (8 / per_byte)));
+        if (dst[used] & mask)
+            FAIL(BK_ECORRUPT, "bits set past the end of the bitmap");
+        used++;
+    }
+    if (!all_zero(dst + used, (size_t)(p->length - used)))
+        FAIL(BK_ECORRUPT, "bits set past the end of the bitmap");
+    if (p->kind == BK_KIND_BITMAP2) {
+        for (uint64_t i = 0; i < p->length; i++) {
+            uint8_t b = dst[i];
+            if (b & (b >> 1) & 0x55)
+                FAIL(BK_ECORRUPT, "2-bit bitmap cell holds the invalid state 3");
+        }
+    }
+    return BK_OK;
+}
+
+bk_status_t bkf_check_payload(const bkf_source_t *s, const bkf_part_t *p, const uint8_t *dst,
+                              bool verify_sum, const char **why)
+{
+    uint8_t pad[64];
+    uint64_t padn = bkf_align64(p->length) - p->length;
+    if (padn) {
+        if (bkf_source_read(s, p->offset + p->length, pad, padn) != BK_OK)
+            FAIL(BK_EIO, "read error");
+        if (!all_zero(pad, (size_t)padn))
+            FAIL(BK_ECORRUPT, "padding after a payload is not zero");
+    }
+    if (!verify_sum)
+        return BK_OK;
+    if (bkf_checksum(dst, p->length) != p->sum)
+        FAIL(BK_ECORRUPT, "payload checksum mismatch (data damaged)");
+    if (p->kind == BK_KIND_BITMAP || p->kind == BK_KIND_BITMAP2)
+        return check_bitmap_bits(p, dst, why);
+    return BK_OK;
+}
+
+bk_status_t bkf_verify_payloads(const bkf_meta_t *m, const bkf_source_t *s, const char **why)
+{
+    for (uint32_t i = 0; i < m->nparts; i++) {
+        bkf_part_t p;
+        bkf_decode_part(m, i, &p);
+        bk_status_t st = bkf_check_payload(s, &p, s->buf + p.offset, true, why);
+        if (st != BK_OK)
+            return st;
+    }
+    return BK_OK;
+}
+
+/* ========================================================================
+ * Building filters from validated metadata
+ * ======================================================================== */
+
+/* A single-array filter of part p's geometry: its payload borrowed from
+ * the mapping at map + p->offset, or allocated zeroed when map is NULL. */
+static bk_status_t new_part_filter(bk_filter_t **out, const bkf_meta_t *m, const bkf_part_t *p,
+                                   uint8_t *map, const char **why)
+{
+    bk_filter_t *f = NULL;
+    bk_status_t st = bki_array_new(&f, (bk_kind_t)p->kind, p->cells, p->k,
+                                   (bk_hash_id_t)m->hash, p->seed, map ? map + p->offset : NULL);
+    if (st != BK_OK)
+        FAIL(st == BK_EINVAL ? BK_ECORRUPT : st,
+             st == BK_ENOMEM ? "out of memory" : "geometry the library cannot build");
+    if (f->nbytes != p->length) {
+        bki_array_free(f);
+        FAIL(BK_ECORRUPT, "geometry the library cannot build");
+    }
+    f->capacity = p->capacity;
+    f->fpr = p->fpr;
+    bki_set_items(f, p->items);
+    *out = f;
+    return BK_OK;
+}
+
+/* Part i as a filter, its payload in place: borrowed (padding checked),
+ * or read from s (and verified, for readers; buffers were verified in
+ * place before). */
+static bk_status_t load_part(bk_filter_t **out, const bkf_meta_t *m, uint32_t i,
+                             const bkf_source_t *s, uint8_t *map, const char **why)
+{
+    bkf_part_t p;
+    bkf_decode_part(m, i, &p);
+    bk_filter_t *f;
+    bk_status_t st = new_part_filter(&f, m, &p, map, why);
+    if (st != BK_OK)
+        return st;
+    if (map) {
+        st = bkf_check_payload(s, &p, NULL, false, why);
+    } else {
+        st = bkf_source_read(s, p.offset, f->data, p.length);
+        if (st != BK_OK && why)
+            *why = "read error";
+        if (st == BK_OK && !s->buf)
+            st = bkf_check_payload(s, &p, f->data, true, why);
+    }
+    if (st != BK_OK) {
+        bki_array_free(f);
+        return st;
+    }
+    *out = f;
+    return BK_OK;
+}
+
+static bk_status_t build_chain(bk_filter_t **out, const bkf_meta_t *m, const bkf_source_t *s,
+                               uint8_t *map, const char **why)
+{
+    bki_chain_t c = {(bk_hash_id_t)m->hash,
+                     m->seed,
+                     m->capacity,
+                     m->fpr,
+                     m->items,
+                     (bk_kind_t)m->sub_kind,
+                     m->growth,
+                     m->tightening,
+                     (m->flags & BKF_FLAG_NONSCALING) != 0,
+                     (m->flags & BKF_FLAG_FIRST_ERROR) != 0};
+    bk_filter_t *top;
+    if (bki_scalable_shell(&top, &c, m->nparts) != BK_OK)
+        FAIL(BK_ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < m->nparts; i++) {
+        bk_filter_t *f;
+        bk_status_t st = load_part(&f, m, i, s, map, why);
+        if (st != BK_OK) {
+            bki_scalable_free(top);
+            return st;
+        }
+        bki_scalable_append(top, f);
+    }
+    *out = top;
+    return BK_OK;
+}
+
+bk_status_t bkf_build_filter(bk_filter_t **out, const bkf_meta_t *m, const bkf_source_t *s,
+                             uint8_t *map, const char **why)
+{
+    if (!is_filter_kind(m->kind))
+        FAIL(BK_EKIND, "the data holds a bitmap, not a filter");
+    if (m->kind == BK_KIND_SCALABLE)
+        return build_chain(out, m, s, map, why);
+    return load_part(out, m, 0, s, map, why);
+}
+
+/* ========================================================================
+ * Public API: filters in memory
+ * ======================================================================== */
+
+uint64_t bk_filter_serialized_size(const bk_filter_t *f)
+{
+    bkf_obj_t o;
+    if (bkf_obj_from_filter(&o, f) != BK_OK)
+        return 0;
+    return bkf_obj_size(&o);
+}
+
+bk_status_t bk_filter_serialize(const bk_filter_t *f, void *buf, size_t cap, size_t *written)
+{
+    bkf_obj_t o;
+    bk_status_t st = bkf_obj_from_filter(&o, f);
+    if (st != BK_OK)
+        return st;
+    return bkf_obj_serialize(&o, buf, cap, written);
+}
+
+bk_status_t bk_filter_deserialize(bk_filter_t **out, const void *buf, size_t len,
+                                  const char **why)
+{
+    if (!out || (!buf && len))
+        FAIL(BK_EINVAL, "invalid argument");
+    *out = NULL;
+    if (len == 0)
+        FAIL(BK_ECORRUPT, "empty input");
+    bkf_meta_t m;
+    bk_status_t st = bkf_parse_meta(buf, len, len, &m, why);
+    if (st != BK_OK)
+        return st;
+    if (!is_filter_kind(m.kind))
+        FAIL(BK_EKIND, "the data holds a bitmap, not a filter");
+    bkf_source_t s = {.buf = buf, .read = NULL, .fd = -1};
+    st = bkf_verify_payloads(&m, &s, why);
+    if (st != BK_OK)
+        return st;
+    return bkf_build_filter(out, &m, &s, NULL, why);
+}
+
+bk_status_t bk_peek_kind(const void *buf, size_t len, bk_kind_t *out)
+{
+    if (!buf || !out)
+        return BK_EINVAL;
+    const char *why;
+    const uint8_t *b = buf;
+    bk_status_t st = bkf_check_prefix(b, len, &why);
+    if (st != BK_OK)
+        return st;
+    uint32_t kind = bkf_get_u32(b + H_KIND);
+    if (kind < BK_KIND_BLOCKED || kind > BK_KIND_BITMAP2)
+        return BK_ECORRUPT;
+    /* With the whole metadata at hand, make sure the kind is not a
+     * damaged byte. */
+    uint32_t nparts = bkf_get_u32(b + H_NPARTS);
+    if (nparts == 0 || nparts > BKF_MAX_PARTS)
+        return BK_ECORRUPT;
+    uint64_t table_end = BKF_HEADER + (uint64_t)BKF_PART * nparts;
+    if (len >= table_end + 8 && get_u64(b + table_end) != bkf_checksum(b, table_end))
+        return BK_ECORRUPT;
+    *out = (bk_kind_t)kind;
+    return BK_OK;
+}
