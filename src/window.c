@@ -53,6 +53,8 @@
  */
 #include "window.h"
 
+#include "batch.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -60,9 +62,6 @@
 #include <immintrin.h>
 #define BKI_HAVE_X86 1
 #endif
-
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 /* ---- sizing ---- */
 
@@ -125,8 +124,7 @@ static inline uint32_t slot_of(const bki_window_t *w, uint64_t epoch)
 static void fill_lanes(bki_window_t *w)
 {
     for (uint32_t b = 0; b < 128; b++) {
-        bk_hash_t h = {(uint64_t)b << 32, 0};
-        bki_lanes_t l = bki_lanes_of(h);
+        bki_lanes_t l = bki_lanes_of((uint64_t)b << 32);
         uint32_t m = 0;
         for (uint32_t i = 0; i < w->geom.k; i++)
             m |= UINT32_C(1) << bki_lane(l, i);
@@ -348,9 +346,8 @@ typedef struct line_mask {
 
 static inline line_mask_t mask_of(uint32_t k, uint64_t lo)
 {
-    const uint32_t *salt = bki_blocked_salts();
-    bk_hash_t h = {lo, 0};
-    bki_lanes_t l = bki_lanes_of(h);
+    const uint32_t *salt = bki_lane_salt;
+    bki_lanes_t l = bki_lanes_of(lo);
     line_mask_t m = {{0}};
     for (uint32_t i = 0; i < k; i++) {
         uint32_t lane = bki_lane(l, i);
@@ -407,7 +404,7 @@ static bool put_scalar(bki_window_t *w, uint8_t *bucket, uint64_t lo)
 __attribute__((target("avx2"))) static inline void masks_avx2(const bki_window_t *w, uint64_t lo,
                                                              __m256i *mlo, __m256i *mhi)
 {
-    const uint32_t *salt = bki_blocked_salts();
+    const uint32_t *salt = bki_lane_salt;
     const __m256i x = _mm256_set1_epi32((int)(uint32_t)lo), one = _mm256_set1_epi32(1);
     const __m256i act = _mm256_set1_epi32((int)w->lanes[(lo >> 32) & 127u]);
     const __m256i sel_lo = _mm256_setr_epi32(1 << 0, 1 << 1, 1 << 2, 1 << 3, 1 << 4, 1 << 5,
@@ -459,21 +456,12 @@ __attribute__((target("avx2"))) static bool put_avx2(bki_window_t *w, uint8_t *b
 }
 #endif
 
-/* The probe in use: AVX2 when the CPU has it (the blocked filter's check),
- * unless a test forces the portable one. */
-static bool force_scalar;
-
-bool bki_window_force_scalar(bool force)
-{
-    bool was = !force_scalar && bki_blocked_have_avx2();
-    force_scalar = force;
-    return was;
-}
-
+/* The probe in use: the level cpu.c chose (tests lower it to compare the
+ * paths). */
 static inline bool holds(const bki_window_t *w, const uint8_t *bucket, uint64_t lo, uint32_t live)
 {
 #ifdef BKI_HAVE_X86
-    if (BKI_LIKELY(!force_scalar && bki_blocked_have_avx2()))
+    if (BKI_LIKELY(bki_simd_level == BKI_SIMD_AVX2))
         return holds_avx2(w, bucket, lo, live);
 #endif
     return holds_scalar(w, bucket, lo, live);
@@ -484,7 +472,7 @@ static inline bool put(bki_window_t *w, uint8_t *bucket, uint64_t lo)
 {
     bool fresh;
 #ifdef BKI_HAVE_X86
-    if (BKI_LIKELY(!force_scalar && bki_blocked_have_avx2()))
+    if (BKI_LIKELY(bki_simd_level == BKI_SIMD_AVX2))
         fresh = put_avx2(w, bucket, lo);
     else
 #endif
@@ -525,68 +513,56 @@ bool bki_window_contains_at(const bki_window_t *w, bk_hash_t h, uint64_t now)
 
 /* ---- batches ---- */
 
-static const unsigned char empty_key[1];
-
-static inline bk_hash_t key_hash(const bki_window_t *w, const bk_key_t *key)
-{
-    if (BKI_LIKELY(w->hash == BK_HASH_XXH3)) {
-        XXH128_hash_t r = XXH3_128bits_withSeed(key->ptr ? key->ptr : empty_key, key->len, w->seed);
-        bk_hash_t h = {r.low64, r.high64};
-        return h;
-    }
-    return bk_hash_key(w->hash, w->seed, key->ptr, key->len);
-}
-
-/* A key of the pipeline: its bucket (requested) and the hash half that
- * picks its bits. */
+/* A key of the pipeline (batch.h): its bucket and the hash half that picks
+ * its bits. */
 typedef struct pending {
     uint8_t *bucket;
     uint64_t lo;
 } pending_t;
 
-/* Requests a bucket's lines: the G lines are adjacent, so they share a
- * page and a DRAM row. */
-static inline pending_t hash_prefetch(const bki_window_t *w, const bk_key_t *key)
+static inline pending_t locate(const bki_window_t *w, bk_hash_t h)
 {
-    bk_hash_t h = key_hash(w, key);
     pending_t p = {bucket_of(w, h.hi), h.lo};
-    for (uint32_t s = 0; s < w->geom.generations; s++)
-        __builtin_prefetch(p.bucket + (uint64_t)s * BKI_LINE_BYTES);
     return p;
 }
 
-/* Hashes and requests keys BKI_BATCH_AHEAD ahead of the probe, like the
- * blocked filter's batches; small payloads stay in cache and are probed
- * directly. `add` selects put (with the count window's generation step
- * before each key, so a batch crosses generations exactly as single adds
- * would) or a lookup. */
+/* Requests a bucket's G lines: adjacent, so one page and one DRAM row. */
+static inline void prefetch(const bki_window_t *w, pending_t p)
+{
+    for (uint32_t s = 0; s < w->geom.generations; s++)
+        __builtin_prefetch(slot_line(p.bucket, s));
+}
+
+/* An add (with the count window's generation step first, so a batch
+ * crosses generations exactly as single adds would) or a lookup. */
+static inline bool batch_one(bki_window_t *w, pending_t p, bool add)
+{
+    if (!add)
+        return holds(w, p.bucket, p.lo, w->geom.generations);
+    before_add(w);
+    return put(w, p.bucket, p.lo);
+}
+
+/* batch.h's pipeline over the window's buckets; small payloads stay in the
+ * caches and are probed directly. */
 static uint64_t run_batch(bki_window_t *w, const bk_key_t *keys, size_t n, bool *flags, bool add)
 {
     uint64_t count = 0;
-    size_t ahead = w->geom.bytes < BKI_BATCH_PIPELINE_MIN_BYTES ? 0 : BKI_BATCH_AHEAD;
-    if (ahead > n)
-        ahead = n;
+    if (w->geom.bytes < BKI_BATCH_PIPELINE_MIN_BYTES) {
+        for (size_t i = 0; i < n; i++) {
+            bool flag = batch_one(w, locate(w, BKI_BATCH_HASH(w, keys[i])), add);
+            if (flags)
+                flags[i] = flag;
+            count += flag;
+        }
+        return count;
+    }
     pending_t ring[BKI_BATCH_AHEAD];
-    for (size_t j = 0; j < ahead; j++)
-        ring[j] = hash_prefetch(w, &keys[j]);
+    BKI_BATCH_PRIME(locate, prefetch, w, keys, n, ring);
     for (size_t i = 0; i < n; i++) {
         pending_t p;
-        if (ahead) {
-            p = ring[i & (BKI_BATCH_AHEAD - 1)];
-            if (i + ahead < n)
-                ring[i & (BKI_BATCH_AHEAD - 1)] = hash_prefetch(w, &keys[i + ahead]);
-        } else {
-            bk_hash_t h = key_hash(w, &keys[i]);
-            p.bucket = bucket_of(w, h.hi);
-            p.lo = h.lo;
-        }
-        bool flag;
-        if (add) {
-            before_add(w);
-            flag = put(w, p.bucket, p.lo);
-        } else {
-            flag = holds(w, p.bucket, p.lo, w->geom.generations);
-        }
+        BKI_BATCH_STEP(pending_t, locate, prefetch, w, keys, n, ring, i, p);
+        bool flag = batch_one(w, p, add);
         if (flags)
             flags[i] = flag;
         count += flag;

@@ -109,7 +109,4 @@ typedef struct bki_window_usage {
 
 BKI_HIDDEN void bki_window_usage(const bki_window_t *w, bki_window_usage_t *out);
 
-/* Forces the portable probe (for tests); returns whether AVX2 was in use. */
-BKI_HIDDEN bool bki_window_force_scalar(bool force);
-
 #endif /* BLOOMKIT_WINDOW_H */
