@@ -19,6 +19,8 @@
  *                                      table, the one batch pipeline
  *                                      (batch.h), whole-payload operations
  *   4  scalable.c                      the scalable chain, built of arrays
+ *      window.c                        the window filter: generations of
+ *                                      blocked lines (window.h)
  *   5  filter.c                        the public bk_filter_* handle
  *      codec.c                         the file format as bytes (no I/O)
  *      file.c map.c bitmap_file.c      atomic save and reads, mapping,
@@ -102,6 +104,9 @@ struct bk_filter {
     bool first_error_as_given;
     uint64_t subs_capacity; /* sum of the sub-filters' capacities */
     uint64_t subs_bytes;    /* sum of the sub-filters' payload bytes */
+
+    /* window: its generations and clock (window.h); data stays NULL */
+    struct bki_window *window;
 
     /* file mapping (bk_filter_open); owned by the outermost filter */
     void *map_base;

@@ -26,6 +26,7 @@ static const char *const kind_names[] = {
     [BK_KIND_BLOCKED] = "blocked", [BK_KIND_CLASSIC] = "classic",
     [BK_KIND_COUNTING] = "counting", [BK_KIND_SCALABLE] = "scalable",
     [BK_KIND_BITMAP] = "bitmap",   [BK_KIND_BITMAP2] = "bitmap2",
+    [BK_KIND_WINDOW] = "window",
 };
 
 const char *bk_kind_name(bk_kind_t kind)

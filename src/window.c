@@ -611,3 +611,112 @@ void bki_window_usage(const bki_window_t *w, bki_window_usage_t *out)
         out->forgotten_before = oldest * g->gen_span;
     }
 }
+
+/* ---- the handle: a bk_filter_t of kind BK_KIND_WINDOW ---- */
+
+bk_status_t bki_window_wrap(bk_filter_t **out, bki_window_t *w)
+{
+    bk_filter_t *f = bki_calloc(1, sizeof *f);
+    if (!f)
+        return BK_ENOMEM;
+    f->kind = BK_KIND_WINDOW;
+    f->hash = w->hash;
+    f->seed = w->seed;
+    f->capacity = w->params.capacity;
+    f->fpr = w->params.fpr;
+    f->k = w->geom.k;
+    f->map_fd = -1;
+    atomic_init(&f->items, 0);
+    f->window = w;
+    *out = f;
+    return BK_OK;
+}
+
+bk_status_t bki_window_filter_create(bk_filter_t **out, uint64_t capacity, double fpr,
+                                     const bk_options_t *o)
+{
+    bki_window_params_t p = {.capacity = capacity, .fpr = fpr, .span = o->window_span,
+                             .generations = o->window_generations};
+    bki_window_t *w;
+    bk_status_t s = bki_window_create(&w, &p, o->hash, o->seed);
+    if (s != BK_OK)
+        return s;
+    s = bki_window_wrap(out, w);
+    if (s != BK_OK)
+        bki_window_free(w);
+    return s;
+}
+
+bk_status_t bki_window_filter_clone(bk_filter_t **out, const bk_filter_t *f)
+{
+    bki_window_t *w;
+    *out = NULL;
+    bk_status_t s = bki_window_clone(&w, f->window);
+    if (s != BK_OK)
+        return s;
+    s = bki_window_wrap(out, w);
+    if (s != BK_OK)
+        bki_window_free(w);
+    return s;
+}
+
+void bki_window_filter_free(bk_filter_t *f)
+{
+    bki_window_free(f->window);
+    bki_free(f);
+}
+
+uint64_t bki_window_held(const bki_window_t *w)
+{
+    uint64_t held = 0;
+    for (uint32_t s = 0; s < w->geom.generations; s++)
+        held += w->gen_adds[s];
+    return held;
+}
+
+void bki_window_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
+{
+    const bki_window_t *w = f->window;
+    memset(out, 0, sizeof *out);
+    out->kind = BK_KIND_WINDOW;
+    out->sub_kind = BK_KIND_BLOCKED;
+    out->hash = f->hash;
+    out->seed = f->seed;
+    out->capacity = w->params.capacity;
+    out->fpr_target = w->params.fpr;
+    out->k = w->geom.k;
+    out->bytes = w->geom.bytes;
+    out->items = bki_window_held(w);
+    out->filters = w->geom.generations;
+    out->nonscaling = true;
+}
+
+void bki_window_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
+{
+    const bki_window_t *w = f->window;
+    bki_window_usage_t u;
+    bki_window_usage(w, &u);
+    memset(out, 0, sizeof *out);
+    out->kind = BK_KIND_WINDOW;
+    out->sub_kind = BK_KIND_BLOCKED; /* each generation is a blocked filter */
+    out->hash = f->hash;
+    out->seed = f->seed;
+    out->capacity = w->params.capacity;
+    out->fpr_target = w->params.fpr;
+    out->cells = w->geom.bytes * 8;
+    out->k = w->geom.k;
+    out->bytes = w->geom.bytes;
+    out->items = u.items;
+    out->cells_set = u.bits_set;
+    out->fill = u.fill;
+    out->estimated_items = (double)u.items;
+    out->expected_fpr = u.expected_fpr;
+    out->filters = w->geom.generations;
+    out->nonscaling = true;
+    out->window_span = w->params.span;
+    out->window_generation = w->params.span ? w->geom.gen_span : w->geom.gen_capacity;
+    out->window_now = w->now;
+    out->window_adds = w->adds;
+    out->window_certain_from = u.certain_from;
+    out->window_forgotten_before = u.forgotten_before;
+}

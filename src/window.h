@@ -109,4 +109,20 @@ typedef struct bki_window_usage {
 
 BKI_HIDDEN void bki_window_usage(const bki_window_t *w, bki_window_usage_t *out);
 
+/* ---- the handle (filter.c, codec.c): a bk_filter_t of kind WINDOW that
+ * owns f->window ---- */
+
+/* Wraps w in a new handle (which then owns it); BK_ENOMEM leaves w to the
+ * caller. */
+BKI_HIDDEN bk_status_t bki_window_wrap(bk_filter_t **out, bki_window_t *w);
+/* bk_filter_create for a window: o is resolved (hash, seed set). */
+BKI_HIDDEN bk_status_t bki_window_filter_create(bk_filter_t **out, uint64_t capacity,
+                                                double fpr, const bk_options_t *o);
+BKI_HIDDEN bk_status_t bki_window_filter_clone(bk_filter_t **out, const bk_filter_t *f);
+BKI_HIDDEN void bki_window_filter_free(bk_filter_t *f);
+BKI_HIDDEN void bki_window_filter_info(const bk_filter_t *f, bk_filter_info_t *out);
+BKI_HIDDEN void bki_window_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out);
+/* Adds the live generations hold. */
+BKI_HIDDEN uint64_t bki_window_held(const bki_window_t *w);
+
 #endif /* BLOOMKIT_WINDOW_H */

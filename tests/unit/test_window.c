@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NONE UINT64_MAX
 #define SEED 0x5eed
@@ -576,6 +577,381 @@ static void test_clone_and_restore(void)
     CHECK(r == NULL);
 }
 
+
+/* ---- through the public handle ---- */
+
+static bk_filter_t *make_filter(uint64_t capacity, uint64_t span, uint32_t gens, uint64_t seed)
+{
+    bk_options_t o = {.kind = BK_KIND_WINDOW, .seed_set = true, .seed = seed,
+                      .window_span = span, .window_generations = gens};
+    bk_filter_t *f = NULL;
+    CHECK_OK(bk_filter_create(&f, capacity, 0.01, &o));
+    return f;
+}
+
+static bool has(const bk_filter_t *f, uint64_t v)
+{
+    return bk_filter_contains(f, &v, sizeof v);
+}
+
+static void put_key(bk_filter_t *f, uint64_t v)
+{
+    CHECK_OK(bk_filter_add(f, &v, sizeof v, NULL));
+}
+
+static uint8_t *serialize(const bk_filter_t *f, size_t *len)
+{
+    *len = (size_t)bk_filter_serialized_size(f);
+    uint8_t *buf = *len ? malloc(*len) : NULL;
+    if (!buf || bk_filter_serialize(f, buf, *len, len) != BK_OK) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* The calls every filter has, and the ones a window refuses. */
+static void test_handle_calls(void)
+{
+    bk_kind_t kind;
+    CHECK_OK(bk_kind_parse("window", &kind));
+    CHECK(kind == BK_KIND_WINDOW && strcmp(bk_kind_name(kind), "window") == 0);
+    bk_filter_t *f = make_filter(1000, 0, 0, 9), *blocked = NULL, *c = NULL;
+    CHECK_OK(bk_filter_create(&blocked, 1000, 0.01, NULL));
+    if (!f || !blocked)
+        goto out;
+    uint64_t v = 5;
+    bool was_new = false;
+    CHECK_OK(bk_filter_add(f, &v, sizeof v, &was_new));
+    CHECK(was_new);
+    CHECK_OK(bk_filter_add(f, &v, sizeof v, &was_new));
+    CHECK(!was_new);
+    CHECK(has(f, 5) && bk_filter_counter(f, &v, sizeof v) == 1);
+    CHECK(bk_filter_contains_at(f, &v, sizeof v, 1u << 30)); /* count windows: no clock */
+    CHECK_STATUS(bk_filter_add_atomic(f, &v, sizeof v, NULL), BK_EKIND);
+    CHECK_STATUS(bk_filter_remove(f, &v, sizeof v), BK_EKIND);
+    CHECK_STATUS(bk_filter_union(f, f), BK_EKIND);
+    CHECK_STATUS(bk_filter_union(f, blocked), BK_EINCOMPAT);
+    CHECK_STATUS(bk_filter_union(blocked, f), BK_EINCOMPAT);
+    CHECK_STATUS(bk_filter_next_growth(f, NULL, NULL, NULL), BK_EKIND);
+    CHECK_OK(bk_filter_advance(f, 100)); /* count windows: no effect */
+    CHECK_STATUS(bk_filter_advance(blocked, 100), BK_EKIND);
+    CHECK_STATUS(bk_filter_create_exact(&c, BK_KIND_WINDOW, 4096, 7, NULL), BK_EINVAL);
+    for (uint64_t i = 0; i < 2500; i++)
+        put_key(f, 100 + i);
+    bk_filter_info_t info;
+    bk_filter_info(f, &info);
+    CHECK(info.kind == BK_KIND_WINDOW && info.filters == 4 && info.capacity == 1000);
+    CHECK_EQ_U64(info.window_generation, 334);
+    CHECK_EQ_U64(info.window_adds, 2502);
+    CHECK_EQ_U64(info.items, 3 * 334 + 2502 % 334);
+    CHECK_EQ_U64(bk_filter_items(f), info.items);
+    CHECK_EQ_U64(info.window_certain_from, 1502);
+    CHECK(info.cells == info.bytes * 8 && info.fill > 0 && info.expected_fpr < 0.01);
+    bk_filter_shape_t shape;
+    bk_filter_shape(f, &shape);
+    CHECK(shape.kind == BK_KIND_WINDOW && shape.bytes == info.bytes && shape.items == info.items);
+    CHECK(!has(f, 5)); /* 2500 adds ago, past G g = 1336 */
+    CHECK_OK(bk_filter_clone(&c, f));
+    CHECK_OK(bk_filter_clear(f));
+    CHECK_EQ_U64(bk_filter_items(f), 0);
+    CHECK(!has(f, 2599) && c && has(c, 2599));
+out:
+    bk_filter_free(f);
+    bk_filter_free(c);
+    bk_filter_free(blocked);
+}
+
+static void test_handle_bad_options(void)
+{
+    const uint32_t gens[] = {1, 17};
+    for (int i = 0; i < 2; i++) {
+        bk_options_t o = {.kind = BK_KIND_WINDOW, .window_generations = gens[i]};
+        bk_filter_t *f = (bk_filter_t *)&o;
+        CHECK_STATUS(bk_filter_create(&f, 1000, 0.01, &o), BK_EINVAL);
+        CHECK(f == NULL);
+    }
+    bk_options_t o = {.kind = BK_KIND_WINDOW};
+    bk_filter_t *f = NULL;
+    CHECK_STATUS(bk_filter_create(&f, 0, 0.01, &o), BK_EINVAL);
+    CHECK_STATUS(bk_filter_create(&f, 10, 1.5, &o), BK_EINVAL);
+    o.hash = (bk_hash_id_t)99;
+    CHECK_STATUS(bk_filter_create(&f, 10, 0.01, &o), BK_EINVAL);
+    CHECK(f == NULL);
+}
+
+/* A time window through the handle: the clock moves with advance, lookups
+ * at a later time leave it, batches agree with single calls. */
+static void test_handle_time_window(void)
+{
+    bk_filter_t *f = make_filter(10000, 3600, 4, 3);
+    if (!f)
+        return;
+    CHECK_OK(bk_filter_advance(f, 1700000000));
+    bk_key_t keys[300];
+    uint64_t vals[300];
+    bool fresh[300], found[300];
+    for (int i = 0; i < 300; i++) {
+        vals[i] = (uint64_t)i % 200;
+        keys[i] = (bk_key_t){&vals[i], sizeof vals[i]};
+    }
+    uint64_t n_new = 0;
+    CHECK_OK(bk_filter_add_batch(f, keys, 300, fresh, &n_new));
+    CHECK(n_new <= 200 && n_new >= 199 && !fresh[250]);
+    CHECK_EQ_U64(bk_filter_contains_batch(f, keys, 300, found), 300);
+    uint64_t v = 7;
+    CHECK(bk_filter_contains_at(f, &v, sizeof v, 1700000000 + 3599));
+    CHECK(!bk_filter_contains_at(f, &v, sizeof v, 1700000000 + 4 * 1200 + 1200));
+    CHECK(has(f, 7)); /* the lookups at later times left the clock */
+    CHECK_OK(bk_filter_advance(f, 1700000000 + 3599));
+    CHECK(has(f, 7));
+    CHECK_OK(bk_filter_advance(f, 1700000000 + 3600 * 2));
+    CHECK(!has(f, 7));
+    bk_filter_info_t info;
+    bk_filter_info(f, &info);
+    CHECK_EQ_U64(info.window_span, 3600);
+    CHECK_EQ_U64(info.window_generation, 1200);
+    CHECK_EQ_U64(info.window_now, 1700000000 + 7200);
+    CHECK_EQ_U64(info.items, 0);
+    bk_filter_free(f);
+}
+
+/* A window that went through the format keeps going exactly as the
+ * original: same bytes now, and after more adds and clock moves. */
+static void test_serialize_round_trip(void)
+{
+    const uint64_t spans[] = {0, 1000};
+    for (int t = 0; t < 2; t++) {
+        bk_filter_t *f = make_filter(3000, spans[t], 5, 17), *g = NULL;
+        if (!f)
+            return;
+        for (uint64_t i = 0; i < 7000; i++) {
+            bk_filter_advance(f, i / 3);
+            put_key(f, i);
+        }
+        size_t len, len2;
+        uint8_t *a = serialize(f, &len);
+        const char *why = NULL;
+        CHECK_OK(bk_filter_deserialize(&g, a, len, &why));
+        if (!g) {
+            free(a);
+            bk_filter_free(f);
+            return;
+        }
+        uint8_t *b = serialize(g, &len2);
+        CHECK(b && len == len2 && memcmp(a, b, len) == 0);
+        free(b);
+        for (uint64_t i = 7000; i < 9000; i++) {
+            bk_filter_advance(f, i / 3);
+            bk_filter_advance(g, i / 3);
+            put_key(f, i);
+            put_key(g, i);
+        }
+        free(a);
+        a = serialize(f, &len);
+        b = serialize(g, &len2);
+        CHECK(a && b && len == len2 && memcmp(a, b, len) == 0);
+        free(a);
+        free(b);
+        bk_filter_free(f);
+        bk_filter_free(g);
+    }
+}
+
+/* Every single-byte change and every truncation of a window's bytes is
+ * refused; a state that does not add up is refused although its checksums
+ * are right. */
+static void test_damaged_bytes_refused(void)
+{
+    bk_filter_t *f = make_filter(20, 100, 3, 5), *g = NULL;
+    if (!f)
+        return;
+    for (uint64_t i = 0; i < 25; i++) {
+        bk_filter_advance(f, 10 * i);
+        put_key(f, i);
+    }
+    size_t len;
+    uint8_t *buf = serialize(f, &len);
+    uint64_t accepted = 0;
+    for (size_t i = 0; buf && i < len; i++) {
+        buf[i] ^= 0x10;
+        accepted += bk_filter_deserialize(&g, buf, len, NULL) == BK_OK;
+        bk_filter_free(g);
+        g = NULL;
+        buf[i] ^= 0x10;
+        accepted += bk_filter_deserialize(&g, buf, i, NULL) == BK_OK;
+    }
+    CHECK_EQ_U64(accepted, 0);
+    f->window->epoch += 1; /* written as is, refused on reading */
+    free(buf);
+    buf = serialize(f, &len);
+    const char *why = NULL;
+    CHECK_STATUS(bk_filter_deserialize(&g, buf, len, &why), BK_ECORRUPT);
+    CHECK(why && strstr(why, "window"));
+    free(buf);
+    bk_filter_free(f);
+}
+
+static const char *tmp_path(const char *name)
+{
+    static char path[512];
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/bk-window-%d-%s", dir ? dir : "/tmp", (int)getpid(), name);
+    return path;
+}
+
+/* Save, load and map: read-only maps refuse changes, writable ones keep
+ * them (payload and clock) once synced. */
+static void test_save_load_map(void)
+{
+    bk_filter_t *f = make_filter(5000, 600, 4, 23), *twin = make_filter(5000, 600, 4, 23);
+    bk_filter_t *loaded = NULL, *ro = NULL, *rw = NULL;
+    const char *path = tmp_path("w.bkf"), *why = NULL;
+    if (!f || !twin)
+        goto out;
+    for (uint64_t i = 0; i < 4000; i++) {
+        bk_filter_advance(f, i / 4);
+        bk_filter_advance(twin, i / 4);
+        put_key(f, i);
+        put_key(twin, i);
+    }
+    CHECK_OK(bk_filter_save(f, path));
+    CHECK_OK(bk_filter_load(&loaded, path, &why));
+    CHECK_OK(bk_filter_open(&ro, path, BK_MAP_READONLY, &why));
+    if (!loaded || !ro)
+        goto out;
+    CHECK(has(loaded, 3999) && has(ro, 3999) && has(ro, 1700) && !has(ro, 1));
+    uint64_t v = 1;
+    CHECK_STATUS(bk_filter_add(ro, &v, sizeof v, NULL), BK_EREADONLY);
+    CHECK_STATUS(bk_filter_advance(ro, 5000), BK_EREADONLY);
+    CHECK_STATUS(bk_filter_clear(ro), BK_EREADONLY);
+    v = 3999;
+    CHECK(!bk_filter_contains_at(ro, &v, sizeof v, 5000));
+    CHECK_OK(bk_filter_open(&rw, path, BK_MAP_WRITABLE, &why));
+    if (!rw)
+        goto out;
+    for (uint64_t i = 4000; i < 5000; i++) {
+        bk_filter_advance(rw, i / 4);
+        bk_filter_advance(twin, i / 4);
+        put_key(rw, i);
+        put_key(twin, i);
+    }
+    CHECK_OK(bk_filter_sync(rw));
+    CHECK_OK(bk_filter_verify(rw, &why));
+    bk_filter_free(loaded);
+    loaded = NULL;
+    CHECK_OK(bk_filter_load(&loaded, path, &why));
+    size_t a_len, b_len;
+    uint8_t *a = loaded ? serialize(loaded, &a_len) : NULL, *b = serialize(twin, &b_len);
+    CHECK(a && b && a_len == b_len && memcmp(a, b, a_len) == 0);
+    free(a);
+    free(b);
+out:
+    remove(path);
+    bk_filter_free(f);
+    bk_filter_free(twin);
+    bk_filter_free(loaded);
+    bk_filter_free(ro);
+    bk_filter_free(rw);
+}
+
+/* ---- golden files (tests/data/window-*.bkf, docs/FORMAT.md) ---- */
+
+/* The objects the golden files hold: fixed geometry (not the planner's, so
+ * a sizing change cannot alter them), seed, keys and times. A count window
+ * of 40 adds in 3 generations of 20, and a time window of 90 units in 3
+ * generations of 45; k = 6, 2 buckets; 75 keys "w0".."w74". */
+static bk_filter_t *golden_window(uint64_t span)
+{
+    bki_window_params_t p = {.capacity = 40, .fpr = 0.01, .span = span, .generations = 3};
+    bki_window_t *w = NULL;
+    bk_filter_t *f = NULL;
+    CHECK_OK(bki_window_restore(&w, &p, 6, 2, BK_HASH_XXH3, 0x60d, NULL));
+    if (!w || bki_window_wrap(&f, w) != BK_OK) {
+        bki_window_free(w);
+        return NULL;
+    }
+    for (int i = 0; i < 75; i++) {
+        char key[8];
+        int len = snprintf(key, sizeof key, "w%d", i);
+        bk_filter_advance(f, (uint64_t)(1000 + 2 * i));
+        CHECK_OK(bk_filter_add(f, key, (size_t)len, NULL));
+    }
+    return f;
+}
+
+static const char *golden_path(uint64_t span)
+{
+    static char path[512];
+    const char *d = getenv("BK_TEST_DATA");
+    snprintf(path, sizeof path, "%s/%s", d ? d : "tests/data",
+             span ? "window-time.bkf" : "window-count.bkf");
+    return path;
+}
+
+/* This build writes the committed bytes. BK_WRITE_GOLDEN=1 rewrites them
+ * (only for a deliberate format change). */
+static void test_golden_regenerate(void)
+{
+    for (uint64_t span = 0; span <= 90; span += 90) {
+        bk_filter_t *f = golden_window(span);
+        size_t len = 0, have_len = 0;
+        uint8_t *want = f ? serialize(f, &len) : NULL;
+        CHECK(want != NULL);
+        const char *path = golden_path(span);
+        if (want && getenv("BK_WRITE_GOLDEN")) {
+            FILE *fp = fopen(path, "wb");
+            CHECK(fp && fwrite(want, 1, len, fp) == len);
+            if (fp)
+                fclose(fp);
+        }
+        FILE *fp = fopen(path, "rb");
+        uint8_t *have = malloc(len + 1);
+        if (fp && have)
+            have_len = fread(have, 1, len + 1, fp);
+        if (fp)
+            fclose(fp);
+        CHECK_MSG(want && have_len == len && memcmp(have, want, len) == 0,
+                  "%s differs from what this build writes", path);
+        free(have);
+        free(want);
+        bk_filter_free(f);
+    }
+}
+
+/* The committed files load and answer as the spec says, against constants
+ * rather than this build's writer. */
+static void test_golden_load(void)
+{
+    for (uint64_t span = 0; span <= 90; span += 90) {
+        bk_filter_t *f = NULL;
+        const char *why = NULL;
+        CHECK_OK(bk_filter_load(&f, golden_path(span), &why));
+        if (!f)
+            continue;
+        bk_filter_info_t in;
+        bk_filter_info(f, &in);
+        CHECK(in.kind == BK_KIND_WINDOW && in.hash == BK_HASH_XXH3 && in.seed == 0x60d);
+        CHECK(in.capacity == 40 && in.fpr_target == 0.01 && in.k == 6 && in.filters == 3);
+        CHECK_EQ_U64(in.bytes, 2 * 3 * 64);
+        CHECK_EQ_U64(in.window_span, span);
+        CHECK_EQ_U64(in.window_generation, span ? 45 : 20);
+        CHECK_EQ_U64(in.window_adds, 75);
+        CHECK_EQ_U64(in.window_now, span ? 1148 : 0);
+        /* count: generations 1..3 hold adds 20..74; time: 1035/45 = 23,
+         * generations 23..25 hold times 1035..1148, keys w18..w74 */
+        CHECK_EQ_U64(in.items, span ? 57 : 55);
+        uint64_t missing = 0;
+        for (int i = 35; i < 75; i++) {
+            char key[8];
+            int len = snprintf(key, sizeof key, "w%d", i);
+            missing += !bk_filter_contains(f, key, (size_t)len);
+        }
+        CHECK_EQ_U64(missing, 0);
+        bk_filter_free(f);
+    }
+}
+
 int main(void)
 {
     bkt_run("count window vs exact model", test_count_window_model);
@@ -592,5 +968,13 @@ int main(void)
     bkt_run("allocation failure", test_allocation_failure);
     bkt_run("usage", test_usage);
     bkt_run("clone and restore", test_clone_and_restore);
+    bkt_run("handle: calls", test_handle_calls);
+    bkt_run("handle: bad options", test_handle_bad_options);
+    bkt_run("handle: time window", test_handle_time_window);
+    bkt_run("serialize round trip", test_serialize_round_trip);
+    bkt_run("damaged bytes refused", test_damaged_bytes_refused);
+    bkt_run("save, load, map", test_save_load_map);
+    bkt_run("golden files regenerate", test_golden_regenerate);
+    bkt_run("golden files load", test_golden_load);
     return bkt_finish();
 }
