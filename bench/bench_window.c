@@ -26,7 +26,6 @@
  */
 #define _GNU_SOURCE
 #include "bloomkit/bloomkit.h"
-#include "window.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -38,6 +37,8 @@
 #define P 0.01
 #define SEED 42
 #define LOOKUPS 1000000u
+#define CHUNK 1000000u
+#define COUNT 6
 
 static double now_ns(void)
 {
@@ -58,6 +59,8 @@ static double median(double *v, int n)
     return v[n / 2];
 }
 
+__extension__ typedef unsigned __int128 u128;
+
 static bk_hash_t hash_of(uint64_t v)
 {
     return bk_hash_key(BK_HASH_XXH3, SEED, &v, sizeof v);
@@ -75,30 +78,33 @@ typedef struct contender {
     void (*free)(void *s);
 } contender_t;
 
-/* bloomkit's window */
+/* bloomkit's window kind, through the public calls */
 static void win_add(void *s, bk_hash_t h)
 {
-    bki_window_add(s, h);
+    bk_filter_add_hash(s, h, NULL);
 }
 
 static bool win_contains(const void *s, bk_hash_t h)
 {
-    return bki_window_contains(s, h);
+    return bk_filter_contains_hash(s, h);
 }
 
 static void win_free(void *s)
 {
-    bki_window_free(s);
+    bk_filter_free(s);
 }
 
 static int make_window(contender_t *c, uint64_t n, uint32_t gens, const char *name)
 {
-    bki_window_params_t prm = {.capacity = n, .fpr = P, .generations = gens};
-    bki_window_t *w;
-    if (bki_window_create(&w, &prm, BK_HASH_XXH3, SEED) != BK_OK)
+    bk_options_t o = {.kind = BK_KIND_WINDOW, .seed_set = true, .seed = SEED,
+                      .window_generations = gens};
+    bk_filter_t *f;
+    if (bk_filter_create(&f, n, P, &o) != BK_OK)
         return 1;
-    *c = (contender_t){name, w, w->geom.bytes, w->geom.gen_capacity,
-                       (double)(gens * w->geom.gen_capacity) / (double)n,
+    bk_filter_info_t info;
+    bk_filter_info(f, &info);
+    *c = (contender_t){name, f, info.bytes, info.window_generation,
+                       (double)(gens * info.window_generation) / (double)n,
                        win_add, win_contains, win_free};
     return 0;
 }
@@ -113,7 +119,7 @@ typedef struct apbf {
 
 static inline uint64_t apbf_pos(const apbf_t *a, bk_hash_t h, uint32_t s)
 {
-    return (uint64_t)(((bki_u128)(h.hi + s * h.lo) * a->m) >> 64);
+    return (uint64_t)(((u128)(h.hi + s * h.lo) * a->m) >> 64);
 }
 
 static inline bool apbf_test(const apbf_t *a, bk_hash_t h, uint32_t s)
@@ -267,11 +273,11 @@ static uint64_t stream_length(const contender_t *c, uint64_t n)
     if (isinf(c->forgets))
         return n;
     uint64_t want = (uint64_t)ceil(c->forgets * (double)n) + c->generation;
+    if (want < n + 2 * CHUNK) /* small windows: enough steady adds to time */
+        want = n + 2 * CHUNK;
     return (want + c->generation - 1) / c->generation * c->generation;
 }
 
-#define CHUNK 1000000u
-#define COUNT 6
 
 /* Feeds every contender its stream in chunks, round robin, so that the
  * machine's background load falls on all of them alike; the add time is

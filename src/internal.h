@@ -23,6 +23,7 @@
  *                                      blocked lines (window.h)
  *   5  filter.c                        the public bk_filter_* handle
  *      codec.c                         the file format as bytes (no I/O)
+ *      window_codec.c                  the window kind's parts in the format
  *      file.c map.c bitmap_file.c      atomic save and reads, mapping,
  *                                      bitmap persistence (on the codec)
  *
