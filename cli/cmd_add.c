@@ -7,8 +7,10 @@
 #define _GNU_SOURCE
 #include "batch.h"
 #include "commands.h"
+#include "filterfile.h"
+#include "lines.h"
+#include "message.h"
 #include "options.h"
-#include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

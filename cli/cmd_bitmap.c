@@ -8,8 +8,11 @@
  */
 #define _GNU_SOURCE
 #include "commands.h"
+#include "lines.h"
+#include "message.h"
+#include "numbers.h"
 #include "options.h"
-#include "util.h"
+#include "output.h"
 
 #include <getopt.h>
 #include <stdio.h>

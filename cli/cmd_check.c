@@ -7,8 +7,11 @@
 #define _GNU_SOURCE
 #include "batch.h"
 #include "commands.h"
+#include "filterfile.h"
+#include "lines.h"
+#include "message.h"
 #include "options.h"
-#include "util.h"
+#include "output.h"
 
 #include <getopt.h>
 #include <stdio.h>

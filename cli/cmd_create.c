@@ -4,8 +4,9 @@
  */
 #define _GNU_SOURCE
 #include "commands.h"
+#include "filterfile.h"
+#include "message.h"
 #include "options.h"
-#include "util.h"
 
 #include <errno.h>
 #include <getopt.h>

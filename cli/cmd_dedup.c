@@ -10,8 +10,11 @@
 #define _GNU_SOURCE
 #include "batch.h"
 #include "commands.h"
+#include "filterfile.h"
+#include "lines.h"
+#include "message.h"
 #include "options.h"
-#include "util.h"
+#include "output.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -122,6 +125,41 @@ static int dedup_end(void *vctx, const bkc_reader_t *r)
     return c->pending_rc ? c->pending_rc : flush(c, r);
 }
 
+/* The seen-set: loaded from the state file if there is one, else new.
+ * NULL after a message. */
+static bk_filter_t *open_seen_set(const char *state, const bkc_sizing_opts_t *sz)
+{
+    struct stat sb;
+    if (state && stat(state, &sb) == 0)
+        return bkc_load_filter(state);
+    if (state && errno != ENOENT) {
+        bkc_error("%s: %s", state, strerror(errno));
+        return NULL;
+    }
+    bk_filter_t *f = NULL;
+    bk_status_t st = bk_filter_create(&f, sz->n, sz->p, &sz->o);
+    if (st != BK_OK) {
+        bkc_error("cannot create a seen-set for n=%llu p=%g: %s", (unsigned long long)sz->n,
+                  sz->p, bk_strerror(st));
+        return NULL;
+    }
+    return f;
+}
+
+/* SIGINT and SIGTERM end the run after the lines already printed, so the
+ * state can be saved. No SA_RESTART: a read waiting on a pipe returns, and
+ * the reader ends the input there. */
+static void catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    bkc_reader_set_stop_flag(&stop_requested);
+}
+
 int bkc_cmd_dedup(int argc, char **argv)
 {
     static const struct option opts[] = {{"state", required_argument, 0, 's'},
@@ -150,36 +188,11 @@ int bkc_cmd_dedup(int argc, char **argv)
         }
     }
 
-    bk_filter_t *f = NULL;
-    struct stat sb;
-    if (state && stat(state, &sb) == 0) {
-        f = bkc_load_filter(state);
-        if (!f)
-            return BKC_EXIT_ERROR;
-    } else if (state && errno != ENOENT) {
-        bkc_error("%s: %s", state, strerror(errno));
+    bk_filter_t *f = open_seen_set(state, &sz);
+    if (!f)
         return BKC_EXIT_ERROR;
-    } else {
-        bk_status_t st = bk_filter_create(&f, sz.n, sz.p, &sz.o);
-        if (st != BK_OK) {
-            bkc_error("cannot create a seen-set for n=%llu p=%g: %s", (unsigned long long)sz.n,
-                      sz.p, bk_strerror(st));
-            return BKC_EXIT_ERROR;
-        }
-    }
-
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    if (state) {
-        /* No SA_RESTART: a read waiting on a pipe returns, and the reader
-         * ends the input there. */
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
-        bkc_reader_set_stop_flag(&stop_requested);
-    }
-
+    if (state)
+        catch_stop_signals();
     bkc_stdout_setup();
     bkc_progress_t prog;
     bkc_progress_init(&prog, in.pmode, bkc_inputs_size(argv + optind, argc - optind));

@@ -6,8 +6,11 @@
  */
 #define _GNU_SOURCE
 #include "commands.h"
+#include "filterfile.h"
+#include "message.h"
+#include "numbers.h"
 #include "options.h"
-#include "util.h"
+#include "output.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -5,8 +5,9 @@
  */
 #define _GNU_SOURCE
 #include "commands.h"
+#include "filterfile.h"
+#include "message.h"
 #include "options.h"
-#include "util.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * subcommand lives in cli/cmd_NAME.c and parses its own options.
  */
 #include "commands.h"
-#include "util.h"
+#include "message.h"
 
 #include "bloomkit/bloomkit.h"
 

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <strings.h>
 
@@ -163,88 +164,76 @@ static unsigned default_port(const char *scheme, size_t n)
     return 0;
 }
 
-static size_t normalize_url(char *out, const char *s, size_t n)
+/* Length of the scheme at the start of s[0..n) (without its ':'), or 0:
+ * scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":" */
+static size_t scheme_length(const char *s, size_t n)
 {
-    size_t w = 0, i = 0;
+    if (n == 0 || !is_alpha((unsigned char)s[0]))
+        return 0;
+    size_t j = 1;
+    while (j < n && (is_alpha((unsigned char)s[j]) || is_digit((unsigned char)s[j]) ||
+                     s[j] == '+' || s[j] == '-' || s[j] == '.'))
+        j++;
+    return j < n && s[j] == ':' ? j : 0;
+}
 
-    const char *hash = memchr(s, '#', n);
-    if (hash)
-        n = (size_t)(hash - s);
-    while (n > 0 && is_blank((unsigned char)s[n - 1]))
-        n--; /* blanks before the fragment */
-
-    /* scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":" */
-    size_t scheme_len = 0;
-    if (n > 0 && is_alpha((unsigned char)s[0])) {
-        size_t j = 1;
-        while (j < n && (is_alpha((unsigned char)s[j]) || is_digit((unsigned char)s[j]) ||
-                         s[j] == '+' || s[j] == '-' || s[j] == '.'))
-            j++;
-        if (j < n && s[j] == ':')
-            scheme_len = j;
+/* Writes ":port" unless the port is empty or the scheme's default. */
+static size_t copy_port(char *out, const char *port, size_t plen, const char *scheme,
+                        size_t scheme_len)
+{
+    if (plen == 0)
+        return 0;
+    unsigned def = scheme_len ? default_port(scheme, scheme_len) : 0;
+    if (def) {
+        unsigned long v = 0;
+        size_t j = 0;
+        while (j < plen && is_digit((unsigned char)port[j]) && v <= 65535)
+            v = v * 10 + (unsigned long)(port[j++] - '0');
+        if (j == plen && v == def)
+            return 0;
     }
-    const char *scheme = out;
-    if (scheme_len) {
-        for (size_t j = 0; j < scheme_len; j++)
-            out[w++] = (char)lower((unsigned char)s[j]);
-        out[w++] = ':';
-        i = scheme_len + 1;
-    }
+    out[0] = ':';
+    return 1 + copy_escaped(out + 1, port, plen, 0);
+}
 
-    int has_authority = 0;
-    if (n - i >= 2 && s[i] == '/' && s[i + 1] == '/') {
-        has_authority = 1;
-        i += 2;
-        size_t a_end = i;
-        while (a_end < n && s[a_end] != '/' && s[a_end] != '?')
-            a_end++;
-        out[w++] = '/';
-        out[w++] = '/';
-        /* userinfo: up to the last '@' */
-        size_t h = i;
-        for (size_t j = i; j < a_end; j++)
-            if (s[j] == '@')
-                h = j + 1;
-        if (h > i)
-            w += copy_escaped(out + w, s + i, h - i, 0);
-        /* host: a bracketed IPv6 literal or up to ':' */
-        size_t h_end = h;
-        if (h_end < a_end && s[h_end] == '[') {
-            while (h_end < a_end && s[h_end] != ']')
-                h_end++;
-            if (h_end < a_end)
-                h_end++;
-        }
-        while (h_end < a_end && s[h_end] != ':')
+/* Writes "//" and the authority s[i..a_end) (userinfo as is, host folded,
+ * port normalized). Returns the bytes written. */
+static size_t copy_authority(char *out, const char *s, size_t i, size_t a_end,
+                             const char *scheme, size_t scheme_len)
+{
+    size_t w = 0;
+    out[w++] = '/';
+    out[w++] = '/';
+    /* userinfo: up to the last '@' */
+    size_t h = i;
+    for (size_t j = i; j < a_end; j++)
+        if (s[j] == '@')
+            h = j + 1;
+    if (h > i)
+        w += copy_escaped(out + w, s + i, h - i, 0);
+    /* host: a bracketed IPv6 literal or up to ':' */
+    size_t h_end = h;
+    if (h_end < a_end && s[h_end] == '[') {
+        while (h_end < a_end && s[h_end] != ']')
             h_end++;
-        w += copy_escaped(out + w, s + h, h_end - h, FOLD);
-        if (h_end < a_end) {
-            /* port: dropped when empty or the scheme's default */
-            const char *port = s + h_end + 1;
-            size_t plen = a_end - h_end - 1;
-            int keep = plen > 0;
-            unsigned def = scheme_len ? default_port(scheme, scheme_len) : 0;
-            if (keep && def) {
-                unsigned long v = 0;
-                size_t j = 0;
-                while (j < plen && is_digit((unsigned char)port[j]) && v <= 65535)
-                    v = v * 10 + (unsigned long)(port[j++] - '0');
-                if (j == plen && v == def)
-                    keep = 0;
-            }
-            if (keep) {
-                out[w++] = ':';
-                w += copy_escaped(out + w, port, plen, 0);
-            }
-        }
-        i = a_end;
+        if (h_end < a_end)
+            h_end++;
     }
+    while (h_end < a_end && s[h_end] != ':')
+        h_end++;
+    w += copy_escaped(out + w, s + h, h_end - h, FOLD);
+    if (h_end < a_end)
+        w += copy_port(out + w, s + h_end + 1, a_end - h_end - 1, scheme, scheme_len);
+    return w;
+}
 
-    size_t p_end = i;
-    while (p_end < n && s[p_end] != '?')
-        p_end++;
+/* Writes the path s[i..p_end) with dot segments removed, at out + w (the
+ * URL written so far); returns the new w. */
+static size_t copy_path(char *out, size_t w, const char *s, size_t i, size_t p_end,
+                        bool relative, bool has_authority)
+{
     size_t path_at = w;
-    if (!scheme_len && !has_authority) {
+    if (relative) {
         /* "%41:x" must not decode into "A:x", which would then read as a
          * scheme: a first segment holding ':' keeps its escapes. */
         size_t seg = i;
@@ -268,7 +257,39 @@ static size_t normalize_url(char *out, const char *s, size_t n)
         }
     } else if (w == path_at && has_authority)
         out[w++] = '/';
+    return w;
+}
 
+static size_t normalize_url(char *out, const char *s, size_t n)
+{
+    size_t w = 0, i = 0;
+    const char *hash = memchr(s, '#', n);
+    if (hash)
+        n = (size_t)(hash - s);
+    while (n > 0 && is_blank((unsigned char)s[n - 1]))
+        n--; /* blanks before the fragment */
+
+    size_t scheme_len = scheme_length(s, n);
+    const char *scheme = out;
+    if (scheme_len) {
+        for (size_t j = 0; j < scheme_len; j++)
+            out[w++] = (char)lower((unsigned char)s[j]);
+        out[w++] = ':';
+        i = scheme_len + 1;
+    }
+    bool has_authority = n - i >= 2 && s[i] == '/' && s[i + 1] == '/';
+    if (has_authority) {
+        i += 2;
+        size_t a_end = i;
+        while (a_end < n && s[a_end] != '/' && s[a_end] != '?')
+            a_end++;
+        w += copy_authority(out + w, s, i, a_end, scheme, scheme_len);
+        i = a_end;
+    }
+    size_t p_end = i;
+    while (p_end < n && s[p_end] != '?')
+        p_end++;
+    w = copy_path(out, w, s, i, p_end, !scheme_len && !has_authority, has_authority);
     if (p_end < n)
         w += copy_escaped(out + w, s + p_end, n - p_end, 0); /* '?' and query */
     return w;

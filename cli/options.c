@@ -5,8 +5,10 @@
  * the filter kinds (bitmaps are not filters), a seed is a 64-bit integer.
  */
 #define _GNU_SOURCE
+#include "filterfile.h"
+#include "message.h"
+#include "numbers.h"
 #include "options.h"
-#include "util.h"
 
 #include <getopt.h>
 #include <stdbool.h>

@@ -6,7 +6,8 @@
  */
 #define _GNU_SOURCE
 #include "progress.h"
-#include "util.h"
+#include "message.h"
+#include "numbers.h"
 
 #include <stdio.h>
 #include <stdlib.h>

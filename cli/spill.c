@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "spill.h"
+#include "output.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -145,11 +146,6 @@ const char *bkc_spill_error(const bkc_spill_t *s)
     return s->err;
 }
 
-uint32_t bkc_spill_parts(const bkc_spill_t *s)
-{
-    return s->nparts;
-}
-
 uint64_t bkc_spill_part_bytes(const bkc_spill_t *s, uint32_t part)
 {
     return part < s->nparts ? s->parts[part].bytes : 0;
@@ -165,22 +161,11 @@ uint64_t bkc_spill_total_bytes(const bkc_spill_t *s)
 
 static int write_all(bkc_spill_t *s, const char *p, size_t n)
 {
-    while (n > 0) {
-        ssize_t w = write(s->fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            fail(s, "cannot write a", errno);
-            return -1;
-        }
-        if (w == 0) {
-            fail(s, "cannot write a", ENOSPC);
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-        s->size += (uint64_t)w;
+    if (bkc_write_all(s->fd, p, n) != 0) {
+        fail(s, "cannot write a", errno);
+        return -1;
     }
+    s->size += n;
     return 0;
 }
 

@@ -44,7 +44,6 @@ int bkc_spill_finish(bkc_spill_t *s);
 void bkc_spill_free(bkc_spill_t *s);
 
 const char *bkc_spill_error(const bkc_spill_t *s);
-uint32_t bkc_spill_parts(const bkc_spill_t *s);
 /* Bytes of records in partition part (after finish) and in all of them. */
 uint64_t bkc_spill_part_bytes(const bkc_spill_t *s, uint32_t part);
 uint64_t bkc_spill_total_bytes(const bkc_spill_t *s);

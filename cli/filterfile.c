@@ -1,0 +1,92 @@
+/*
+ * Loading and saving filter files for the subcommands (see filterfile.h):
+ * the library does the work and returns a status; this file turns a
+ * failure into one message that names the file.
+ */
+#define _GNU_SOURCE
+#include "filterfile.h"
+#include "message.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void status_message(const char *path, const char *doing, bk_status_t st, const char *why)
+{
+    if (st == BK_EIO || st == BK_ENOSPC)
+        bkc_error("%s: %s: %s", path, doing, errno ? strerror(errno) : bk_strerror(st));
+    else if (why && *why)
+        bkc_error("%s: %s: %s (%s)", path, doing, bk_strerror(st), why);
+    else
+        bkc_error("%s: %s: %s", path, doing, bk_strerror(st));
+}
+
+bk_filter_t *bkc_load_filter(const char *path)
+{
+    bk_filter_t *f = NULL;
+    const char *why = NULL;
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        bkc_error("%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (S_ISDIR(sb.st_mode)) {
+        bkc_error("%s: %s", path, strerror(EISDIR));
+        return NULL;
+    }
+    errno = 0;
+    bk_status_t st = bk_filter_load(&f, path, &why);
+    if (st != BK_OK) {
+        status_message(path, "cannot load filter", st, why);
+        return NULL;
+    }
+    return f;
+}
+
+bk_filter_t *bkc_filter_operand(int argc, char **argv, bool map, const char **path)
+{
+    if (optind >= argc) {
+        bkc_usage_error("FILE is required");
+        return NULL;
+    }
+    *path = argv[optind++];
+    if (!map)
+        return bkc_load_filter(*path);
+    bk_filter_t *f = NULL;
+    const char *why = NULL;
+    bk_status_t st = bk_filter_open(&f, *path, BK_MAP_READONLY, &why);
+    if (st != BK_OK) {
+        if (why)
+            bkc_error("%s: cannot open filter: %s (%s)", *path, bk_strerror(st), why);
+        else
+            bkc_error("%s: cannot open filter: %s", *path, bk_strerror(st));
+        return NULL;
+    }
+    return f;
+}
+
+int bkc_save_filter(const bk_filter_t *f, const char *path)
+{
+    errno = 0;
+    bk_status_t st = bk_filter_save(f, path);
+    if (st != BK_OK) {
+        status_message(path, "cannot save filter", st, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+void bkc_warn_over_capacity(const bk_filter_t *f, const char *name, const char *what)
+{
+    if (bk_filter_kind(f) == BK_KIND_SCALABLE)
+        return; /* grows instead, or refuses when non-scaling */
+    bk_filter_info_t in;
+    bk_filter_info(f, &in);
+    if (in.items > in.capacity)
+        bkc_error("%s: warning: %llu items exceed the capacity %llu; %s %.3g (sized for %g; "
+                  "use a larger -n)",
+                  name, (unsigned long long)in.items, (unsigned long long)in.capacity, what,
+                  in.expected_fpr, in.fpr_target);
+}

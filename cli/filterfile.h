@@ -1,0 +1,33 @@
+/*
+ * Filter files as the subcommands use them: load, map, save, and the
+ * over-capacity warning, each printing one message that names the file
+ * when something is wrong (the library returns statuses; the words are
+ * here).
+ */
+#ifndef BKC_FILTERFILE_H
+#define BKC_FILTERFILE_H
+
+#include "bloomkit/bloomkit.h"
+
+#include <stdbool.h>
+
+/* Loads a filter file, printing one line naming the file on failure.
+ * Returns the filter (caller frees) or NULL. */
+bk_filter_t *bkc_load_filter(const char *path);
+
+/* Takes the FILE operand at argv[optind] (advancing optind past it) and
+ * loads it with bkc_load_filter, or with map maps it read-only
+ * (bk_filter_open). Sets *path to it and returns the filter (caller frees),
+ * or NULL after printing why: "FILE is required" as a usage error, or a
+ * message naming the file. The subcommand then exits with 2. */
+bk_filter_t *bkc_filter_operand(int argc, char **argv, bool map, const char **path);
+
+/* Saves atomically, printing one line naming the file on failure. 0 or -1. */
+int bkc_save_filter(const bk_filter_t *f, const char *path);
+
+/* If a non-scaling filter holds more items than it was sized for, warns
+ * "NAME: warning: N items exceed the capacity C; WHAT P (...)" with P its
+ * expected FPR now. */
+void bkc_warn_over_capacity(const bk_filter_t *f, const char *name, const char *what);
+
+#endif /* BKC_FILTERFILE_H */

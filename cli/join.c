@@ -1,0 +1,366 @@
+/*
+ * The exact join (see join.h): the lines present in every one of several
+ * inputs, within a memory budget, at any input size.
+ *
+ * The seed problem: two files of 5 billion URLs each and 4 GB of memory.
+ * The usual answer, `sort -u` both and `comm -12`, sorts everything on disk
+ * (n log n, many passes). This is a hash join instead:
+ *
+ *  1. Read the smallest input into an exact in-memory set (lineset.c).
+ *     If it fits, stream the other inputs through the set, stamping each
+ *     line with the number of inputs it has been seen in so far, and emit
+ *     the lines seen in all of them. Nothing touches the disk.
+ *  2. If the set outgrows its budget, switch to partitioning: every line is
+ *     routed by its hash to one of P partitions of a spill file (spill.c),
+ *     P chosen so one partition of the smallest input fits in memory
+ *     (join_plan.c). The smallest input's lines also go into a Bloom
+ *     filter, and the other inputs' lines spill only if the filter may
+ *     contain them: lines that cannot be common never reach the disk.
+ *  3. Each partition is then a smaller instance of the same problem and is
+ *     solved by step 1; one that still does not fit (an estimate was off, or
+ *     the input came from a pipe of unknown size) is partitioned again with
+ *     a fresh hash seed, so memory stays bounded whatever the input.
+ *
+ * Steps 1 and 3 call each other (intersect <-> partition), so they live in
+ * this one file. Each line is read from each input once and written to and
+ * read from the disk at most once per level (one level at any sensible
+ * budget), so the cost is linear in the input. Spill files are created
+ * unlinked (spill.h), so they vanish on every kind of exit.
+ *
+ * Output order: within each partition, the order of first appearance in
+ * the smallest input; partitions in turn. Which partition a line falls in
+ * depends on the run's random seed (so crafted inputs cannot pile into one
+ * partition or one chain of the table), so the order across partitions
+ * changes from run to run.
+ */
+#include "join.h"
+#include "join_plan.h"
+#include "join_source.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Deeper than this, partitioning has stopped making progress, which only
+ * a broken hash or a single line larger than the budget could cause. */
+#define MAX_LEVEL 12
+
+/* load_smallest's outcomes besides -1. */
+enum { LOADED = 0, PARTITIONED = 1 };
+
+static int intersect(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, unsigned level);
+
+/* ---- partitioning ---- */
+
+/* Partition of a key: the top 32 bits of the hash's high half scaled to
+ * [0, parts) by multiply-shift; the set uses the low half, so the lines of
+ * one partition still spread over the whole table. */
+static uint32_t part_of(uint64_t hi, uint32_t parts)
+{
+    return (uint32_t)(((hi >> 32) * parts) >> 32);
+}
+
+/* Where the smallest input's keys go while partitioning. */
+typedef struct dump {
+    bkc_join_t *join;
+    bkc_spill_t *sp;
+    bk_filter_t *f; /* the prefilter; may be NULL */
+    uint64_t seed;
+    uint32_t parts;
+} dump_t;
+
+static int spill_key(dump_t *d, const char *key, size_t len)
+{
+    bk_hash_t h = bkc_join_hash(d->seed, key, len);
+    if (d->f)
+        (void)bk_filter_add_hash(d->f, h, NULL);
+    if (bkc_spill_add(d->sp, part_of(h.hi, d->parts), key, len) != 0)
+        return bkc_join_fail(d->join, "%s", bkc_spill_error(d->sp));
+    return 0;
+}
+
+static int dump_entry(void *vd, const char *key, size_t len, uint32_t stamp)
+{
+    (void)stamp;
+    return spill_key(vd, key, len);
+}
+
+/* The keys of a batch as the library's batch calls take them. */
+static void batch_keys(const bkc_join_batch_t *b, bk_key_t *keys)
+{
+    for (uint32_t j = 0; j < b->n; j++) {
+        keys[j].ptr = bkc_join_batch_key(b, j);
+        keys[j].len = b->len[j];
+    }
+}
+
+static int finish_spill(bkc_join_t *join, bkc_spill_t *sp)
+{
+    if (bkc_spill_finish(sp) != 0)
+        return bkc_join_fail(join, "%s", bkc_spill_error(sp));
+    return 0;
+}
+
+/* Spills the rest of s batch by batch. The smallest input (first) adds
+ * its keys to the prefilter; the others spill only the keys the prefilter
+ * may hold: keys that cannot be common never reach the disk. */
+static int spill_batches(dump_t *d, bkc_join_src_t *s, bkc_join_batch_t *b, bool first)
+{
+    int r;
+    while ((r = bkc_join_src_batch(d->join, s, b, d->seed)) == 1) {
+        bk_key_t keys[BKC_JOIN_BATCH];
+        bool in[BKC_JOIN_BATCH];
+        batch_keys(b, keys);
+        for (uint32_t j = 0; j < b->n; j++)
+            in[j] = true;
+        if (d->f && first)
+            (void)bk_filter_add_batch(d->f, keys, b->n, NULL, NULL);
+        else if (d->f)
+            (void)bk_filter_contains_batch(d->f, keys, b->n, in);
+        for (uint32_t j = 0; j < b->n; j++) {
+            if (!in[j]) {
+                d->join->filtered_lines++;
+                continue;
+            }
+            if (bkc_spill_add(d->sp, part_of(b->hi[j], d->parts), keys[j].ptr, keys[j].len) != 0)
+                return bkc_join_fail(d->join, "%s", bkc_spill_error(d->sp));
+        }
+    }
+    if (r < 0)
+        return -1;
+    bkc_join_src_close(s);
+    return finish_spill(d->join, d->sp);
+}
+
+/* Spills the smallest input: what the set holds, keys from..b->n-1 of the
+ * batch (read but not in the set), then the rest of the input. Empties
+ * the set. */
+static int spill_smallest(dump_t *d, bkc_join_src_t *s, bkc_join_batch_t *b, uint32_t from)
+{
+    if (bkc_lineset_foreach(d->join->set, dump_entry, d) != 0)
+        return -1;
+    /* The set's memory stays for the partitions (within its 5/8). */
+    bkc_lineset_reset(d->join->set);
+    for (uint32_t j = from; j < b->n; j++)
+        if (spill_key(d, bkc_join_batch_key(b, j), b->len[j]) != 0)
+            return -1;
+    return spill_batches(d, s, b, true);
+}
+
+static int spill_other(dump_t *d, bkc_join_src_t *s, bkc_join_batch_t *b)
+{
+    if (bkc_join_src_open(d->join, s) != 0)
+        return -1;
+    return spill_batches(d, s, b, false);
+}
+
+/* Solves partition after partition of the n spills, one level down; a
+ * partition empty in any input has nothing in common. */
+static int solve_partitions(bkc_join_t *join, bkc_spill_t **sp, uint32_t n, uint32_t parts,
+                            unsigned level)
+{
+    bkc_join_src_t *sub = calloc(n, sizeof *sub);
+    if (!sub)
+        return bkc_join_fail(join, "out of memory");
+    int rc = 0;
+    for (uint32_t p = 0; p < parts && rc == 0; p++) {
+        bool empty = false;
+        for (uint32_t i = 0; i < n; i++) {
+            memset(&sub[i], 0, sizeof sub[i]);
+            sub[i].sp = sp[i];
+            sub[i].part = p;
+            sub[i].size = bkc_spill_part_bytes(sp[i], p);
+            empty = empty || sub[i].size == 0;
+        }
+        if (!empty)
+            rc = intersect(join, sub, n, level + 1);
+    }
+    free(sub);
+    return rc;
+}
+
+/* Spills all n inputs (the smallest first, see spill_smallest) into n
+ * spills of the planned partitions. */
+static int spill_all(dump_t *d, bkc_spill_t **sp, bkc_join_src_t *srcs, uint32_t n,
+                     const bkc_join_parts_t *plan, bkc_join_batch_t *b, uint32_t from)
+{
+    char e[600];
+    for (uint32_t i = 0; i < n; i++) {
+        sp[i] = bkc_spill_create(d->join->tmpdir, plan->parts, plan->bufsize, e, sizeof e);
+        if (!sp[i])
+            return bkc_join_fail(d->join, "%s", e);
+        d->sp = sp[i];
+        if ((i == 0 ? spill_smallest(d, &srcs[0], b, from) : spill_other(d, &srcs[i], b)) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The smallest input did not fit: partition everything and recurse. The
+ * set holds what was read of srcs[0] so far; keys from..b->n-1 of batch b
+ * are read but not in the set. */
+static int partition(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, unsigned level,
+                     bkc_join_batch_t *b, uint32_t from)
+{
+    bkc_join_parts_t plan =
+        bkc_join_plan_parts(join->mem, bkc_lineset_count(join->set),
+                            bkc_join_src_offset(&srcs[0]), srcs[0].size, n);
+    dump_t d = {join, NULL, NULL, bkc_join_level_seed(join, level), plan.parts};
+    /* No prefilter only costs spilling more. */
+    if (bkc_join_filter(&d.f, plan.lines, join->mem / 4, 0.01, d.seed) != BK_OK)
+        d.f = NULL;
+    join->partitions += plan.parts;
+    if (level + 1 > join->max_level)
+        join->max_level = level + 1;
+    bkc_spill_t **sp = calloc(n, sizeof *sp);
+    int rc = sp ? spill_all(&d, sp, srcs, n, &plan, b, from) : bkc_join_fail(join, "out of memory");
+    bk_filter_free(d.f);
+    if (rc == 0) {
+        for (uint32_t i = 0; i < n; i++)
+            join->spilled_bytes += bkc_spill_total_bytes(sp[i]);
+        rc = solve_partitions(join, sp, n, plan.parts, level);
+    }
+    bkc_join_close_all(srcs, n);
+    for (uint32_t i = 0; sp && i < n; i++)
+        bkc_spill_free(sp[i]);
+    free(sp);
+    return rc;
+}
+
+/* ---- the in-memory step ---- */
+
+/* Once a sample is in, an input of known size that will clearly not fit
+ * goes to partitioning at once, rather than filling the set only to spill
+ * it. */
+static bool clearly_too_big(const bkc_join_t *join, const bkc_join_src_t *s,
+                            const bkc_join_batch_t *b)
+{
+    uint64_t off = bkc_join_src_offset(s), inbatch = b->used + b->n;
+    off = off > inbatch ? off - inbatch : off;
+    double proj = bkc_join_set_bytes(off, bkc_lineset_count(join->set)) * (double)s->size /
+                  (double)(off ? off : 1);
+    return proj > (double)bkc_join_set_budget(join->mem);
+}
+
+/* Reads the smallest input into the set: LOADED, PARTITIONED (it did not
+ * fit, and partition() has solved this level), or -1. */
+static int load_smallest(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, unsigned level,
+                         bkc_join_batch_t *b)
+{
+    uint64_t seed = bkc_join_level_seed(join, level);
+    if (bkc_join_src_open(join, &srcs[0]) != 0)
+        return -1;
+    bool judged = srcs[0].size == UINT64_MAX;
+    int r;
+    while ((r = bkc_join_src_batch(join, &srcs[0], b, seed)) == 1) {
+        if (!judged && bkc_lineset_count(join->set) >= 4096) {
+            judged = true;
+            if (clearly_too_big(join, &srcs[0], b))
+                return partition(join, srcs, n, level, b, 0) == 0 ? PARTITIONED : -1;
+        }
+        for (uint32_t j = 0; j < b->n; j++)
+            bkc_lineset_prefetch(join->set, b->lo[j]);
+        for (uint32_t j = 0; j < b->n; j++) {
+            int ins = bkc_lineset_insert(join->set, b->lo[j], bkc_join_batch_key(b, j), b->len[j]);
+            if (ins == BKC_SET_FULL)
+                return partition(join, srcs, n, level, b, j) == 0 ? PARTITIONED : -1;
+            if (ins == BKC_SET_NOMEM)
+                return bkc_join_fail(join, "out of memory (try a smaller --memory)");
+        }
+    }
+    if (r < 0)
+        return -1;
+    bkc_join_src_close(&srcs[0]);
+    return LOADED;
+}
+
+/* Streams input i through the set, moving the stamp of each line seen in
+ * all inputs before it from i-1 to i. Returns how many lines are still
+ * candidates, or -1. */
+static int64_t stamp_source(bkc_join_t *join, bkc_join_src_t *s, uint32_t i, uint64_t seed,
+                            bkc_join_batch_t *b)
+{
+    if (bkc_join_src_open(join, s) != 0)
+        return -1;
+    int64_t alive = 0;
+    int r;
+    while ((r = bkc_join_src_batch(join, s, b, seed)) == 1) {
+        for (uint32_t j = 0; j < b->n; j++)
+            bkc_lineset_prefetch(join->set, b->lo[j]);
+        for (uint32_t j = 0; j < b->n; j++) {
+            uint32_t *st =
+                bkc_lineset_stamp(join->set, b->lo[j], bkc_join_batch_key(b, j), b->len[j]);
+            if (st && *st == i - 1) {
+                *st = i;
+                alive++;
+            }
+        }
+    }
+    if (r < 0)
+        return -1;
+    bkc_join_src_close(s);
+    return alive;
+}
+
+static int emit_if_common(void *vj, const char *key, size_t len, uint32_t stamp)
+{
+    bkc_join_t *join = vj;
+    if (stamp + 1 != join->nsrc)
+        return 0;
+    return bkc_join_emit(join, key, len);
+}
+
+/* The other inputs through the loaded set, then the lines in all. */
+static int stamp_and_emit(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, unsigned level,
+                          bkc_join_batch_t *b)
+{
+    uint64_t seed = bkc_join_level_seed(join, level);
+    for (uint32_t i = 1; i < n; i++) {
+        int64_t alive = stamp_source(join, &srcs[i], i, seed, b);
+        if (alive < 0)
+            return -1;
+        if (alive == 0)
+            return 0; /* nothing can be common any more */
+    }
+    join->nsrc = n;
+    return bkc_lineset_foreach(join->set, emit_if_common, join) != 0 ? -1 : 0;
+}
+
+/* Emits the lines common to all n sources. Sources are opened and closed
+ * here. */
+static int intersect(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, unsigned level)
+{
+    if (level > MAX_LEVEL)
+        return bkc_join_fail(join,
+                             "partitioning does not converge (a line longer than --memory?)");
+    /* Small inputs first also shrink the candidate set early. */
+    bkc_join_sort_by_size(srcs, n);
+    if (!join->set)
+        join->set = bkc_lineset_new(bkc_join_set_budget(join->mem));
+    else
+        bkc_lineset_reset(join->set);
+    if (!join->set)
+        return bkc_join_fail(join, "out of memory");
+    bkc_join_batch_t b;
+    memset(&b, 0, sizeof b);
+    int rc = load_smallest(join, srcs, n, level, &b);
+    if (rc == LOADED)
+        rc = stamp_and_emit(join, srcs, n, level, &b);
+    if (rc < 0)
+        bkc_join_close_all(srcs, n);
+    free(b.buf);
+    return rc < 0 ? -1 : 0;
+}
+
+int bkc_join_exact(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n)
+{
+    return intersect(join, srcs, n, 0);
+}
+
+void bkc_join_release(bkc_join_t *join)
+{
+    bkc_lineset_free(join->set);
+    join->set = NULL;
+    free(join->kbuf);
+    join->kbuf = NULL;
+    join->kcap = 0;
+}

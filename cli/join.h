@@ -1,0 +1,73 @@
+/*
+ * The join behind `bloomkit common`: the lines present in every one of
+ * several inputs, exact (join.c) or from Bloom filters alone (join_approx.c).
+ * These files print nothing and never exit: each call returns 0 or -1 with
+ * the reason in join->err, and the command (cmd_common.c) says it in the
+ * tool's words. Common lines are handed to join->emit.
+ *
+ * Layering, bottom up: join_plan.c (sizing arithmetic, no I/O),
+ * join_source.c (inputs and spill partitions read as batches of hashed
+ * keys), then join.c and join_approx.c, which use both and not each other.
+ */
+#ifndef BKC_JOIN_H
+#define BKC_JOIN_H
+
+#include "lineset.h"
+#include "normalize.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct bkc_join_src bkc_join_src_t;
+
+/* Receives one common line; non-zero stops the join (a write error). */
+typedef int (*bkc_join_emit_fn)(void *ctx, const char *line, size_t len);
+
+typedef struct bkc_join {
+    /* Set by the caller before the join. */
+    size_t mem;             /* working budget: set + filter + spill buffers */
+    const char *tmpdir;     /* where spill files go */
+    uint64_t seed;          /* hash seed of the run (partition choice) */
+    bkc_norm_t norm;        /* --normalize */
+    bool icase;             /* --ignore-case: keys lowercased (ASCII) */
+    bkc_join_emit_fn emit;
+    void *emit_ctx;
+
+    /* Results. */
+    uint64_t found;         /* lines handed to emit */
+    bool emit_failed;       /* the join stopped because emit said so */
+    char err[1024];         /* why a call returned -1 */
+    uint64_t spilled_bytes, filtered_lines, partitions; /* for --verbose */
+    unsigned max_level;
+    double approx_false_rate; /* --approx: a printed line is not common */
+    double approx_miss_rate;  /* --approx: a common line is left out */
+
+    /* Working state, owned by the join (bkc_join_release frees it). */
+    char *kbuf;
+    size_t kcap;
+    uint32_t nsrc;          /* inputs in the intersection being printed */
+    bkc_lineset_t *set;     /* one set, reset and reused for every partition */
+} bkc_join_t;
+
+/* Opens paths[0..n) up front so a missing file fails before any work ("-"
+ * is standard input, allowed once). Regular files are closed again and
+ * reopened in turn; pipes stay open. *out (free with
+ * bkc_join_sources_free) on success; -1 with join->err set. */
+int bkc_join_sources_open(bkc_join_t *join, char **paths, uint32_t n, bkc_join_src_t **out);
+void bkc_join_sources_free(bkc_join_src_t *srcs, uint32_t n);
+
+/* Exact: emits each line common to all n sources once. Memory stays
+ * within join->mem whatever the input sizes (spilling to join->tmpdir).
+ * 0, or -1 with join->err. */
+int bkc_join_exact(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n);
+
+/* From Bloom filters alone at false-positive rate fpr each: never misses
+ * a common line except through the duplicate filter, may emit lines that
+ * are not common; sets the two approx_* rates. 0, or -1 with join->err. */
+int bkc_join_approx(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, double fpr);
+
+/* Frees the working state (not the sources). */
+void bkc_join_release(bkc_join_t *join);
+
+#endif /* BKC_JOIN_H */

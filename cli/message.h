@@ -1,0 +1,37 @@
+/*
+ * The tool's messages and exit statuses. Every message the tool prints
+ * goes through here so they all read "bloomkit CMD: ..." and name the file
+ * (and line) they are about. This file depends on nothing else of cli/
+ * but the reader's name and line number, so every other file may use it.
+ */
+#ifndef BKC_MESSAGE_H
+#define BKC_MESSAGE_H
+
+#include "input.h"
+
+#include <stdarg.h>
+
+/* Exit statuses, as grep: 0 yes / done, 1 no, 2 trouble. */
+#define BKC_EXIT_YES 0
+#define BKC_EXIT_NO 1
+#define BKC_EXIT_ERROR 2
+
+/* The subcommand being run, for messages ("bloomkit add: ..."). */
+extern const char *bkc_cmd_name;
+
+/* "bloomkit CMD: message\n" on stderr. */
+void bkc_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* "bloomkit CMD: INPUT: line N: message\n" about the line at (may be NULL:
+ * then as bkc_error). */
+void bkc_verror_at(const bkc_reader_t *at, const char *fmt, va_list ap);
+
+/* Prints "bloomkit CMD: message (see 'bloomkit CMD --help')" and returns 2,
+ * for bad command lines. */
+int bkc_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* For getopt's '?': "unknown option or missing value: '-x'" as a usage
+ * error (argv as given to the subcommand). Returns 2. */
+int bkc_bad_option(char **argv);
+
+#endif /* BKC_MESSAGE_H */
