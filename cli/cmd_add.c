@@ -11,6 +11,7 @@
 #include "lines.h"
 #include "message.h"
 #include "options.h"
+#include "window_opt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,8 @@ static const char usage[] =
     "Adds each line of the INPUTs (files, or - for standard input; default\n"
     "standard input) to the filter FILE, then saves it atomically. Reports\n"
     "how many lines were new on standard error. On any error FILE is left\n"
-    "unchanged.\n"
+    "unchanged. A window filter records each line as added now (a time\n"
+    "window: at the wall clock), and forgets it once it leaves the window.\n"
     "\n"
     "      --normalize M  url or email: canonicalize keys first (see bloomkit(1))\n"
     "  -q, --quiet        no progress and no summary\n"
@@ -42,6 +44,7 @@ static int flush(add_ctx_t *c, const bkc_reader_t *r)
         return 0;
     bkc_batch_keys(b);
     uint64_t n_new = 0;
+    bkc_window_tick(c->f); /* a time window's lines are added as of now */
     bk_status_t st = bk_filter_add_batch(c->f, b->keys, b->n, NULL, &n_new);
     if (st != BK_OK) {
         bkc_progress_clear(c->prog);

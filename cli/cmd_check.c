@@ -12,6 +12,7 @@
 #include "message.h"
 #include "options.h"
 #include "output.h"
+#include "window_opt.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -23,7 +24,8 @@ static const char usage[] =
     "Prints each line of the INPUTs (files, or - for standard input; default\n"
     "standard input) whose key may be in the filter FILE. A printed line may\n"
     "be a false positive (at the filter's FPR); a line not printed is\n"
-    "certainly not in the set.\n"
+    "certainly not in the set. A window filter answers for its window as of\n"
+    "now (a time window: the wall clock).\n"
     "Exit status: 0 if any line was selected, 1 if none, 2 on error.\n"
     "\n"
     "  -v, --absent       select the lines that are not in the filter\n"
@@ -39,6 +41,8 @@ typedef struct {
     const bk_filter_t *f;
     bool absent;
     bool count_only;
+    bool time_window; /* answered as of `now`, the wall clock at the start */
+    uint64_t now;
     uint64_t selected;
     bkc_progress_t *prog;
     bkc_batch_t batch;
@@ -51,7 +55,9 @@ static int flush(check_ctx_t *c)
     if (b->n == 0)
         return 0;
     bkc_batch_keys(b);
-    size_t present = bk_filter_contains_batch(c->f, b->keys, b->n, b->flags);
+    size_t present = c->time_window
+                         ? bkc_window_contains_batch(c->f, b->keys, b->n, b->flags, c->now)
+                         : bk_filter_contains_batch(c->f, b->keys, b->n, b->flags);
     c->prog->items += b->n;
     c->prog->fresh += present; /* counted as "present" in the summary */
     for (size_t i = 0; i < b->n; i++) {
@@ -131,7 +137,8 @@ int bkc_cmd_check(int argc, char **argv)
     bkc_stdout_setup();
     bkc_progress_t prog;
     bkc_progress_init(&prog, in.pmode, bkc_inputs_size(argv + optind, argc - optind));
-    check_ctx_t ctx = {.f = f, .absent = absent, .count_only = count_only, .prog = &prog};
+    check_ctx_t ctx = {.f = f, .absent = absent, .count_only = count_only, .prog = &prog,
+                       .time_window = bkc_is_time_window(f), .now = bkc_window_now()};
     bkc_batch_init(&ctx.batch);
     bkc_reader_set_idle_hook(check_idle, &ctx);
     rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, check_line, check_end,

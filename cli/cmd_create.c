@@ -6,7 +6,9 @@
 #include "commands.h"
 #include "filterfile.h"
 #include "message.h"
+#include "numbers.h"
 #include "options.h"
+#include "window_opt.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -16,8 +18,13 @@
 
 static const char usage[] =
     "usage: bloomkit create FILE -n N -p P [--kind KIND] [--hash HASH] [--seed S]\n"
+    "       bloomkit create FILE --window COUNT -p P\n"
+    "       bloomkit create FILE --window TIME -n N -p P\n"
     "\n"
     "Makes an empty filter file for N items at false-positive rate P.\n"
+    "A window filter remembers only the last COUNT lines added (100M), or the\n"
+    "lines added in the last TIME of wall clock (7d, 12h, 90m, 3600s; N is then\n"
+    "the most lines expected per TIME); older lines are forgotten.\n"
     "An existing FILE is kept unless --force is given.\n"
     "\n"
     "  -n, --capacity N   items the filter must hold (10000000, 10M, 1e7)\n"
@@ -29,12 +36,15 @@ static const char usage[] =
     "                     which keys collide)\n"
     "      --growth G     scalable: capacity factor per added sub-filter (2)\n"
     "      --nonscaling   scalable: refuse adds past capacity instead of growing\n"
+    "  -w, --window SPEC  a window filter: a count (100M) or a time (7d)\n"
+    "      --generations G  window: generations kept, 2..16 (default 4; more\n"
+    "                     forget more sharply, lookups read G lines)\n"
     "  -f, --force        replace an existing FILE\n"
     "  -h, --help         this text\n";
 
 int bkc_cmd_create(int argc, char **argv)
 {
-    enum { OPT_GROWTH = BKC_OPT_OWN, OPT_NONSCALING };
+    enum { OPT_GROWTH = BKC_OPT_OWN, OPT_NONSCALING, OPT_GENERATIONS };
     static const struct option opts[] = {{"capacity", required_argument, 0, 'n'},
                                          {"fpr", required_argument, 0, 'p'},
                                          {"kind", required_argument, 0, 'k'},
@@ -42,16 +52,19 @@ int bkc_cmd_create(int argc, char **argv)
                                          {"seed", required_argument, 0, BKC_OPT_SEED},
                                          {"growth", required_argument, 0, OPT_GROWTH},
                                          {"nonscaling", no_argument, 0, OPT_NONSCALING},
+                                         {"window", required_argument, 0, 'w'},
+                                         {"generations", required_argument, 0, OPT_GENERATIONS},
                                          {"force", no_argument, 0, 'f'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     bkc_sizing_opts_t sz;
     bkc_sizing_opts_init(&sz, 0, 0);
     bk_options_t *o = &sz.o;
-    bool force = false;
+    bool force = false, time_window = false;
+    const char *window = NULL;
     int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
-    while ((c = getopt_long(argc, argv, "n:p:k:fh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "n:p:k:w:fh", opts, NULL)) != -1) {
         switch (c) {
         case OPT_GROWTH: {
             char *end;
@@ -63,6 +76,16 @@ int bkc_cmd_create(int argc, char **argv)
         case OPT_NONSCALING:
             o->nonscaling = true;
             break;
+        case 'w':
+            window = optarg;
+            break;
+        case OPT_GENERATIONS: {
+            uint64_t g;
+            if (bkc_parse_u64(optarg, &g) != 0 || g < 2 || g > 16)
+                return bkc_usage_error("bad generations '%s' (want 2..16)", optarg);
+            o->window_generations = (uint32_t)g;
+            break;
+        }
         case 'f':
             force = true;
             break;
@@ -74,6 +97,15 @@ int bkc_cmd_create(int argc, char **argv)
     if (optind + 1 != argc)
         return bkc_usage_error(optind >= argc ? "FILE is required" : "one FILE only");
     const char *path = argv[optind];
+    if (window) {
+        uint64_t n = sz.n;
+        if ((rc = bkc_window_option(window, &sz, &time_window)) >= 0)
+            return rc;
+        if (!time_window && n != 0 && n != sz.n)
+            return bkc_usage_error("--window COUNT is the capacity: leave out -n");
+    } else if (o->window_generations) {
+        return bkc_usage_error("--generations needs --window");
+    }
     if (sz.n == 0 || sz.p == 0)
         return bkc_usage_error("-n and -p are required");
     if ((o->growth != 0 || o->nonscaling) && o->kind != BK_KIND_SCALABLE)

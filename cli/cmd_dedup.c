@@ -15,6 +15,7 @@
 #include "message.h"
 #include "options.h"
 #include "output.h"
+#include "window_opt.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -30,6 +31,9 @@ static const char usage[] =
     "standard input) the first time it is seen, in constant memory. A new\n"
     "line is wrongly dropped with probability at most P (the filter's\n"
     "false-positive rate). Without --state the seen-set lives for one run.\n"
+    "With a window (--window, or a --state file made by create --window) a\n"
+    "line is printed again once its last printing has left the window: the\n"
+    "crawler's \"re-fetch a URL not fetched in the last 7 days\".\n"
     "\n"
     "  -s, --state FILE   load the seen-set from FILE if it exists (its own\n"
     "                     size and kind are used) and save it back atomically\n"
@@ -38,6 +42,10 @@ static const char usage[] =
     "  -n, --capacity N   size of a new seen-set (default 10M)\n"
     "  -p, --fpr P        false-positive rate of a new seen-set (default 1e-6)\n"
     "  -k, --kind KIND    kind of a new seen-set (default blocked)\n"
+    "  -w, --window SPEC  a new seen-set that forgets: a line is dropped only if\n"
+    "                     it was printed within the last SPEC, a count of\n"
+    "                     printed lines (100M) or a time (7d, 12h, 90m); -n is\n"
+    "                     then the most lines printed per window\n"
     "      --seed S       hash seed of a new seen-set (default: random)\n"
     "      --normalize M  url or email: lines that normalize to the same key\n"
     "                     are duplicates (the first spelling is printed)\n"
@@ -62,7 +70,26 @@ typedef struct {
     bkc_batch_t batch;
     const bkc_reader_t *reader; /* the input being read */
     int pending_rc;             /* an error met while idle */
+    bool window;                /* a window seen-set: only printed lines count */
 } dedup_ctx_t;
+
+/* A window seen-set records a line when it is printed, not when it is
+ * dropped: a line seen often but printed a week ago is printed again once
+ * the week is over (re-adding each sighting would keep it forever). Key by
+ * key, so a line repeated within the batch is printed once. */
+static uint64_t add_printed(bk_filter_t *f, bkc_batch_t *b)
+{
+    uint64_t fresh = 0;
+    bkc_window_tick(f);
+    for (size_t i = 0; i < b->n; i++) {
+        bk_hash_t h = bk_filter_hash(f, b->keys[i].ptr, b->keys[i].len);
+        b->flags[i] = !bk_filter_contains_hash(f, h);
+        if (b->flags[i])
+            (void)bk_filter_add_hash(f, h, NULL); /* a writable window cannot fail */
+        fresh += b->flags[i];
+    }
+    return fresh;
+}
 
 /* Adds the batch and prints its new lines, in input order. */
 static int flush(dedup_ctx_t *c, const bkc_reader_t *r)
@@ -72,7 +99,11 @@ static int flush(dedup_ctx_t *c, const bkc_reader_t *r)
         return 0;
     bkc_batch_keys(b);
     uint64_t n_new = 0;
-    bk_status_t st = bk_filter_add_batch(c->f, b->keys, b->n, b->flags, &n_new);
+    bk_status_t st = BK_OK;
+    if (c->window)
+        n_new = add_printed(c->f, b);
+    else
+        st = bk_filter_add_batch(c->f, b->keys, b->n, b->flags, &n_new);
     if (st != BK_OK) {
         bkc_progress_clear(c->prog);
         bkc_error("%s: cannot add %s line %llu or one shortly before: %s%s",
@@ -167,26 +198,33 @@ int bkc_cmd_dedup(int argc, char **argv)
                                          {"capacity", required_argument, 0, 'n'},
                                          {"fpr", required_argument, 0, 'p'},
                                          {"kind", required_argument, 0, 'k'},
+                                         {"window", required_argument, 0, 'w'},
                                          BKC_INPUT_LONG_OPTIONS,
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    const char *state = NULL;
+    const char *state = NULL, *window = NULL;
+    bool time_window;
     bkc_sizing_opts_t sz;
     bkc_sizing_opts_init(&sz, 10000000, 1e-6);
     bkc_input_opts_t in;
     bkc_input_opts_init(&in);
     int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
-    while ((c = getopt_long(argc, argv, "s:n:p:k:qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "s:n:p:k:w:qh", opts, NULL)) != -1) {
         switch (c) {
         case 's':
             state = optarg;
+            break;
+        case 'w':
+            window = optarg;
             break;
         default:
             if ((rc = bkc_shared_option(c, argv, usage, &sz, &in)) >= 0)
                 return rc;
         }
     }
+    if (window && (rc = bkc_window_option(window, &sz, &time_window)) >= 0)
+        return rc;
 
     bk_filter_t *f = open_seen_set(state, &sz);
     if (!f)
@@ -198,7 +236,8 @@ int bkc_cmd_dedup(int argc, char **argv)
     bkc_progress_init(&prog, in.pmode, bkc_inputs_size(argv + optind, argc - optind));
     prog.has_fresh = true;
     prog.filter = f;
-    dedup_ctx_t ctx = {.f = f, .state = state, .prog = &prog};
+    dedup_ctx_t ctx = {.f = f, .state = state, .prog = &prog,
+                       .window = bk_filter_kind(f) == BK_KIND_WINDOW};
     bkc_batch_init(&ctx.batch);
     bkc_reader_set_idle_hook(dedup_idle, &ctx);
     rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, dedup_line, dedup_end,

@@ -11,9 +11,11 @@
 #include "numbers.h"
 #include "options.h"
 #include "output.h"
+#include "window_opt.h"
 
 #include <getopt.h>
 #include <stdio.h>
+#include <time.h>
 
 static const char usage[] =
     "usage: bloomkit info FILE [--json]\n"
@@ -37,6 +39,53 @@ static void json_string(const char *s)
             putchar(*p);
     }
     putchar('"');
+}
+
+static const char *utc_text(uint64_t seconds, char *buf, size_t len)
+{
+    time_t t = (time_t)seconds;
+    struct tm tm;
+    if (!gmtime_r(&t, &tm) || strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm) == 0)
+        snprintf(buf, len, "%llu", (unsigned long long)seconds);
+    return buf;
+}
+
+/* A window's coverage: its span, generations, clock, and the edges: keys
+ * added since certain_from are present, keys last added before
+ * forgotten_before are gone. */
+static void window_text(const bk_filter_info_t *in)
+{
+    char span[32], gen[32];
+    if (in->window_span) {
+        printf("window          last %s of wall clock, %u generations of %s\n",
+               bkc_window_span_text(in->window_span, span, sizeof span), in->filters,
+               bkc_window_span_text(in->window_generation, gen, sizeof gen));
+        char now[40], from[40], gone[40];
+        printf("clock           %s\n", utc_text(in->window_now, now, sizeof now));
+        printf("certain from    %s (lines added since are present)\n",
+               utc_text(in->window_certain_from, from, sizeof from));
+        printf("forgotten       before %s\n",
+               utc_text(in->window_forgotten_before, gone, sizeof gone));
+    } else {
+        printf("window          last %llu adds, %u generations of %llu\n",
+               (unsigned long long)in->capacity, in->filters,
+               (unsigned long long)in->window_generation);
+        printf("adds            %llu (certain from add %llu; forgotten before add %llu)\n",
+               (unsigned long long)in->window_adds, (unsigned long long)in->window_certain_from,
+               (unsigned long long)in->window_forgotten_before);
+    }
+}
+
+static void window_json(const bk_filter_info_t *in)
+{
+    printf(",\"window\":{\"type\":\"%s\",\"span\":%llu,\"generations\":%u,"
+           "\"generation\":%llu,\"now\":%llu,\"adds\":%llu,\"certain_from\":%llu,"
+           "\"forgotten_before\":%llu}",
+           in->window_span ? "time" : "count",
+           (unsigned long long)(in->window_span ? in->window_span : in->capacity), in->filters,
+           (unsigned long long)in->window_generation, (unsigned long long)in->window_now,
+           (unsigned long long)in->window_adds, (unsigned long long)in->window_certain_from,
+           (unsigned long long)in->window_forgotten_before);
 }
 
 int bkc_cmd_info(int argc, char **argv)
@@ -86,6 +135,8 @@ int bkc_cmd_info(int argc, char **argv)
                    "\"nonscaling\":%s",
                    sk ? sk : "?", in.growth, in.tightening, in.nonscaling ? "true" : "false");
         }
+        if (in.kind == BK_KIND_WINDOW)
+            window_json(&in);
         printf("}\n");
     } else {
         char hb[32];
@@ -96,6 +147,8 @@ int bkc_cmd_info(int argc, char **argv)
             printf("sub-filters     %u x %s, growth %g, tightening %g%s\n", in.filters,
                    sk ? sk : "?", in.growth, in.tightening, in.nonscaling ? ", non-scaling" : "");
         }
+        if (in.kind == BK_KIND_WINDOW)
+            window_text(&in);
         printf("hash            %s, seed 0x%016llx\n", hash, (unsigned long long)in.seed);
         printf("capacity        %llu\n", (unsigned long long)in.capacity);
         printf("target FPR      %g\n", in.fpr_target);
@@ -105,7 +158,9 @@ int bkc_cmd_info(int argc, char **argv)
         printf("bytes           %llu (%s)\n", (unsigned long long)in.bytes,
                bkc_human_bytes((double)in.bytes, hb, sizeof hb));
         printf("items           %llu%s\n", (unsigned long long)in.items,
-               in.kind != BK_KIND_SCALABLE && in.items > in.capacity ? " (over capacity)" : "");
+               in.kind != BK_KIND_SCALABLE && in.kind != BK_KIND_WINDOW && in.items > in.capacity
+                   ? " (over capacity)"
+                   : "");
         printf("%-16s%llu\n", in.kind == BK_KIND_COUNTING ? "counters set" : "bits set",
                (unsigned long long)in.cells_set);
         printf("fill            %.2f%%\n", in.fill * 100);

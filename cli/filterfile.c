@@ -84,6 +84,16 @@ void bkc_warn_over_capacity(const bk_filter_t *f, const char *name, const char *
         return; /* grows instead, or refuses when non-scaling */
     bk_filter_info_t in;
     bk_filter_info(f, &in);
+    /* A window holds up to G / (G - 1) of its capacity by design; it is
+     * over only when a time window's generations took too many lines. */
+    if (in.kind == BK_KIND_WINDOW) {
+        if (in.expected_fpr > in.fpr_target)
+            bkc_error("%s: warning: more lines per window than the %llu it was sized for; %s "
+                      "%.3g (sized for %g; use a larger -n)",
+                      name, (unsigned long long)in.capacity, what, in.expected_fpr,
+                      in.fpr_target);
+        return;
+    }
     if (in.items > in.capacity)
         bkc_error("%s: warning: %llu items exceed the capacity %llu; %s %.3g (sized for %g; "
                   "use a larger -n)",

@@ -83,6 +83,21 @@ static bool all_zero(const uint8_t *p, size_t n)
     return true;
 }
 
+uint64_t bkf_get_u64(const uint8_t *p)
+{
+    return get_u64(p);
+}
+
+void bkf_put_u64(uint8_t *p, uint64_t v)
+{
+    put_u64(p, v);
+}
+
+bool bkf_all_zero(const uint8_t *p, size_t n)
+{
+    return all_zero(p, n);
+}
+
 uint64_t bkf_checksum(const void *p, uint64_t n)
 {
     return XXH3_64bits(p, (size_t)n);
@@ -116,7 +131,9 @@ static void part_of_filter(const bk_filter_t *s, bkf_part_t *p)
 void bkf_obj_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p)
 {
     memset(p, 0, sizeof *p);
-    if (o->f) {
+    if (o->f && o->kind == BK_KIND_WINDOW) {
+        bkf_window_part(o, i, p);
+    } else if (o->f) {
         part_of_filter(o->kind == BK_KIND_SCALABLE ? o->f->subs[i] : o->f, p);
     } else {
         p->kind = o->kind;
@@ -151,6 +168,11 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
                    (f->first_error_as_given ? BKF_FLAG_FIRST_ERROR : 0);
         o->growth = f->growth;
         o->tightening = f->tightening;
+    } else if (f->kind == BK_KIND_WINDOW) {
+        if (!f->window)
+            return BK_EINVAL;
+        bkf_window_obj(o, f);
+        return BK_OK;
     } else if (bki_layout_is_filter(f->kind)) {
         o->nparts = 1;
     } else {
@@ -356,7 +378,8 @@ static void decode_header(const uint8_t *b, bkf_meta_t *m)
 
 static bool is_filter_kind(uint32_t kind)
 {
-    return kind == BK_KIND_SCALABLE || bki_layout_is_filter((bk_kind_t)kind);
+    return kind == BK_KIND_SCALABLE || kind == BK_KIND_WINDOW ||
+           bki_layout_is_filter((bk_kind_t)kind);
 }
 
 /* The header's own fields: size, kind, hash and rate, or a bitmap's zeros. */
@@ -382,8 +405,10 @@ static bk_status_t check_header_fields(const bkf_meta_t *m, uint64_t total, cons
 /* The chain fields: set (and in range) for scalable filters, zero else. */
 static bk_status_t check_chain_fields(const bkf_meta_t *m, const char **why)
 {
+    if (m->kind == BK_KIND_WINDOW && m->nparts != 2)
+        FAIL(BK_ECORRUPT, "part count is not 2 for a window");
     if (m->kind != BK_KIND_SCALABLE) {
-        if (m->nparts != 1)
+        if (m->nparts != 1 && m->kind != BK_KIND_WINDOW)
             FAIL(BK_ECORRUPT, "part count is not 1 for a single-array kind");
         if (m->sub_kind != 0 || m->flags != 0 || !same_f64(m->growth, 0.0) ||
             !same_f64(m->tightening, 0.0))
@@ -418,7 +443,8 @@ static bk_status_t check_part_extent(const bkf_meta_t *m, uint32_t i, const bkf_
     bool deep = m->kind == BK_KIND_SCALABLE && p->kind == BK_KIND_PRECISE && i > 0;
     if (p->kind != want_kind && !deep)
         FAIL(BK_ECORRUPT, "part kind disagrees with the header");
-    uint64_t len = payload_len(p->kind, p->cells);
+    uint64_t len = m->kind == BK_KIND_WINDOW ? bkf_window_part_len(m, i, p->cells)
+                                             : payload_len(p->kind, p->cells);
     if (len == 0)
         FAIL(BK_ECORRUPT, "cell count is zero or not a whole number of units");
     if (len > BKI_MAX_PAYLOAD_BYTES)
@@ -434,8 +460,11 @@ static bk_status_t check_part_extent(const bkf_meta_t *m, uint32_t i, const bkf_
 }
 
 /* Part fields: a filter part's k, rate and seed; a bitmap part's zeros. */
-static bk_status_t check_part_fields(const bkf_meta_t *m, const bkf_part_t *p, const char **why)
+static bk_status_t check_part_fields(const bkf_meta_t *m, uint32_t i, const bkf_part_t *p,
+                                     const char **why)
 {
+    if (m->kind == BK_KIND_WINDOW)
+        return bkf_window_check_part(m, i, p, why);
     if (!is_filter_kind(m->kind)) {
         if (p->k != 0 || p->items != 0 || p->seed != 0 || !same_f64(p->fpr, 0.0) ||
             p->capacity != p->cells || m->capacity != p->cells)
@@ -473,7 +502,7 @@ bk_status_t bkf_parse_meta(const uint8_t *b, uint64_t have, uint64_t total, bkf_
         bkf_decode_part(m, i, &p);
         st = check_part_extent(m, i, &p, off, total, why);
         if (st == BK_OK)
-            st = check_part_fields(m, &p, why);
+            st = check_part_fields(m, i, &p, why);
         off += bkf_align64(p.length);
     }
     if (st == BK_OK && off != m->file_size)
@@ -630,6 +659,8 @@ bk_status_t bkf_build_filter(bk_filter_t **out, const bkf_meta_t *m, const bkf_s
         FAIL(BK_EKIND, "the data holds a bitmap, not a filter");
     if (m->kind == BK_KIND_SCALABLE)
         return build_chain(out, m, s, map, why);
+    if (m->kind == BK_KIND_WINDOW)
+        return bkf_window_build(out, m, s, map, why);
     return load_part(out, m, 0, s, map, why);
 }
 
@@ -685,7 +716,7 @@ bk_status_t bk_peek_kind(const void *buf, size_t len, bk_kind_t *out)
     if (st != BK_OK)
         return st;
     uint32_t kind = bkf_get_u32(b + H_KIND);
-    if (kind < BK_KIND_BLOCKED || kind > BK_KIND_BLOCKED2)
+    if (kind < BK_KIND_BLOCKED || kind > BK_KIND_WINDOW)
         return BK_ECORRUPT;
     /* With the whole metadata at hand, make sure the kind is not a
      * damaged byte. */

@@ -66,6 +66,10 @@ typedef struct bkf_part {
 } bkf_part_t;
 
 /* The writer's view of an object: top-level fields plus its parts. */
+/* Bytes of a window's state part at most (window_codec.c: 64 + 8 per
+ * generation, up to 16). */
+#define BKF_WINDOW_STATE_MAX 192u
+
 typedef struct bkf_obj {
     uint32_t kind, hash, nparts, sub_kind, flags;
     uint64_t seed, capacity, items;
@@ -73,6 +77,7 @@ typedef struct bkf_obj {
     const bk_filter_t *f;
     const uint8_t *bm_data; /* bitmaps */
     uint64_t bm_n;
+    uint8_t window_state[BKF_WINDOW_STATE_MAX]; /* windows: part 1's bytes */
 } bkf_obj_t;
 
 /* The decoded and validated metadata. */
@@ -92,6 +97,9 @@ typedef struct bkf_source {
 } bkf_source_t;
 
 BKI_HIDDEN uint32_t bkf_get_u32(const uint8_t *p);
+BKI_HIDDEN uint64_t bkf_get_u64(const uint8_t *p);
+BKI_HIDDEN void bkf_put_u64(uint8_t *p, uint64_t v);
+BKI_HIDDEN bool bkf_all_zero(const uint8_t *p, size_t n);
 BKI_HIDDEN uint64_t bkf_checksum(const void *p, uint64_t n);
 BKI_HIDDEN bk_status_t bkf_source_read(const bkf_source_t *s, uint64_t off, void *dst,
                                        uint64_t n);
@@ -127,6 +135,21 @@ BKI_HIDDEN bk_status_t bkf_verify_payloads(const bkf_meta_t *m, const bkf_source
  * (and, for readers, verified). */
 BKI_HIDDEN bk_status_t bkf_build_filter(bk_filter_t **out, const bkf_meta_t *m,
                                         const bkf_source_t *s, uint8_t *map, const char **why);
+
+/* ---- window_codec.c: where a window differs ---- */
+
+/* Writing: the object's parts and state (o->f is a window). */
+BKI_HIDDEN void bkf_window_obj(bkf_obj_t *o, const bk_filter_t *f);
+BKI_HIDDEN void bkf_window_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p);
+/* Reading: part i's prescribed length (0 if cells is not valid for it),
+ * its fields, and the filter from validated metadata. */
+BKI_HIDDEN uint64_t bkf_window_part_len(const bkf_meta_t *m, uint32_t i, uint64_t cells);
+BKI_HIDDEN bk_status_t bkf_window_check_part(const bkf_meta_t *m, uint32_t i,
+                                             const bkf_part_t *p, const char **why);
+BKI_HIDDEN bk_status_t bkf_window_build(bk_filter_t **out, const bkf_meta_t *m,
+                                        const bkf_source_t *s, uint8_t *map, const char **why);
+/* A writable mapping's sync: the state part's bytes into the file image. */
+BKI_HIDDEN void bkf_window_write_state(const bkf_obj_t *o, uint8_t *file);
 
 /* ---- file.c ---- */
 

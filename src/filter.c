@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "keyhash.h"
+#include "window.h"
 
 #include <string.h>
 #include <sys/mman.h>
@@ -14,6 +15,11 @@
 static bool is_chain(const bk_filter_t *f)
 {
     return f->kind == BK_KIND_SCALABLE;
+}
+
+static bool is_window(const bk_filter_t *f)
+{
+    return f->kind == BK_KIND_WINDOW;
 }
 
 /* Fills *o from opts (NULL = defaults) and clears *out; every create call
@@ -45,6 +51,8 @@ bk_status_t bk_filter_create(bk_filter_t **out, uint64_t capacity, double fpr,
         return st;
     if (o.kind == BK_KIND_SCALABLE)
         return bki_scalable_create(out, capacity, fpr, &o, o.hash, o.seed);
+    if (o.kind == BK_KIND_WINDOW)
+        return bki_window_filter_create(out, capacity, fpr, &o);
     /* The default kind depends on the error rate: bk_plan picks it. */
     if (o.kind != BK_KIND_DEFAULT && !bki_layout_is_filter(o.kind))
         return BK_EINVAL;
@@ -97,6 +105,8 @@ void bk_filter_free(bk_filter_t *f)
     /* Payloads that borrow the mapping are left alone, then it goes. */
     if (is_chain(f))
         bki_scalable_free(f);
+    else if (is_window(f))
+        bki_window_filter_free(f);
     else
         bki_array_free(f);
     if (map)
@@ -116,7 +126,7 @@ bk_status_t bk_filter_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
         return BK_EREADONLY;
     if (is_chain(f))
         return bki_scalable_add(f, h, was_new);
-    bool added = bki_array_add(f, h);
+    bool added = is_window(f) ? bki_window_add(f->window, h) : bki_array_add(f, h);
     if (was_new)
         *was_new = added;
     return BK_OK;
@@ -128,6 +138,8 @@ bool bk_filter_contains_hash(const bk_filter_t *f, bk_hash_t h)
         return bki_blocked_contains(f, h);
     if (BKI_UNLIKELY(is_chain(f)))
         return bki_scalable_contains(f, h);
+    if (BKI_UNLIKELY(is_window(f)))
+        return bki_window_contains(f->window, h);
     return bki_array_contains(f, h);
 }
 
@@ -160,7 +172,7 @@ bk_status_t bk_filter_add_atomic(bk_filter_t *f, const void *key, size_t len, bo
 {
     if (f->readonly)
         return BK_EREADONLY;
-    if (is_chain(f))
+    if (is_chain(f) || is_window(f))
         return BK_EKIND;
     return bki_array_add_atomic(f, bk_filter_hash(f, key, len), was_new);
 }
@@ -198,6 +210,8 @@ bk_status_t bk_filter_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, 
         return BK_EINVAL;
     if (is_chain(f))
         st = chain_add_batch(f, keys, n, was_new, &fresh);
+    else if (is_window(f))
+        fresh = bki_window_add_batch(f->window, keys, n, was_new);
     else
         fresh = bki_array_add_batch(f, keys, n, was_new);
     if (n_new)
@@ -209,6 +223,8 @@ size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size
 {
     if (n && (!keys || !out))
         return 0;
+    if (is_window(f))
+        return bki_window_contains_batch(f->window, keys, n, out);
     if (!is_chain(f))
         return bki_array_contains_batch(f, keys, n, out);
     size_t hits = 0;
@@ -231,8 +247,8 @@ bk_status_t bk_filter_remove(bk_filter_t *f, const void *key, size_t len)
 unsigned bk_filter_counter(const bk_filter_t *f, const void *key, size_t len)
 {
     bk_hash_t h = bk_filter_hash(f, key, len);
-    if (is_chain(f))
-        return bki_scalable_contains(f, h) ? 1u : 0u;
+    if (is_chain(f) || is_window(f))
+        return bk_filter_contains_hash(f, h) ? 1u : 0u;
     return bki_array_counter(f, h);
 }
 
@@ -247,7 +263,10 @@ bk_status_t bk_filter_clear(bk_filter_t *f)
         return BK_EREADONLY;
     if (is_chain(f))
         return bki_scalable_clear(f);
-    bki_array_clear(f);
+    if (is_window(f))
+        bki_window_clear(f->window);
+    else
+        bki_array_clear(f);
     return BK_OK;
 }
 
@@ -255,6 +274,9 @@ bk_status_t bk_filter_union(bk_filter_t *dst, const bk_filter_t *src)
 {
     if (dst->readonly)
         return BK_EREADONLY;
+    /* Generations of different ages cannot be merged into one clock. */
+    if (is_window(dst) || is_window(src))
+        return dst->kind == src->kind ? BK_EKIND : BK_EINCOMPAT;
     if (is_chain(dst) != is_chain(src))
         return BK_EINCOMPAT;
     return is_chain(dst) ? bki_scalable_union(dst, src) : bki_array_union(dst, src);
@@ -262,6 +284,8 @@ bk_status_t bk_filter_union(bk_filter_t *dst, const bk_filter_t *src)
 
 bk_status_t bk_filter_clone(bk_filter_t **out, const bk_filter_t *f)
 {
+    if (is_window(f))
+        return bki_window_filter_clone(out, f);
     return is_chain(f) ? bki_scalable_clone(out, f) : bki_array_clone(out, f);
 }
 
@@ -269,6 +293,8 @@ void bk_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
 {
     if (is_chain(f))
         bki_scalable_info(f, out);
+    else if (is_window(f))
+        bki_window_filter_info(f, out);
     else
         bki_array_info(f, out);
     out->mapped = f->map_base != NULL;
@@ -277,6 +303,12 @@ void bk_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
 
 void bk_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
 {
+    if (is_window(f)) {
+        bki_window_filter_shape(f, out);
+        out->mapped = f->map_base != NULL;
+        out->readonly = f->readonly;
+        return;
+    }
     memset(out, 0, sizeof *out);
     out->kind = f->kind;
     out->hash = f->hash;
@@ -316,7 +348,25 @@ void bk_filter_set_max_bytes(bk_filter_t *f, uint64_t max_bytes)
 
 uint64_t bk_filter_items(const bk_filter_t *f)
 {
-    return bki_items(f);
+    return is_window(f) ? bki_window_held(f->window) : bki_items(f);
+}
+
+bk_status_t bk_filter_advance(bk_filter_t *f, uint64_t now)
+{
+    if (!is_window(f))
+        return BK_EKIND;
+    if (f->readonly)
+        return BK_EREADONLY;
+    bki_window_advance(f->window, now);
+    return BK_OK;
+}
+
+bool bk_filter_contains_at(const bk_filter_t *f, const void *key, size_t len, uint64_t now)
+{
+    bk_hash_t h = bk_filter_hash(f, key, len);
+    if (is_window(f))
+        return bki_window_contains_at(f->window, h, now);
+    return bk_filter_contains_hash(f, h);
 }
 
 bk_kind_t bk_filter_kind(const bk_filter_t *f)

@@ -22,8 +22,11 @@
  *                                      table, the one batch pipeline
  *                                      (batch.h), whole-payload operations
  *   4  scalable.c                      the scalable chain, built of arrays
+ *      window.c                        the window filter: generations of
+ *                                      blocked lines (window.h)
  *   5  filter.c                        the public bk_filter_* handle
  *      codec.c                         the file format as bytes (no I/O)
+ *      window_codec.c                  the window kind's parts in the format
  *      file.c map.c bitmap_file.c      atomic save and reads, mapping,
  *                                      bitmap persistence (on the codec)
  *
@@ -111,6 +114,9 @@ struct bk_filter {
     uint64_t subs_bytes;    /* sum of the sub-filters' payload bytes */
     uint32_t subs_precise;  /* sub-filters of the precise kind */
     uint64_t max_bytes;     /* cap on the payload bytes; 0: none */
+
+    /* window: its generations and clock (window.h); data stays NULL */
+    struct bki_window *window;
 
     /* file mapping (bk_filter_open); owned by the outermost filter */
     void *map_base;

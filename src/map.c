@@ -89,6 +89,8 @@ bk_status_t bk_filter_sync(bk_filter_t *f)
         bkf_get_u32((const uint8_t *)f->map_base + H_NPARTS) != o.nparts)
         return BK_EINVAL;
     bkf_encode_meta(&o, f->map_base);
+    if (f->kind == BK_KIND_WINDOW)
+        bkf_window_write_state(&o, f->map_base);
     if (msync(f->map_base, (size_t)f->map_len, MS_SYNC) != 0)
         return BK_EIO;
     return BK_OK;

@@ -28,6 +28,7 @@ static const char *const kind_names[] = {
     [BK_KIND_BITMAP] = "bitmap",   [BK_KIND_BITMAP2] = "bitmap2",
     [BK_KIND_PRECISE] = "precise",
     [BK_KIND_BLOCKED2] = "blocked2",
+    [BK_KIND_WINDOW] = "window",
 };
 
 const char *bk_kind_name(bk_kind_t kind)

@@ -92,8 +92,10 @@ typedef enum bk_kind {
                             the model's FPR at any size and error (classic
                             overshoots at small sizes and p <= 1e-4); deep
                             scalable chains use it for tiny errors */
-    BK_KIND_BLOCKED2 = 8 /* k probes in each of two 64-byte lines: near the
+    BK_KIND_BLOCKED2 = 8, /* k probes in each of two 64-byte lines: near the
                           * classic optimum's space at low error rates */
+    BK_KIND_WINDOW = 9   /* sliding window: keys of the last N adds or T time
+                            units; older keys are forgotten (see below) */
 } bk_kind_t;
 
 /* Name of a kind ("blocked", "classic", ...), or NULL if unknown. */
@@ -226,13 +228,42 @@ typedef struct bk_options {
                                   reach p / (1 - tightening) */
     uint64_t max_bytes;  /* cap on the filter's payload bytes; 0 = none.
                             See bk_filter_set_max_bytes(). */
+    /* window only */
+    uint64_t window_span; /* 0: a count window, the last `capacity` adds.
+                             > 0: a time window of this many units of the
+                             caller's clock (bk_filter_advance), sized for at
+                             most `capacity` adds per span */
+    uint32_t window_generations; /* 0 = 4; 2..16. More generations cost a
+                                    little less memory and forget more
+                                    sharply; each lookup reads one 64-byte
+                                    line per generation */
 } bk_options_t;
 
 /* Creates an empty filter for `capacity` items at false-positive rate `fpr`.
  * On success *out owns a new filter: release it with bk_filter_free().
  * BK_EINVAL for bad parameters, BK_ENOMEM if it cannot be allocated,
  * BK_EFULL if its payload (a scalable filter's first sub-filter) is larger
- * than opts->max_bytes. */
+ * than opts->max_bytes.
+ *
+ * Window filters (BK_KIND_WINDOW) answer "was this key added within the
+ * window?" and forget older keys, in constant memory. They keep G
+ * generations (window_generations) of g = ceil(N / (G - 1)) adds (count
+ * window, N = capacity) or of d = ceil(T / (G - 1)) time units (time
+ * window, T = window_span); each add goes to the current generation, and
+ * starting a generation empties the oldest. Guarantees:
+ *  - no false negatives within the window: a key added among the last N
+ *    adds, or at a clock value t with now - t < T, is present;
+ *  - forgotten after G generations: a key not added for G g adds (G d time
+ *    units) is absent unless falsely present (rate <= p); between N and
+ *    G g (T and G d) it may or may not still be present;
+ *  - FPR <= p at every moment, as long as no generation takes more than g
+ *    adds (a time window: about N adds per T at most; more raises the FPR,
+ *    which bk_filter_info reports, and never loses a key);
+ *  - each add counts once, repeated keys too: "the last N adds" are add
+ *    calls, and re-adding a key keeps it for another window.
+ * Time windows move with bk_filter_advance(); an idle gap of G generations
+ * or more empties them. Not supported for windows (BK_EKIND): add_atomic,
+ * remove, union, next_growth. */
 bk_status_t bk_filter_create(bk_filter_t **out, uint64_t capacity, double fpr,
                              const bk_options_t *opts);
 
@@ -265,6 +296,21 @@ bool bk_filter_contains(const bk_filter_t *f, const void *key, size_t len);
 bk_hash_t bk_filter_hash(const bk_filter_t *f, const void *key, size_t len);
 bk_status_t bk_filter_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new);
 bool bk_filter_contains_hash(const bk_filter_t *f, bk_hash_t h);
+
+/* Time windows: moves the window's clock to `now`, in the unit window_span
+ * was given in (seconds since the epoch, milliseconds, or a sequence
+ * number). Generations that ended are emptied; a `now` earlier than the
+ * latest one given is ignored (the clock never goes back), so the answer
+ * for keys added at the latest time stays true. Adds and lookups use the
+ * clock as last advanced. Count windows: BK_OK, nothing changes.
+ * BK_EKIND for other kinds, BK_EREADONLY on a read-only mapping. */
+bk_status_t bk_filter_advance(bk_filter_t *f, uint64_t now);
+
+/* bk_filter_contains as if the clock of a time window stood at `now`
+ * (when later than its own), without changing the filter: what a reader
+ * of a read-only mapping asks. Other filters: bk_filter_contains. Cannot
+ * fail (a query). */
+bool bk_filter_contains_at(const bk_filter_t *f, const void *key, size_t len, uint64_t now);
 
 /* Thread-safe add (atomic OR): any number of threads may call it at once on
  * the same filter. Blocked, classic and precise only (BK_EKIND otherwise,
@@ -367,6 +413,17 @@ typedef struct bk_filter_info {
     bool nonscaling;         /* scalable */
     bool mapped;             /* backed by a file mapping */
     bool readonly;
+    /* window (else 0): `filters` holds the generations, `items` the adds
+     * the live generations hold, `expected_fpr` the FPR at their loads */
+    uint64_t window_span;        /* time windows: T; count windows: 0 */
+    uint64_t window_generation;  /* adds (count) or time units (time) per
+                                    generation: g or d */
+    uint64_t window_now;         /* time windows: the clock */
+    uint64_t window_adds;        /* add calls since creation or clear */
+    uint64_t window_certain_from; /* keys added at or after this add number
+                                     (count, from 0) or time are present */
+    uint64_t window_forgotten_before; /* keys last added before this are
+                                         forgotten (read new up to p) */
 } bk_filter_info_t;
 
 /* Fills *out. Counting the set cells reads the whole payload: O(bytes).
@@ -406,6 +463,8 @@ typedef struct bk_filter_shape {
  * write. Cannot fail. */
 void bk_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out);
 
+/* Keys added that were new; window filters: the adds their live
+ * generations hold. */
 uint64_t bk_filter_items(const bk_filter_t *f);
 bk_kind_t bk_filter_kind(const bk_filter_t *f);
 

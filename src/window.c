@@ -1,0 +1,722 @@
+/*
+ * Window filter: "was this key added in the last N adds, or in the last T
+ * units of the caller's clock?", for crawlers that re-crawl and gateways
+ * that ask "seen in the last hour?". A plain filter only fills up; this one
+ * forgets old keys on a schedule, in constant memory.
+ *
+ * Structure: G rotating generations of blocked filters, stored interleaved.
+ * Generation e (the e-th block of g = ceil(N / (G - 1)) adds, or of
+ * d = ceil(T / (G - 1)) time units) lives in slot e mod G. A key hashes to
+ * one bucket of G adjacent 64-byte lines, one line per slot, and inside a
+ * line to k bits laid out exactly as in a blocked filter (blocked.c: lanes,
+ * strides, salts), so each slot is a blocked filter of `lines` lines. An add
+ * sets the key's bits in the newest slot's line; a lookup tests the key's
+ * line in every live slot; moving to a new generation clears the slot of
+ * the generation G back, so the newest slot is always empty when it starts.
+ *
+ * Guarantees (tests/unit/test_window.c checks each against an exact model):
+ *  - no false negatives within the window: a key added among the last N
+ *    adds (count window), or at a time t with now - t < T (time window), is
+ *    present. Its generation is at most G - 1 behind the current one, and
+ *    (G - 1) g >= N, (G - 1) d >= T.
+ *  - forgotten after G generations: a key last added G * g adds ago (count)
+ *    or G * d units ago (time) has no bits left and reads as new, up to p.
+ *    Between N and G g (T and G d) a key may or may not still be present.
+ *  - FPR <= p at any moment of a steady stream: each slot holds at most g
+ *    adds (a time window: while no generation gets more than g adds, i.e. at
+ *    most about N per T), each slot is planned as a blocked filter at
+ *    1 - (1 - p)^(1/G) (aimed at 0.9 of that, as every plan), so even with
+ *    every slot full the union of G independent filters stays under p.
+ *  - time windows move with the caller's clock (bki_window_advance): a clock
+ *    that goes back is ignored; an idle gap of G generations or more clears
+ *    everything.
+ *
+ * Why this and not the age-partitioned Bloom filter (APBF: Shtul, Baquero,
+ * Almeida 2020; k + l one-bit slices, insert into the k newest, present when
+ * k consecutive slices hold the key). At p = 1%, modelled at the worst
+ * moment (every slice and slot full), per item of the window:
+ *   APBF k=10 l=7 (the usual setting)    25.9 bits, forgets after 2.43 N
+ *   APBF best found (k=9, l=40)          19.7 bits, 1.23 N, 49 slices
+ *   APBF as published (dcrd)             22.8 bits
+ *   rotate 2 blocked filters             23.7 bits, 2.00 N, 2 lines/lookup
+ *   this, G=4                            18.1 bits, 1.33 N, 4 lines/lookup
+ *   this, G=8                            17.5 bits, 1.14 N, 8 lines/lookup
+ * (bench/bench_window.c measures both on real filters; docs/BENCHMARKS.md
+ * has the numbers.) An APBF lookup probes k slices at k independent
+ * addresses: k cache misses in a large filter, and 9 to 10 is the k that
+ * makes it compact. Here a key's G lines are adjacent (one bucket, one page,
+ * one DRAM row) and each is tested with a few word operations; an add
+ * writes one line. The price: a full slot is cleared per generation (a
+ * strided pass over 1/G of the payload; a pause, not a per-key cost) and
+ * the window boundary is fuzzy by one generation (N to G g), which the
+ * APBF has too (l to l + k generations) and worse.
+ */
+#include "window.h"
+
+#include "batch.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define BKI_HAVE_X86 1
+#endif
+
+/* ---- sizing ---- */
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+/* The error one slot may have so that G full slots stay within p:
+ * 1 - (1 - slot)^G = p. */
+static double slot_fpr(double p, uint32_t gens)
+{
+    return -expm1(log1p(-p) / (double)gens);
+}
+
+static double union_fpr(const double *each, uint32_t n)
+{
+    double none = 1.0;
+    for (uint32_t i = 0; i < n; i++)
+        none *= 1.0 - each[i];
+    return 1.0 - none;
+}
+
+bk_status_t bki_window_plan(const bki_window_params_t *p, bki_window_geom_t *out)
+{
+    uint32_t gens = p->generations ? p->generations : BKI_WINDOW_DEFAULT_GENS;
+    if (p->capacity == 0 || !(p->fpr > 0.0 && p->fpr < 1.0) || gens < BKI_WINDOW_MIN_GENS ||
+        gens > BKI_WINDOW_MAX_GENS)
+        return BK_EINVAL;
+    memset(out, 0, sizeof *out);
+    out->generations = gens;
+    out->gen_capacity = ceil_div(p->capacity, gens - 1);
+    out->gen_span = p->span ? ceil_div(p->span, gens - 1) : 0;
+    bk_plan_t plan;
+    bk_status_t s = bk_plan(BK_KIND_BLOCKED, out->gen_capacity, slot_fpr(p->fpr, gens), &plan);
+    if (s != BK_OK)
+        return s;
+    out->k = plan.k;
+    out->lines = plan.bytes / BKI_LINE_BYTES;
+    if (out->lines > BKI_MAX_PAYLOAD_BYTES / BKI_LINE_BYTES / gens)
+        return BK_ENOMEM;
+    out->bytes = out->lines * gens * BKI_LINE_BYTES;
+    out->gen_fpr = plan.expected_fpr;
+    double each[BKI_WINDOW_MAX_GENS];
+    for (uint32_t i = 0; i < gens; i++)
+        each[i] = out->gen_fpr;
+    out->expected_fpr = union_fpr(each, gens);
+    return BK_OK;
+}
+
+/* ---- life cycle ---- */
+
+static inline uint32_t slot_of(const bki_window_t *w, uint64_t epoch)
+{
+    return (uint32_t)(epoch % w->geom.generations);
+}
+
+
+/* The lane table of the AVX2 probe (one load instead of k steps). */
+static void fill_lanes(bki_window_t *w)
+{
+    for (uint32_t b = 0; b < 128; b++) {
+        bki_lanes_t l = bki_lanes_of((uint64_t)b << 32);
+        uint32_t m = 0;
+        for (uint32_t i = 0; i < w->geom.k; i++)
+            m |= UINT32_C(1) << bki_lane(l, i);
+        w->lanes[b] = (uint16_t)m;
+    }
+}
+
+/* A window of the given shape; its payload is `borrow` (a file mapping,
+ * not freed here) or, when NULL, a fresh zeroed allocation. */
+static bk_status_t window_new(bki_window_t **out, const bki_window_params_t *p,
+                              const bki_window_geom_t *geom, bk_hash_id_t hash, uint64_t seed,
+                              uint8_t *borrow)
+{
+    if (geom->bytes > (uint64_t)SIZE_MAX)
+        return BK_ENOMEM;
+    bki_window_t *w = bki_calloc(1, sizeof *w);
+    if (!w)
+        return BK_ENOMEM;
+    w->params = *p;
+    w->params.generations = geom->generations;
+    w->geom = *geom;
+    w->hash = hash;
+    w->seed = seed;
+    fill_lanes(w);
+    if (borrow) {
+        w->data = borrow;
+        w->mem = BKI_MEM_BORROWED;
+    } else {
+        w->data = bki_payload_alloc(geom->bytes, &w->mem);
+        if (!w->data) {
+            bki_free(w);
+            return BK_ENOMEM;
+        }
+    }
+    *out = w;
+    return BK_OK;
+}
+
+bk_status_t bki_window_create(bki_window_t **out, const bki_window_params_t *p,
+                              bk_hash_id_t hash, uint64_t seed)
+{
+    *out = NULL;
+    bki_window_geom_t geom;
+    bk_status_t s = bki_window_plan(p, &geom);
+    if (s != BK_OK)
+        return s;
+    return window_new(out, p, &geom, hash, seed, NULL);
+}
+
+/* The geometry a stored window had: its own k and lines (a later release
+ * may plan differently; the file keeps what this one was built with). */
+static bk_status_t stored_geom(const bki_window_params_t *p, uint32_t k, uint64_t lines,
+                               bki_window_geom_t *g)
+{
+    const uint32_t gens = p->generations;
+    if (p->capacity == 0 || !(p->fpr > 0.0 && p->fpr < 1.0) || gens < BKI_WINDOW_MIN_GENS ||
+        gens > BKI_WINDOW_MAX_GENS || k == 0 || k > BKI_BLOCKED_MAX_K || lines == 0)
+        return BK_ECORRUPT;
+    if (lines > BKI_MAX_PAYLOAD_BYTES / BKI_LINE_BYTES / gens)
+        return BK_ECORRUPT;
+    memset(g, 0, sizeof *g);
+    g->generations = gens;
+    g->k = k;
+    g->lines = lines;
+    g->gen_capacity = ceil_div(p->capacity, gens - 1);
+    g->gen_span = p->span ? ceil_div(p->span, gens - 1) : 0;
+    g->bytes = lines * gens * BKI_LINE_BYTES;
+    g->gen_fpr = bk_fpr_expected(BK_KIND_BLOCKED, lines * BKI_LINE_BITS, g->gen_capacity, k);
+    double each[BKI_WINDOW_MAX_GENS];
+    for (uint32_t i = 0; i < gens; i++)
+        each[i] = g->gen_fpr;
+    g->expected_fpr = union_fpr(each, gens);
+    return BK_OK;
+}
+
+bk_status_t bki_window_restore(bki_window_t **out, const bki_window_params_t *p, uint32_t k,
+                               uint64_t lines, bk_hash_id_t hash, uint64_t seed, uint8_t *borrow)
+{
+    *out = NULL;
+    bki_window_geom_t geom;
+    bk_status_t s = stored_geom(p, k, lines, &geom);
+    if (s != BK_OK)
+        return s;
+    return window_new(out, p, &geom, hash, seed, borrow);
+}
+
+const char *bki_window_check_state(bki_window_t *w)
+{
+    const bki_window_geom_t *g = &w->geom;
+    uint64_t held = 0;
+    for (uint32_t s = 0; s < BKI_WINDOW_MAX_GENS; s++) {
+        if (s >= g->generations && w->gen_adds[s])
+            return "window generation count out of range";
+        if (held > UINT64_MAX - w->gen_adds[s])
+            return "window generation counts overflow";
+        held += w->gen_adds[s];
+    }
+    if (held > w->adds)
+        return "window holds more adds than were made";
+    w->newest = slot_of(w, w->epoch);
+    if (w->params.span == 0) {
+        /* Every generation before the current one took exactly g adds. */
+        if (w->now != 0)
+            return "count window with a clock";
+        for (uint32_t s = 0; s < g->generations; s++)
+            if (w->gen_adds[s] > g->gen_capacity)
+                return "window generation over its size";
+        if (w->epoch > w->adds / g->gen_capacity ||
+            w->epoch * g->gen_capacity + w->gen_adds[w->newest] != w->adds)
+            return "window generation does not match its add count";
+    } else if (w->now / g->gen_span != w->epoch) {
+        return "window generation does not match its clock";
+    }
+    return NULL;
+}
+
+bk_status_t bki_window_clone(bki_window_t **out, const bki_window_t *w)
+{
+    bk_status_t s = window_new(out, &w->params, &w->geom, w->hash, w->seed, NULL);
+    if (s != BK_OK)
+        return s;
+    bki_window_t *c = *out;
+    uint8_t *data = c->data;
+    bki_mem_t mem = c->mem;
+    *c = *w;
+    c->data = data;
+    c->mem = mem;
+    memcpy(c->data, w->data, (size_t)w->geom.bytes);
+    return BK_OK;
+}
+
+void bki_window_free(bki_window_t *w)
+{
+    if (!w)
+        return;
+    bki_payload_free(w->data, w->geom.bytes, w->mem);
+    bki_free(w);
+}
+
+void bki_window_clear(bki_window_t *w)
+{
+    memset(w->data, 0, (size_t)w->geom.bytes);
+    memset(w->gen_adds, 0, sizeof w->gen_adds);
+    if (w->params.span == 0) {
+        w->epoch = 0;
+        w->newest = 0;
+        w->adds = 0;
+    }
+}
+
+/* ---- generations ---- */
+
+static inline uint8_t *bucket_of(const bki_window_t *w, uint64_t hi)
+{
+    uint64_t b = bki_reduce(hi, w->geom.lines);
+    return w->data + b * w->geom.generations * BKI_LINE_BYTES;
+}
+
+/* Zeroes one slot: line `slot` of every bucket. Only adds set bits, and
+ * each counts in its slot, so a slot without adds is already zero. */
+static void clear_slot(bki_window_t *w, uint32_t slot)
+{
+    if (w->gen_adds[slot] == 0)
+        return;
+    const uint64_t stride = (uint64_t)w->geom.generations * BKI_LINE_BYTES;
+    uint8_t *line = w->data + (uint64_t)slot * BKI_LINE_BYTES;
+    for (uint64_t b = 0; b < w->geom.lines; b++, line += stride)
+        memset(line, 0, BKI_LINE_BYTES);
+    w->gen_adds[slot] = 0;
+}
+
+/* Makes generation `epoch` (> the current one) the newest: every slot whose
+ * generation falls out of the last G is cleared, all of them after a gap of
+ * G generations or more. */
+static void move_to(bki_window_t *w, uint64_t epoch)
+{
+    const uint32_t gens = w->geom.generations;
+    if (epoch - w->epoch >= gens) {
+        uint64_t held = 0;
+        for (uint32_t s = 0; s < gens; s++)
+            held += w->gen_adds[s];
+        if (held) /* a fresh filter's first time skips the pass */
+            memset(w->data, 0, (size_t)w->geom.bytes);
+        memset(w->gen_adds, 0, sizeof w->gen_adds);
+    } else {
+        for (uint64_t e = w->epoch + 1; e <= epoch; e++)
+            clear_slot(w, slot_of(w, e));
+    }
+    w->epoch = epoch;
+    w->newest = slot_of(w, epoch);
+}
+
+void bki_window_advance(bki_window_t *w, uint64_t now)
+{
+    if (w->params.span == 0)
+        return;
+    if (now <= w->now)
+        return;
+    uint64_t epoch = now / w->geom.gen_span;
+    if (epoch > w->epoch)
+        move_to(w, epoch);
+    w->now = now;
+}
+
+/* Count windows start a new generation when the current one has g adds. */
+static inline void before_add(bki_window_t *w)
+{
+    if (w->params.span == 0 && w->gen_adds[w->newest] >= w->geom.gen_capacity)
+        move_to(w, w->epoch + 1);
+}
+
+/* ---- probes ---- */
+
+/* A key's k bits within a line, as 8 words: the blocked filter's scheme
+ * (lane i of the line is bits 32 (i & 1).. of word i >> 1). */
+typedef struct line_mask {
+    uint64_t w[8];
+} line_mask_t;
+
+static inline line_mask_t mask_of(uint32_t k, uint64_t lo)
+{
+    const uint32_t *salt = bki_lane_salt;
+    bki_lanes_t l = bki_lanes_of(lo);
+    line_mask_t m = {{0}};
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t lane = bki_lane(l, i);
+        uint64_t bit = UINT64_C(1) << ((l.x * salt[lane]) >> 27);
+        m.w[lane >> 1] |= bit << (32 * (lane & 1));
+    }
+    return m;
+}
+
+static inline const uint8_t *slot_line(const uint8_t *bucket, uint32_t slot)
+{
+    return bucket + (uint64_t)slot * BKI_LINE_BYTES;
+}
+
+static inline bool line_holds(const uint8_t *line, const line_mask_t *m)
+{
+    const uint64_t *w = (const uint64_t *)(const void *)line;
+    uint64_t missing = 0;
+    for (int i = 0; i < 8; i++)
+        missing |= m->w[i] & ~w[i];
+    return missing == 0;
+}
+
+/* Tests the `live` newest slots of a bucket. Every slot, without an early
+ * exit: which slot holds a key is random, so a branch on it mispredicts
+ * (in-cache lookups of present keys took 30 ns with the exit, about as long
+ * as absent ones without it). */
+static bool holds_scalar(const bki_window_t *w, const uint8_t *bucket, uint64_t lo, uint32_t live)
+{
+    line_mask_t m = mask_of(w->geom.k, lo);
+    uint32_t slot = w->newest;
+    bool found = false;
+    for (uint32_t j = 0; j < live; j++) {
+        found |= line_holds(slot_line(bucket, slot), &m);
+        slot = slot ? slot - 1 : w->geom.generations - 1;
+    }
+    return found;
+}
+
+/* Sets the key's bits in the newest slot; true if it was in no slot. */
+static bool put_scalar(bki_window_t *w, uint8_t *bucket, uint64_t lo)
+{
+    bool present = holds_scalar(w, bucket, lo, w->geom.generations);
+    line_mask_t m = mask_of(w->geom.k, lo);
+    uint64_t *line = (uint64_t *)(void *)(bucket + (uint64_t)w->newest * BKI_LINE_BYTES);
+    for (int i = 0; i < 8; i++)
+        line[i] |= m.w[i];
+    return !present;
+}
+
+#ifdef BKI_HAVE_X86
+/* The same bits with AVX2: the 16 lanes' candidate bits in two registers,
+ * masked to the key's k lanes, then one vptest pair per slot. */
+__attribute__((target("avx2"))) static inline void masks_avx2(const bki_window_t *w, uint64_t lo,
+                                                             __m256i *mlo, __m256i *mhi)
+{
+    const uint32_t *salt = bki_lane_salt;
+    const __m256i x = _mm256_set1_epi32((int)(uint32_t)lo), one = _mm256_set1_epi32(1);
+    const __m256i act = _mm256_set1_epi32((int)w->lanes[(lo >> 32) & 127u]);
+    const __m256i sel_lo = _mm256_setr_epi32(1 << 0, 1 << 1, 1 << 2, 1 << 3, 1 << 4, 1 << 5,
+                                             1 << 6, 1 << 7);
+    const __m256i sel_hi = _mm256_slli_epi32(sel_lo, 8);
+    __m256i s_lo = _mm256_loadu_si256((const __m256i *)(const void *)salt);
+    __m256i s_hi = _mm256_loadu_si256((const __m256i *)(const void *)(salt + 8));
+    __m256i b_lo = _mm256_sllv_epi32(one, _mm256_srli_epi32(_mm256_mullo_epi32(x, s_lo), 27));
+    __m256i b_hi = _mm256_sllv_epi32(one, _mm256_srli_epi32(_mm256_mullo_epi32(x, s_hi), 27));
+    *mlo = _mm256_and_si256(b_lo, _mm256_cmpeq_epi32(_mm256_and_si256(act, sel_lo), sel_lo));
+    *mhi = _mm256_and_si256(b_hi, _mm256_cmpeq_epi32(_mm256_and_si256(act, sel_hi), sel_hi));
+}
+
+__attribute__((target("avx2"))) static inline bool slots_hold_avx2(const bki_window_t *w,
+                                                                  const uint8_t *bucket,
+                                                                  __m256i mlo, __m256i mhi,
+                                                                  uint32_t live)
+{
+    uint32_t slot = w->newest;
+    int found = 0;
+    for (uint32_t j = 0; j < live; j++) {
+        const __m256i *line = (const __m256i *)(const void *)slot_line(bucket, slot);
+        found |= _mm256_testc_si256(_mm256_load_si256(line), mlo) &
+                 _mm256_testc_si256(_mm256_load_si256(line + 1), mhi);
+        slot = slot ? slot - 1 : w->geom.generations - 1;
+    }
+    return found;
+}
+
+__attribute__((target("avx2"))) static bool holds_avx2(const bki_window_t *w,
+                                                      const uint8_t *bucket, uint64_t lo,
+                                                      uint32_t live)
+{
+    __m256i mlo, mhi;
+    masks_avx2(w, lo, &mlo, &mhi);
+    return slots_hold_avx2(w, bucket, mlo, mhi, live);
+}
+
+__attribute__((target("avx2"))) static bool put_avx2(bki_window_t *w, uint8_t *bucket,
+                                                    uint64_t lo)
+{
+    __m256i mlo, mhi;
+    masks_avx2(w, lo, &mlo, &mhi);
+    bool present = slots_hold_avx2(w, bucket, mlo, mhi, w->geom.generations);
+    __m256i *line = (__m256i *)(void *)(bucket + (uint64_t)w->newest * BKI_LINE_BYTES);
+    _mm256_store_si256(line, _mm256_or_si256(_mm256_load_si256(line), mlo));
+    _mm256_store_si256(line + 1, _mm256_or_si256(_mm256_load_si256(line + 1), mhi));
+    return !present;
+}
+#endif
+
+/* The probe in use: the level cpu.c chose (tests lower it to compare the
+ * paths). */
+static inline bool holds(const bki_window_t *w, const uint8_t *bucket, uint64_t lo, uint32_t live)
+{
+#ifdef BKI_HAVE_X86
+    if (BKI_LIKELY(bki_simd_level == BKI_SIMD_AVX2))
+        return holds_avx2(w, bucket, lo, live);
+#endif
+    return holds_scalar(w, bucket, lo, live);
+}
+
+/* Adds a key to the newest generation and counts it there. */
+static inline bool put(bki_window_t *w, uint8_t *bucket, uint64_t lo)
+{
+    bool fresh;
+#ifdef BKI_HAVE_X86
+    if (BKI_LIKELY(bki_simd_level == BKI_SIMD_AVX2))
+        fresh = put_avx2(w, bucket, lo);
+    else
+#endif
+        fresh = put_scalar(w, bucket, lo);
+    w->gen_adds[w->newest]++;
+    w->adds++;
+    return fresh;
+}
+
+/* Slots still inside the window if the clock stood at `now`. */
+static uint32_t live_slots(const bki_window_t *w, uint64_t now)
+{
+    const uint32_t gens = w->geom.generations;
+    if (w->params.span == 0 || now <= w->now)
+        return gens;
+    uint64_t ahead = now / w->geom.gen_span - w->epoch;
+    return ahead >= gens ? 0 : gens - (uint32_t)ahead;
+}
+
+bool bki_window_add(bki_window_t *w, bk_hash_t h)
+{
+    before_add(w);
+    return put(w, bucket_of(w, h.hi), h.lo);
+}
+
+bool bki_window_contains(const bki_window_t *w, bk_hash_t h)
+{
+    return holds(w, bucket_of(w, h.hi), h.lo, w->geom.generations);
+}
+
+bool bki_window_contains_at(const bki_window_t *w, bk_hash_t h, uint64_t now)
+{
+    uint32_t live = live_slots(w, now);
+    if (live == 0)
+        return false;
+    return holds(w, bucket_of(w, h.hi), h.lo, live);
+}
+
+/* ---- batches ---- */
+
+/* A key of the pipeline (batch.h): its bucket and the hash half that picks
+ * its bits. */
+typedef struct pending {
+    uint8_t *bucket;
+    uint64_t lo;
+} pending_t;
+
+static inline pending_t locate(const bki_window_t *w, bk_hash_t h)
+{
+    pending_t p = {bucket_of(w, h.hi), h.lo};
+    return p;
+}
+
+/* Requests a bucket's G lines: adjacent, so one page and one DRAM row. */
+static inline void prefetch(const bki_window_t *w, pending_t p)
+{
+    for (uint32_t s = 0; s < w->geom.generations; s++)
+        __builtin_prefetch(slot_line(p.bucket, s));
+}
+
+/* An add (with the count window's generation step first, so a batch
+ * crosses generations exactly as single adds would) or a lookup. */
+static inline bool batch_one(bki_window_t *w, pending_t p, bool add)
+{
+    if (!add)
+        return holds(w, p.bucket, p.lo, w->geom.generations);
+    before_add(w);
+    return put(w, p.bucket, p.lo);
+}
+
+/* batch.h's pipeline over the window's buckets; small payloads stay in the
+ * caches and are probed directly. */
+static uint64_t run_batch(bki_window_t *w, const bk_key_t *keys, size_t n, bool *flags, bool add)
+{
+    uint64_t count = 0;
+    if (w->geom.bytes < BKI_BATCH_PIPELINE_MIN_BYTES) {
+        for (size_t i = 0; i < n; i++) {
+            bool flag = batch_one(w, locate(w, BKI_BATCH_HASH(w, keys[i])), add);
+            if (flags)
+                flags[i] = flag;
+            count += flag;
+        }
+        return count;
+    }
+    pending_t ring[BKI_BATCH_AHEAD];
+    BKI_BATCH_PRIME(locate, prefetch, w, keys, n, ring);
+    for (size_t i = 0; i < n; i++) {
+        pending_t p;
+        BKI_BATCH_STEP(pending_t, locate, prefetch, w, keys, n, ring, i, p);
+        bool flag = batch_one(w, p, add);
+        if (flags)
+            flags[i] = flag;
+        count += flag;
+    }
+    return count;
+}
+
+uint64_t bki_window_add_batch(bki_window_t *w, const bk_key_t *keys, size_t n, bool *was_new)
+{
+    return run_batch(w, keys, n, was_new, true);
+}
+
+size_t bki_window_contains_batch(const bki_window_t *w, const bk_key_t *keys, size_t n, bool *out)
+{
+    /* The lookup path of run_batch writes nothing to the window. */
+    return (size_t)run_batch((bki_window_t *)(uintptr_t)w, keys, n, out, false);
+}
+
+/* ---- usage ---- */
+
+static uint64_t sub_sat(uint64_t a, uint64_t b)
+{
+    return a > b ? a - b : 0;
+}
+
+void bki_window_usage(const bki_window_t *w, bki_window_usage_t *out)
+{
+    const bki_window_geom_t *g = &w->geom;
+    memset(out, 0, sizeof *out);
+    const uint64_t *words = (const uint64_t *)(const void *)w->data;
+    for (uint64_t i = 0; i < g->bytes / 8; i++)
+        out->bits_set += (uint64_t)__builtin_popcountll(words[i]);
+    out->fill = (double)out->bits_set / ((double)g->bytes * 8.0);
+    double each[BKI_WINDOW_MAX_GENS];
+    for (uint32_t s = 0; s < g->generations; s++) {
+        out->items += w->gen_adds[s];
+        each[s] = bk_fpr_expected(BK_KIND_BLOCKED, g->lines * BKI_LINE_BITS, w->gen_adds[s], g->k);
+    }
+    out->expected_fpr = union_fpr(each, g->generations);
+    uint64_t oldest = sub_sat(w->epoch, g->generations - 1);
+    if (w->params.span == 0) {
+        out->certain_from = sub_sat(w->adds, w->params.capacity);
+        out->forgotten_before = oldest * g->gen_capacity;
+    } else {
+        out->certain_from = sub_sat(w->now + 1, w->params.span);
+        out->forgotten_before = oldest * g->gen_span;
+    }
+}
+
+/* ---- the handle: a bk_filter_t of kind BK_KIND_WINDOW ---- */
+
+bk_status_t bki_window_wrap(bk_filter_t **out, bki_window_t *w)
+{
+    bk_filter_t *f = bki_calloc(1, sizeof *f);
+    if (!f)
+        return BK_ENOMEM;
+    f->kind = BK_KIND_WINDOW;
+    f->hash = w->hash;
+    f->seed = w->seed;
+    f->capacity = w->params.capacity;
+    f->fpr = w->params.fpr;
+    f->k = w->geom.k;
+    f->map_fd = -1;
+    atomic_init(&f->items, 0);
+    f->window = w;
+    *out = f;
+    return BK_OK;
+}
+
+bk_status_t bki_window_filter_create(bk_filter_t **out, uint64_t capacity, double fpr,
+                                     const bk_options_t *o)
+{
+    bki_window_params_t p = {.capacity = capacity, .fpr = fpr, .span = o->window_span,
+                             .generations = o->window_generations};
+    bki_window_t *w;
+    bk_status_t s = bki_window_create(&w, &p, o->hash, o->seed);
+    if (s != BK_OK)
+        return s;
+    s = bki_window_wrap(out, w);
+    if (s != BK_OK)
+        bki_window_free(w);
+    return s;
+}
+
+bk_status_t bki_window_filter_clone(bk_filter_t **out, const bk_filter_t *f)
+{
+    bki_window_t *w;
+    *out = NULL;
+    bk_status_t s = bki_window_clone(&w, f->window);
+    if (s != BK_OK)
+        return s;
+    s = bki_window_wrap(out, w);
+    if (s != BK_OK)
+        bki_window_free(w);
+    return s;
+}
+
+void bki_window_filter_free(bk_filter_t *f)
+{
+    bki_window_free(f->window);
+    bki_free(f);
+}
+
+uint64_t bki_window_held(const bki_window_t *w)
+{
+    uint64_t held = 0;
+    for (uint32_t s = 0; s < w->geom.generations; s++)
+        held += w->gen_adds[s];
+    return held;
+}
+
+void bki_window_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
+{
+    const bki_window_t *w = f->window;
+    memset(out, 0, sizeof *out);
+    out->kind = BK_KIND_WINDOW;
+    out->sub_kind = BK_KIND_BLOCKED;
+    out->hash = f->hash;
+    out->seed = f->seed;
+    out->capacity = w->params.capacity;
+    out->fpr_target = w->params.fpr;
+    out->k = w->geom.k;
+    out->bytes = w->geom.bytes;
+    out->items = bki_window_held(w);
+    out->filters = w->geom.generations;
+    out->nonscaling = true;
+}
+
+void bki_window_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
+{
+    const bki_window_t *w = f->window;
+    bki_window_usage_t u;
+    bki_window_usage(w, &u);
+    memset(out, 0, sizeof *out);
+    out->kind = BK_KIND_WINDOW;
+    out->sub_kind = BK_KIND_BLOCKED; /* each generation is a blocked filter */
+    out->hash = f->hash;
+    out->seed = f->seed;
+    out->capacity = w->params.capacity;
+    out->fpr_target = w->params.fpr;
+    out->cells = w->geom.bytes * 8;
+    out->k = w->geom.k;
+    out->bytes = w->geom.bytes;
+    out->items = u.items;
+    out->cells_set = u.bits_set;
+    out->fill = u.fill;
+    out->estimated_items = (double)u.items;
+    out->expected_fpr = u.expected_fpr;
+    out->filters = w->geom.generations;
+    out->nonscaling = true;
+    out->window_span = w->params.span;
+    out->window_generation = w->params.span ? w->geom.gen_span : w->geom.gen_capacity;
+    out->window_now = w->now;
+    out->window_adds = w->adds;
+    out->window_certain_from = u.certain_from;
+    out->window_forgotten_before = u.forgotten_before;
+}

@@ -1,0 +1,185 @@
+/*
+ * Window filters in the file format (docs/FORMAT.md, "window"): the
+ * window-specific half of the codec, called by codec.c at the points where
+ * a window differs from the other kinds.
+ *
+ * A window is two parts: part 0 holds the generations (the buckets of G
+ * lines, exactly the bytes in memory), part 1 the window's state (span,
+ * clock, add counts), a small payload of its own so that it is
+ * checksummed like any payload and the header keeps its meaning. The
+ * geometry is stored, not re-planned: a later release may size windows
+ * differently, and a file keeps the k and lines it was built with.
+ */
+#include "codec.h"
+#include "window.h"
+
+#include <string.h>
+
+/* Part 1, the state: offsets within its payload. */
+enum {
+    S_SPAN = 0, S_EPOCH = 8, S_NOW = 16, S_ADDS = 24,
+    S_RESERVED = 32, /* .. 64, zero */
+    S_COUNTS = 64    /* G u64: adds held by slot s */
+};
+
+static uint64_t state_len(uint64_t gens)
+{
+    return S_COUNTS + 8 * gens;
+}
+
+static bool valid_gens(uint64_t gens)
+{
+    return gens >= BKI_WINDOW_MIN_GENS && gens <= BKI_WINDOW_MAX_GENS;
+}
+
+void bkf_window_obj(bkf_obj_t *o, const bk_filter_t *f)
+{
+    const bki_window_t *w = f->window;
+    o->nparts = 2;
+    o->items = bki_window_held(w);
+    uint8_t *st = o->window_state;
+    memset(st, 0, sizeof o->window_state);
+    bkf_put_u64(st + S_SPAN, w->params.span);
+    bkf_put_u64(st + S_EPOCH, w->epoch);
+    bkf_put_u64(st + S_NOW, w->now);
+    bkf_put_u64(st + S_ADDS, w->adds);
+    for (uint32_t s = 0; s < w->geom.generations; s++)
+        bkf_put_u64(st + S_COUNTS + 8 * s, w->gen_adds[s]);
+}
+
+void bkf_window_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p)
+{
+    const bki_window_t *w = o->f->window;
+    p->kind = BK_KIND_WINDOW;
+    p->seed = o->seed;
+    if (i == 0) {
+        p->k = w->geom.k;
+        p->cells = w->geom.bytes * 8;
+        p->capacity = o->capacity;
+        p->fpr = o->fpr;
+        p->items = o->items;
+        p->data = w->data;
+        p->length = w->geom.bytes;
+    } else {
+        p->cells = w->geom.generations;
+        p->data = o->window_state;
+        p->length = state_len(w->geom.generations);
+    }
+}
+
+uint64_t bkf_window_part_len(const bkf_meta_t *m, uint32_t i, uint64_t cells)
+{
+    if (i == 1)
+        return valid_gens(cells) ? state_len(cells) : 0;
+    /* The generations' bits: whole buckets of G lines, G from part 1. */
+    uint64_t gens = bkf_get_u64(m->table + BKF_PART + P_CELLS);
+    if (!valid_gens(gens) || cells == 0 || cells % (gens * BKI_LINE_BITS) != 0)
+        return 0;
+    return cells / 8;
+}
+
+bk_status_t bkf_window_check_part(const bkf_meta_t *m, uint32_t i, const bkf_part_t *p,
+                                  const char **why)
+{
+    if (!(m->fpr > 0.0 && m->fpr < 1.0) || m->capacity == 0)
+        FAIL(BK_ECORRUPT, "window with a capacity of 0 or a rate outside (0, 1)");
+    if (p->seed != m->seed)
+        FAIL(BK_ECORRUPT, "part seed disagrees with the header");
+    if (i == 0) {
+        if (p->k == 0 || p->k > BKI_BLOCKED_MAX_K)
+            FAIL(BK_ECORRUPT, "probe count k is zero or too large for the kind");
+        if (p->capacity != m->capacity || memcmp(&p->fpr, &m->fpr, sizeof p->fpr) != 0 ||
+            p->items != m->items)
+            FAIL(BK_ECORRUPT, "part fields disagree with the header");
+    } else {
+        double zero = 0.0;
+        if (p->k != 0 || p->capacity != 0 || p->items != 0 ||
+            memcmp(&p->fpr, &zero, sizeof zero) != 0)
+            FAIL(BK_ECORRUPT, "window state part has filter fields set");
+    }
+    return BK_OK;
+}
+
+/* Reads and checks part 1 into st (state_len bytes). Mapped files are not
+ * checksummed at open (as every payload), but the state is checked all
+ * the same, below. */
+static bk_status_t read_state(const bkf_source_t *s, const bkf_part_t *p, uint8_t *map,
+                              uint8_t *st, const char **why)
+{
+    if (map) {
+        memcpy(st, map + p->offset, (size_t)p->length);
+        return bkf_check_payload(s, p, NULL, false, why);
+    }
+    if (bkf_source_read(s, p->offset, st, p->length) != BK_OK)
+        FAIL(BK_EIO, "read error");
+    return bkf_check_payload(s, p, st, !s->buf, why);
+}
+
+/* The generations' bytes: borrowed (padding checked) or read (and, from a
+ * file, verified). */
+static bk_status_t fill_payload(bki_window_t *w, const bkf_source_t *s, const bkf_part_t *p,
+                                uint8_t *map, const char **why)
+{
+    if (map)
+        return bkf_check_payload(s, p, NULL, false, why);
+    if (bkf_source_read(s, p->offset, w->data, p->length) != BK_OK)
+        FAIL(BK_EIO, "read error");
+    return s->buf ? BK_OK : bkf_check_payload(s, p, w->data, true, why);
+}
+
+/* The window's clock and counts from its state bytes; NULL or a reason. */
+static const char *apply_state(bki_window_t *w, const uint8_t *st, uint64_t items)
+{
+    w->epoch = bkf_get_u64(st + S_EPOCH);
+    w->now = bkf_get_u64(st + S_NOW);
+    w->adds = bkf_get_u64(st + S_ADDS);
+    for (uint32_t g = 0; g < w->geom.generations; g++)
+        w->gen_adds[g] = bkf_get_u64(st + S_COUNTS + 8 * g);
+    const char *bad = bki_window_check_state(w);
+    if (!bad && bki_window_held(w) != items)
+        bad = "window item count disagrees with its generations";
+    return bad;
+}
+
+bk_status_t bkf_window_build(bk_filter_t **out, const bkf_meta_t *m, const bkf_source_t *s,
+                             uint8_t *map, const char **why)
+{
+    bkf_part_t gens, state;
+    bkf_decode_part(m, 0, &gens);
+    bkf_decode_part(m, 1, &state);
+    uint8_t st[S_COUNTS + 8 * BKI_WINDOW_MAX_GENS];
+    bk_status_t rc = read_state(s, &state, map, st, why);
+    if (rc != BK_OK)
+        return rc;
+    if (!bkf_all_zero(st + S_RESERVED, S_COUNTS - S_RESERVED))
+        FAIL(BK_ECORRUPT, "reserved window state bytes are not zero");
+    bki_window_params_t p = {.capacity = m->capacity, .fpr = m->fpr,
+                             .span = bkf_get_u64(st + S_SPAN),
+                             .generations = (uint32_t)state.cells};
+    uint64_t lines = gens.cells / ((uint64_t)p.generations * BKI_LINE_BITS);
+    bki_window_t *w;
+    rc = bki_window_restore(&w, &p, gens.k, lines, (bk_hash_id_t)m->hash, m->seed,
+                            map ? map + gens.offset : NULL);
+    if (rc != BK_OK)
+        FAIL(rc, rc == BK_ENOMEM ? "out of memory" : "window geometry out of range");
+    const char *bad = apply_state(w, st, m->items);
+    rc = bad ? BK_ECORRUPT : fill_payload(w, s, &gens, map, why);
+    if (bad && why)
+        *why = bad;
+    if (rc == BK_OK && bki_window_wrap(out, w) != BK_OK) {
+        rc = BK_ENOMEM;
+        if (why)
+            *why = "out of memory";
+    }
+    if (rc != BK_OK)
+        bki_window_free(w);
+    return rc;
+}
+
+void bkf_window_write_state(const bkf_obj_t *o, uint8_t *file)
+{
+    bkf_part_t gens, state;
+    bkf_obj_part(o, 0, &gens);
+    bkf_obj_part(o, 1, &state);
+    memcpy(file + bkf_meta_len(2) + bkf_align64(gens.length), state.data, (size_t)state.length);
+}

@@ -1,0 +1,112 @@
+#!/bin/sh
+# Tests of window filters in the tool: create --window, info, add/check on
+# window files, and dedup --window with a state file, for count and time
+# windows. Each check compares with an answer computed independently (awk
+# over the input, seq), and the edges are chosen away from the window's
+# fuzzy band (N to G/(G-1) N), where either answer is allowed.
+# Ends with "N passed, N failed"; exits non-zero on any failure.
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
+BK="$BUILD/bloomkit"
+export LC_ALL=C
+pass=0
+fail=0
+W=$(mktemp -d "${TMPDIR:-/tmp}/bk-test-window.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+trap 'exit 1' INT TERM
+cd "$W" || exit 1
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+check() {
+    name=$1
+    shift
+    if "$@"; then ok "$name"; else bad "$name"; fi
+}
+# rc WANT NAME COMMAND...: exit status of COMMAND (stdout to out, stderr to err).
+rc() {
+    want=$1
+    name=$2
+    shift 2
+    "$@" >out 2>err
+    got=$?
+    if [ "$got" -eq "$want" ]; then ok "$name"; else
+        bad "$name: exit $got, want $want"
+        sed 's/^/    stderr: /' err | head -n 3
+    fi
+}
+
+# ---- create and info
+rc 0 "create --window count" "$BK" create c.bk --window 100 -p 1e-6 --seed 7
+rc 0 "info of a count window" "$BK" info c.bk
+check "info names the kind" grep -q '^kind  *window$' out
+check "info shows the count window" grep -q '^window  *last 100 adds, 4 generations of 34$' out
+rc 0 "info --json" "$BK" info --json c.bk
+check "json window object" grep -q '"window":{"type":"count","span":100,"generations":4,"generation":34,' out
+rc 0 "create --window time" "$BK" create t.bk --window 7d -n 1M -p 0.001 --generations 8
+rc 0 "info of a time window" "$BK" info t.bk
+check "info shows the time window" grep -q '^window  *last 1w of wall clock, 8 generations of 1d$' out
+rc 2 "bad window spec" "$BK" create x.bk --window 7x -p 0.01
+check "bad window named" grep -q "bad window '7x'" err
+rc 2 "count window with -n" "$BK" create x.bk --window 100 -n 50 -p 0.01
+rc 2 "time window without -n" "$BK" create x.bk --window 1h -p 0.01
+rc 2 "bad generations" "$BK" create x.bk --window 100 -p 0.01 --generations 17
+check "no file after refusals" test ! -e x.bk
+
+# ---- add and check on a count window of 100 (generations of 34, gone
+# after 4 x 34 = 136 adds)
+seq 1 300 >in300
+rc 0 "add 300 lines" "$BK" add -q c.bk in300
+seq 201 300 >last100
+rc 0 "the last 100 are present" "$BK" check c.bk last100
+check "check printed all of the last 100" cmp -s out last100
+seq 1 150 >old
+"$BK" check --absent c.bk old >out 2>err
+check "check --absent printed all 150 old lines" cmp -s out old
+"$BK" check --mmap c.bk last100 >out 2>err
+check "--mmap answers the same" cmp -s out last100
+
+# ---- dedup --window COUNT: a line is dropped if printed within the last N
+# printed lines, printed again once its printing is 4/3 N or more back
+seq 1 90 >a
+cat a a >twice
+rc 0 "dedup window 100 drops a repeat within it" "$BK" dedup -q --window 100 -p 1e-6 twice
+check "90 lines printed once" cmp -s out a
+seq 1 200 >b
+cat b b >twice200
+rc 0 "dedup window 100 forgets past 134" "$BK" dedup -q --window 100 -p 1e-6 twice200
+check "200 lines printed twice" cmp -s out twice200
+# A random stream: no line is printed twice within 100 printings, and
+# every distinct line is printed at least once.
+awk 'BEGIN { srand(3); for (i = 0; i < 20000; i++) print int(rand() * 400) }' >stream
+rc 0 "dedup a random stream" "$BK" dedup -q --window 100 -p 1e-6 stream
+check "no repeat within 100 printings" awk '
+    { if (($0 in last) && NR - last[$0] <= 100) bad = 1; last[$0] = NR }
+    END { exit bad }' out
+check "every distinct line printed" sh -c 'test "$(sort -u stream | wc -l)" -eq "$(sort -u out | wc -l)"'
+
+# ---- dedup --state with a window: runs share the window
+rm -f s.bk
+printf 'a\nb\nc\n' | "$BK" dedup -q --window 3 -p 1e-6 -s s.bk >out1
+printf 'a\nd\ne\nf\ng\nh\na\n' | "$BK" dedup -q -s s.bk >out2
+check "first run prints all" sh -c 'printf "a\nb\nc\n" | cmp -s - out1'
+check "second run: a within the window dropped, then printed after" \
+    sh -c 'printf "d\ne\nf\ng\nh\na\n" | cmp -s - out2'
+rc 0 "state file is a window" "$BK" info s.bk
+check "state keeps its window" grep -q '^window  *last 3 adds' out
+
+# ---- time windows at the wall clock: a 2 s window of 2 generations of
+# 2 s forgets after at most 4 s
+rc 0 "create a 2 s window" "$BK" create ts.bk --window 2s -n 1000 -p 1e-6 --generations 2
+echo hello >h
+rc 0 "add to a time window" "$BK" add -q ts.bk h
+rc 0 "present right away" "$BK" check ts.bk h
+printf 'x\ny\n' | "$BK" dedup -q -s td.bk --window 2s -n 1000 -p 1e-6 >out1
+sleep 5
+rc 1 "forgotten 5 s later" "$BK" check ts.bk h
+rc 1 "forgotten 5 s later (mapped)" "$BK" check --mmap ts.bk h
+printf 'x\nz\n' | "$BK" dedup -q -s td.bk >out2
+check "dedup prints x again after the window" sh -c 'printf "x\nz\n" | cmp -s - out2'
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
