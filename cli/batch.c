@@ -71,3 +71,31 @@ void bkc_batch_keys(bkc_batch_t *b)
     for (size_t i = 0; i < b->n; i++)
         b->keys[i].ptr = b->arena + b->key_off[i];
 }
+
+/* Slots of the table that finds repeated keys in a batch: a power of two,
+ * at least twice BKC_BATCH_KEYS so probe chains stay short. */
+#define FIRST_SLOTS (2 * BKC_BATCH_KEYS)
+
+void bkc_batch_first_fresh(const bkc_batch_t *b, const bool *seen, bool *fresh)
+{
+    uint16_t slot[FIRST_SLOTS]; /* index + 1 of a fresh key; 0 = empty */
+    memset(slot, 0, sizeof slot);
+    for (size_t i = 0; i < b->n; i++) {
+        fresh[i] = false;
+        if (seen[i])
+            continue;
+        const bk_key_t *k = &b->keys[i];
+        uint64_t h = bk_hash_key(BK_HASH_XXH3, 0, k->ptr, k->len).lo;
+        size_t s = (size_t)h & (FIRST_SLOTS - 1);
+        bool repeat = false;
+        while (slot[s] && !repeat) {
+            const bk_key_t *o = &b->keys[slot[s] - 1];
+            repeat = o->len == k->len && memcmp(o->ptr, k->ptr, k->len) == 0;
+            s = (s + 1) & (FIRST_SLOTS - 1);
+        }
+        if (!repeat) {
+            slot[s] = (uint16_t)(i + 1);
+            fresh[i] = true;
+        }
+    }
+}

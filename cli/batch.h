@@ -50,6 +50,12 @@ static inline const char *bkc_batch_line(const bkc_batch_t *b, size_t i)
     return b->arena + b->line_off[i];
 }
 
+/* fresh[i] = the key is new: not seen[i] (a probe said the filter may hold
+ * it) and not an earlier key of the batch; keys must be filled
+ * (bkc_batch_keys). Finds what an add would find without adding, for a
+ * caller that must print lines before recording them. */
+void bkc_batch_first_fresh(const bkc_batch_t *b, const bool *seen, bool *fresh);
+
 /* Empties the batch (keeps the memory). */
 static inline void bkc_batch_reset(bkc_batch_t *b)
 {

@@ -26,6 +26,8 @@ static const char usage[] =
     "window: at the wall clock), and forgets it once it leaves the window.\n"
     "\n"
     "      --normalize M  url or email: canonicalize keys first (see bloomkit(1))\n"
+    "      --no-wait      if another process is writing FILE, fail (exit 2)\n"
+    "                     instead of waiting for it\n"
     "  -q, --quiet        no progress and no summary\n"
     "      --progress     progress and summaries even when not on a terminal\n"
     "  -h, --help         this text\n";
@@ -86,9 +88,10 @@ static int add_end(void *vctx, const bkc_reader_t *r)
 int bkc_cmd_add(int argc, char **argv)
 {
     bkc_input_opts_t in;
+    bkc_lock_t lock = BKC_LOCK_NONE;
     bk_filter_t *f;
     const char *path;
-    int rc = bkc_filter_inputs_command(argc, argv, usage, &in, &f, &path);
+    int rc = bkc_filter_inputs_command(argc, argv, usage, &in, &f, &path, &lock);
     if (rc >= 0)
         return rc;
     bkc_progress_t prog;
@@ -101,6 +104,7 @@ int bkc_cmd_add(int argc, char **argv)
     bkc_batch_free(&ctx.batch);
     if (rc == 0 && bkc_save_filter(f, path) != 0)
         rc = BKC_EXIT_ERROR;
+    bkc_lock_release(&lock);
     bool summary = rc == 0 && in.pmode != BKC_PROGRESS_OFF;
     bkc_progress_finish(&prog, summary, "");
     if (summary)

@@ -73,13 +73,14 @@ static int flush(check_ctx_t *c)
 }
 
 /* The input is about to wait: print what the batch holds. */
-static void check_idle(void *vctx)
+static int check_idle(void *vctx)
 {
     check_ctx_t *c = vctx;
     if (c->pending_rc == 0)
         c->pending_rc = flush(c);
     if (c->pending_rc == 0)
         (void)bkc_out_flush(); /* an error is reported by bkc_stdout_finish */
+    return -1;
 }
 
 static int check_line(void *vctx, const char *line, size_t len, const char *key, size_t klen,

@@ -2,10 +2,19 @@
  * bloomkit dedup: passes each line through once, the crawler's "have I
  * fetched this URL?" set. Memory is the filter's size whatever the input
  * size; the price is that a new line is dropped with probability at most
- * the filter's false-positive rate. With --state the seen-set is loaded
- * from a filter file and saved back (atomically) at the end, so lines seen
- * in earlier runs are dropped too. Output lines are those of the input with
- * their line end written as "\n".
+ * the filter's false-positive rate. Output lines are those of the input
+ * with their line end written as "\n".
+ *
+ * With --state the seen-set is a filter file, loaded at the start and
+ * saved atomically at checkpoints: every --checkpoint seconds, at the end,
+ * and on every ending that can be caught (SIGINT, SIGTERM, SIGHUP, a
+ * closed output pipe). The file is locked for the whole run (lock.h). The
+ * guarantee: the saved state never holds a line that was not written to
+ * the output, so after any ending, even kill -9, a re-run may repeat the
+ * lines since the last checkpoint but never skips one. To keep it, each
+ * batch's new lines are written out before the batch is recorded in the
+ * filter (a probe finds them; the add follows the write), so a write that
+ * fails leaves the filter holding only lines already written.
  */
 #define _GNU_SOURCE
 #include "batch.h"
@@ -16,13 +25,19 @@
 #include "options.h"
 #include "output.h"
 #include "window_opt.h"
+#include "progress.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char usage[] =
     "usage: bloomkit dedup [--state FILE] [-n N] [-p P] [INPUT...]\n"
@@ -37,8 +52,14 @@ static const char usage[] =
     "\n"
     "  -s, --state FILE   load the seen-set from FILE if it exists (its own\n"
     "                     size and kind are used) and save it back atomically\n"
-    "                     at the end, or on SIGINT/SIGTERM after the lines\n"
-    "                     already printed\n"
+    "                     at checkpoints, at the end and when interrupted\n"
+    "                     (SIGINT, SIGTERM, SIGHUP, a closed output pipe);\n"
+    "                     FILE never records a line not yet printed, so a\n"
+    "                     re-run after any crash repeats lines, never skips\n"
+    "      --checkpoint S save the state every S seconds (default 30; 0: only\n"
+    "                     at the end and when interrupted)\n"
+    "      --no-wait      if another process is writing FILE, fail (exit 2)\n"
+    "                     instead of waiting for it\n"
     "  -n, --capacity N   size of a new seen-set (default 10M)\n"
     "  -p, --fpr P        false-positive rate of a new seen-set (default 1e-6)\n"
     "  -k, --kind KIND    kind of a new seen-set (default blocked)\n"
@@ -53,15 +74,15 @@ static const char usage[] =
     "      --progress     progress and summaries even when not on a terminal\n"
     "  -h, --help         this text\n";
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_signal;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    stop_requested = 1;
+    stop_signal = sig;
 }
 
 #define STOPPED 100
+#define DEFAULT_CHECKPOINT 30.0
 
 typedef struct {
     bk_filter_t *f;
@@ -70,8 +91,24 @@ typedef struct {
     bkc_batch_t batch;
     const bkc_reader_t *reader; /* the input being read */
     int pending_rc;             /* an error met while idle */
+    double every;               /* seconds between checkpoints; 0: none */
+    double last_save;
+    bool out_closed;            /* EPIPE: the reader of our output is gone */
+    bool dirty;                 /* lines recorded since the last save */
+    bool recorded_ahead;        /* the filter holds lines a failed write lost */
     bool window;                /* a window seen-set: only printed lines count */
 } dedup_ctx_t;
+
+static int add_failed(dedup_ctx_t *c, const bkc_reader_t *r, bk_status_t st)
+{
+    bkc_progress_clear(c->prog);
+    bkc_error("%s: cannot add %s line %llu or one shortly before: %s%s",
+              c->state ? c->state : "seen-set", bkc_reader_name(r),
+              (unsigned long long)c->batch.last_lineno,
+              st == BK_EFULL ? "the filter is full (non-scaling)" : bk_strerror(st),
+              c->state ? "; state file left at its last checkpoint" : "");
+    return BKC_EXIT_ERROR;
+}
 
 /* A window seen-set records a line when it is printed, not when it is
  * dropped: a line seen often but printed a week ago is printed again once
@@ -91,45 +128,107 @@ static uint64_t add_printed(bk_filter_t *f, bkc_batch_t *b)
     return fresh;
 }
 
-/* Adds the batch and prints its new lines, in input order. */
-static int flush(dedup_ctx_t *c, const bkc_reader_t *r)
+/* Without a state file: add, then print the new lines (buffered). */
+static int flush_fast(dedup_ctx_t *c, const bkc_reader_t *r, uint64_t *n_new)
 {
     bkc_batch_t *b = &c->batch;
-    if (b->n == 0)
-        return 0;
-    bkc_batch_keys(b);
-    uint64_t n_new = 0;
     bk_status_t st = BK_OK;
     if (c->window)
-        n_new = add_printed(c->f, b);
+        *n_new = add_printed(c->f, b);
     else
-        st = bk_filter_add_batch(c->f, b->keys, b->n, b->flags, &n_new);
-    if (st != BK_OK) {
-        bkc_progress_clear(c->prog);
-        bkc_error("%s: cannot add %s line %llu or one shortly before: %s%s",
-                  c->state ? c->state : "seen-set", bkc_reader_name(r),
-                  (unsigned long long)b->last_lineno,
-                  st == BK_EFULL ? "the filter is full (non-scaling)" : bk_strerror(st),
-                  c->state ? "; state file left unchanged" : "");
-        return BKC_EXIT_ERROR;
-    }
+        st = bk_filter_add_batch(c->f, b->keys, b->n, b->flags, n_new);
+    if (st != BK_OK)
+        return add_failed(c, r, st);
     for (size_t i = 0; i < b->n; i++)
         if (b->flags[i] && bkc_out_line(bkc_batch_line(b, i), b->line_len[i]) != 0)
             return BKC_EXIT_ERROR; /* reported by bkc_stdout_finish */
     bkc_out_sync();
-    bkc_progress_count(c->prog, b->n, n_new);
-    bkc_batch_reset(b);
     return 0;
 }
 
-/* The input is about to wait: print what the batch holds. */
-static void dedup_idle(void *vctx)
+/* Writes out the batch's new lines; on failure notes a closed pipe. */
+static int write_new_lines(dedup_ctx_t *c)
+{
+    bkc_batch_t *b = &c->batch;
+    for (size_t i = 0; i < b->n; i++)
+        if (b->flags[i] && bkc_out_line(bkc_batch_line(b, i), b->line_len[i]) != 0)
+            break;
+    if (bkc_out_flush() != 0) {
+        c->out_closed = bkc_out_error() == EPIPE;
+        return BKC_EXIT_ERROR; /* reported by bkc_stdout_finish */
+    }
+    return 0;
+}
+
+/* With a state file: probe, print and write out the new lines, and only
+ * then record the batch, so the filter never holds an unwritten line.
+ * A window cannot be probed ahead (each printed line moves the window for
+ * the next), so it records key by key and, if the write then fails, the
+ * run ends without saving: the file keeps its last checkpoint. */
+static int flush_safe(dedup_ctx_t *c, const bkc_reader_t *r, uint64_t *n_new)
+{
+    bkc_batch_t *b = &c->batch;
+    if (c->window) {
+        *n_new = add_printed(c->f, b);
+        int rc = write_new_lines(c);
+        c->recorded_ahead = rc != 0;
+        return rc;
+    }
+    bool seen[BKC_BATCH_KEYS];
+    (void)bk_filter_contains_batch(c->f, b->keys, b->n, seen);
+    bkc_batch_first_fresh(b, seen, b->flags);
+    *n_new = 0;
+    for (size_t i = 0; i < b->n; i++)
+        *n_new += b->flags[i];
+    int rc = write_new_lines(c);
+    if (rc)
+        return rc;
+    bk_status_t st = bk_filter_add_batch(c->f, b->keys, b->n, NULL, NULL);
+    return st == BK_OK ? 0 : add_failed(c, r, st);
+}
+
+/* Saves the state if a checkpoint is due. 0, or 2 after a message. */
+static int maybe_checkpoint(dedup_ctx_t *c)
+{
+    if (!c->state || c->every <= 0 || !c->dirty || bkc_now() - c->last_save < c->every)
+        return 0;
+    c->last_save = bkc_now();
+    c->dirty = false;
+    return bkc_save_filter(c->f, c->state) == 0 ? 0 : BKC_EXIT_ERROR;
+}
+
+/* Records the batch and prints its new lines, in input order. */
+static int flush(dedup_ctx_t *c, const bkc_reader_t *r)
+{
+    bkc_batch_t *b = &c->batch;
+    if (b->n == 0)
+        return maybe_checkpoint(c);
+    bkc_batch_keys(b);
+    uint64_t n_new = 0;
+    int rc = c->state ? flush_safe(c, r, &n_new) : flush_fast(c, r, &n_new);
+    if (rc)
+        return rc;
+    bkc_progress_count(c->prog, b->n, n_new);
+    c->dirty |= n_new > 0;
+    bkc_batch_reset(b);
+    return maybe_checkpoint(c);
+}
+
+/* The input is about to wait: print what the batch holds, and save the
+ * state when a checkpoint falls due while the producer is quiet (else a
+ * kill during a long pause would lose lines printed before it). Returns
+ * the milliseconds until that checkpoint, or -1 for none. */
+static int dedup_idle(void *vctx)
 {
     dedup_ctx_t *c = vctx;
     if (c->pending_rc == 0 && c->reader)
         c->pending_rc = flush(c, c->reader);
     if (c->pending_rc == 0)
         (void)bkc_out_flush(); /* an error is reported by bkc_stdout_finish */
+    if (c->pending_rc != 0 || !c->state || c->every <= 0 || !c->dirty)
+        return -1;
+    double left = c->every - (bkc_now() - c->last_save);
+    return left <= 0 ? 0 : (int)(left * 1000.0) + 1;
 }
 
 static int dedup_line(void *vctx, const char *line, size_t len, const char *key, size_t klen,
@@ -139,7 +238,7 @@ static int dedup_line(void *vctx, const char *line, size_t len, const char *key,
     c->reader = r;
     if (c->pending_rc)
         return c->pending_rc;
-    if (stop_requested) {
+    if (stop_signal) {
         int rc = flush(c, r);
         return rc ? rc : STOPPED;
     }
@@ -156,17 +255,9 @@ static int dedup_end(void *vctx, const bkc_reader_t *r)
     return c->pending_rc ? c->pending_rc : flush(c, r);
 }
 
-/* The seen-set: loaded from the state file if there is one, else new.
- * NULL after a message. */
-static bk_filter_t *open_seen_set(const char *state, const bkc_sizing_opts_t *sz)
+/* A new, empty seen-set. NULL after a message. */
+static bk_filter_t *new_seen_set(const bkc_sizing_opts_t *sz)
 {
-    struct stat sb;
-    if (state && stat(state, &sb) == 0)
-        return bkc_load_filter(state);
-    if (state && errno != ENOENT) {
-        bkc_error("%s: %s", state, strerror(errno));
-        return NULL;
-    }
     bk_filter_t *f = NULL;
     bk_status_t st = bk_filter_create(&f, sz->n, sz->p, &sz->o);
     if (st != BK_OK) {
@@ -177,10 +268,75 @@ static bk_filter_t *open_seen_set(const char *state, const bkc_sizing_opts_t *sz
     return f;
 }
 
-/* SIGINT and SIGTERM end the run after the lines already printed, so the
- * state can be saved. No SA_RESTART: a read waiting on a pipe returns, and
- * the reader ends the input there. */
-static void catch_stop_signals(void)
+/* Creates the state file with an empty seen-set unless it exists (link(2)
+ * never replaces a file, so of two runs starting at once one creates it
+ * and both then lock and load the same file). Doing it up front also finds
+ * a state path that cannot be written before any line is printed. 0 or 2
+ * after a message. */
+static int publish_new_state(const char *state, const bkc_sizing_opts_t *sz)
+{
+    bk_filter_t *f = new_seen_set(sz);
+    if (!f)
+        return BKC_EXIT_ERROR;
+    size_t len = strlen(state) + 32;
+    char *tmp = malloc(len);
+    int rc = BKC_EXIT_ERROR;
+    if (!tmp)
+        bkc_error("out of memory");
+    else {
+        snprintf(tmp, len, "%s.new-%ld", state, (long)getpid());
+        if (bkc_save_filter(f, tmp) == 0) {
+            if (link(tmp, state) == 0 || errno == EEXIST)
+                rc = 0;
+            else
+                bkc_error("%s: cannot create the state file: %s", state, strerror(errno));
+            unlink(tmp);
+        }
+    }
+    free(tmp);
+    bk_filter_free(f);
+    return rc;
+}
+
+/* The directory the state file is saved into must be writable: checked
+ * before any line is printed, not found out at the end. */
+static int check_state_dir(const char *state)
+{
+    char *real = realpath(state, NULL);
+    char *copy = strdup(real ? real : state);
+    int rc = 0;
+    if (copy && access(dirname(copy), W_OK | X_OK) != 0) {
+        bkc_error("%s: cannot save the state here: %s", state, strerror(errno));
+        rc = BKC_EXIT_ERROR;
+    }
+    free(copy);
+    free(real);
+    return rc;
+}
+
+/* The seen-set of --state FILE, locked for the run (*lock). NULL after a
+ * message. */
+static bk_filter_t *open_state(const char *state, const bkc_sizing_opts_t *sz, bkc_lock_t *lock)
+{
+    struct stat sb;
+    if (stat(state, &sb) != 0) {
+        if (errno != ENOENT) {
+            bkc_error("%s: %s", state, strerror(errno));
+            return NULL;
+        }
+        if (publish_new_state(state, sz) != 0)
+            return NULL;
+    }
+    if (check_state_dir(state) != 0)
+        return NULL;
+    return bkc_load_filter_locked(state, lock);
+}
+
+/* Every ending that can be caught ends the run after the lines already
+ * printed, so the state can be saved. No SA_RESTART: a read waiting on a
+ * pipe returns, and the reader ends the input there. A closed output pipe
+ * shows as EPIPE from write rather than a fatal SIGPIPE. */
+static void catch_endings(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -188,76 +344,118 @@ static void catch_stop_signals(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    bkc_reader_set_stop_flag(&stop_requested);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    bkc_reader_set_stop_flag(&stop_signal);
 }
 
-int bkc_cmd_dedup(int argc, char **argv)
+typedef struct dedup_opts {
+    const char *state;
+    const char *window; /* --window SPEC, or NULL */
+    double every;
+    bkc_sizing_opts_t sz;
+    bkc_input_opts_t in;
+} dedup_opts_t;
+
+/* -1 when parsing went on to the inputs, else the exit status. */
+static int parse_options(int argc, char **argv, dedup_opts_t *o)
 {
+    enum { OPT_CHECKPOINT = BKC_OPT_OWN };
     static const struct option opts[] = {{"state", required_argument, 0, 's'},
+                                         {"checkpoint", required_argument, 0, OPT_CHECKPOINT},
                                          {"seed", required_argument, 0, BKC_OPT_SEED},
                                          {"capacity", required_argument, 0, 'n'},
                                          {"fpr", required_argument, 0, 'p'},
                                          {"kind", required_argument, 0, 'k'},
                                          {"window", required_argument, 0, 'w'},
                                          BKC_INPUT_LONG_OPTIONS,
+                                         BKC_LOCK_LONG_OPTION,
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    const char *state = NULL, *window = NULL;
-    bool time_window;
-    bkc_sizing_opts_t sz;
-    bkc_sizing_opts_init(&sz, 10000000, 1e-6);
-    bkc_input_opts_t in;
-    bkc_input_opts_init(&in);
+    o->state = NULL;
+    o->window = NULL;
+    o->every = DEFAULT_CHECKPOINT;
+    bkc_sizing_opts_init(&o->sz, 10000000, 1e-6);
+    bkc_input_opts_init(&o->in);
     int c, rc;
+    char *end;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "s:n:p:k:w:qh", opts, NULL)) != -1) {
         switch (c) {
         case 's':
-            state = optarg;
+            o->state = optarg;
+            break;
+        case OPT_CHECKPOINT:
+            o->every = strtod(optarg, &end);
+            if (end == optarg || *end || !(o->every >= 0))
+                return bkc_usage_error("bad --checkpoint '%s' (seconds, 0 for none)", optarg);
             break;
         case 'w':
-            window = optarg;
+            o->window = optarg;
             break;
         default:
-            if ((rc = bkc_shared_option(c, argv, usage, &sz, &in)) >= 0)
+            if ((rc = bkc_shared_option(c, argv, usage, &o->sz, &o->in)) >= 0)
                 return rc;
         }
     }
-    if (window && (rc = bkc_window_option(window, &sz, &time_window)) >= 0)
+    bool time_window;
+    if (o->window && (rc = bkc_window_option(o->window, &o->sz, &time_window)) >= 0)
         return rc;
+    return -1;
+}
 
-    bk_filter_t *f = open_seen_set(state, &sz);
+/* After the last line or an ending: output written, then the state saved
+ * when every line it records reached the output. Returns the exit status. */
+static int finish_run(dedup_ctx_t *c, int rc)
+{
+    bool stopped = rc == STOPPED || (rc == 0 && stop_signal);
+    if (stopped)
+        rc = 0;
+    if (c->out_closed) /* `dedup --state s | head`: not an error worth a word */
+        rc = 128 + SIGPIPE;
+    else if (bkc_stdout_finish() != 0)
+        rc = BKC_EXIT_ERROR;
+    bool save = c->state && (rc == 0 || (c->out_closed && !c->recorded_ahead));
+    if (save && bkc_save_filter(c->f, c->state) != 0)
+        rc = BKC_EXIT_ERROR;
+    if (rc == 0 && stopped)
+        rc = 128 + stop_signal;
+    return rc;
+}
+
+int bkc_cmd_dedup(int argc, char **argv)
+{
+    dedup_opts_t o;
+    int rc = parse_options(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    bkc_lock_t lock = BKC_LOCK_NONE;
+    bk_filter_t *f = o.state ? open_state(o.state, &o.sz, &lock) : new_seen_set(&o.sz);
     if (!f)
         return BKC_EXIT_ERROR;
-    if (state)
-        catch_stop_signals();
+    if (o.state)
+        catch_endings();
     bkc_stdout_setup();
     bkc_progress_t prog;
-    bkc_progress_init(&prog, in.pmode, bkc_inputs_size(argv + optind, argc - optind));
+    bkc_progress_init(&prog, o.in.pmode, bkc_inputs_size(argv + optind, argc - optind));
     prog.has_fresh = true;
     prog.filter = f;
-    dedup_ctx_t ctx = {.f = f, .state = state, .prog = &prog,
+    dedup_ctx_t ctx = {.f = f, .state = o.state, .prog = &prog, .every = o.every,
                        .window = bk_filter_kind(f) == BK_KIND_WINDOW};
+    ctx.last_save = bkc_now();
     bkc_batch_init(&ctx.batch);
     bkc_reader_set_idle_hook(dedup_idle, &ctx);
-    rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, dedup_line, dedup_end,
+    rc = bkc_for_each_line(argv + optind, argc - optind, o.in.norm, &prog, dedup_line, dedup_end,
                            &ctx);
     bkc_reader_set_idle_hook(NULL, NULL);
     bkc_batch_free(&ctx.batch);
-    bool stopped = rc == STOPPED || (rc == 0 && stop_requested);
-    if (stopped)
-        rc = 0;
-    /* The state is saved only if every line it records reached stdout: a
-     * line recorded but lost would never be printed by a later run. */
-    if (bkc_stdout_finish() != 0)
-        rc = BKC_EXIT_ERROR;
-    if (rc == 0 && state && bkc_save_filter(f, state) != 0)
-        rc = BKC_EXIT_ERROR;
-    bool summary = rc == 0 && in.pmode != BKC_PROGRESS_OFF;
-    bkc_progress_finish(&prog, summary, stopped ? "interrupted: " : "");
+    rc = finish_run(&ctx, rc);
+    bkc_lock_release(&lock);
+    bool summary = (rc == 0 || rc > 128) && o.in.pmode != BKC_PROGRESS_OFF;
+    bkc_progress_finish(&prog, summary, rc > 128 ? "interrupted: " : "");
     if (summary)
-        bkc_warn_over_capacity(f, state ? state : "the seen-set",
+        bkc_warn_over_capacity(f, o.state ? o.state : "the seen-set",
                                "new lines are dropped as seen with probability");
     bk_filter_free(f);
-    return stopped && rc == 0 ? 130 : rc;
+    return rc;
 }

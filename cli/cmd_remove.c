@@ -27,6 +27,8 @@ static const char usage[] =
     "cannot remove keys).\n"
     "\n"
     "      --normalize M  url or email: canonicalize keys first (see bloomkit(1))\n"
+    "      --no-wait      if another process is writing FILE, fail (exit 2)\n"
+    "                     instead of waiting for it\n"
     "  -q, --quiet        no progress, summary or per-key reports\n"
     "      --progress     progress and summaries even when not on a terminal\n"
     "  -h, --help         this text\n";
@@ -68,9 +70,10 @@ static int remove_line(void *vctx, const char *line, size_t len, const char *key
 int bkc_cmd_remove(int argc, char **argv)
 {
     bkc_input_opts_t in;
+    bkc_lock_t lock = BKC_LOCK_NONE;
     bk_filter_t *f;
     const char *path;
-    int rc = bkc_filter_inputs_command(argc, argv, usage, &in, &f, &path);
+    int rc = bkc_filter_inputs_command(argc, argv, usage, &in, &f, &path, &lock);
     if (rc >= 0)
         return rc;
     if (bk_filter_kind(f) != BK_KIND_COUNTING) {
@@ -78,6 +81,7 @@ int bkc_cmd_remove(int argc, char **argv)
         bkc_error("%s: remove needs a counting filter, this one is %s (create one with "
                   "--kind counting); file left unchanged",
                   path, k ? k : "of an unknown kind");
+        bkc_lock_release(&lock);
         bk_filter_free(f);
         return BKC_EXIT_ERROR;
     }
@@ -87,6 +91,7 @@ int bkc_cmd_remove(int argc, char **argv)
     rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, remove_line, NULL, &ctx);
     if (rc == 0 && bkc_save_filter(f, path) != 0)
         rc = BKC_EXIT_ERROR;
+    bkc_lock_release(&lock);
     char what[96];
     snprintf(what, sizeof what, "%llu removed, %llu not in the filter, of ",
              (unsigned long long)prog.fresh, (unsigned long long)ctx.missing);

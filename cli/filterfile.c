@@ -45,6 +45,19 @@ bk_filter_t *bkc_load_filter(const char *path)
     return f;
 }
 
+bk_filter_t *bkc_load_filter_locked(const char *path, bkc_lock_t *lock)
+{
+    int rc = bkc_lock_take(path, lock);
+    if (rc == 1)
+        bkc_error("%s: %s", path, strerror(ENOENT));
+    if (rc != 0)
+        return NULL;
+    bk_filter_t *f = bkc_load_filter(path);
+    if (!f)
+        bkc_lock_release(lock);
+    return f;
+}
+
 bk_filter_t *bkc_filter_operand(int argc, char **argv, bool map, const char **path)
 {
     if (optind >= argc) {
@@ -71,6 +84,12 @@ int bkc_save_filter(const bk_filter_t *f, const char *path)
 {
     errno = 0;
     bk_status_t st = bk_filter_save(f, path);
+    if (st == BK_EIO && (errno == EINVAL || errno == EISDIR)) {
+        /* the library refuses to replace anything but a regular file */
+        bkc_error("%s: cannot save filter: not a regular file (%s); left unchanged", path,
+                  errno == EISDIR ? "a directory" : "a device, FIFO or socket");
+        return -1;
+    }
     if (st != BK_OK) {
         status_message(path, "cannot save filter", st, NULL);
         return -1;

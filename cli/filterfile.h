@@ -8,12 +8,18 @@
 #define BKC_FILTERFILE_H
 
 #include "bloomkit/bloomkit.h"
+#include "lock.h"
 
 #include <stdbool.h>
 
 /* Loads a filter file, printing one line naming the file on failure.
  * Returns the filter (caller frees) or NULL. */
 bk_filter_t *bkc_load_filter(const char *path);
+
+/* As bkc_load_filter, for a read-modify-write: first takes the file's
+ * lock (lock.h) into *lock, which the caller releases after saving. NULL
+ * after a message (the lock not held). */
+bk_filter_t *bkc_load_filter_locked(const char *path, bkc_lock_t *lock);
 
 /* Takes the FILE operand at argv[optind] (advancing optind past it) and
  * loads it with bkc_load_filter, or with map maps it read-only

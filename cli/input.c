@@ -27,10 +27,10 @@
 static size_t g_line_max = BKC_LINE_MAX;
 static size_t g_initial_buffer = BKC_DEFAULT_BUFFER;
 static volatile sig_atomic_t *g_stop_flag;
-static void (*g_idle_fn)(void *ctx);
+static int (*g_idle_fn)(void *ctx);
 static void *g_idle_ctx;
 
-void bkc_reader_set_idle_hook(void (*fn)(void *ctx), void *ctx)
+void bkc_reader_set_idle_hook(int (*fn)(void *ctx), void *ctx)
 {
     g_idle_fn = fn;
     g_idle_ctx = ctx;
@@ -175,6 +175,19 @@ static int make_room(bkc_reader_t *r)
     return 0;
 }
 
+/* Calls the idle hook while r's input has no bytes ready, as often as it
+ * asks; returns when bytes (or the end, or an error) are ready, or a
+ * signal interrupts the wait. */
+static void wait_while_idle(const bkc_reader_t *r)
+{
+    struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+    if (poll(&pfd, 1, 0) != 0)
+        return;
+    int again = g_idle_fn(g_idle_ctx);
+    while (again >= 0 && !(g_stop_flag && *g_stop_flag) && poll(&pfd, 1, again) == 0)
+        again = g_idle_fn(g_idle_ctx);
+}
+
 /* Reads once into the free space; sets eof at end of input. 0 or -1. */
 static int fill(bkc_reader_t *r)
 {
@@ -185,11 +198,8 @@ static int fill(bkc_reader_t *r)
             r->stopped = 1; /* the signal came between reads */
             return 0;
         }
-        if (g_idle_fn && r->size < 0) {
-            struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
-            if (poll(&pfd, 1, 0) == 0)
-                g_idle_fn(g_idle_ctx);
-        }
+        if (g_idle_fn && r->size < 0)
+            wait_while_idle(r);
         ssize_t got = read(r->fd, r->buf + r->end, r->cap - r->end);
         if (got > 0) {
             r->end += (size_t)got;

@@ -67,8 +67,11 @@ void bkc_reader_set_stop_flag(volatile sig_atomic_t *flag);
 /* fn(ctx) is called before a read that would wait: input from a pipe or
  * terminal with no bytes ready. A tool that holds lines or output back for
  * speed pushes them out there, so a slow producer's lines still flow
- * through a pipeline at once. NULL turns it off. */
-void bkc_reader_set_idle_hook(void (*fn)(void *ctx), void *ctx);
+ * through a pipeline at once. fn returns how many milliseconds later it
+ * wants to be called again if the input is still idle (a checkpoint that
+ * falls due while the producer is quiet), or -1 for never. NULL turns it
+ * off. */
+void bkc_reader_set_idle_hook(int (*fn)(void *ctx), void *ctx);
 
 /* For tests: the largest line accepted (default BKC_LINE_MAX), and the
  * initial buffer size (default 1 MiB), so long-line paths can be reached

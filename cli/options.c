@@ -89,6 +89,10 @@ int bkc_shared_option(int c, char **argv, const char *usage, bkc_sizing_opts_t *
         fputs(usage, stdout);
         return 0;
     }
+    if (c == BKC_OPT_NO_WAIT) {
+        bkc_lock_no_wait = true;
+        return -1;
+    }
     int rc = -1;
     if (sz)
         rc = sizing_option(c, optarg, sz);
@@ -100,9 +104,10 @@ int bkc_shared_option(int c, char **argv, const char *usage, bkc_sizing_opts_t *
 }
 
 int bkc_filter_inputs_command(int argc, char **argv, const char *usage, bkc_input_opts_t *in,
-                              bk_filter_t **f, const char **path)
+                              bk_filter_t **f, const char **path, bkc_lock_t *lock)
 {
     static const struct option opts[] = {BKC_INPUT_LONG_OPTIONS,
+                                         BKC_LOCK_LONG_OPTION,
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     bkc_input_opts_init(in);
@@ -111,6 +116,13 @@ int bkc_filter_inputs_command(int argc, char **argv, const char *usage, bkc_inpu
     while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1)
         if ((rc = bkc_shared_option(c, argv, usage, NULL, in)) >= 0)
             return rc;
-    *f = bkc_filter_operand(argc, argv, false, path);
+    if (!lock) {
+        *f = bkc_filter_operand(argc, argv, false, path);
+        return *f ? -1 : BKC_EXIT_ERROR;
+    }
+    if (optind >= argc)
+        return bkc_usage_error("FILE is required");
+    *path = argv[optind++];
+    *f = bkc_load_filter_locked(*path, lock);
     return *f ? -1 : BKC_EXIT_ERROR;
 }

@@ -15,6 +15,7 @@
 #define BKC_OPTIONS_H
 
 #include "bloomkit/bloomkit.h"
+#include "lock.h"
 #include "normalize.h"
 #include "progress.h"
 
@@ -22,7 +23,18 @@
 
 /* getopt_long codes of the shared long-only options. A subcommand numbers
  * its own long-only options from BKC_OPT_OWN. */
-enum { BKC_OPT_NORMALIZE = 256, BKC_OPT_PROGRESS, BKC_OPT_HASH, BKC_OPT_SEED, BKC_OPT_OWN };
+enum {
+    BKC_OPT_NORMALIZE = 256,
+    BKC_OPT_PROGRESS,
+    BKC_OPT_HASH,
+    BKC_OPT_SEED,
+    BKC_OPT_NO_WAIT,
+    BKC_OPT_OWN
+};
+
+/* The getopt_long table entry of --no-wait, for the subcommands that
+ * write a filter file (see lock.h). */
+#define BKC_LOCK_LONG_OPTION {"no-wait", no_argument, 0, BKC_OPT_NO_WAIT}
 
 /* The getopt_long table entries of --normalize, --quiet and --progress. */
 #define BKC_INPUT_LONG_OPTIONS                                                                    \
@@ -60,11 +72,12 @@ int bkc_shared_option(int c, char **argv, const char *usage, bkc_sizing_opts_t *
                       bkc_input_opts_t *in);
 
 /* The whole command line of a subcommand of the form
- * "CMD [--normalize M] [-q] [--progress] [-h] FILE [INPUT...]" (add,
- * remove): parses the options into *in and loads FILE. Returns -1 with *f
- * (caller frees), *path set and optind at the first INPUT; else the status
- * the subcommand exits with (0 after the usage text, 2 after a message). */
+ * "CMD [--normalize M] [-q] [--progress] [--no-wait] [-h] FILE [INPUT...]"
+ * (add, remove): parses the options into *in and loads FILE, holding its
+ * lock (lock.h) in *lock when lock is not NULL. Returns -1 with *f (caller
+ * frees), *path set and optind at the first INPUT; else the status the
+ * subcommand exits with (0 after the usage text, 2 after a message). */
 int bkc_filter_inputs_command(int argc, char **argv, const char *usage, bkc_input_opts_t *in,
-                              bk_filter_t **f, const char **path);
+                              bk_filter_t **f, const char **path, bkc_lock_t *lock);
 
 #endif /* BKC_OPTIONS_H */

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,88 @@ static bk_status_t commit_temp(int fd, bk_status_t st, const char *tmp, const ch
     return st;
 }
 
+/* The file a save must replace: path itself, or, when path is a symbolic
+ * link (or a chain of them), the file it finally names, which may not
+ * exist yet. Saving there keeps the link and changes the data the link
+ * points at, as the user meant; replacing the link itself would leave the
+ * real file behind, and the data split in two. Heap-owned; NULL with errno
+ * set (ELOOP for a cycle, ENOMEM). */
+static char *link_target(const char *path)
+{
+    char *cur = bki_malloc(strlen(path) + 1);
+    if (!cur) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    strcpy(cur, path);
+    for (int depth = 0; depth < 40; depth++) {
+        struct stat sb;
+        if (lstat(cur, &sb) != 0 || !S_ISLNK(sb.st_mode))
+            return cur; /* a file, something else, or nothing yet */
+        char buf[PATH_MAX];
+        ssize_t n = readlink(cur, buf, sizeof buf - 1);
+        if (n < 0) {
+            bki_free(cur);
+            return NULL;
+        }
+        buf[n] = '\0';
+        /* A relative target is relative to the link's own directory. */
+        const char *slash = strrchr(cur, '/');
+        size_t dlen = buf[0] == '/' || !slash ? 0 : (size_t)(slash - cur) + 1;
+        char *next = bki_malloc(dlen + (size_t)n + 1);
+        if (!next) {
+            bki_free(cur);
+            errno = ENOMEM;
+            return NULL;
+        }
+        memcpy(next, cur, dlen);
+        memcpy(next + dlen, buf, (size_t)n + 1);
+        bki_free(cur);
+        cur = next;
+    }
+    bki_free(cur);
+    errno = ELOOP;
+    return NULL;
+}
+
+/* Saves o over target (already resolved). A target that exists must be a
+ * regular file: a device, FIFO, socket or directory is never replaced
+ * (BK_EIO, errno EINVAL or EISDIR). A replaced file keeps its mode, owner
+ * and group (when the saver may set them: root saving a service account's
+ * file leaves it the account's); a new one gets 0666 & ~umask. */
+static bk_status_t save_to(const bkf_obj_t *o, const uint8_t *meta, const char *target)
+{
+    struct stat old;
+    bool exists = stat(target, &old) == 0;
+    if (exists && !S_ISREG(old.st_mode)) {
+        errno = S_ISDIR(old.st_mode) ? EISDIR : EINVAL;
+        return BK_EIO;
+    }
+    char *dir = parent_dir(target);
+    char *tmp = NULL;
+    if (!dir)
+        return BK_ENOMEM;
+    bk_status_t st;
+    int fd = open_temp(target, &tmp, 0666);
+    if (fd < 0) {
+        st = fd == -2 ? BK_ENOMEM : errno_status();
+    } else {
+        if (exists) {
+            (void)fchmod(fd, old.st_mode & 07777);
+            /* Fails with EPERM for an ordinary user saving someone else's
+             * file: the new file is then the saver's, as any write would. */
+            if (fchown(fd, old.st_uid, old.st_gid) == 0)
+                (void)fchmod(fd, old.st_mode & 07777); /* chown clears set-id bits */
+        }
+        st = commit_temp(fd, write_obj(fd, o, meta), tmp, target, dir);
+    }
+    int saved = errno;
+    bki_free(tmp);
+    bki_free(dir);
+    errno = saved;
+    return st;
+}
+
 bk_status_t bkf_save_obj(const bkf_obj_t *o, const char *path)
 {
     if (!path || !*path)
@@ -159,28 +242,18 @@ bk_status_t bkf_save_obj(const bkf_obj_t *o, const char *path)
     if (mlen > SIZE_MAX)
         return BK_ENOMEM;
     uint8_t *meta = bki_malloc((size_t)mlen);
-    char *dir = parent_dir(path);
-    char *tmp = NULL;
-    bk_status_t st = meta && dir ? BK_OK : BK_ENOMEM;
-    if (st == BK_OK) {
-        bkf_encode_meta(o, meta);
-        /* A replaced file keeps its permissions; a new one gets
-         * 0666 & ~umask. */
-        struct stat st_old;
-        bool keep_mode = stat(path, &st_old) == 0 && S_ISREG(st_old.st_mode);
-        int fd = open_temp(path, &tmp, 0666);
-        if (fd < 0) {
-            st = fd == -2 ? BK_ENOMEM : errno_status();
-        } else {
-            if (keep_mode)
-                (void)fchmod(fd, st_old.st_mode & 07777);
-            st = commit_temp(fd, write_obj(fd, o, meta), tmp, path, dir);
-        }
-    }
+    if (!meta)
+        return BK_ENOMEM;
+    bkf_encode_meta(o, meta);
+    bk_status_t st;
+    char *target = link_target(path);
+    if (!target)
+        st = errno == ENOMEM ? BK_ENOMEM : BK_EIO;
+    else
+        st = save_to(o, meta, target);
     int saved = errno;
-    bki_free(tmp);
+    bki_free(target);
     bki_free(meta);
-    bki_free(dir);
     errno = saved;
     return st;
 }

@@ -518,7 +518,13 @@ bk_status_t bk_filter_deserialize(bk_filter_t **out, const void *buf, size_t len
 
 /* Atomic save: temp file in the same directory, fsync, rename, fsync of the
  * directory. On any error the old file at path is untouched and the temp
- * file removed. BK_EIO / BK_ENOSPC (errno is kept). */
+ * file removed. BK_EIO / BK_ENOSPC (errno is kept).
+ * A symbolic link at path is followed: the file it names is replaced, in
+ * its own directory, and the link stays. A path that names a directory,
+ * device, FIFO or socket is refused (BK_EIO, errno EISDIR or EINVAL) and
+ * left alone. A replaced file keeps its mode, and its owner and group when
+ * the caller may set them. Other hard links to a replaced file keep the
+ * old contents (the rename gives the path a new inode). */
 bk_status_t bk_filter_save(const bk_filter_t *f, const char *path);
 
 /* Reads a file into memory and validates it. *why as for deserialize. */

@@ -293,7 +293,7 @@ static int run_filter_inputs(const char *const *words, bkc_input_opts_t *in, bk_
     optind = 0;
     *f = NULL;
     capture_begin();
-    int rc = bkc_filter_inputs_command(argc, argv, usage, in, f, path);
+    int rc = bkc_filter_inputs_command(argc, argv, usage, in, f, path, NULL);
     capture_end();
     return rc;
 }

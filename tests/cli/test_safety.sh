@@ -1,0 +1,244 @@
+#!/bin/sh
+# Tests that filter files stay whole under concurrency, interruptions and
+# mistakes: locking of every read-modify-write, dedup --state checkpoints
+# and endings, merge's --force and capacity rules, saves through symlinks,
+# special files refused, owners and modes kept. Each check compares with an
+# answer computed independently (seq, sort, the inputs) and fails if the
+# behaviour it covers were missing.
+# Ends with "N passed, N failed"; exits non-zero on any failure.
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
+BK=${BK:-$BUILD/bloomkit}
+export LC_ALL=C
+pass=0
+fail=0
+W=$(mktemp -d "${TMPDIR:-/tmp}/bk-test-safety.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+trap 'exit 1' INT TERM
+cd "$W" || exit 2
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+# t NAME COMMAND...: passes if COMMAND succeeds.
+t() {
+    name=$1
+    shift
+    if "$@"; then ok "$name"; else bad "$name"; fi
+}
+# st WANT NAME COMMAND...: runs COMMAND (stdout to out, stderr to err),
+# passes if it exits WANT.
+st() {
+    want=$1
+    name=$2
+    shift 2
+    "$@" >out 2>err
+    got=$?
+    if [ "$got" -eq "$want" ]; then ok "$name"; else
+        bad "$name: exit $got, want $want ($(head -c 300 err))"
+    fi
+}
+# waits up to 10 s for a file to hold text matching a pattern
+wait_for() {
+    i=0
+    while [ $i -lt 100 ] && ! grep -q "$2" "$1" 2>/dev/null; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+}
+
+# ---- locking: two writers on one file ------------------------------------
+seq 1 1000000 | sed 's/^/a/' >A
+seq 1 1000000 | sed 's/^/b/' >B
+cat A B >AB
+lost=0
+for round in 1 2 3; do
+    rm -f f.bk
+    "$BK" create f.bk -n 3M -p 1e-6 --seed 1 2>/dev/null
+    "$BK" add -q f.bk A &
+    p1=$!
+    "$BK" add -q f.bk B &
+    p2=$!
+    wait $p1
+    wait $p2
+    n=$("$BK" check -c f.bk AB)
+    [ "$n" = 2000000 ] || lost=$((lost + 1))
+done
+t "two concurrent adds of 1M keys each keep all 2M keys (3 rounds, $lost lost)" test $lost -eq 0
+
+if command -v flock >/dev/null 2>&1; then
+    "$BK" create l.bk -n 1000 -p 0.01 --seed 1 2>/dev/null
+    echo x >x
+    flock l.bk sleep 3 &
+    holder=$!
+    sleep 0.3
+    start=$(date +%s)
+    st 2 "--no-wait on a locked file exits 2" "$BK" add --no-wait l.bk x
+    t "--no-wait does not wait" test $(($(date +%s) - start)) -le 1
+    t "--no-wait names the holding process ($holder)" grep -q "process $holder" err
+    st 1 "a reader does not block on a locked file" timeout 2 "$BK" check l.bk x
+    "$BK" add l.bk x >/dev/null 2>add.err &
+    adder=$!
+    wait_for add.err waiting
+    t "a waiting writer says whom it waits for" grep -q "waiting for process $holder" add.err
+    t "... and is still waiting" kill -0 $adder
+    wait $holder
+    wait $adder
+    t "... then adds once the lock is free" test "$("$BK" check -c l.bk x)" = 1
+    for cmd in "remove" "dedup --state" "merge"; do
+        flock l.bk sleep 2 &
+        holder=$!
+        sleep 0.3
+        case $cmd in
+        remove) st 2 "remove --no-wait waits for no lock" "$BK" remove --no-wait l.bk x ;;
+        dedup*) st 2 "dedup --state --no-wait on a locked state" "$BK" dedup -q --no-wait --state l.bk x ;;
+        merge) st 2 "merge --no-wait into a locked input" "$BK" merge --no-wait l.bk l.bk ;;
+        esac
+        t "$cmd: message names the lock holder" grep -q "process $holder" err
+        wait $holder
+    done
+else
+    echo "skip: no flock(1)"
+fi
+
+# two dedup --state runs at once on a new state file: every line is
+# printed by exactly one of them
+seq 1 300000 >D
+"$BK" dedup -q --state d.bk -n 1M D >d1.out 2>d1.err &
+p1=$!
+"$BK" dedup -q --state d.bk D >d2.out 2>d2.err &
+p2=$!
+wait $p1
+wait $p2
+t "two concurrent dedup --state runs print each line once between them" \
+    sh -c "cat d1.out d2.out | sort -n | cmp -s - D"
+
+# ---- merge ------------------------------------------------------------------
+seq 1 1000 >k1
+seq 1001 2000 >k2
+"$BK" create m1.bk -n 1000 -p 0.01 --seed 7 2>/dev/null
+"$BK" create m2.bk -n 1000 -p 0.01 --seed 7 2>/dev/null
+"$BK" add -q m1.bk k1
+"$BK" add -q m2.bk k2
+echo precious >other.bk
+st 2 "merge refuses to overwrite a file that is not an input" "$BK" merge other.bk m1.bk m2.bk
+t "... and leaves it alone" test "$(cat other.bk)" = precious
+t "... and says --force" grep -q -- '--force' err
+st 0 "merge --force replaces it" "$BK" merge --force other.bk m1.bk m2.bk
+st 0 "merge into one of its inputs needs no --force" "$BK" merge m1.bk m1.bk m2.bk
+t "merge over capacity warns with the expected FPR" grep -q 'exceed the capacity 1000.*probability 0\.[0-9]' err
+"$BK" create s1.bk -n 1000 -p 0.001 --kind scalable --seed 3 2>/dev/null
+"$BK" create s2.bk -n 1000 -p 0.001 --kind scalable --seed 3 2>/dev/null
+seq 1 900 | "$BK" add -q s1.bk
+seq 2001 2900 | "$BK" add -q s2.bk
+st 2 "a scalable union over its promised FPR is refused" "$BK" merge s.bk s1.bk s2.bk
+t "... not written" test ! -e s.bk
+t "... and explained" grep -q 'promise' err
+"$BK" create m3.bk -n 1000 -p 0.01 --seed 8 2>/dev/null
+st 2 "merge of different seeds" "$BK" merge m4.bk m1.bk m3.bk
+t "... names the seed as the difference" grep -q 'differ in seed' err
+"$BK" create m5.bk -n 1000 -p 0.01 --seed 7 --kind counting 2>/dev/null
+st 2 "merge of different kinds" "$BK" merge m4.bk m1.bk m5.bk
+t "... names the kind as the difference" grep -q 'differ in kind' err
+
+# ---- dedup --state: checkpoints and endings ---------------------------------
+seq 1 200000 >P
+"$BK" dedup -q --state p.bk P | head -n 3 >/dev/null
+"$BK" dedup -q --state p.bk P >p2.out 2>p2.err
+first=$(head -n 1 p2.out)
+t "closed output pipe: state saved (re-run starts after what was written, at $first)" \
+    test -n "$first" -a "$first" -gt 3
+t "closed output pipe: the re-run skips nothing after it" \
+    sh -c "seq $first 200000 | cmp -s - p2.out"
+
+mkfifo slow
+(seq 1 500; sleep 3; seq 501 1000; exec sleep 30) >slow &
+prod=$!
+"$BK" dedup -q --state k.bk --checkpoint 0.5 slow >k1.out 2>/dev/null &
+dd=$!
+i=0
+while [ $i -lt 100 ] && [ "$(wc -l <k1.out)" -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 1.5
+kill -KILL $dd
+kill $prod 2>/dev/null
+wait $dd 2>/dev/null
+wait $prod 2>/dev/null
+seq 1 1000 >K
+"$BK" dedup -q --state k.bk K >k2.out
+t "kill -9 after a checkpoint: the re-run does not repeat the checkpointed lines" \
+    test "$(wc -l <k2.out)" -eq 0
+t "kill -9: nothing was lost" sh -c "cat k1.out k2.out | sort -n | cmp -s - K"
+
+for sig in HUP TERM; do
+    rm -f g.fifo g.bk
+    mkfifo g.fifo
+    (seq 1 300; exec sleep 10) >g.fifo &
+    prod=$!
+    "$BK" dedup -q --state g.bk g.fifo >g1.out 2>/dev/null &
+    dd=$!
+    wait_for g1.out '^300$'
+    kill -$sig $dd
+    wait $dd
+    got=$?
+    kill $prod 2>/dev/null
+    wait $prod 2>/dev/null
+    want=129
+    [ $sig = TERM ] && want=143
+    t "SIG$sig: exit $want (got $got)" test $got -eq $want
+    seq 1 400 >G
+    "$BK" dedup -q --state g.bk G >g2.out
+    t "SIG$sig: state saved, re-run prints only the new lines" sh -c "seq 301 400 | cmp -s - g2.out"
+done
+
+mkdir ro
+chmod 555 ro
+if [ ! -w ro ]; then
+    st 2 "a state path that cannot be written fails before any output" "$BK" dedup --state ro/s.bk P
+    t "... with no line printed" test ! -s out
+else
+    echo "skip: running as root, a read-only directory is writable"
+fi
+st 2 "a state in a missing directory fails before any output" "$BK" dedup --state nodir/s.bk P
+t "... with no line printed" test ! -s out
+
+# ---- links, special files, owners -------------------------------------------
+mkdir -p data
+"$BK" create data/real.bk -n 1000 -p 0.01 --seed 5 2>/dev/null
+ln -s data/real.bk link.bk
+echo via-link >vl
+"$BK" add -q link.bk vl
+t "a save through a symlink keeps the link" test -L link.bk
+t "... and writes the file it points at" test "$("$BK" check -c data/real.bk vl)" = 1
+t "... leaving no second copy beside the link" test "$(ls data | wc -l)" -eq 1
+ln -s data/new.bk dangling.bk
+st 0 "create through a dangling symlink" "$BK" create dangling.bk -n 100 -p 0.01
+t "... creates the link's target and keeps the link" sh -c 'test -L dangling.bk && test -f data/new.bk'
+mkfifo pipe.bk
+"$BK" create m1b.bk -n 1000 -p 0.01 --seed 7 2>/dev/null
+st 2 "merge into a FIFO is refused" "$BK" merge --force pipe.bk m1b.bk
+t "... the FIFO is still a FIFO" test -p pipe.bk
+t "... and the message says why" grep -q 'not a regular file' err
+mkdir adir.bk
+st 2 "create over a directory is refused" "$BK" create --force adir.bk -n 10 -p 0.01
+t "... it is still a directory" test -d adir.bk
+if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
+    "$BK" create owned.bk -n 1000 -p 0.01 --seed 9 2>/dev/null
+    chown nobody:nogroup owned.bk 2>/dev/null || chown nobody owned.bk
+    chmod 640 owned.bk
+    before=$(stat -c '%U:%G %a' owned.bk)
+    "$BK" add -q owned.bk vl
+    t "root saving a service account's file keeps its owner and mode ($before)" \
+        test "$(stat -c '%U:%G %a' owned.bk)" = "$before"
+    if [ -c /dev/null ]; then
+        cp -a /dev/null devnull
+        st 2 "create --force over a device is refused" "$BK" create --force devnull -n 10 -p 0.01
+        t "... it is still a device" test -c devnull
+    fi
+else
+    "$BK" create owned.bk -n 1000 -p 0.01 --seed 9 2>/dev/null
+    chmod 640 owned.bk
+    "$BK" add -q owned.bk vl
+    t "a save keeps the file's mode" test "$(stat -c '%a' owned.bk)" = 640
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
