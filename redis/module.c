@@ -376,7 +376,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_type_bf = RedisModule_CreateDataType(ctx, "bkbloom-1", BKR_ENCVER, &tm);
     tm.rdb_load = rdb_load_cbf;
     bkr_type_cbf = RedisModule_CreateDataType(ctx, "bkcount-1", BKR_ENCVER, &tm);
-    if (bkr_type_bf == NULL || bkr_type_cbf == NULL)
+    if (bkr_type_bf == NULL || bkr_type_cbf == NULL || bkr_wbf_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
 
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
