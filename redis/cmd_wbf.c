@@ -102,11 +102,12 @@ static bk_filter_t *open_or_reply(RedisModuleCtx *ctx, RedisModuleString *name, 
     return NULL;
 }
 
+/* O(1): an add must not scan the payload. */
 static bool is_time_window(const bk_filter_t *f)
 {
-    bk_filter_info_t in;
-    bk_filter_info(f, &in);
-    return in.window_span != 0;
+    bk_filter_shape_t sh;
+    bk_filter_shape(f, &sh);
+    return sh.window_span != 0;
 }
 
 static uint64_t wall_clock(void)

@@ -694,6 +694,7 @@ void bki_window_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
     out->items = bki_window_held(w);
     out->filters = w->geom.generations;
     out->nonscaling = true;
+    out->window_span = w->params.span;
 }
 
 void bki_window_filter_info(const bk_filter_t *f, bk_filter_info_t *out)

@@ -391,6 +391,8 @@ typedef struct bk_filter_shape {
     uint64_t newest_items;     /* scalable: new keys it holds; the chain grows
                                   on the next new key once this reaches
                                   newest_capacity (see bk_filter_next_growth) */
+    uint64_t window_span;      /* window: T of a time window; 0 for a count
+                                  window and other kinds */
     bool mapped;               /* backed by a file mapping */
     bool readonly;
 } bk_filter_shape_t;
