@@ -70,11 +70,9 @@ uint64_t bkc_window_now(void)
 
 bool bkc_is_time_window(const bk_filter_t *f)
 {
-    bk_filter_info_t in;
-    if (bk_filter_kind(f) != BK_KIND_WINDOW)
-        return false;
-    bk_filter_info(f, &in);
-    return in.window_span != 0;
+    bk_filter_shape_t sh;
+    bk_filter_shape(f, &sh);
+    return sh.window_span != 0;
 }
 
 void bkc_window_tick(bk_filter_t *f)

@@ -194,7 +194,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_type_methods(&tm, BKR_CBF);
     tm.aof_rewrite = bkr_aof_rewrite;
     bkr_type_cbf = RedisModule_CreateDataType(ctx, "bkcount-1", BKR_ENCVER, &tm);
-    if (bkr_type_bf == NULL || bkr_type_cbf == NULL)
+    if (bkr_type_bf == NULL || bkr_type_cbf == NULL || bkr_wbf_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
 
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -244,6 +244,8 @@ int bkr_cmd_cbf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
 int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_cbf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+/* The WBF.* window filters (cmd_wbf.c): their data type and commands. */
+int bkr_wbf_register(RedisModuleCtx *ctx);
 
 int bkr_cmd_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_bf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);

@@ -41,15 +41,20 @@
  *   rotate 2 blocked filters             23.7 bits, 2.00 N, 2 lines/lookup
  *   this, G=4                            18.1 bits, 1.33 N, 4 lines/lookup
  *   this, G=8                            17.5 bits, 1.14 N, 8 lines/lookup
- * (bench/bench_window.c measures both on real filters; docs/BENCHMARKS.md
- * has the numbers.) An APBF lookup probes k slices at k independent
+ * Measured side by side (bench/bench_window.c, docs/BENCHMARKS.md, a
+ * loaded 2-core machine, ratios to one blocked filter's lookup): in cache,
+ * G=4 1.0-1.2x, G=8 1.3-1.4x, APBF(10,7) 3-4x, APBF(9,40) 9-11x; at 250 MB
+ * G=4 1.3-1.6x, G=8 2.0-2.2x, APBF 6-18x; every one under p at its worst
+ * moment. An APBF lookup probes k slices at k independent
  * addresses: k cache misses in a large filter, and 9 to 10 is the k that
  * makes it compact. Here a key's G lines are adjacent (one bucket, one page,
  * one DRAM row) and each is tested with a few word operations; an add
  * writes one line. The price: a full slot is cleared per generation (a
  * strided pass over 1/G of the payload; a pause, not a per-key cost) and
  * the window boundary is fuzzy by one generation (N to G g), which the
- * APBF has too (l to l + k generations) and worse.
+ * APBF has too (l to l + k generations) and worse. G = 4 is the default:
+ * within 4% of the fewest bits (G = 7: 17.5), half the lines per lookup of
+ * G = 8; callers who want sharper forgetting choose up to 16.
  */
 #include "window.h"
 
@@ -689,6 +694,7 @@ void bki_window_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
     out->items = bki_window_held(w);
     out->filters = w->geom.generations;
     out->nonscaling = true;
+    out->window_span = w->params.span;
 }
 
 void bki_window_filter_info(const bk_filter_t *f, bk_filter_info_t *out)

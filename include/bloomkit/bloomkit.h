@@ -453,6 +453,8 @@ typedef struct bk_filter_shape {
                                   newest_capacity (see bk_filter_next_growth) */
     uint64_t max_bytes;        /* the size cap (bk_filter_set_max_bytes); 0:
                                   none */
+    uint64_t window_span;      /* window: T of a time window; 0 for a count
+                                  window and other kinds */
     bool mapped;               /* backed by a file mapping */
     bool readonly;
 } bk_filter_shape_t;

@@ -110,4 +110,12 @@ fi
 if [ -z "$line" ] || { [ $rc -ne 0 ] && [ "${f%% failed*}" -eq 0 ]; }; then
     bad "test_module.py ran to the end (exit $rc)"
 fi
+# Window filters (WBF.*), their own script.
+"$PY" tests/redis/test_window.py "$SERVER" "$MODULE" "$WORK" >"$WORK/wbf.log" 2>&1
+rc=$?
+cat "$WORK/wbf.log"
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$WORK/wbf.log" | tail -n 1)
+[ -n "$line" ] && pass=$((pass + ${line%% passed*})) && f=${line#*passed, } &&
+    fail=$((fail + ${f%% failed*}))
+if [ -z "$line" ] || [ $rc -ne 0 ]; then bad "test_window.py ran clean (exit $rc)"; fi
 finish

@@ -651,6 +651,7 @@ static void test_handle_calls(void)
     bk_filter_shape_t shape;
     bk_filter_shape(f, &shape);
     CHECK(shape.kind == BK_KIND_WINDOW && shape.bytes == info.bytes && shape.items == info.items);
+    CHECK_EQ_U64(shape.window_span, 0);
     CHECK(!has(f, 5)); /* 2500 adds ago, past G g = 1336 */
     CHECK_OK(bk_filter_clone(&c, f));
     CHECK_OK(bk_filter_clear(f));
@@ -710,6 +711,9 @@ static void test_handle_time_window(void)
     bk_filter_info_t info;
     bk_filter_info(f, &info);
     CHECK_EQ_U64(info.window_span, 3600);
+    bk_filter_shape_t shape;
+    bk_filter_shape(f, &shape);
+    CHECK_EQ_U64(shape.window_span, 3600);
     CHECK_EQ_U64(info.window_generation, 1200);
     CHECK_EQ_U64(info.window_now, 1700000000 + 7200);
     CHECK_EQ_U64(info.items, 0);

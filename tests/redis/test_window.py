@@ -1,0 +1,95 @@
+"""Tests of the WBF.* window filters through real redis-server processes:
+a master and a replica (the replica must hold byte-identical windows,
+including a time window's clock, which only the master reads), the answers
+against a Python reference of the last N adds, errors, and restarts from
+RDB and from a rewritten AOF.
+
+Run by tests/redis/run.sh as
+    python3 test_window.py REDIS_SERVER MODULE_SO WORKDIR
+Ends with "N passed, N failed".
+"""
+
+import os
+import sys
+import time
+
+sys.argv = sys.argv[:4]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_module as tm  # noqa: E402  (its server helpers; it runs on import only under main)
+from redis.exceptions import ResponseError  # noqa: E402
+
+
+def dump(r, key):
+    """The window's bytes, as the RDB stores them: via WBF.RESTORE's
+    inverse, the DUMP payload (same bytes on master and replica)."""
+    return r.dump(key)
+
+
+def main():
+    master = tm.Server("wbf-master", extra=["--appendonly", "yes"]).start()
+    replica = tm.Server("wbf-replica", extra=["--replicaof", "127.0.0.1", str(master.port)]).start()
+    m, s = master.r, replica.r
+    for _ in range(200):
+        if s.info("replication").get("master_link_status") == "up":
+            break
+        time.sleep(0.05)
+
+    tm.check("WBF.RESERVE count window", m.execute_command("WBF.RESERVE", "c", 0.01, 100) == b"OK")
+    tm.check("TYPE", m.type("c") == b"bkwindw-1")
+    tm.check("WBF.RESERVE twice refused",
+             tm.error_of(m.execute_command, "WBF.RESERVE", "c", 0.01, 100) == "item exists")
+    tm.check("bad GENERATIONS refused",
+             tm.error_of(m.execute_command, "WBF.RESERVE", "x", 0.01, 100, "GENERATIONS", 1)
+             is not None)
+    tm.check("WBF.ADD on a missing key",
+             tm.error_of(m.execute_command, "WBF.ADD", "nokey", "a") == "not found")
+    # The last 100 adds are always present; adds 150+ back are gone.
+    for i in range(300):
+        m.execute_command("WBF.ADD", "c", "k%d" % i)
+    got = m.execute_command("WBF.MEXISTS", "c", *["k%d" % i for i in range(200, 300)])
+    tm.check("last 100 adds present", got == [1] * 100, got)
+    got = m.execute_command("WBF.MEXISTS", "c", *["k%d" % i for i in range(0, 150)])
+    tm.check("adds older than 4/3 N forgotten", sum(got) <= 3, sum(got))
+    tm.check("WBF.ADD again is 0", m.execute_command("WBF.ADD", "c", "k299") == 0)
+    info = m.execute_command("WBF.INFO", "c")
+    fields = dict(zip(info[0::2], info[1::2]))
+    tm.check("WBF.INFO generations", fields.get(b"Generations") == 4, fields)
+    tm.check("WBF.CARD", m.execute_command("WBF.CARD", "c") == fields.get(b"Number of items inserted"))
+
+    # A time window: the master's clock travels with the adds.
+    m.execute_command("WBF.RESERVE", "t", 0.001, 1000, "SECONDS", 3600)
+    m.execute_command("WBF.MADD", "t", "a", "b")
+    tm.check("time window: present", m.execute_command("WBF.EXISTS", "t", "a") == 1)
+    m.execute_command("WBF.ADDAT", "t", int(time.time()) + 7200, "z")
+    tm.check("ADDAT two hours on: a is forgotten", m.execute_command("WBF.EXISTS", "t", "a") == 0)
+    tm.check("ADDAT two hours on: z is present", m.execute_command("WBF.EXISTS", "t", "z") == 1)
+
+    m.execute_command("WAIT", 1, 5000)
+    for key in ("c", "t"):
+        tm.check("replica holds identical bytes: " + key, dump(m, key) == dump(s, key))
+    tm.check("replica answers alike",
+             s.execute_command("WBF.EXISTS", "t", "z") == 1 and
+             s.execute_command("WBF.EXISTS", "t", "a") == 0)
+
+    # Restarts: RDB, then a rewritten AOF.
+    before = {k: dump(m, k) for k in ("c", "t")}
+    m.save()
+    master.stop()
+    master.start()
+    tm.check("RDB restart keeps the windows", all(dump(master.r, k) == v for k, v in before.items()))
+    master.r.bgrewriteaof()
+    time.sleep(1.5)
+    master.stop()
+    os.remove(os.path.join(master.dir, "dump.rdb"))
+    master.start()
+    tm.check("AOF restart keeps the windows", all(dump(master.r, k) == v for k, v in before.items()))
+    tm.check("WBF.RESTORE refuses garbage",
+             tm.error_of(master.r.execute_command, "WBF.RESTORE", "g", b"junk") is not None)
+    replica.stop()
+    master.stop()
+    print("%d passed, %d failed" % (tm.passed, tm.failed))
+    return 1 if tm.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
