@@ -153,16 +153,20 @@ t "closed output pipe: the re-run skips nothing after it" \
 mkfifo slow
 (seq 1 500; sleep 3; seq 501 1000; exec sleep 30) >slow &
 prod=$!
-"$BK" dedup -q --state k.bk --checkpoint 0.5 slow >k1.out 2>/dev/null &
+"$BK" dedup -q --state k.bk -n 100000 --checkpoint 0.5 slow >k1.out 2>/dev/null &
 dd=$!
+seq 1 1000 >K
+# The producer now pauses for 30 s: within it a checkpoint must record
+# all 1000 printed lines (readers never block, so ask the file itself).
 i=0
-while [ $i -lt 100 ] && [ "$(wc -l <k1.out)" -lt 1000 ]; do sleep 0.1; i=$((i + 1)); done
-sleep 1.5
+while [ $i -lt 200 ] && [ "$("$BK" check -c k.bk K 2>/dev/null)" != 1000 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
 kill -KILL $dd
 kill $prod 2>/dev/null
 wait $dd 2>/dev/null
 wait $prod 2>/dev/null
-seq 1 1000 >K
 "$BK" dedup -q --state k.bk K >k2.out
 t "kill -9 after a checkpoint: the re-run does not repeat the checkpointed lines" \
     test "$(wc -l <k2.out)" -eq 0
