@@ -28,6 +28,10 @@ static const char distinct_usage[] =
     "\n"
     "  -m, --max N        values are below N (default 2^32; 11-digit phone\n"
     "                     numbers: --max 2e10, a 2.5 GB bitmap)\n"
+    "  -w, --width W      numbers of exactly W digits, leading zeros counted\n"
+    "                     and printed back (phone numbers: -w 8); --max\n"
+    "                     defaults to 10^W. Without it a leading zero is an\n"
+    "                     error, so 0123 and 123 are never merged\n"
     "  -P, --print        print the distinct values instead of their count\n"
     "  -q, --quiet        no progress\n"
     "      --progress     progress even when not on a terminal\n"
@@ -41,6 +45,9 @@ static const char once_usage[] =
     "line, exactly, with two bits per possible value.\n"
     "\n"
     "  -m, --max N        values are below N (default 2^32, a 1 GB bitmap)\n"
+    "  -w, --width W      numbers of exactly W digits, leading zeros counted\n"
+    "                     and printed back; --max defaults to 10^W. Without\n"
+    "                     it a leading zero is an error (0123 is not 123)\n"
     "  -c, --count        print only how many there are\n"
     "  -q, --quiet        no progress\n"
     "      --progress     progress even when not on a terminal\n"
@@ -55,6 +62,7 @@ typedef struct {
     bk_bitmap_t *b1;
     bk_bitmap2_t *b2;
     uint64_t max;
+    unsigned width; /* --width: digits per value, 0 for plain numbers */
     bkc_progress_t *prog;
     size_t nvals;
     uint64_t vals[BM_BATCH];
@@ -89,11 +97,35 @@ static inline bool parse_plain_digits(const char *s, size_t len, uint64_t *out)
     return true;
 }
 
-/* Parses a line as a decimal integer below max; prints why not. */
-static int parse_value(const char *s, size_t len, uint64_t max, const bkc_reader_t *r,
-                       bkc_progress_t *prog, uint64_t *out)
+/* Two different lines must never count as one value: with --width every
+ * value has exactly that many digits; without, a number may not start
+ * with 0 (unless it is 0), since 0123 would be taken as 123. */
+static inline bool digits_fit(const char *s, size_t ndigits, unsigned width)
 {
-    if (__builtin_expect(parse_plain_digits(s, len, out), 1) && *out < max)
+    return width ? ndigits == width : (s[0] != '0' || ndigits == 1);
+}
+
+/* Says why a line's digits do not fit (see digits_fit). */
+static int width_error(const char *s, size_t n, unsigned width, const bkc_reader_t *r,
+                       bkc_progress_t *prog)
+{
+    if (width)
+        bkc_line_error(prog, r, "%.*s has %zu digits, not the %u of --width", (int)n, s, n,
+                       width);
+    else
+        bkc_line_error(prog, r,
+                       "%.*s has a leading zero: for fixed-width numbers (phone numbers) "
+                       "give --width %zu, so that it is not counted as %.*s",
+                       (int)n, s, n, (int)(n > 1 ? n - 1 : 1), n > 1 ? s + 1 : s);
+    return BKC_EXIT_ERROR;
+}
+
+/* Parses a line as a decimal integer below max; prints why not. */
+static int parse_value(const char *s, size_t len, uint64_t max, unsigned width,
+                       const bkc_reader_t *r, bkc_progress_t *prog, uint64_t *out)
+{
+    if (__builtin_expect(parse_plain_digits(s, len, out), 1) && *out < max &&
+        __builtin_expect(digits_fit(s, len, width), 1))
         return 0;
     size_t a = 0, b = len;
     while (a < b && (s[a] == ' ' || s[a] == '\t'))
@@ -122,6 +154,8 @@ static int parse_value(const char *s, size_t len, uint64_t max, const bkc_reader
         bkc_line_error(prog, r, "not a non-negative integer: '%s%s'", shown, len > 40 ? "..." : "");
         return BKC_EXIT_ERROR;
     }
+    if (!digits_fit(s + a, b - a, width))
+        return width_error(s + a, b - a, width, r, prog);
     if (overflow || v >= max) {
         bkc_line_error(prog, r, "%.*s is not below --max %llu", (int)(b - a), s + a,
                        (unsigned long long)max);
@@ -138,7 +172,7 @@ static int bitmap_line(void *vctx, const char *line, size_t len, const char *key
     (void)klen;
     bm_ctx_t *c = vctx;
     uint64_t v;
-    int rc = parse_value(line, len, c->max, r, c->prog, &v);
+    int rc = parse_value(line, len, c->max, c->width, r, c->prog, &v);
     if (rc)
         return rc;
     c->prog->items++;
@@ -148,53 +182,84 @@ static int bitmap_line(void *vctx, const char *line, size_t len, const char *key
     return 0;
 }
 
+/* Prints a value as it was given: zero-padded to --width digits. */
 static bool print_value(uint64_t v, void *ctx)
 {
-    (void)ctx;
-    printf("%llu\n", (unsigned long long)v);
+    const bm_ctx_t *c = ctx;
+    printf("%0*llu\n", (int)c->width, (unsigned long long)v);
     return !ferror(stdout);
 }
 
-static int run(int argc, char **argv, bool once)
+typedef struct bm_opts {
+    uint64_t max;
+    unsigned width;
+    bool print, count;
+    bkc_input_opts_t in; /* --normalize is not offered: values are integers */
+} bm_opts_t;
+
+/* -1 when parsing went on to the inputs, else the exit status. */
+static int parse_options(int argc, char **argv, bool once, bm_opts_t *o)
 {
     static const struct option opts[] = {{"max", required_argument, 0, 'm'},
+                                         {"width", required_argument, 0, 'w'},
                                          {"print", no_argument, 0, 'P'},
                                          {"count", no_argument, 0, 'c'},
                                          {"quiet", no_argument, 0, 'q'},
                                          {"progress", no_argument, 0, BKC_OPT_PROGRESS},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    uint64_t max = UINT64_C(1) << 32;
-    bool print = false, count = false;
+    memset(o, 0, sizeof *o);
+    bkc_input_opts_init(&o->in);
     const char *usage = once ? once_usage : distinct_usage;
-    bkc_input_opts_t in; /* --normalize is not offered: values are integers */
-    bkc_input_opts_init(&in);
     int c, rc;
+    uint64_t w;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
-    while ((c = getopt_long(argc, argv, once ? "m:cqh" : "m:Pqh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, once ? "m:w:cqh" : "m:w:Pqh", opts, NULL)) != -1) {
         switch (c) {
         case 'm':
-            if (bkc_parse_count(optarg, &max) != 0 || max == 0 || max > (UINT64_C(1) << 48))
+            if (bkc_parse_count(optarg, &o->max) != 0 || o->max == 0 ||
+                o->max > (UINT64_C(1) << 48))
                 return bkc_usage_error("bad --max '%s' (1 to 2^48)", optarg);
             break;
-        case 'P':
-            if (once)
-                return bkc_bad_option(argv);
-            print = true;
+        case 'w':
+            /* 10^14 is the largest power of ten within --max's 2^48 */
+            if (bkc_parse_count(optarg, &w) != 0 || w == 0 || w > 14)
+                return bkc_usage_error("bad --width '%s' (1 to 14 digits)", optarg);
+            o->width = (unsigned)w;
             break;
+        case 'P':
         case 'c':
-            if (!once)
+            if (once != (c == 'c'))
                 return bkc_bad_option(argv);
-            count = true;
+            *(c == 'c' ? &o->count : &o->print) = true;
             break;
         default:
-            if ((rc = bkc_shared_option(c, argv, usage, NULL, &in)) >= 0)
+            if ((rc = bkc_shared_option(c, argv, usage, NULL, &o->in)) >= 0)
                 return rc;
         }
     }
+    if (o->max == 0) {
+        o->max = UINT64_C(1) << 32;
+        if (o->width)
+            for (o->max = 1, w = 0; w < o->width; w++)
+                o->max *= 10;
+    }
+    return -1;
+}
+
+static int run(int argc, char **argv, bool once)
+{
+    bm_opts_t o;
+    int rc = parse_options(argc, argv, once, &o);
+    if (rc >= 0)
+        return rc;
+    uint64_t max = o.max;
+    bool print = o.print, count = o.count;
+    bkc_input_opts_t in = o.in;
     static bm_ctx_t ctx; /* 32 KB of buffer: not on the stack */
     memset(&ctx, 0, sizeof ctx);
     ctx.max = max;
+    ctx.width = o.width;
     bk_status_t st = once ? bk_bitmap2_create(&ctx.b2, max) : bk_bitmap_create(&ctx.b1, max);
     if (st != BK_OK) {
         bkc_error("cannot make a bitmap for --max %llu: %s", (unsigned long long)max,
@@ -217,9 +282,9 @@ static int run(int argc, char **argv, bool once)
             bk_bitmap2_counts(ctx.b2, counts);
             printf("%llu\n", (unsigned long long)counts[1]);
         } else if (once) {
-            bk_bitmap2_foreach(ctx.b2, 1, print_value, NULL);
+            bk_bitmap2_foreach(ctx.b2, 1, print_value, &ctx);
         } else if (print) {
-            bk_bitmap_foreach(ctx.b1, print_value, NULL);
+            bk_bitmap_foreach(ctx.b1, print_value, &ctx);
         } else {
             printf("%llu\n", (unsigned long long)bk_bitmap_count(ctx.b1));
         }

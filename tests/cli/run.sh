@@ -364,6 +364,17 @@ printf '5\n100\n' >bigint
 rc 2 "value not below --max" "$BK" distinct --max 100 bigint
 check "too-large value named" grep -q 'bigint: line 2' err
 rc 2 "bad --max" "$BK" once --max 0 ints
+# Fixed-width numbers: two different lines are never one value.
+printf '01234567\n1234567\n' >zeros
+rc 2 "a leading zero without --width is refused" "$BK" distinct zeros
+check "... naming the line and --width" grep -q 'zeros: line 1: 01234567 has a leading zero.*--width 8' err
+awk 'BEGIN { srand(5); for (i = 0; i < 3000; i++) printf "%08d\n", int(rand() * 2000) }' >fixed
+rc 0 "distinct --width 8" "$BK" distinct -w 8 --print fixed
+check "distinct --width 8 prints the numbers as given (= sort -u)" sh -c "sort -u fixed | cmp -s - out"
+rc 0 "once --width 8" "$BK" once --width 8 fixed
+check "once --width 8 = uniq -u, zeros kept" sh -c "sort fixed | uniq -u | cmp -s - out"
+rc 2 "a number of another width is refused" "$BK" distinct -w 8 zeros
+check "... naming its line" grep -q 'zeros: line 2: 1234567 has 7 digits' err
 
 # ---- full non-scaling filter
 if "$BK" create full.bk -n 100 -p 0.01 --kind scalable --nonscaling --seed 1 2>/dev/null; then
