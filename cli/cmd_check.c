@@ -30,8 +30,11 @@ static const char usage[] =
     "\n"
     "  -v, --absent       select the lines that are not in the filter\n"
     "  -c, --count        print only the number of selected lines\n"
-    "      --mmap         map FILE instead of reading it (fast start for huge\n"
-    "                     filters; the payload checksum is not verified)\n"
+    "      --mmap         map FILE instead of reading it (no copy in memory;\n"
+    "                     the payload's checksum is still verified first)\n"
+    "      --no-verify    with --mmap: skip that check, for the fastest start\n"
+    "                     on a file you trust (a damaged file could then\n"
+    "                     answer \"absent\" for a key that was added)\n"
     "      --normalize M  url or email: canonicalize keys first (see bloomkit(1))\n"
     "  -q, --quiet        no progress\n"
     "      --progress     progress and a summary even when not on a terminal\n"
@@ -103,16 +106,17 @@ static int check_end(void *vctx, const bkc_reader_t *r)
 
 int bkc_cmd_check(int argc, char **argv)
 {
-    enum { OPT_MMAP = BKC_OPT_OWN };
+    enum { OPT_MMAP = BKC_OPT_OWN, OPT_NO_VERIFY };
     static const struct option opts[] = {{"absent", no_argument, 0, 'v'},
                                          {"count", no_argument, 0, 'c'},
                                          {"mmap", no_argument, 0, OPT_MMAP},
+                                         {"no-verify", no_argument, 0, OPT_NO_VERIFY},
                                          BKC_INPUT_LONG_OPTIONS,
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     bkc_input_opts_t in;
     bkc_input_opts_init(&in);
-    bool absent = false, count_only = false, use_mmap = false;
+    bool absent = false, count_only = false, use_mmap = false, verify = true;
     int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "vcqh", opts, NULL)) != -1) {
@@ -126,6 +130,9 @@ int bkc_cmd_check(int argc, char **argv)
         case OPT_MMAP:
             use_mmap = true;
             break;
+        case OPT_NO_VERIFY:
+            verify = false;
+            break;
         default:
             if ((rc = bkc_shared_option(c, argv, usage, NULL, &in)) >= 0)
                 return rc;
@@ -135,6 +142,13 @@ int bkc_cmd_check(int argc, char **argv)
     bk_filter_t *f = bkc_filter_operand(argc, argv, use_mmap, &path);
     if (!f)
         return BKC_EXIT_ERROR;
+    /* A loaded file was verified as it was read; a mapped one is checked
+     * here unless asked not to, since a damaged payload would answer "no"
+     * for keys that were added, which a filter must never do. */
+    if (use_mmap && verify && bkc_verify_mapped(f, path) != 0) {
+        bk_filter_free(f);
+        return BKC_EXIT_ERROR;
+    }
     bkc_stdout_setup();
     bkc_progress_t prog;
     bkc_progress_init(&prog, in.pmode, bkc_inputs_size(argv + optind, argc - optind));

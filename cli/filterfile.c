@@ -80,6 +80,18 @@ bk_filter_t *bkc_filter_operand(int argc, char **argv, bool map, const char **pa
     return f;
 }
 
+int bkc_verify_mapped(const bk_filter_t *f, const char *path)
+{
+    const char *why = NULL;
+    bk_status_t st = bk_filter_verify(f, &why);
+    if (st == BK_OK)
+        return 0;
+    bkc_error("%s: damaged: %s%s%s (without --mmap it is refused too; --no-verify skips this "
+              "check)",
+              path, bk_strerror(st), why ? ": " : "", why ? why : "");
+    return -1;
+}
+
 int bkc_save_filter(const bk_filter_t *f, const char *path)
 {
     errno = 0;

@@ -198,8 +198,11 @@ static int fill(bkc_reader_t *r)
             r->stopped = 1; /* the signal came between reads */
             return 0;
         }
-        if (g_idle_fn && r->size < 0)
+        if (g_idle_fn && r->size < 0) {
             wait_while_idle(r);
+            if (g_stop_flag && *g_stop_flag)
+                continue; /* the signal came while waiting */
+        }
         ssize_t got = read(r->fd, r->buf + r->end, r->cap - r->end);
         if (got > 0) {
             r->end += (size_t)got;

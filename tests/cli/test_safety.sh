@@ -2,7 +2,7 @@
 # Tests that filter files stay whole under concurrency, interruptions and
 # mistakes: locking of every read-modify-write, dedup --state checkpoints
 # and endings, merge's --force and capacity rules, saves through symlinks,
-# special files refused, owners and modes kept. Each check compares with an
+# special files refused, owners and modes kept, check --mmap verification. Each check compares with an
 # answer computed independently (seq, sort, the inputs) and fails if the
 # behaviour it covers were missing.
 # Ends with "N passed, N failed"; exits non-zero on any failure.
@@ -243,6 +243,20 @@ else
     "$BK" add -q owned.bk vl
     t "a save keeps the file's mode" test "$(stat -c '%a' owned.bk)" = 640
 fi
+
+# ---- check --mmap on a damaged file -----------------------------------------
+seq 1 1000 >mk
+"$BK" create mm.bk -n 1000 -p 0.01 --seed 4 2>/dev/null
+"$BK" add -q mm.bk mk
+size=$(wc -c <mm.bk)
+# zero the payload's second half: keys added there now read as absent
+head -c $((size / 2)) mm.bk >dm.bk
+head -c $((size - size / 2)) /dev/zero >>dm.bk
+st 2 "check --mmap refuses a damaged file (no false 'absent')" "$BK" check -c --mmap dm.bk mk
+t "... saying it is damaged and naming --no-verify" grep -q 'damaged.*--no-verify' err
+st 0 "check --mmap on a sound file answers" "$BK" check -c --mmap mm.bk mk
+t "... every added key present" test "$(cat out)" = 1000
+st 0 "check --mmap --no-verify skips the check" "$BK" check -c --mmap --no-verify dm.bk mk
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
