@@ -42,6 +42,29 @@ static const char usage[] =
     "  -f, --force        replace an existing FILE\n"
     "  -h, --help         this text\n";
 
+/* Applies --window and checks that the options make one filter: -1 when
+ * they do, else the exit status after a usage message. */
+static int check_sizing(bkc_sizing_opts_t *sz, const char *window)
+{
+    const bk_options_t *o = &sz->o;
+    int rc;
+    if (window) {
+        bool time_window;
+        uint64_t n = sz->n;
+        if ((rc = bkc_window_option(window, sz, &time_window)) >= 0)
+            return rc;
+        if (!time_window && n != 0 && n != sz->n)
+            return bkc_usage_error("--window COUNT is the capacity: leave out -n");
+    } else if (o->window_generations) {
+        return bkc_usage_error("--generations needs --window");
+    }
+    if (sz->n == 0 || sz->p == 0)
+        return bkc_usage_error("-n and -p are required");
+    if ((o->growth != 0 || o->nonscaling) && o->kind != BK_KIND_SCALABLE)
+        return bkc_usage_error("--growth and --nonscaling need --kind scalable");
+    return -1;
+}
+
 int bkc_cmd_create(int argc, char **argv)
 {
     enum { OPT_GROWTH = BKC_OPT_OWN, OPT_NONSCALING, OPT_GENERATIONS };
@@ -60,7 +83,7 @@ int bkc_cmd_create(int argc, char **argv)
     bkc_sizing_opts_t sz;
     bkc_sizing_opts_init(&sz, 0, 0);
     bk_options_t *o = &sz.o;
-    bool force = false, time_window = false;
+    bool force = false;
     const char *window = NULL;
     int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
@@ -97,19 +120,8 @@ int bkc_cmd_create(int argc, char **argv)
     if (optind + 1 != argc)
         return bkc_usage_error(optind >= argc ? "FILE is required" : "one FILE only");
     const char *path = argv[optind];
-    if (window) {
-        uint64_t n = sz.n;
-        if ((rc = bkc_window_option(window, &sz, &time_window)) >= 0)
-            return rc;
-        if (!time_window && n != 0 && n != sz.n)
-            return bkc_usage_error("--window COUNT is the capacity: leave out -n");
-    } else if (o->window_generations) {
-        return bkc_usage_error("--generations needs --window");
-    }
-    if (sz.n == 0 || sz.p == 0)
-        return bkc_usage_error("-n and -p are required");
-    if ((o->growth != 0 || o->nonscaling) && o->kind != BK_KIND_SCALABLE)
-        return bkc_usage_error("--growth and --nonscaling need --kind scalable");
+    if ((rc = check_sizing(&sz, window)) >= 0)
+        return rc;
     struct stat sb;
     if (!force && stat(path, &sb) == 0) {
         bkc_error("%s: file exists (use --force to replace it)", path);

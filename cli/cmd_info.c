@@ -88,6 +88,71 @@ static void window_json(const bk_filter_info_t *in)
            (unsigned long long)in->window_forgotten_before);
 }
 
+static void print_json(const char *path, const bk_filter_info_t *inp, const char *kind,
+                       const char *hash)
+{
+    const bk_filter_info_t in = *inp;
+    printf("{\"file\":");
+    json_string(path);
+    printf(",\"kind\":\"%s\",\"hash\":\"%s\",\"seed\":\"0x%016llx\","
+           "\"capacity\":%llu,\"fpr_target\":%.17g,\"cells\":%llu,\"k\":%u,"
+           "\"bytes\":%llu,\"items\":%llu,\"cells_set\":%llu,\"fill\":%.17g,"
+           "\"estimated_items\":%.17g,\"expected_fpr\":%.17g,\"filters\":%u",
+           kind, hash, (unsigned long long)in.seed, (unsigned long long)in.capacity,
+           in.fpr_target, (unsigned long long)in.cells, in.k, (unsigned long long)in.bytes,
+           (unsigned long long)in.items, (unsigned long long)in.cells_set, in.fill,
+           in.estimated_items, in.expected_fpr, in.filters);
+    if (in.kind == BK_KIND_SCALABLE) {
+        const char *sk = bk_kind_name(in.sub_kind);
+        printf(",\"sub_kind\":\"%s\",\"growth\":%.17g,\"tightening\":%.17g,"
+               "\"nonscaling\":%s,\"precise_filters\":%u",
+               sk ? sk : "?", in.growth, in.tightening, in.nonscaling ? "true" : "false",
+               in.precise_filters);
+    }
+    if (in.kind == BK_KIND_WINDOW)
+        window_json(&in);
+    printf("}\n");
+}
+
+/* The file was read whole, so its checksums were verified on the way. */
+static void print_text(const char *path, const bk_filter_info_t *inp, const char *kind,
+                       const char *hash)
+{
+    const bk_filter_info_t in = *inp;
+    char hb[32];
+    printf("file            %s\n", path);
+    printf("kind            %s\n", kind);
+    if (in.kind == BK_KIND_SCALABLE) {
+        const char *sk = bk_kind_name(in.sub_kind);
+        /* deep chains hold precise sub-filters after the first (FORMAT.md) */
+        printf("sub-filters     %u: %u %s", in.filters, in.filters - in.precise_filters,
+               sk ? sk : "?");
+        if (in.precise_filters)
+            printf(", %u precise", in.precise_filters);
+        printf("; growth %g, tightening %g%s\n", in.growth, in.tightening,
+               in.nonscaling ? ", non-scaling" : "");
+    }
+    if (in.kind == BK_KIND_WINDOW)
+        window_text(&in);
+    printf("hash            %s, seed 0x%016llx\n", hash, (unsigned long long)in.seed);
+    printf("capacity        %llu\n", (unsigned long long)in.capacity);
+    printf("target FPR      %g\n", in.fpr_target);
+    printf("%-16s%llu\n", in.kind == BK_KIND_COUNTING ? "counters" : "bits",
+           (unsigned long long)in.cells);
+    printf("k               %u\n", in.k);
+    printf("bytes           %llu (%s)\n", (unsigned long long)in.bytes,
+           bkc_human_bytes((double)in.bytes, hb, sizeof hb));
+    printf("items           %llu%s\n", (unsigned long long)in.items,
+           in.kind != BK_KIND_SCALABLE && in.kind != BK_KIND_WINDOW && in.items > in.capacity
+               ? " (over capacity)"
+               : "");
+    printf("%-16s%llu\n", in.kind == BK_KIND_COUNTING ? "counters set" : "bits set",
+           (unsigned long long)in.cells_set);
+    printf("fill            %.2f%%\n", in.fill * 100);
+    printf("estimated items %.0f\n", in.estimated_items);
+    printf("expected FPR    %.4g\n", in.expected_fpr);
+}
+
 int bkc_cmd_info(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, 0, 'j'},
@@ -118,55 +183,10 @@ int bkc_cmd_info(int argc, char **argv)
     const char *hash = bk_hash_name(in.hash);
     kind = kind ? kind : "?";
     hash = hash ? hash : "?";
-    if (json) {
-        printf("{\"file\":");
-        json_string(path);
-        printf(",\"kind\":\"%s\",\"hash\":\"%s\",\"seed\":\"0x%016llx\","
-               "\"capacity\":%llu,\"fpr_target\":%.17g,\"cells\":%llu,\"k\":%u,"
-               "\"bytes\":%llu,\"items\":%llu,\"cells_set\":%llu,\"fill\":%.17g,"
-               "\"estimated_items\":%.17g,\"expected_fpr\":%.17g,\"filters\":%u",
-               kind, hash, (unsigned long long)in.seed, (unsigned long long)in.capacity,
-               in.fpr_target, (unsigned long long)in.cells, in.k, (unsigned long long)in.bytes,
-               (unsigned long long)in.items, (unsigned long long)in.cells_set, in.fill,
-               in.estimated_items, in.expected_fpr, in.filters);
-        if (in.kind == BK_KIND_SCALABLE) {
-            const char *sk = bk_kind_name(in.sub_kind);
-            printf(",\"sub_kind\":\"%s\",\"growth\":%.17g,\"tightening\":%.17g,"
-                   "\"nonscaling\":%s",
-                   sk ? sk : "?", in.growth, in.tightening, in.nonscaling ? "true" : "false");
-        }
-        if (in.kind == BK_KIND_WINDOW)
-            window_json(&in);
-        printf("}\n");
-    } else {
-        char hb[32];
-        printf("file            %s\n", path);
-        printf("kind            %s\n", kind);
-        if (in.kind == BK_KIND_SCALABLE) {
-            const char *sk = bk_kind_name(in.sub_kind);
-            printf("sub-filters     %u x %s, growth %g, tightening %g%s\n", in.filters,
-                   sk ? sk : "?", in.growth, in.tightening, in.nonscaling ? ", non-scaling" : "");
-        }
-        if (in.kind == BK_KIND_WINDOW)
-            window_text(&in);
-        printf("hash            %s, seed 0x%016llx\n", hash, (unsigned long long)in.seed);
-        printf("capacity        %llu\n", (unsigned long long)in.capacity);
-        printf("target FPR      %g\n", in.fpr_target);
-        printf("%-16s%llu\n", in.kind == BK_KIND_COUNTING ? "counters" : "bits",
-               (unsigned long long)in.cells);
-        printf("k               %u\n", in.k);
-        printf("bytes           %llu (%s)\n", (unsigned long long)in.bytes,
-               bkc_human_bytes((double)in.bytes, hb, sizeof hb));
-        printf("items           %llu%s\n", (unsigned long long)in.items,
-               in.kind != BK_KIND_SCALABLE && in.kind != BK_KIND_WINDOW && in.items > in.capacity
-                   ? " (over capacity)"
-                   : "");
-        printf("%-16s%llu\n", in.kind == BK_KIND_COUNTING ? "counters set" : "bits set",
-               (unsigned long long)in.cells_set);
-        printf("fill            %.2f%%\n", in.fill * 100);
-        printf("estimated items %.0f\n", in.estimated_items);
-        printf("expected FPR    %.4g\n", in.expected_fpr);
-    }
+    if (json)
+        print_json(path, &in, kind, hash);
+    else
+        print_text(path, &in, kind, hash);
     bk_filter_free(f);
     if (bkc_stdout_finish() != 0)
         return BKC_EXIT_ERROR;

@@ -22,86 +22,11 @@
  */
 #include "codec.h"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 #include <math.h>
 #include <string.h>
 
 static const uint8_t bkf_magic[8] = {0x89, 'B', 'K', 'F', '\r', '\n', 0x1a, '\n'};
 
-/* ---- little-endian field access, byte by byte (no alignment assumed) ---- */
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_f64(uint8_t *p, double d)
-{
-    uint64_t v;
-    memcpy(&v, &d, 8);
-    put_u64(p, v);
-}
-
-uint32_t bkf_get_u32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static double get_f64(const uint8_t *p)
-{
-    uint64_t v = get_u64(p);
-    double d;
-    memcpy(&d, &v, 8);
-    return d;
-}
-
-static bool all_zero(const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (p[i])
-            return false;
-    return true;
-}
-
-uint64_t bkf_get_u64(const uint8_t *p)
-{
-    return get_u64(p);
-}
-
-void bkf_put_u64(uint8_t *p, uint64_t v)
-{
-    put_u64(p, v);
-}
-
-bool bkf_all_zero(const uint8_t *p, size_t n)
-{
-    return all_zero(p, n);
-}
-
-uint64_t bkf_checksum(const void *p, uint64_t n)
-{
-    return XXH3_64bits(p, (size_t)n);
-}
 
 /* The payload length the format prescribes for a part, or 0 if cells is
  * not a valid size for the kind. Filters use every payload bit; bitmaps
@@ -288,31 +213,6 @@ bk_status_t bkf_obj_serialize(const bkf_obj_t *o, void *buf, size_t cap, size_t 
 /* ========================================================================
  * Reading and validation
  * ======================================================================== */
-
-bk_status_t bkf_source_read(const bkf_source_t *s, uint64_t off, void *dst, uint64_t n)
-{
-    if (s->buf) {
-        memcpy(dst, s->buf + off, (size_t)n);
-        return BK_OK;
-    }
-    return s->read(s, off, dst, n);
-}
-
-void bkf_decode_part(const bkf_meta_t *m, uint32_t i, bkf_part_t *p)
-{
-    const uint8_t *e = m->table + (uint64_t)BKF_PART * i;
-    memset(p, 0, sizeof *p);
-    p->kind = bkf_get_u32(e + P_KIND);
-    p->k = bkf_get_u32(e + P_K);
-    p->cells = get_u64(e + P_CELLS);
-    p->capacity = get_u64(e + P_CAPACITY);
-    p->fpr = get_f64(e + P_FPR);
-    p->items = get_u64(e + P_ITEMS);
-    p->seed = get_u64(e + P_SEED);
-    p->offset = get_u64(e + P_OFFSET);
-    p->length = get_u64(e + P_LENGTH);
-    p->sum = get_u64(e + P_CHECKSUM);
-}
 
 static bool same_f64(double a, double b)
 {
@@ -508,51 +408,6 @@ bk_status_t bkf_parse_meta(const uint8_t *b, uint64_t have, uint64_t total, bkf_
     if (st == BK_OK && off != m->file_size)
         FAIL(BK_ECORRUPT, "file size disagrees with the payload sizes");
     return st;
-}
-
-/* A bitmap payload's invariants: values >= n clear, and 2-bit cells never
- * 3. A checksum-valid file that breaks these would give wrong counts. */
-static bk_status_t check_bitmap_bits(const bkf_part_t *p, const uint8_t *dst, const char **why)
-{
-    unsigned per_byte = p->kind == BK_KIND_BITMAP ? 8 : 4;
-    uint64_t used = p->cells / per_byte;
-    unsigned rem = (unsigned)(p->cells % per_byte);
-    if (rem) {
-        uint8_t mask = (uint8_t)(0xffu << (rem * (8 / per_byte)));
-        if (dst[used] & mask)
-            FAIL(BK_ECORRUPT, "bits set past the end of the bitmap");
-        used++;
-    }
-    if (!all_zero(dst + used, (size_t)(p->length - used)))
-        FAIL(BK_ECORRUPT, "bits set past the end of the bitmap");
-    if (p->kind == BK_KIND_BITMAP2) {
-        for (uint64_t i = 0; i < p->length; i++) {
-            uint8_t b = dst[i];
-            if (b & (b >> 1) & 0x55)
-                FAIL(BK_ECORRUPT, "2-bit bitmap cell holds the invalid state 3");
-        }
-    }
-    return BK_OK;
-}
-
-bk_status_t bkf_check_payload(const bkf_source_t *s, const bkf_part_t *p, const uint8_t *dst,
-                              bool verify_sum, const char **why)
-{
-    uint8_t pad[64];
-    uint64_t padn = bkf_align64(p->length) - p->length;
-    if (padn) {
-        if (bkf_source_read(s, p->offset + p->length, pad, padn) != BK_OK)
-            FAIL(BK_EIO, "read error");
-        if (!all_zero(pad, (size_t)padn))
-            FAIL(BK_ECORRUPT, "padding after a payload is not zero");
-    }
-    if (!verify_sum)
-        return BK_OK;
-    if (bkf_checksum(dst, p->length) != p->sum)
-        FAIL(BK_ECORRUPT, "payload checksum mismatch (data damaged)");
-    if (p->kind == BK_KIND_BITMAP || p->kind == BK_KIND_BITMAP2)
-        return check_bitmap_bits(p, dst, why);
-    return BK_OK;
 }
 
 bk_status_t bkf_verify_payloads(const bkf_meta_t *m, const bkf_source_t *s, const char **why)

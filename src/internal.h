@@ -25,8 +25,9 @@
  *      window.c                        the window filter: generations of
  *                                      blocked lines (window.h)
  *   5  filter.c                        the public bk_filter_* handle
- *      codec.c                         the file format as bytes (no I/O)
+ *      wire.c                          the format's shared reading pieces
  *      window_codec.c                  the window kind's parts in the format
+ *      codec.c                         the file format as bytes (no I/O)
  *      file.c map.c bitmap_file.c      atomic save and reads, mapping,
  *                                      bitmap persistence (on the codec)
  *

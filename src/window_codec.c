@@ -10,7 +10,7 @@
  * geometry is stored, not re-planned: a later release may size windows
  * differently, and a file keeps the k and lines it was built with.
  */
-#include "codec.h"
+#include "wire.h"
 #include "window.h"
 
 #include <string.h>
@@ -178,8 +178,8 @@ bk_status_t bkf_window_build(bk_filter_t **out, const bkf_meta_t *m, const bkf_s
 
 void bkf_window_write_state(const bkf_obj_t *o, uint8_t *file)
 {
-    bkf_part_t gens, state;
-    bkf_obj_part(o, 0, &gens);
-    bkf_obj_part(o, 1, &state);
+    bkf_part_t gens = {0}, state = {0};
+    bkf_window_part(o, 0, &gens);
+    bkf_window_part(o, 1, &state);
     memcpy(file + bkf_meta_len(2) + bkf_align64(gens.length), state.data, (size_t)state.length);
 }

@@ -341,6 +341,11 @@ rc 0 "check normalized spelling" sh -c "echo 'https://example.com/#top' | '$BK' 
 rc 1 "without --normalize it differs" sh -c "echo 'https://Example.com:443' | '$BK' check n.bk"
 rc 2 "unknown normalization" "$BK" dedup --normalize phone urls
 
+# ---- info on a deep scalable chain (tests/data/scalable_deep.bkf: 40
+# sub-filters, precise from the 17th on)
+rc 0 "info on a deep chain" "$BK" info "$SRC/tests/data/scalable_deep.bkf"
+check "info counts its precise sub-filters" grep -q '^sub-filters     40: 16 blocked, 24 precise;' out
+
 # ---- distinct / once
 awk 'BEGIN { srand(3); for (i = 0; i < 5000; i++) print int(rand() * 3000) }' >ints
 rc 0 "distinct" "$BK" distinct ints

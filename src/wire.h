@@ -1,0 +1,196 @@
+/*
+ * The file format's shared definitions (docs/FORMAT.md is the spec): its
+ * constants, the part and object descriptions, little-endian field access,
+ * and the reading pieces of wire.c. Below both codecs: codec.c (bytes <->
+ * objects, no file I/O, so serialize / deserialize and the fuzzer need
+ * only it) and window_codec.c (what a window stores differently, which
+ * codec.c calls). File I/O (file.c, map.c, bitmap_file.c) sits on codec.h.
+ */
+#ifndef BLOOMKIT_WIRE_H
+#define BLOOMKIT_WIRE_H
+
+#include "internal.h"
+
+#include <string.h>
+
+/* ---- layout constants (docs/FORMAT.md) ---- */
+
+#define BKF_VERSION 1u
+#define BKF_HEADER 128u      /* fixed header */
+#define BKF_PART 96u         /* one part-table entry */
+#define BKF_MAX_PARTS 65536u /* scalable chains longer than this are refused */
+#define BKF_FLAG_NONSCALING 1u
+#define BKF_FLAG_FIRST_ERROR 2u
+#define BKF_FLAGS_KNOWN (BKF_FLAG_NONSCALING | BKF_FLAG_FIRST_ERROR)
+
+/* Header field offsets. */
+enum {
+    H_MAGIC = 0, H_VERSION = 8, H_KIND = 12, H_HASH = 16, H_NPARTS = 20,
+    H_SEED = 24, H_CAPACITY = 32, H_FPR = 40, H_ITEMS = 48, H_FILESIZE = 56,
+    H_SUBKIND = 64, H_FLAGS = 68, H_GROWTH = 72, H_TIGHTENING = 80,
+    H_RESERVED = 88 /* .. 128, zero */
+};
+/* Part-table entry field offsets. */
+enum {
+    P_KIND = 0, P_K = 4, P_CELLS = 8, P_CAPACITY = 16, P_FPR = 24, P_ITEMS = 32,
+    P_SEED = 40, P_OFFSET = 48, P_LENGTH = 56, P_CHECKSUM = 64,
+    P_RESERVED = 72 /* .. 96, zero */
+};
+
+static inline uint64_t bkf_align64(uint64_t x)
+{
+    return (x + 63) & ~(uint64_t)63;
+}
+
+/* Bytes of metadata before the first payload: header, part table, header
+ * checksum, zero padding to a 64-byte boundary. */
+static inline uint64_t bkf_meta_len(uint64_t nparts)
+{
+    return bkf_align64(BKF_HEADER + BKF_PART * nparts + 8);
+}
+
+/* Sets *why (when non-NULL) and returns status. */
+#define FAIL(status, msg)                                                      \
+    do {                                                                       \
+        if (why)                                                               \
+            *why = (msg);                                                      \
+        return (status);                                                       \
+    } while (0)
+
+/* One part (a payload and its table entry). */
+typedef struct bkf_part {
+    uint32_t kind, k;
+    uint64_t cells, capacity, items, seed, offset, length, sum;
+    double fpr;
+    const uint8_t *data; /* writer: source bytes */
+} bkf_part_t;
+
+/* The writer's view of an object: top-level fields plus its parts. */
+/* Bytes of a window's state part at most (window_codec.c: 64 + 8 per
+ * generation, up to 16). */
+#define BKF_WINDOW_STATE_MAX 192u
+
+typedef struct bkf_obj {
+    uint32_t kind, hash, nparts, sub_kind, flags;
+    uint64_t seed, capacity, items;
+    double fpr, growth, tightening;
+    const bk_filter_t *f;
+    const uint8_t *bm_data; /* bitmaps */
+    uint64_t bm_n;
+    uint8_t window_state[BKF_WINDOW_STATE_MAX]; /* windows: part 1's bytes */
+} bkf_obj_t;
+
+/* The decoded and validated metadata. */
+typedef struct bkf_meta {
+    uint32_t kind, hash, nparts, sub_kind, flags;
+    uint64_t seed, capacity, items, file_size;
+    double fpr, growth, tightening;
+    const uint8_t *table; /* nparts entries, inside the caller's buffer */
+} bkf_meta_t;
+
+/* Where payload bytes come from: a whole input in memory (buf), or a
+ * reader (file.c's pread) when buf is NULL. */
+typedef struct bkf_source {
+    const uint8_t *buf;
+    bk_status_t (*read)(const struct bkf_source *s, uint64_t off, void *dst, uint64_t n);
+    int fd;
+} bkf_source_t;
+
+/* ---- little-endian field access, byte by byte (no alignment assumed):
+ * inline, so the codec and the window codec share them without calling
+ * each other ---- */
+
+static inline void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void put_f64(uint8_t *p, double d)
+{
+    uint64_t v;
+    memcpy(&v, &d, 8);
+    put_u64(p, v);
+}
+
+static inline uint32_t bkf_get_u32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static inline uint64_t get_u64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static inline double get_f64(const uint8_t *p)
+{
+    uint64_t v = get_u64(p);
+    double d;
+    memcpy(&d, &v, 8);
+    return d;
+}
+
+static inline bool all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+static inline uint64_t bkf_get_u64(const uint8_t *p)
+{
+    return get_u64(p);
+}
+
+static inline void bkf_put_u64(uint8_t *p, uint64_t v)
+{
+    put_u64(p, v);
+}
+
+static inline bool bkf_all_zero(const uint8_t *p, size_t n)
+{
+    return all_zero(p, n);
+}
+
+/* ---- wire.c: the pieces of reading both codecs use ---- */
+BKI_HIDDEN uint64_t bkf_checksum(const void *p, uint64_t n);
+BKI_HIDDEN bk_status_t bkf_source_read(const bkf_source_t *s, uint64_t off, void *dst,
+                                       uint64_t n);
+
+BKI_HIDDEN void bkf_decode_part(const bkf_meta_t *m, uint32_t i, bkf_part_t *p);
+/* Padding after a payload and, when dst holds it and verify_sum, its
+ * checksum and the kind's invariants. */
+BKI_HIDDEN bk_status_t bkf_check_payload(const bkf_source_t *s, const bkf_part_t *p,
+                                         const uint8_t *dst, bool verify_sum,
+                                         const char **why);
+
+/* ---- window_codec.c: where a window differs ---- */
+
+/* Writing: the object's parts and state (o->f is a window). */
+BKI_HIDDEN void bkf_window_obj(bkf_obj_t *o, const bk_filter_t *f);
+BKI_HIDDEN void bkf_window_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p);
+/* Reading: part i's prescribed length (0 if cells is not valid for it),
+ * its fields, and the filter from validated metadata. */
+BKI_HIDDEN uint64_t bkf_window_part_len(const bkf_meta_t *m, uint32_t i, uint64_t cells);
+BKI_HIDDEN bk_status_t bkf_window_check_part(const bkf_meta_t *m, uint32_t i,
+                                             const bkf_part_t *p, const char **why);
+BKI_HIDDEN bk_status_t bkf_window_build(bk_filter_t **out, const bkf_meta_t *m,
+                                        const bkf_source_t *s, uint8_t *map, const char **why);
+/* A writable mapping's sync: the state part's bytes into the file image. */
+BKI_HIDDEN void bkf_window_write_state(const bkf_obj_t *o, uint8_t *file);
+
+#endif /* BLOOMKIT_WIRE_H */
