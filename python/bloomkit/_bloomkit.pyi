@@ -4,7 +4,7 @@ from typing import Any, Iterable, Iterator, Literal, Optional, TypeVar, Union
 
 Key = Union[bytes, str, bytearray, memoryview]
 StrPath = Union[str, bytes, PathLike[str], PathLike[bytes]]
-Kind = Literal["blocked", "classic", "counting", "scalable"]
+Kind = Literal["blocked", "blocked2", "classic", "precise", "counting", "scalable", "window"]
 _F = TypeVar("_F", bound="Filter")
 _B = TypeVar("_B", bound="Bitmap")
 
@@ -39,7 +39,10 @@ class Filter:
         tightening: float = 0.5,
         nonscaling: bool = False,
         sub_kind: Literal["blocked", "classic"] = "blocked",
+        window_span: int = 0,
+        generations: int = 0,
     ) -> None: ...
+    def advance(self, now: int) -> None: ...
     @property
     def kind(self) -> str: ...
     @property

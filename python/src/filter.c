@@ -91,11 +91,11 @@ static void filter_dealloc(filter_object *self)
 
 static int parse_kind(const char *name, bk_kind_t *out)
 {
-    if (bk_kind_parse(name, out) == BK_OK && *out >= BK_KIND_BLOCKED && *out <= BK_KIND_SCALABLE)
+    if (bk_kind_parse(name, out) == BK_OK && *out != BK_KIND_BITMAP && *out != BK_KIND_BITMAP2)
         return 0;
     PyErr_Format(PyExc_ValueError,
-                 "unknown filter kind '%s' (blocked, classic, counting or scalable; "
-                 "bitmaps are bloomkit.Bitmap)", name);
+                 "unknown filter kind '%s' (blocked, blocked2, classic, precise, counting, "
+                 "scalable or window; bitmaps are bloomkit.Bitmap)", name);
     return -1;
 }
 
@@ -118,12 +118,16 @@ static int parse_options(bk_options_t *o, const char *kind, const char *hash, Py
 
 PyDoc_STRVAR(filter_doc,
 "Filter(capacity, fpr=0.01, *, kind='blocked', hash='xxh3', seed=None,\n"
-"       growth=2.0, tightening=0.5, nonscaling=False, sub_kind='blocked')\n"
+"       growth=2.0, tightening=0.5, nonscaling=False, sub_kind='blocked',\n"
+"       window_span=0, generations=0)\n"
 "--\n\n"
 "A Bloom filter sized for `capacity` keys at false-positive rate `fpr`.\n\n"
 "kind: 'blocked' (default, fastest), 'classic', 'counting' (supports\n"
 "remove) or 'scalable' (grows past capacity by adding sub-filters of\n"
 "`growth` times the capacity, each `tightening` times the error).\n"
+"'window' remembers the last `capacity` adds, or with window_span=T the\n"
+"adds of the last T units of the clock given to advance(), and forgets\n"
+"older ones (generations: 2..16, default 4).\n"
 "Keys are bytes, str (hashed as UTF-8) or bytes-like objects.\n"
 "seed=None draws a random hash seed; give one to get reproducible files.\n"
 "Raises InvalidArgumentError for a zero capacity or an fpr outside (0, 1).");
@@ -131,14 +135,17 @@ PyDoc_STRVAR(filter_doc,
 static int filter_init(filter_object *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"capacity", "fpr", "kind", "hash", "seed", "growth",
-                             "tightening", "nonscaling", "sub_kind", NULL};
+                             "tightening", "nonscaling", "sub_kind", "window_span",
+                             "generations", NULL};
     PyObject *capacity_obj, *seed = Py_None;
     double fpr = 0.01, growth = 0.0, tightening = 0.0;
     const char *kind = "blocked", *hash = "xxh3", *sub_kind = "blocked";
     int nonscaling = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|d$ssOddps:Filter", kwlist, &capacity_obj,
+    unsigned long long window_span = 0;
+    unsigned int generations = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|d$ssOddpsKI:Filter", kwlist, &capacity_obj,
                                      &fpr, &kind, &hash, &seed, &growth, &tightening,
-                                     &nonscaling, &sub_kind))
+                                     &nonscaling, &sub_kind, &window_span, &generations))
         return -1;
     uint64_t capacity;
     bk_options_t o = {0};
@@ -148,6 +155,8 @@ static int filter_init(filter_object *self, PyObject *args, PyObject *kw)
     o.growth = growth;
     o.tightening = tightening;
     o.nonscaling = nonscaling != 0;
+    o.window_span = window_span;
+    o.window_generations = generations;
     bk_filter_t *f = NULL;
     bk_status_t st = bk_filter_create(&f, capacity, fpr, &o);
     if (st != BK_OK) {
@@ -160,6 +169,24 @@ static int filter_init(filter_object *self, PyObject *args, PyObject *kw)
     pybk_unlock(self->lock);
     bk_filter_free(old);
     return 0;
+}
+
+PyDoc_STRVAR(advance_doc,
+"advance(now)\n--\n\n"
+"Time windows: moves the window's clock to `now` (in the unit of\n"
+"window_span: seconds, milliseconds or a sequence number); adds and\n"
+"lookups then use it. A `now` earlier than the latest is ignored. Other\n"
+"window filters: no effect. Raises KindError for other kinds.");
+
+static PyObject *filter_advance(filter_object *self, PyObject *arg)
+{
+    uint64_t now;
+    if (!live(self) || pybk_u64(arg, "now", &now) < 0)
+        return NULL;
+    pybk_lock(self->lock);
+    bk_status_t st = self->f ? bk_filter_advance(self->f, now) : BK_EINVAL;
+    pybk_unlock(self->lock);
+    return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, NULL, NULL);
 }
 
 PyDoc_STRVAR(close_doc,
@@ -797,6 +824,7 @@ static PyMethodDef filter_methods[] = {
     {"add_many", (PyCFunction)filter_add_many, METH_O, add_many_doc},
     {"contains_many", (PyCFunction)filter_contains_many, METH_O, contains_many_doc},
     {"clear", (PyCFunction)filter_clear, METH_NOARGS, clear_doc},
+    {"advance", (PyCFunction)filter_advance, METH_O, advance_doc},
     {"union", (PyCFunction)filter_union, METH_O, union_doc},
     {"copy", (PyCFunction)filter_copy, METH_NOARGS, copy_doc},
     {"__copy__", (PyCFunction)filter_copy, METH_NOARGS, copy_doc},

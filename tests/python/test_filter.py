@@ -456,3 +456,42 @@ def test_batches_release_the_gil():
     stop.set()
     counter.join()
     assert during_rate > alone_rate * 0.35, (during_rate, alone_rate)
+
+
+# ---- newer kinds: window, blocked2, precise ---------------------------------------
+
+def test_count_window_remembers_the_last_n_and_forgets_older():
+    # 4 generations of ceil(1000 / 3) adds: the last 1000 adds are always
+    # present, and a key not added for 4 * 334 adds is forgotten (up to fpr).
+    w = bloomkit.Filter(1000, 0.001, kind="window", seed=1)
+    assert w.kind == "window"
+    old = keys("old", 1000)
+    w.add_many(old)
+    assert all(w.contains_many(old))
+    w.add_many(keys("new", 1400))
+    assert all(w.contains_many(keys("new", 1400)[-1000:]))
+    forgotten = sum(w.contains_many(old))
+    assert forgotten <= 1000 * 0.001 * 5, forgotten
+
+
+def test_time_window_follows_the_clock_given():
+    w = bloomkit.Filter(1000, 0.001, kind="window", window_span=60, seed=2)
+    w.advance(1000)
+    w.add("at-1000")
+    w.advance(1059)
+    assert "at-1000" in w  # 59 s later: within the window
+    w.advance(1000 + 4 * 20 + 1)  # past G generations of 60 / 3 s
+    assert "at-1000" not in w
+    with pytest.raises(bloomkit.KindError):
+        bloomkit.Filter(100, 0.01).advance(5)
+
+
+@pytest.mark.parametrize("kind", ["window", "blocked2", "precise"])
+def test_newer_kinds_round_trip_with_the_tool(tool, tmp_path, kind):
+    f = bloomkit.Filter(5000, 0.001, kind=kind, seed=3)
+    f.add_many(keys("k", 2000))
+    path = str(tmp_path / ("%s.bk" % kind))
+    f.save(path)
+    out = run_tool(tool, "check", "-c", path, stdin="\n".join(keys("k", 2000)).encode() + b"\n")
+    assert out.stdout.strip() == b"2000", out
+    assert bloomkit.load(path).kind == kind
