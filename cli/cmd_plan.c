@@ -90,8 +90,13 @@ int bkc_cmd_plan(int argc, char **argv)
     bk_plan_t pl;
     bk_status_t st = bk_plan(kind, n, p, &pl);
     if (st != BK_OK) {
-        bkc_error("cannot size a %s filter for n=%llu p=%g: %s", bk_kind_name(kind),
-                  (unsigned long long)n, p, bk_strerror(st));
+        const char *name = bk_kind_name(kind);
+        /* bk_plan's BK_ENOMEM here is its size limit, not this machine's
+         * memory: a filter's payload is at most 2^46 bytes (64 TiB). */
+        bkc_error("cannot size a %s filter for n=%llu p=%g: %s", name ? name : "default",
+                  (unsigned long long)n, p,
+                  st == BK_ENOMEM ? "it would need more than the 64 TiB a filter may hold"
+                                  : bk_strerror(st));
         return BKC_EXIT_ERROR;
     }
     char hb[32];

@@ -8,6 +8,7 @@
 
 #include "bloomkit/bloomkit.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +37,19 @@ static const bkc_command_t commands[] = {
     {NULL, NULL, NULL},
 };
 
+/* Whatever a command printed through stdio (help, plan, info, counts)
+ * must have reached standard output: a full disk or a closed pipe there is
+ * an error (exit 2), not a silent success. A command that already failed
+ * has said why. */
+static int stdout_written(int rc)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return rc;
+    if (rc != BKC_EXIT_ERROR)
+        bkc_error("standard output: %s", strerror(errno ? errno : EIO));
+    return BKC_EXIT_ERROR;
+}
+
 static void usage(FILE *out)
 {
     fprintf(out, "usage: bloomkit COMMAND [OPTIONS] [ARGS]\n"
@@ -56,16 +70,16 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         usage(stdout);
-        return 0;
+        return stdout_written(0);
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
         printf("bloomkit %s\n", BK_VERSION_STRING);
-        return 0;
+        return stdout_written(0);
     }
     for (const bkc_command_t *c = commands; c->name; c++)
         if (strcmp(c->name, name) == 0) {
             bkc_cmd_name = c->name;
-            return c->run(argc - 1, argv + 1);
+            return stdout_written(c->run(argc - 1, argv + 1));
         }
     fprintf(stderr, "bloomkit: unknown command '%s' (see 'bloomkit --help')\n", name);
     return 2;

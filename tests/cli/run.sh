@@ -346,6 +346,18 @@ rc 2 "unknown normalization" "$BK" dedup --normalize phone urls
 rc 0 "info on a deep chain" "$BK" info "$SRC/tests/data/scalable_deep.bkf"
 check "info counts its precise sub-filters" grep -q '^sub-filters     40: 16 blocked, 24 precise;' out
 
+# ---- a filter past the size limit is named as such, not "out of memory"
+rc 2 "plan -n 1e15" "$BK" plan -n 1e15 -p 0.01
+check "... names the 64 TiB limit" grep -q 'more than the 64 TiB a filter may hold' err
+
+# ---- output that cannot be written is an error, not a silent success
+if [ -w /dev/full ]; then
+    rc 2 "plan into a full disk" sh -c "'$BK' plan -n 1000 -p 0.01 >/dev/full"
+    check "... says so" grep -q 'standard output: No space left' err
+    rc 2 "--help into a full disk" sh -c "'$BK' --help >/dev/full"
+    rc 2 "add --help into a full disk" sh -c "'$BK' add --help >/dev/full"
+fi
+
 # ---- distinct / once
 awk 'BEGIN { srand(3); for (i = 0; i < 5000; i++) print int(rand() * 3000) }' >ints
 rc 0 "distinct" "$BK" distinct ints

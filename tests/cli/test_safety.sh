@@ -173,7 +173,7 @@ t "kill -9 after a checkpoint: the re-run does not repeat the checkpointed lines
 t "kill -9: nothing was lost" sh -c "cat k1.out k2.out | sort -n | cmp -s - K"
 
 for sig in HUP TERM; do
-    rm -f g.fifo g.bk
+    rm -f g.fifo g.bk g1.out # a stale g1.out would let the test signal a run not yet started
     mkfifo g.fifo
     (seq 1 300; exec sleep 10) >g.fifo &
     prod=$!
