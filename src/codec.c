@@ -84,6 +84,7 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
     o->capacity = f->capacity;
     o->fpr = f->fpr;
     o->items = bki_items(f);
+    o->key_form = (uint32_t)f->key_form;
     if (f->kind == BK_KIND_SCALABLE) {
         if (f->nsubs == 0 || f->nsubs > BKF_MAX_PARTS || !f->subs)
             return BK_EINVAL;
@@ -156,7 +157,10 @@ void bkf_encode_meta(const bkf_obj_t *o, uint8_t *out)
     uint64_t mlen = bkf_meta_len(o->nparts);
     memset(out, 0, (size_t)mlen);
     memcpy(out + H_MAGIC, bkf_magic, 8);
-    put_u32(out + H_VERSION, BKF_VERSION);
+    /* Version 2 only when there is a key form to record, so every other
+     * file keeps the version 1 bytes that older releases read. */
+    put_u32(out + H_VERSION, o->key_form ? BKF_VERSION_KEY_FORM : BKF_VERSION);
+    put_u32(out + H_KEY_FORM, o->key_form);
     put_u32(out + H_KIND, o->kind);
     put_u32(out + H_HASH, o->hash);
     put_u32(out + H_NPARTS, o->nparts);
@@ -227,8 +231,8 @@ bk_status_t bkf_check_prefix(const uint8_t *b, uint64_t have, const char **why)
     if (have < BKF_HEADER)
         FAIL(BK_ECORRUPT, "truncated: shorter than the 128-byte header");
     uint32_t version = bkf_get_u32(b + H_VERSION);
-    if (version != BKF_VERSION)
-        FAIL(BK_EVERSION, "unknown format version (this library reads version 1)");
+    if (version != BKF_VERSION && version != BKF_VERSION_KEY_FORM)
+        FAIL(BK_EVERSION, "unknown format version (this library reads versions 1 and 2)");
     return BK_OK;
 }
 
@@ -261,6 +265,8 @@ static bk_status_t check_meta_bytes(const uint8_t *b, uint64_t have, uint64_t to
 static void decode_header(const uint8_t *b, bkf_meta_t *m)
 {
     memset(m, 0, sizeof *m);
+    m->version = bkf_get_u32(b + H_VERSION);
+    m->key_form = bkf_get_u32(b + H_KEY_FORM);
     m->nparts = bkf_get_u32(b + H_NPARTS);
     m->kind = bkf_get_u32(b + H_KIND);
     m->hash = bkf_get_u32(b + H_HASH);
@@ -296,9 +302,17 @@ static bk_status_t check_header_fields(const bkf_meta_t *m, uint64_t total, cons
             FAIL(BK_ECORRUPT, "unknown hash id");
         if (!(m->fpr >= 0.0 && m->fpr <= 1.0))
             FAIL(BK_ECORRUPT, "false-positive rate is not in [0, 1]");
-    } else if (m->hash != 0 || m->seed != 0 || m->items != 0 || !same_f64(m->fpr, 0.0)) {
+    } else if (m->hash != 0 || m->seed != 0 || m->items != 0 || !same_f64(m->fpr, 0.0) ||
+               m->version != BKF_VERSION) {
         FAIL(BK_ECORRUPT, "bitmap header has filter fields set");
     }
+    /* One encoding per object: version 1 has no key form (its bytes are
+     * reserved, zero), version 2 always has one. */
+    if (m->version == BKF_VERSION && m->key_form != 0)
+        FAIL(BK_ECORRUPT, "reserved header bytes are not zero");
+    if (m->version == BKF_VERSION_KEY_FORM &&
+        (m->key_form == BK_KEY_FORM_UNRECORDED || m->key_form > BK_KEY_FORM_EMAIL))
+        FAIL(BK_ECORRUPT, "unknown key form");
     return BK_OK;
 }
 
@@ -512,11 +526,16 @@ bk_status_t bkf_build_filter(bk_filter_t **out, const bkf_meta_t *m, const bkf_s
 {
     if (!is_filter_kind(m->kind))
         FAIL(BK_EKIND, "the data holds a bitmap, not a filter");
+    bk_status_t st;
     if (m->kind == BK_KIND_SCALABLE)
-        return build_chain(out, m, s, map, why);
-    if (m->kind == BK_KIND_WINDOW)
-        return bkf_window_build(out, m, s, map, why);
-    return load_part(out, m, 0, s, map, why);
+        st = build_chain(out, m, s, map, why);
+    else if (m->kind == BK_KIND_WINDOW)
+        st = bkf_window_build(out, m, s, map, why);
+    else
+        st = load_part(out, m, 0, s, map, why);
+    if (st == BK_OK)
+        (*out)->key_form = (bk_key_form_t)m->key_form;
+    return st;
 }
 
 /* ========================================================================

@@ -279,14 +279,56 @@ bk_status_t bk_filter_union(bk_filter_t *dst, const bk_filter_t *src)
         return dst->kind == src->kind ? BK_EKIND : BK_EINCOMPAT;
     if (is_chain(dst) != is_chain(src))
         return BK_EINCOMPAT;
-    return is_chain(dst) ? bki_scalable_union(dst, src) : bki_array_union(dst, src);
+    /* Keys canonicalized two ways are different keys: their union would
+     * answer neither way's lookups correctly. */
+    if (dst->key_form && src->key_form && dst->key_form != src->key_form)
+        return BK_EINCOMPAT;
+    bk_status_t st = is_chain(dst) ? bki_scalable_union(dst, src) : bki_array_union(dst, src);
+    if (st == BK_OK && !dst->key_form)
+        dst->key_form = src->key_form;
+    return st;
 }
 
 bk_status_t bk_filter_clone(bk_filter_t **out, const bk_filter_t *f)
 {
+    bk_status_t st;
     if (is_window(f))
-        return bki_window_filter_clone(out, f);
-    return is_chain(f) ? bki_scalable_clone(out, f) : bki_array_clone(out, f);
+        st = bki_window_filter_clone(out, f);
+    else
+        st = is_chain(f) ? bki_scalable_clone(out, f) : bki_array_clone(out, f);
+    if (st == BK_OK)
+        (*out)->key_form = f->key_form;
+    return st;
+}
+
+bk_status_t bk_filter_set_key_form(bk_filter_t *f, bk_key_form_t form)
+{
+    if (!f || (unsigned)form > BK_KEY_FORM_EMAIL)
+        return BK_EINVAL;
+    if (f->readonly)
+        return BK_EREADONLY;
+    f->key_form = form;
+    return BK_OK;
+}
+
+bk_key_form_t bk_filter_key_form(const bk_filter_t *f)
+{
+    return f->key_form;
+}
+
+const char *bk_key_form_name(bk_key_form_t form)
+{
+    switch (form) {
+    case BK_KEY_FORM_UNRECORDED:
+        return "unrecorded";
+    case BK_KEY_FORM_AS_GIVEN:
+        return "as-given";
+    case BK_KEY_FORM_URL:
+        return "url";
+    case BK_KEY_FORM_EMAIL:
+        return "email";
+    }
+    return NULL;
 }
 
 void bk_filter_info(const bk_filter_t *f, bk_filter_info_t *out)

@@ -116,6 +116,10 @@ struct bk_filter {
     uint32_t subs_precise;  /* sub-filters of the precise kind */
     uint64_t max_bytes;     /* cap on the payload bytes; 0: none */
 
+    /* how the keys were canonicalized before they were added: recorded,
+     * never applied, by the library (outermost filter only) */
+    bk_key_form_t key_form;
+
     /* window: its generations and clock (window.h); data stays NULL */
     struct bki_window *window;
 

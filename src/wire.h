@@ -15,7 +15,8 @@
 
 /* ---- layout constants (docs/FORMAT.md) ---- */
 
-#define BKF_VERSION 1u
+#define BKF_VERSION 1u         /* every file without a recorded key form */
+#define BKF_VERSION_KEY_FORM 2u /* version 1 plus the key-form field */
 #define BKF_HEADER 128u      /* fixed header */
 #define BKF_PART 96u         /* one part-table entry */
 #define BKF_MAX_PARTS 65536u /* scalable chains longer than this are refused */
@@ -28,7 +29,8 @@ enum {
     H_MAGIC = 0, H_VERSION = 8, H_KIND = 12, H_HASH = 16, H_NPARTS = 20,
     H_SEED = 24, H_CAPACITY = 32, H_FPR = 40, H_ITEMS = 48, H_FILESIZE = 56,
     H_SUBKIND = 64, H_FLAGS = 68, H_GROWTH = 72, H_TIGHTENING = 80,
-    H_RESERVED = 88 /* .. 128, zero */
+    H_KEY_FORM = 88, /* version 2 only; zero in version 1 */
+    H_RESERVED = 92  /* .. 128, zero */
 };
 /* Part-table entry field offsets. */
 enum {
@@ -72,6 +74,7 @@ typedef struct bkf_part {
 
 typedef struct bkf_obj {
     uint32_t kind, hash, nparts, sub_kind, flags;
+    uint32_t key_form; /* bk_key_form_t; not 0 makes the file version 2 */
     uint64_t seed, capacity, items;
     double fpr, growth, tightening;
     const bk_filter_t *f;
@@ -82,7 +85,8 @@ typedef struct bkf_obj {
 
 /* The decoded and validated metadata. */
 typedef struct bkf_meta {
-    uint32_t kind, hash, nparts, sub_kind, flags;
+    uint32_t version, kind, hash, nparts, sub_kind, flags;
+    uint32_t key_form; /* 0 in version 1 */
     uint64_t seed, capacity, items, file_size;
     double fpr, growth, tightening;
     const uint8_t *table; /* nparts entries, inside the caller's buffer */

@@ -387,8 +387,30 @@ bk_status_t bk_filter_next_growth(const bk_filter_t *f, uint64_t *capacity, doub
  * sub-filter (its descriptor and allocation rounding). */
 void bk_filter_set_max_bytes(bk_filter_t *f, uint64_t max_bytes);
 
-/* A deep copy. *out owns it. */
+/* A deep copy, key form included. *out owns it. */
 bk_status_t bk_filter_clone(bk_filter_t **out, const bk_filter_t *f);
+
+/* How a filter's keys were canonicalized before they were added. The
+ * library never changes a key: it only records the form, so a file says
+ * how to spell the keys a later lookup must use (the bloomkit tool's
+ * --normalize, see bloomkit(1) for the rules of url and email). New
+ * filters start UNRECORDED; files with a recorded form are written as
+ * format version 2 (docs/FORMAT.md), all others as version 1, byte for
+ * byte as before. bk_filter_union refuses (BK_EINCOMPAT) two different
+ * recorded forms, and an unrecorded destination takes the source's. */
+typedef enum bk_key_form {
+    BK_KEY_FORM_UNRECORDED = 0, /* not said (every version 1 file) */
+    BK_KEY_FORM_AS_GIVEN = 1,   /* keys added byte for byte as given */
+    BK_KEY_FORM_URL = 2,        /* bloomkit's url normalization */
+    BK_KEY_FORM_EMAIL = 3       /* bloomkit's email normalization */
+} bk_key_form_t;
+
+/* Records form. BK_EINVAL for NULL or an unknown form, BK_EREADONLY for a
+ * read-only mapping (a writable one stores it at the next sync). */
+bk_status_t bk_filter_set_key_form(bk_filter_t *f, bk_key_form_t form);
+bk_key_form_t bk_filter_key_form(const bk_filter_t *f);
+/* "unrecorded", "as-given", "url", "email"; NULL for an unknown value. */
+const char *bk_key_form_name(bk_key_form_t form);
 
 typedef struct bk_filter_info {
     bk_kind_t kind;

@@ -814,7 +814,8 @@ static void test_hostile_fields(void)
     const size_t P = 128; /* the first part-table entry */
     const edit_t edits[] = {
         {"version 0", 8, 4, 0, BK_EVERSION},
-        {"version 2", 8, 4, 2, BK_EVERSION},
+        {"version 3", 8, 4, 3, BK_EVERSION},
+        {"version 2 without a key form", 8, 4, 2, BK_ECORRUPT},
         {"kind 0", 12, 4, 0, BK_ECORRUPT},
         {"kind unknown", 12, 4, 99, BK_ECORRUPT},
         {"kind counting vs part", 12, 4, BK_KIND_COUNTING, BK_ECORRUPT},
@@ -1140,6 +1141,80 @@ static void test_save_keeps_mode(void)
     bk_filter_free(f);
 }
 
+/* The key form (format version 2): recorded, kept by every path that
+ * writes or copies a filter, and refused when it is malformed. */
+static void test_key_form(void)
+{
+    bk_filter_t *f = make_filter(BK_KIND_BLOCKED, 1 << 14, 6, 7, 300);
+    if (!f)
+        return;
+    size_t len;
+    uint8_t *v1 = serialize(f, &len);
+    CHECK(bk_filter_key_form(f) == BK_KEY_FORM_UNRECORDED);
+    CHECK_EQ_U64(get_u32le(v1 + 8), 1); /* nothing recorded: version 1 bytes */
+    CHECK_EQ_U64(get_u32le(v1 + 88), 0);
+    CHECK_STATUS(bk_filter_set_key_form(f, (bk_key_form_t)4), BK_EINVAL);
+    CHECK_OK(bk_filter_set_key_form(f, BK_KEY_FORM_URL));
+    size_t len2;
+    uint8_t *v2 = serialize(f, &len2);
+    CHECK(len2 == len && get_u32le(v2 + 8) == 2 && get_u32le(v2 + 88) == BK_KEY_FORM_URL);
+    CHECK(memcmp(v1 + 256, v2 + 256, len - 256) == 0); /* the payload is unchanged */
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_deserialize(&g, v2, len2, NULL));
+    if (g) {
+        CHECK(bk_filter_key_form(g) == BK_KEY_FORM_URL);
+        check_answers(f, g, 300);
+    }
+    /* Clones, saves, loads and mappings keep it; a writable mapping
+     * stores a change at its sync. */
+    bk_filter_t *c = NULL;
+    CHECK_OK(bk_filter_clone(&c, f));
+    CHECK(c && bk_filter_key_form(c) == BK_KEY_FORM_URL);
+    const char *path = path_in_tmp("kf.bkf"), *why = NULL;
+    CHECK_OK(bk_filter_save(f, path));
+    bk_filter_t *m = NULL, *l = NULL;
+    CHECK_OK(bk_filter_open(&m, path, BK_MAP_WRITABLE, &why));
+    CHECK(m && bk_filter_key_form(m) == BK_KEY_FORM_URL);
+    if (m) {
+        CHECK_OK(bk_filter_set_key_form(m, BK_KEY_FORM_EMAIL));
+        CHECK_OK(bk_filter_sync(m));
+        bk_filter_free(m);
+    }
+    CHECK_OK(bk_filter_load(&l, path, &why));
+    CHECK(l && bk_filter_key_form(l) == BK_KEY_FORM_EMAIL);
+    CHECK_OK(bk_filter_open(&m, path, BK_MAP_READONLY, &why));
+    CHECK(m && bk_filter_set_key_form(m, BK_KEY_FORM_URL) == BK_EREADONLY);
+    bk_filter_free(m);
+    /* Union: two recorded forms must agree; an unrecorded side takes the
+     * other's. */
+    if (l && c) {
+        CHECK_STATUS(bk_filter_union(l, c), BK_EINCOMPAT);
+        bk_filter_t *u = make_filter(BK_KIND_BLOCKED, 1 << 14, 6, 7, 0);
+        CHECK_OK(bk_filter_union(u, c));
+        CHECK(u && bk_filter_key_form(u) == BK_KEY_FORM_URL);
+        bk_filter_free(u);
+    }
+    /* Malformed: a key form in a version 1 header, version 2 without a
+     * known form, and a version this library does not know. */
+    edit_t edits[] = {
+        {"key form in version 1", 88, 4, BK_KEY_FORM_URL, BK_ECORRUPT},
+        {"version 2, form 0", 88, 4, 0, BK_ECORRUPT},
+        {"version 2, form 4", 88, 4, 4, BK_ECORRUPT},
+        {"version 3", 8, 4, 3, BK_EVERSION},
+    };
+    apply_edits(v1, len, &edits[0], 1);
+    apply_edits(v2, len2, &edits[1], 3);
+    CHECK(bk_key_form_name(BK_KEY_FORM_URL) && !strcmp(bk_key_form_name(BK_KEY_FORM_URL), "url"));
+    CHECK(bk_key_form_name((bk_key_form_t)9) == NULL);
+    unlink(path);
+    bk_filter_free(l);
+    bk_filter_free(c);
+    bk_filter_free(g);
+    bk_filter_free(f);
+    free(v1);
+    free(v2);
+}
+
 /* ---- golden files ---- */
 
 /* The objects the golden files hold. Fixed geometry, seeds and keys: any
@@ -1160,7 +1235,12 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
 {
     *out = NULL;
     *len = 0;
-    if (!strcmp(name, "blocked.bkf") || !strcmp(name, "classic.bkf")) {
+    if (!strcmp(name, "blocked-url.bkf")) { /* version 2: a recorded key form */
+        bk_filter_t *f = golden_filter(BK_KIND_BLOCKED);
+        bk_filter_set_key_form(f, BK_KEY_FORM_URL);
+        *out = serialize(f, len);
+        bk_filter_free(f);
+    } else if (!strcmp(name, "blocked.bkf") || !strcmp(name, "classic.bkf")) {
         bk_filter_t *f = golden_filter(name[0] == 'b' ? BK_KIND_BLOCKED : BK_KIND_CLASSIC);
         *out = serialize(f, len);
         bk_filter_free(f);
@@ -1220,7 +1300,7 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
 
 static const char *const golden_names[] = {
     "blocked.bkf", "classic.bkf", "counting.bkf", "scalable.bkf",     "bitmap.bkf",
-    "bitmap2.bkf", "precise.bkf", "scalable_deep.bkf", "blocked2.bkf"};
+    "bitmap2.bkf", "precise.bkf", "scalable_deep.bkf", "blocked2.bkf", "blocked-url.bkf"};
 
 /* Regenerating the golden objects gives the committed bytes exactly.
  * BK_WRITE_GOLDEN=1 rewrites them instead (only for a deliberate format
@@ -1340,6 +1420,7 @@ static void test_golden_load(void)
         {"blocked.bkf", BK_KIND_BLOCKED, 7, 0x0123456789abcdefULL},
         {"classic.bkf", BK_KIND_CLASSIC, 5, 0xfedcba9876543210ULL},
         {"precise.bkf", BK_KIND_PRECISE, 5, 0x1122334455667788ULL},
+        {"blocked-url.bkf", BK_KIND_BLOCKED, 7, 0x0123456789abcdefULL}, /* version 2 */
     };
     for (size_t t = 0; t < sizeof one_part / sizeof one_part[0]; t++) {
         snprintf(path, sizeof path, "%s/%s", data_dir(), one_part[t].name);
@@ -1348,6 +1429,8 @@ static void test_golden_load(void)
         if (!g)
             continue;
         CHECK(g->kind == one_part[t].kind);
+        CHECK(bk_filter_key_form(g) ==
+              (strstr(one_part[t].name, "url") ? BK_KEY_FORM_URL : BK_KEY_FORM_UNRECORDED));
         CHECK(g->hash == BK_HASH_XXH3);
         CHECK_EQ_U64(g->cells, 4096);
         CHECK_EQ_U64(g->k, one_part[t].k);
@@ -1497,6 +1580,7 @@ int main(void)
         printf("skip    save_full_and_readonly (cannot mount a tmpfs: %s; needs root)\n",
                strerror(errno));
     }
+    bkt_run("key_form", test_key_form);
     bkt_run("golden_regenerate", test_golden_regenerate);
     bkt_run("golden_load", test_golden_load);
     bkt_run("golden_layout", test_golden_layout);
