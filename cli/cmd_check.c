@@ -8,6 +8,7 @@
 #include "batch.h"
 #include "commands.h"
 #include "filterfile.h"
+#include "keyform.h"
 #include "lines.h"
 #include "message.h"
 #include "options.h"
@@ -145,7 +146,8 @@ int bkc_cmd_check(int argc, char **argv)
     /* A loaded file was verified as it was read; a mapped one is checked
      * here unless asked not to, since a damaged payload would answer "no"
      * for keys that were added, which a filter must never do. */
-    if (use_mmap && verify && bkc_verify_mapped(f, path) != 0) {
+    if ((use_mmap && verify && bkc_verify_mapped(f, path) != 0) ||
+        bkc_key_form_settle(f, path, &in, false) != 0) {
         bk_filter_free(f);
         return BKC_EXIT_ERROR;
     }

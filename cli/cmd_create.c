@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "commands.h"
 #include "filterfile.h"
+#include "keyform.h"
 #include "message.h"
 #include "numbers.h"
 #include "options.h"
@@ -39,6 +40,9 @@ static const char usage[] =
     "  -w, --window SPEC  a window filter: a count (100M) or a time (7d)\n"
     "      --generations G  window: generations kept, 2..16 (default 4; more\n"
     "                     forget more sharply, lookups read G lines)\n"
+    "      --normalize M  url or email: the keys will be canonicalized this way\n"
+    "                     (recorded in FILE, so add, check and dedup --state use\n"
+    "                     it without being told; see bloomkit(1))\n"
     "  -f, --force        replace an existing FILE\n"
     "  -h, --help         this text\n";
 
@@ -77,11 +81,14 @@ int bkc_cmd_create(int argc, char **argv)
                                          {"nonscaling", no_argument, 0, OPT_NONSCALING},
                                          {"window", required_argument, 0, 'w'},
                                          {"generations", required_argument, 0, OPT_GENERATIONS},
+                                         {"normalize", required_argument, 0, BKC_OPT_NORMALIZE},
                                          {"force", no_argument, 0, 'f'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     bkc_sizing_opts_t sz;
     bkc_sizing_opts_init(&sz, 0, 0);
+    bkc_input_opts_t in; /* only --normalize is offered */
+    bkc_input_opts_init(&in);
     bk_options_t *o = &sz.o;
     bool force = false;
     const char *window = NULL;
@@ -113,7 +120,7 @@ int bkc_cmd_create(int argc, char **argv)
             force = true;
             break;
         default:
-            if ((rc = bkc_shared_option(c, argv, usage, &sz, NULL)) >= 0)
+            if ((rc = bkc_shared_option(c, argv, usage, &sz, &in)) >= 0)
                 return rc;
         }
     }
@@ -134,6 +141,9 @@ int bkc_cmd_create(int argc, char **argv)
                   sz.p, bk_strerror(st));
         return BKC_EXIT_ERROR;
     }
+    /* Recorded even when none is asked for: "as given" lets a later
+     * `check --normalize url` be refused instead of answering "absent". */
+    bk_filter_set_key_form(f, bkc_form_of_norm(in.norm));
     rc = bkc_save_filter(f, path) == 0 ? 0 : BKC_EXIT_ERROR;
     bk_filter_free(f);
     return rc;

@@ -20,6 +20,7 @@
 #include "batch.h"
 #include "commands.h"
 #include "filterfile.h"
+#include "keyform.h"
 #include "lines.h"
 #include "message.h"
 #include "options.h"
@@ -433,6 +434,11 @@ int bkc_cmd_dedup(int argc, char **argv)
     bk_filter_t *f = o.state ? open_state(o.state, &o.sz, &lock) : new_seen_set(&o.sz);
     if (!f)
         return BKC_EXIT_ERROR;
+    if (o.state && bkc_key_form_settle(f, o.state, &o.in, true) != 0) {
+        bkc_lock_release(&lock);
+        bk_filter_free(f);
+        return BKC_EXIT_ERROR;
+    }
     if (o.state)
         catch_endings();
     bkc_stdout_setup();

@@ -22,7 +22,7 @@ static const char usage[] =
     "\n"
     "Describes the filter FILE: kind, cells, k, bytes, hash and seed, items\n"
     "added, fill, estimated items and the expected false-positive rate at the\n"
-    "current fill.\n"
+    "current fill, and how keys are normalized before they are hashed.\n"
     "\n"
     "  -j, --json         one JSON object instead of text\n"
     "  -h, --help         this text\n";
@@ -89,7 +89,7 @@ static void window_json(const bk_filter_info_t *in)
 }
 
 static void print_json(const char *path, const bk_filter_info_t *inp, const char *kind,
-                       const char *hash)
+                       const char *hash, bk_key_form_t form)
 {
     const bk_filter_info_t in = *inp;
     printf("{\"file\":");
@@ -102,6 +102,7 @@ static void print_json(const char *path, const bk_filter_info_t *inp, const char
            in.fpr_target, (unsigned long long)in.cells, in.k, (unsigned long long)in.bytes,
            (unsigned long long)in.items, (unsigned long long)in.cells_set, in.fill,
            in.estimated_items, in.expected_fpr, in.filters);
+    printf(",\"key_form\":\"%s\",\"verified\":true", bk_key_form_name(form));
     if (in.kind == BK_KIND_SCALABLE) {
         const char *sk = bk_kind_name(in.sub_kind);
         printf(",\"sub_kind\":\"%s\",\"growth\":%.17g,\"tightening\":%.17g,"
@@ -116,7 +117,7 @@ static void print_json(const char *path, const bk_filter_info_t *inp, const char
 
 /* The file was read whole, so its checksums were verified on the way. */
 static void print_text(const char *path, const bk_filter_info_t *inp, const char *kind,
-                       const char *hash)
+                       const char *hash, bk_key_form_t form)
 {
     const bk_filter_info_t in = *inp;
     char hb[32];
@@ -135,6 +136,13 @@ static void print_text(const char *path, const bk_filter_info_t *inp, const char
     if (in.kind == BK_KIND_WINDOW)
         window_text(&in);
     printf("hash            %s, seed 0x%016llx\n", hash, (unsigned long long)in.seed);
+    if (form == BK_KEY_FORM_UNRECORDED)
+        printf("keys            form not recorded (older format: the next add records it)\n");
+    else if (form == BK_KEY_FORM_AS_GIVEN)
+        printf("keys            as given (no --normalize)\n");
+    else
+        printf("keys            --normalize %s (add, check and dedup --state apply it)\n",
+               bk_key_form_name(form));
     printf("capacity        %llu\n", (unsigned long long)in.capacity);
     printf("target FPR      %g\n", in.fpr_target);
     printf("%-16s%llu\n", in.kind == BK_KIND_COUNTING ? "counters" : "bits",
@@ -151,6 +159,7 @@ static void print_text(const char *path, const bk_filter_info_t *inp, const char
     printf("fill            %.2f%%\n", in.fill * 100);
     printf("estimated items %.0f\n", in.estimated_items);
     printf("expected FPR    %.4g\n", in.expected_fpr);
+    printf("checksums       verified (the whole file was read)\n");
 }
 
 int bkc_cmd_info(int argc, char **argv)
@@ -184,9 +193,9 @@ int bkc_cmd_info(int argc, char **argv)
     kind = kind ? kind : "?";
     hash = hash ? hash : "?";
     if (json)
-        print_json(path, &in, kind, hash);
+        print_json(path, &in, kind, hash, bk_filter_key_form(f));
     else
-        print_text(path, &in, kind, hash);
+        print_text(path, &in, kind, hash, bk_filter_key_form(f));
     bk_filter_free(f);
     if (bkc_stdout_finish() != 0)
         return BKC_EXIT_ERROR;

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "commands.h"
 #include "filterfile.h"
+#include "keyform.h"
 #include "message.h"
 #include "options.h"
 
@@ -70,13 +71,19 @@ static void incompatible(const bk_filter_t *acc, const bk_filter_t *f, const cha
                          const char *path, const char *out)
 {
     char d[160];
-    if (difference(acc, f, d, sizeof d))
+    bk_key_form_t fa = bk_filter_key_form(acc), fb = bk_filter_key_form(f);
+    if (fa && fb && fa != fb)
+        bkc_error("%s: cannot merge with %s: its keys were added with %s, theirs with %s, so "
+                  "the union would answer neither way; %s not written",
+                  path, first, bkc_form_words(fb), bkc_form_words(fa), out);
+    else if (difference(acc, f, d, sizeof d))
         bkc_error("%s: cannot merge with %s: they differ in %s; %s not written. Filters merge "
                   "only when made by 'create' with the same -n, -p, --kind and --hash and "
                   "the same explicit --seed",
                   path, first, d, out);
     else
-        bkc_error("%s: cannot merge with %s: the filters differ in kind, size, k, hash or seed; "
+        bkc_error("%s: cannot merge with %s: the filters differ in kind, size, k, hash, seed "
+                  "or key form; "
                   "%s not written",
                   path, first, out);
 }

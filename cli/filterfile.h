@@ -19,11 +19,11 @@ bk_filter_t *bkc_load_filter(const char *path);
 /* As bkc_load_filter, for a read-modify-write: first takes the file's
  * lock (lock.h) into *lock, which the caller releases after saving. NULL
  * after a message (the lock not held). */
+bk_filter_t *bkc_load_filter_locked(const char *path, bkc_lock_t *lock);
+
 /* Verifies a mapped filter's checksums (bk_filter_verify). 0, or -1
  * after a message naming the file. */
 int bkc_verify_mapped(const bk_filter_t *f, const char *path);
-
-bk_filter_t *bkc_load_filter_locked(const char *path, bkc_lock_t *lock);
 
 /* Takes the FILE operand at argv[optind] (advancing optind past it) and
  * loads it with bkc_load_filter, or with map maps it read-only

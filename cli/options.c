@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "filterfile.h"
+#include "keyform.h"
 #include "message.h"
 #include "numbers.h"
 #include "options.h"
@@ -18,6 +19,7 @@
 void bkc_input_opts_init(bkc_input_opts_t *in)
 {
     in->norm = BKC_NORM_NONE;
+    in->norm_given = false;
     in->pmode = BKC_PROGRESS_AUTO;
 }
 
@@ -70,6 +72,7 @@ static int input_option(int c, const char *arg, bkc_input_opts_t *in)
     case BKC_OPT_NORMALIZE:
         if (bkc_norm_parse(arg, &in->norm) != 0)
             return bkc_usage_error("unknown normalization '%s' (url, email)", arg);
+        in->norm_given = true;
         return 0;
     case 'q':
         in->pmode = BKC_PROGRESS_OFF;
@@ -124,5 +127,10 @@ int bkc_filter_inputs_command(int argc, char **argv, const char *usage, bkc_inpu
         return bkc_usage_error("FILE is required");
     *path = argv[optind++];
     *f = bkc_load_filter_locked(*path, lock);
+    if (*f && bkc_key_form_settle(*f, *path, in, true) != 0) {
+        bk_filter_free(*f);
+        *f = NULL;
+        bkc_lock_release(lock);
+    }
     return *f ? -1 : BKC_EXIT_ERROR;
 }

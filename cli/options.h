@@ -19,6 +19,7 @@
 #include "normalize.h"
 #include "progress.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* getopt_long codes of the shared long-only options. A subcommand numbers
@@ -44,6 +45,7 @@ enum {
 /* How lines are read: the key normalization and the progress mode. */
 typedef struct bkc_input_opts {
     bkc_norm_t norm;
+    bool norm_given; /* --normalize was on the command line */
     bkc_progress_mode_t pmode;
 } bkc_input_opts_t;
 

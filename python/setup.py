@@ -33,13 +33,18 @@ def compile_args():
 
 
 SOURCES = ["errors.c", "keys.c", "filter.c", "bitmap.c", "module.c"]
+INCLUDE = os.environ.get("BLOOMKIT_INCLUDE") or os.path.join(TOP, "include")
+LIBRARY = static_library()
 
 extension = Extension(
     "bloomkit._bloomkit",
     sources=[os.path.join("src", name) for name in SOURCES],
-    depends=[os.path.join("src", "pybk.h")],
-    include_dirs=[os.environ.get("BLOOMKIT_INCLUDE") or os.path.join(TOP, "include")],
-    extra_objects=[static_library()],
+    # The archive and the public header too: a rebuilt library must be
+    # linked in again, or the module keeps the old one's behaviour.
+    depends=[os.path.join("src", "pybk.h"), LIBRARY,
+             os.path.join(INCLUDE, "bloomkit", "bloomkit.h")],
+    include_dirs=[INCLUDE],
+    extra_objects=[LIBRARY],
     extra_compile_args=compile_args(),
     libraries=["m"],
 )

@@ -630,6 +630,16 @@ static PyObject *filter_get_kind(filter_object *self, void *unused)
     return PyUnicode_FromString(name_or(bk_kind_name(bk_filter_kind(self->f)), "?"));
 }
 
+/* The library records the form and never applies it: a Python caller
+ * adding to a tool's `--normalize url` file must spell keys that way. */
+static PyObject *filter_get_key_form(filter_object *self, void *unused)
+{
+    (void)unused;
+    if (!live(self))
+        return NULL;
+    return PyUnicode_FromString(name_or(bk_key_form_name(bk_filter_key_form(self->f)), "?"));
+}
+
 static PyObject *filter_get_closed(filter_object *self, void *unused)
 {
     (void)unused;
@@ -847,6 +857,11 @@ static PyMethodDef filter_methods[] = {
 
 static PyGetSetDef filter_getset[] = {
     {"kind", (getter)filter_get_kind, NULL, "The kind's name: 'blocked', 'classic', ...", NULL},
+    {"key_form", (getter)filter_get_key_form, NULL,
+     "How the keys were normalized before they were added, as the file "
+     "records it: 'url' or 'email' (the bloomkit tool's --normalize), "
+     "'as-given', or 'unrecorded'. Read-only; the module never applies it.",
+     NULL},
     {"closed", (getter)filter_get_closed, NULL, "True after close().", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

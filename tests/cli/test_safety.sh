@@ -2,13 +2,15 @@
 # Tests that filter files stay whole under concurrency, interruptions and
 # mistakes: locking of every read-modify-write, dedup --state checkpoints
 # and endings, merge's --force and capacity rules, saves through symlinks,
-# special files refused, owners and modes kept, check --mmap verification. Each check compares with an
+# special files refused, owners and modes kept, check --mmap verification,
+# the key normalization a file records. Each check compares with an
 # answer computed independently (seq, sort, the inputs) and fails if the
 # behaviour it covers were missing.
 # Ends with "N passed, N failed"; exits non-zero on any failure.
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
 BK=${BK:-$BUILD/bloomkit}
+DATA=$(cd "$(dirname "$0")/../data" && pwd)
 export LC_ALL=C
 pass=0
 fail=0
@@ -257,6 +259,45 @@ t "... saying it is damaged and naming --no-verify" grep -q 'damaged.*--no-verif
 st 0 "check --mmap on a sound file answers" "$BK" check -c --mmap mm.bk mk
 t "... every added key present" test "$(cat out)" = 1000
 st 0 "check --mmap --no-verify skips the check" "$BK" check -c --mmap --no-verify dm.bk mk
+
+# ---- the key normalization a file records ----------------------------------
+printf 'HTTP://Example.com:80/a/../b#x\nhttps://example.org:443\n' >nu
+printf 'http://example.com/b\nhttps://example.org/\nhttp://example.net/\n' >nq
+"$BK" create nf.bk -n 1000 -p 1e-9 --seed 5 2>/dev/null
+"$BK" add -q --normalize url nf.bk nu
+st 0 "check without --normalize uses the file's url normalization" "$BK" check -c nf.bk nq
+t "... and finds both keys" test "$(cat out)" = 2
+st 0 "check of a spelling the file normalizes away" sh -c "echo 'HTTP://EXAMPLE.COM/a/../b' | '$BK' check -c nf.bk"
+t "... finds it" test "$(cat out)" = 1
+st 2 "check --normalize email on a url file is refused" "$BK" check --normalize email nf.bk nq
+t "... naming both normalizations" grep -q 'normalize url.*normalize email' err
+st 2 "add --normalize none to a url file is refused" "$BK" add -q --normalize none nf.bk nq
+cp nf.bk nf.before
+st 2 "dedup --state with another normalization is refused" "$BK" dedup --state nf.bk --normalize email nq
+t "... before printing anything" test ! -s out
+t "... and the state is unchanged" cmp -s nf.bk nf.before
+st 0 "info shows the recorded normalization" "$BK" info nf.bk
+t "... as url" grep -q '^keys  *--normalize url' out
+"$BK" create plain.bk -n 1000 -p 1e-9 --seed 5 2>/dev/null
+"$BK" add -q plain.bk nu
+st 2 "a file of keys added as given refuses --normalize url" "$BK" check --normalize url plain.bk nq
+st 0 "create --normalize email records it" "$BK" create --normalize email em.bk -n 100 -p 1e-9
+printf 'Ann@Example.COM\n' | "$BK" add -q em.bk
+st 0 "... and a later add applies it without being told" sh -c "echo ' ann@example.com' | '$BK' check -c em.bk"
+t "... (found)" test "$(cat out)" = 1
+printf 'Ann@Example.COM\n' | "$BK" dedup -q --state ds.bk --normalize email -n 100 -p 1e-9 >/dev/null
+st 1 "dedup --state remembers its normalization across runs" sh -c "echo 'ann@example.com' | '$BK' dedup -q --state ds.bk | grep -q ."
+st 2 "merge refuses files normalized two ways" "$BK" merge mg.bk nf.bk em.bk
+t "... saying so" grep -q 'normalize' err
+t "... and writes nothing" test ! -e mg.bk
+# a file from before the field existed (version 1): the first writer
+# records what it uses, and says so
+cp "$DATA/blocked.bkf" v1.bk
+st 0 "a version 1 file loads" "$BK" info v1.bk
+t "... showing no recorded normalization" grep -q 'not recorded' out
+st 0 "the first add with --normalize url to it works" sh -c "echo 'HTTP://X.org/b' | '$BK' add -q --normalize url v1.bk"
+t "... with a note that it recorded url" grep -q 'recorded --normalize url' err
+st 2 "... after which another normalization is refused" sh -c "echo x | '$BK' check --normalize email v1.bk"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -266,6 +266,18 @@ def test_files_shared_with_the_tool(tool, tmp_path, kind):
     assert int(out.stdout.strip() or 0) <= 2000 * 0.001 * 3
 
 
+def test_key_form_from_the_tool(tool, tmp_path):
+    path = str(tmp_path / "u.bloom")
+    assert run_tool(tool, "create", "--normalize", "url", path, "-n", "100", "-p", "1e-9").returncode == 0
+    assert run_tool(tool, "add", "-q", path, stdin=b"HTTP://Example.COM:80/a#x\n").returncode == 0
+    f = bloomkit.load(path)
+    assert f.key_form == "url"
+    assert "http://example.com/a" in f and "HTTP://Example.COM:80/a#x" not in f
+    assert bloomkit.Filter(100, 0.01).key_form == "unrecorded"
+    f.save(path)  # kept through Python
+    assert bloomkit.load(path).key_form == "url"
+
+
 def test_tool_info_agrees(tool, tmp_path):
     path = str(tmp_path / "i.bloom")
     f = bloomkit.Filter(7777, 0.002, seed=99)
