@@ -17,6 +17,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char distinct_usage[] =
     "usage: bloomkit distinct [--max N] [--print] [INPUT...]\n"
@@ -33,6 +34,8 @@ static const char distinct_usage[] =
     "                     defaults to 10^W. Without it a leading zero is an\n"
     "                     error, so 0123 and 123 are never merged\n"
     "  -P, --print        print the distinct values instead of their count\n"
+    "      --memory SIZE  stop with an error rather than hold more than SIZE\n"
+    "                     (default: the memory available at the start)\n"
     "  -q, --quiet        no progress\n"
     "      --progress     progress even when not on a terminal\n"
     "  -h, --help         this text\n";
@@ -49,6 +52,8 @@ static const char once_usage[] =
     "                     and printed back; --max defaults to 10^W. Without\n"
     "                     it a leading zero is an error (0123 is not 123)\n"
     "  -c, --count        print only how many there are\n"
+    "      --memory SIZE  stop with an error rather than hold more than SIZE\n"
+    "                     (default: the memory available at the start)\n"
     "  -q, --quiet        no progress\n"
     "      --progress     progress even when not on a terminal\n"
     "  -h, --help         this text\n";
@@ -64,18 +69,64 @@ typedef struct {
     uint64_t max;
     unsigned width; /* --width: digits per value, 0 for plain numbers */
     bkc_progress_t *prog;
+    uint64_t memory; /* --memory: the most this process may hold */
     size_t nvals;
     uint64_t vals[BM_BATCH];
 } bm_ctx_t;
 
-/* Sets the buffered values; counts first sightings and repeats. */
-static void bm_flush(bm_ctx_t *c)
+/* Bytes this process holds now (resident set), or 0 if unknown. The
+ * bitmap is mapped lazily: it grows with the pages the values touch. */
+static uint64_t resident_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size = 0, resident = 0;
+    if (!f)
+        return 0;
+    int got = fscanf(f, "%llu %llu", &size, &resident);
+    fclose(f);
+    long page = sysconf(_SC_PAGESIZE);
+    return got == 2 && page > 0 ? resident * (uint64_t)page : 0;
+}
+
+/* MemAvailable of /proc/meminfo, else the physical memory; 0 if unknown. */
+static uint64_t available_bytes(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    if (kb)
+        return kb * 1024;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+/* Sets the buffered values; counts first sightings and repeats. Then,
+ * since values far apart each make the kernel back a page of the map,
+ * checks that the process still fits in --memory: stopping with a message
+ * beats being killed by the kernel with nothing said. 0 or 2. */
+static int bm_flush(bm_ctx_t *c, const bkc_reader_t *r)
 {
     uint64_t fresh = c->b1 ? bk_bitmap_set_batch(c->b1, c->vals, c->nvals)
                            : bk_bitmap2_add_batch(c->b2, c->vals, c->nvals);
     c->prog->fresh += fresh;
     c->prog->dups += c->nvals - fresh;
     c->nvals = 0;
+    uint64_t held = c->memory ? resident_bytes() : 0;
+    if (held > c->memory) {
+        char h[32], m[32];
+        return bkc_line_error(c->prog, r,
+                              "the values so far make this run hold %s, more than the %s of "
+                              "--memory: give a --max just above the largest value, or split "
+                              "the input by value range",
+                              bkc_human_bytes((double)held, h, sizeof h),
+                              bkc_human_bytes((double)c->memory, m, sizeof m));
+    }
+    return 0;
 }
 
 /* The common line: 1 to 19 digits and nothing else, which cannot overflow
@@ -177,9 +228,7 @@ static int bitmap_line(void *vctx, const char *line, size_t len, const char *key
         return rc;
     c->prog->items++;
     c->vals[c->nvals++] = v;
-    if (c->nvals == BM_BATCH)
-        bm_flush(c);
-    return 0;
+    return c->nvals == BM_BATCH ? bm_flush(c, r) : 0;
 }
 
 /* Prints a value as it was given: zero-padded to --width digits. */
@@ -191,7 +240,7 @@ static bool print_value(uint64_t v, void *ctx)
 }
 
 typedef struct bm_opts {
-    uint64_t max;
+    uint64_t max, memory;
     unsigned width;
     bool print, count;
     bkc_input_opts_t in; /* --normalize is not offered: values are integers */
@@ -200,7 +249,9 @@ typedef struct bm_opts {
 /* -1 when parsing went on to the inputs, else the exit status. */
 static int parse_options(int argc, char **argv, bool once, bm_opts_t *o)
 {
+    enum { OPT_MEMORY = BKC_OPT_OWN };
     static const struct option opts[] = {{"max", required_argument, 0, 'm'},
+                                         {"memory", required_argument, 0, OPT_MEMORY},
                                          {"width", required_argument, 0, 'w'},
                                          {"print", no_argument, 0, 'P'},
                                          {"count", no_argument, 0, 'c'},
@@ -226,6 +277,10 @@ static int parse_options(int argc, char **argv, bool once, bm_opts_t *o)
             if (bkc_parse_count(optarg, &w) != 0 || w == 0 || w > 14)
                 return bkc_usage_error("bad --width '%s' (1 to 14 digits)", optarg);
             o->width = (unsigned)w;
+            break;
+        case OPT_MEMORY:
+            if (bkc_parse_size(optarg, &o->memory) != 0 || o->memory == 0)
+                return bkc_usage_error("bad --memory '%s' (a size, e.g. 512M, 4G)", optarg);
             break;
         case 'P':
         case 'c':
@@ -260,10 +315,16 @@ static int run(int argc, char **argv, bool once)
     memset(&ctx, 0, sizeof ctx);
     ctx.max = max;
     ctx.width = o.width;
+    ctx.memory = o.memory ? o.memory : available_bytes();
     bk_status_t st = once ? bk_bitmap2_create(&ctx.b2, max) : bk_bitmap_create(&ctx.b1, max);
     if (st != BK_OK) {
-        bkc_error("cannot make a bitmap for --max %llu: %s", (unsigned long long)max,
-                  bk_strerror(st));
+        /* Only the address space is taken here (pages come as values
+         * touch them), so this fails when even that is refused. */
+        char h[32];
+        bkc_error("cannot map a %s bitmap for --max %llu: %s; give a --max just above the "
+                  "largest value",
+                  bkc_human_bytes(once ? (double)max / 4 : (double)max / 8, h, sizeof h),
+                  (unsigned long long)max, bk_strerror(st));
         return BKC_EXIT_ERROR;
     }
     bkc_stdout_setup();
@@ -274,7 +335,7 @@ static int run(int argc, char **argv, bool once)
     rc = bkc_for_each_line(argv + optind, argc - optind, BKC_NORM_NONE, &prog, bitmap_line, NULL,
                            &ctx);
     if (rc == 0)
-        bm_flush(&ctx);
+        rc = bm_flush(&ctx, NULL);
     bkc_progress_clear(&prog);
     if (rc == 0) {
         if (once && count) {

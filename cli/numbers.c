@@ -43,7 +43,13 @@ int bkc_parse_count(const char *s, uint64_t *out)
     if (leading_number(s, &v, &end) != 0)
         return -1;
     double mul = 1;
-    if (*end) {
+    if (*end == '^') { /* 2^32, as the help texts write sizes */
+        char *e2;
+        double x;
+        if (leading_number(end + 1, &x, &e2) != 0 || *e2 || x != floor(x) || x < 0 || x > 64)
+            return -1;
+        v = pow(v, x);
+    } else if (*end) {
         switch (*end) {
         case 'k': case 'K': mul = 1e3; break;
         case 'm': case 'M': mul = 1e6; break;

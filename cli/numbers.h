@@ -9,8 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A count: digits with an optional decimal suffix k, M, G, T (10^3..10^12)
- * or a float form such as 1e7. 0 ok, -1 bad syntax or out of range. */
+/* A count: digits with an optional decimal suffix k, M, G, T (10^3..10^12),
+ * a float form such as 1e7, or a power such as 2^32. 0 ok, -1 bad syntax
+ * or out of range. */
 int bkc_parse_count(const char *s, uint64_t *out);
 
 /* A size in bytes: digits (a fraction allowed) with an optional binary

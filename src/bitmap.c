@@ -15,7 +15,9 @@
  * sizes and BKI_BITMAP_MAX_N are layout facts, layout.c) from
  * bki_payload_alloc: zeroed, and for large maps an anonymous MAP_NORESERVE
  * mapping, so a map over 2^40 values (128 GiB of address space) costs only
- * the pages that are actually touched. The bits past n stay zero; counting
+ * the pages that are actually touched; such maps also record which pages
+ * the updates touched (touched.c), and every pass visits only those. The
+ * bits past n stay zero; counting
  * and iteration mask them anyway, so a payload loaded from elsewhere cannot
  * report values outside [0, n).
  *
@@ -35,6 +37,7 @@
 
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define LOW_BITS UINT64_C(0x5555555555555555) /* the low bit of every cell */
 
@@ -59,6 +62,53 @@ static uint64_t tail_mask(uint64_t used_bits)
     return r ? (UINT64_C(1) << r) - 1 : ~UINT64_C(0);
 }
 
+/* A zeroed payload and, for a large one, its touched-page summary. A map
+ * larger than half the machine's memory can only ever be used sparsely, so
+ * it is kept out of transparent huge pages: one value would otherwise make
+ * the kernel back 2 MiB of it instead of 4 KiB. False if out of memory. */
+static bool new_payload(uint64_t **words, uint64_t nbytes, bki_mem_t *mem, bki_touched_t *t)
+{
+    *words = (uint64_t *)bki_payload_alloc(nbytes, mem);
+    if (!*words)
+        return false;
+    if (bki_touched_init(t, nbytes) != BK_OK) {
+        bki_payload_free((uint8_t *)*words, nbytes, *mem);
+        return false;
+    }
+#ifdef MADV_NOHUGEPAGE
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    if (*mem == BKI_MEM_ANON && pages > 0 && size > 0 &&
+        nbytes / 2 > (uint64_t)pages * (uint64_t)size / 4)
+        (void)madvise(*words, (size_t)nbytes, MADV_NOHUGEPAGE); /* a hint */
+#endif
+    return true;
+}
+
+/* The next run of words at or after `word` (below nwords) that lies in a
+ * touched page: [*lo, returned end). *lo == nwords when there is none.
+ * Without a summary the whole rest is one run. */
+static uint64_t touched_run(const bki_touched_t *t, uint64_t word, uint64_t nwords, uint64_t *lo)
+{
+    if (!t->l1) {
+        *lo = word;
+        return nwords;
+    }
+    uint64_t page = bki_touched_next(t, word / BKI_PAGE_WORDS);
+    uint64_t start = page * BKI_PAGE_WORDS, end = start + BKI_PAGE_WORDS;
+    if (start < word)
+        start = word;
+    *lo = start < nwords ? start : nwords;
+    return end < nwords ? end : nwords;
+}
+
+/* Every word, for passes that must see untouched values too. */
+static uint64_t whole_run(const bki_touched_t *t, uint64_t word, uint64_t nwords, uint64_t *lo)
+{
+    (void)t;
+    *lo = word;
+    return nwords;
+}
+
 /* ------------------------------------------------------------------------ */
 /* 1-bit map                                                                 */
 /* ------------------------------------------------------------------------ */
@@ -75,8 +125,7 @@ bk_status_t bk_bitmap_create(bk_bitmap_t **out, uint64_t n)
         return BK_ENOMEM;
     b->n = n;
     b->nbytes = bki_layout_bytes(BK_KIND_BITMAP, n);
-    b->words = (uint64_t *)bki_payload_alloc(b->nbytes, &b->mem);
-    if (!b->words) {
+    if (!new_payload(&b->words, b->nbytes, &b->mem, &b->touched)) {
         bki_free(b);
         return BK_ENOMEM;
     }
@@ -89,6 +138,7 @@ void bk_bitmap_free(bk_bitmap_t *b)
     if (!b)
         return;
     bki_payload_free((uint8_t *)b->words, b->nbytes, b->mem);
+    bki_touched_free(&b->touched);
     bki_free(b);
 }
 
@@ -105,6 +155,8 @@ bool bk_bitmap_set(bk_bitmap_t *b, uint64_t v)
     uint64_t bit = UINT64_C(1) << (v & 63);
     bool was_clear = !(*w & bit);
     *w |= bit;
+    if (b->touched.l1)
+        bki_touched_mark(&b->touched, v >> 6);
     return was_clear;
 }
 
@@ -122,6 +174,7 @@ static inline void prefetch_bit(const uint64_t *words, uint64_t bit, uint64_t nb
 uint64_t bk_bitmap_set_batch(bk_bitmap_t *b, const uint64_t *v, size_t n)
 {
     uint64_t fresh = 0;
+    bki_touched_t *t = b->touched.l1 ? &b->touched : NULL;
     for (size_t i = 0; i < n; i++) {
         if (i + BITMAP_AHEAD < n)
             prefetch_bit(b->words, v[i + BITMAP_AHEAD], b->n);
@@ -132,6 +185,8 @@ uint64_t bk_bitmap_set_batch(bk_bitmap_t *b, const uint64_t *v, size_t n)
         uint64_t bit = UINT64_C(1) << (x & 63);
         fresh += (*w & bit) == 0;
         *w |= bit;
+        if (t)
+            bki_touched_mark(t, x >> 6);
     }
     return fresh;
 }
@@ -172,8 +227,11 @@ static uint64_t popcount_words(const uint64_t *w, uint64_t n)
 
 uint64_t bk_bitmap_count(const bk_bitmap_t *b)
 {
-    uint64_t full = b->n >> 6;
-    uint64_t total = popcount_words(b->words, full);
+    uint64_t full = b->n >> 6, total = 0, lo;
+    for (uint64_t i = 0, hi; i < full; i = hi) {
+        hi = touched_run(&b->touched, i, full, &lo);
+        total += popcount_words(b->words + lo, hi - lo);
+    }
     if (b->n & 63)
         total += (uint64_t)__builtin_popcountll(b->words[full] & tail_mask(b->n));
     return total;
@@ -190,14 +248,17 @@ static inline uint64_t bitmap_word(const bk_bitmap_t *b, uint64_t i)
 
 bool bk_bitmap_foreach(const bk_bitmap_t *b, bool (*fn)(uint64_t v, void *ctx), void *ctx)
 {
-    uint64_t nwords = (b->n + 63) >> 6;
-    for (uint64_t i = 0; i < nwords; i++) {
-        uint64_t w = bitmap_word(b, i);
-        while (w) {
-            uint64_t v = (i << 6) | (uint64_t)__builtin_ctzll(w);
-            if (!fn(v, ctx))
-                return false;
-            w &= w - 1;
+    uint64_t nwords = (b->n + 63) >> 6, lo;
+    for (uint64_t at = 0, hi; at < nwords; at = hi) {
+        hi = touched_run(&b->touched, at, nwords, &lo);
+        for (uint64_t i = lo; i < hi; i++) {
+            uint64_t w = bitmap_word(b, i);
+            while (w) {
+                uint64_t v = (i << 6) | (uint64_t)__builtin_ctzll(w);
+                if (!fn(v, ctx))
+                    return false;
+                w &= w - 1;
+            }
         }
     }
     return true;
@@ -207,27 +268,32 @@ bool bk_bitmap_next(const bk_bitmap_t *b, uint64_t from, uint64_t *out)
 {
     if (from >= b->n)
         return false;
-    uint64_t nwords = (b->n + 63) >> 6;
-    uint64_t i = from >> 6;
-    uint64_t w = bitmap_word(b, i) & (~UINT64_C(0) << (from & 63));
-    for (;;) {
-        if (w) {
-            *out = (i << 6) | (uint64_t)__builtin_ctzll(w);
-            return true;
+    uint64_t nwords = (b->n + 63) >> 6, lo;
+    uint64_t first = from >> 6, mask = ~UINT64_C(0) << (from & 63);
+    for (uint64_t at = first, hi; at < nwords; at = hi) {
+        hi = touched_run(&b->touched, at, nwords, &lo);
+        for (uint64_t i = lo; i < hi; i++) {
+            uint64_t w = bitmap_word(b, i) & (i == first ? mask : ~UINT64_C(0));
+            if (w) {
+                *out = (i << 6) | (uint64_t)__builtin_ctzll(w);
+                return true;
+            }
         }
-        if (++i >= nwords)
-            return false;
-        w = bitmap_word(b, i);
     }
+    return false;
 }
 
 bk_status_t bk_bitmap_or(bk_bitmap_t *dst, const bk_bitmap_t *src)
 {
     if (dst->n != src->n)
         return BK_EINCOMPAT;
-    uint64_t nwords = dst->nbytes / 8;
-    for (uint64_t i = 0; i < nwords; i++)
-        dst->words[i] |= src->words[i];
+    uint64_t nwords = dst->nbytes / 8, lo;
+    for (uint64_t at = 0, hi; at < nwords; at = hi) { /* src's zero pages add nothing */
+        hi = touched_run(&src->touched, at, nwords, &lo);
+        for (uint64_t i = lo; i < hi; i++)
+            dst->words[i] |= src->words[i];
+    }
+    bki_touched_merge(&dst->touched, &src->touched);
     return BK_OK;
 }
 
@@ -235,15 +301,20 @@ bk_status_t bk_bitmap_and(bk_bitmap_t *dst, const bk_bitmap_t *src)
 {
     if (dst->n != src->n)
         return BK_EINCOMPAT;
-    uint64_t nwords = dst->nbytes / 8;
-    for (uint64_t i = 0; i < nwords; i++)
-        dst->words[i] &= src->words[i];
+    uint64_t nwords = dst->nbytes / 8, lo;
+    /* dst's untouched pages are zero already; its summary stays a superset */
+    for (uint64_t at = 0, hi; at < nwords; at = hi) {
+        hi = touched_run(&dst->touched, at, nwords, &lo);
+        for (uint64_t i = lo; i < hi; i++)
+            dst->words[i] &= src->words[i];
+    }
     return BK_OK;
 }
 
 void bk_bitmap_clear(bk_bitmap_t *b)
 {
     payload_zero(b->words, b->nbytes, b->mem);
+    bki_touched_none(&b->touched);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -262,8 +333,7 @@ bk_status_t bk_bitmap2_create(bk_bitmap2_t **out, uint64_t n)
         return BK_ENOMEM;
     b->n = n;
     b->nbytes = bki_layout_bytes(BK_KIND_BITMAP2, n);
-    b->words = (uint64_t *)bki_payload_alloc(b->nbytes, &b->mem);
-    if (!b->words) {
+    if (!new_payload(&b->words, b->nbytes, &b->mem, &b->touched)) {
         bki_free(b);
         return BK_ENOMEM;
     }
@@ -276,6 +346,7 @@ void bk_bitmap2_free(bk_bitmap2_t *b)
     if (!b)
         return;
     bki_payload_free((uint8_t *)b->words, b->nbytes, b->mem);
+    bki_touched_free(&b->touched);
     bki_free(b);
 }
 
@@ -295,6 +366,8 @@ unsigned bk_bitmap2_add(bk_bitmap2_t *b, uint64_t v)
         /* 0 -> 1 -> 2: adding one to the cell never carries out of it. */
         *w += UINT64_C(1) << shift;
         state++;
+        if (b->touched.l1)
+            bki_touched_mark(&b->touched, v >> 5);
     }
     return state;
 }
@@ -302,6 +375,7 @@ unsigned bk_bitmap2_add(bk_bitmap2_t *b, uint64_t v)
 uint64_t bk_bitmap2_add_batch(bk_bitmap2_t *b, const uint64_t *v, size_t n)
 {
     uint64_t first = 0, ncells = b->n;
+    bki_touched_t *t = b->touched.l1 ? &b->touched : NULL;
     for (size_t i = 0; i < n; i++) {
         if (i + BITMAP_AHEAD < n)
             prefetch_bit(b->words, v[i + BITMAP_AHEAD] * 2, ncells * 2);
@@ -314,6 +388,8 @@ uint64_t bk_bitmap2_add_batch(bk_bitmap2_t *b, const uint64_t *v, size_t n)
         /* 0 -> 1 -> 2, saturating, without a branch on the old state. */
         *w += (uint64_t)(state < 2) << shift;
         first += state == 0;
+        if (t)
+            bki_touched_mark(t, x >> 5);
     }
     return first;
 }
@@ -350,16 +426,17 @@ static inline uint64_t cells_in_state(uint64_t w, unsigned state, uint64_t valid
 
 /* Cells in states 1 and 2, per instruction set as popcount_words. */
 #define DEFINE_COUNT_CELLS(name, attr)                                            \
-    attr static void name(const bk_bitmap2_t *b, uint64_t *c1, uint64_t *c2)      \
+    attr static void name(const bk_bitmap2_t *b, uint64_t lo, uint64_t hi,        \
+                          uint64_t *c1, uint64_t *c2)                             \
     {                                                                             \
-        uint64_t nwords = (b->n + 31) >> 5, one = 0, two = 0;                     \
-        for (uint64_t i = 0; i < nwords; i++) {                                   \
+        uint64_t one = 0, two = 0;                                                \
+        for (uint64_t i = lo; i < hi; i++) {                                      \
             uint64_t w = b->words[i], valid = bitmap2_valid(b, i);                \
             one += (uint64_t)__builtin_popcountll(cells_in_state(w, 1, valid));   \
             two += (uint64_t)__builtin_popcountll(cells_in_state(w, 2, valid));   \
         }                                                                         \
-        *c1 = one;                                                                \
-        *c2 = two;                                                                \
+        *c1 += one;                                                               \
+        *c2 += two;                                                               \
     }
 DEFINE_COUNT_CELLS(count_cells_generic, )
 #ifdef BITMAP_HAVE_X86
@@ -368,13 +445,16 @@ DEFINE_COUNT_CELLS(count_cells_hw, __attribute__((target("popcnt"))))
 
 void bk_bitmap2_counts(const bk_bitmap2_t *b, uint64_t counts[3])
 {
-    uint64_t c1, c2;
+    uint64_t c1 = 0, c2 = 0, nwords = (b->n + 31) >> 5, lo;
+    for (uint64_t at = 0, hi; at < nwords; at = hi) {
+        hi = touched_run(&b->touched, at, nwords, &lo);
 #ifdef BITMAP_HAVE_X86
-    if (bki_simd_level >= BKI_SIMD_AVX2)
-        count_cells_hw(b, &c1, &c2);
-    else
+        if (bki_simd_level >= BKI_SIMD_AVX2)
+            count_cells_hw(b, lo, hi, &c1, &c2);
+        else
 #endif
-        count_cells_generic(b, &c1, &c2);
+            count_cells_generic(b, lo, hi, &c1, &c2);
+    }
     counts[0] = b->n - c1 - c2;
     counts[1] = c1;
     counts[2] = c2;
@@ -385,14 +465,20 @@ bool bk_bitmap2_foreach(const bk_bitmap2_t *b, unsigned state,
 {
     if (state > 2)
         return true; /* no cell is ever in any other state */
-    uint64_t nwords = (b->n + 31) >> 5;
-    for (uint64_t i = 0; i < nwords; i++) {
-        uint64_t m = cells_in_state(b->words[i], state, bitmap2_valid(b, i));
-        while (m) {
-            uint64_t v = (i << 5) | ((uint64_t)__builtin_ctzll(m) >> 1);
-            if (!fn(v, ctx))
-                return false;
-            m &= m - 1;
+    uint64_t nwords = (b->n + 31) >> 5, lo;
+    /* State 0 is every value no update touched: the whole range. */
+    uint64_t (*run)(const bki_touched_t *, uint64_t, uint64_t, uint64_t *) =
+        state == 0 ? whole_run : touched_run;
+    for (uint64_t at = 0, hi; at < nwords; at = hi) {
+        hi = run(&b->touched, at, nwords, &lo);
+        for (uint64_t i = lo; i < hi; i++) {
+            uint64_t m = cells_in_state(b->words[i], state, bitmap2_valid(b, i));
+            while (m) {
+                uint64_t v = (i << 5) | ((uint64_t)__builtin_ctzll(m) >> 1);
+                if (!fn(v, ctx))
+                    return false;
+                m &= m - 1;
+            }
         }
     }
     return true;
@@ -401,4 +487,5 @@ bool bk_bitmap2_foreach(const bk_bitmap2_t *b, unsigned state,
 void bk_bitmap2_clear(bk_bitmap2_t *b)
 {
     payload_zero(b->words, b->nbytes, b->mem);
+    bki_touched_none(&b->touched);
 }

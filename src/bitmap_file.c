@@ -17,17 +17,18 @@ typedef struct dense {
     uint64_t n;
     uint64_t *words;
     uint64_t nbytes;
+    bki_touched_t *touched;
 } dense_t;
 
 static dense_t view1(const bk_bitmap_t *b)
 {
-    dense_t d = {BK_KIND_BITMAP, b->n, b->words, b->nbytes};
+    dense_t d = {BK_KIND_BITMAP, b->n, b->words, b->nbytes, (bki_touched_t *)&b->touched};
     return d;
 }
 
 static dense_t view2(const bk_bitmap2_t *b)
 {
-    dense_t d = {BK_KIND_BITMAP2, b->n, b->words, b->nbytes};
+    dense_t d = {BK_KIND_BITMAP2, b->n, b->words, b->nbytes, (bki_touched_t *)&b->touched};
     return d;
 }
 
@@ -121,6 +122,7 @@ static bk_status_t fill(const dense_t *d, const bkf_meta_t *m, const bkf_source_
         FAIL(BK_ECORRUPT, "bitmap size the library cannot build");
     if (bkf_source_read(s, p.offset, d->words, p.length) != BK_OK)
         FAIL(BK_EIO, "read error");
+    bki_touched_all(d->touched); /* every page was written */
     if (s->buf) /* verified in place already */
         return BK_OK;
     return bkf_check_payload(s, &p, (const uint8_t *)d->words, true, why);
@@ -204,8 +206,8 @@ static bk_status_t dense_save(const void *b, dense_t d, const char *path)
     } while (0)
 
 /* A view of a possibly NULL bitmap (only dereferenced when non-NULL). */
-#define VIEW1(b) ((b) ? view1(b) : (dense_t){BK_KIND_BITMAP, 0, NULL, 0})
-#define VIEW2(b) ((b) ? view2(b) : (dense_t){BK_KIND_BITMAP2, 0, NULL, 0})
+#define VIEW1(b) ((b) ? view1(b) : (dense_t){BK_KIND_BITMAP, 0, NULL, 0, NULL})
+#define VIEW2(b) ((b) ? view2(b) : (dense_t){BK_KIND_BITMAP2, 0, NULL, 0, NULL})
 
 uint64_t bk_bitmap_serialized_size(const bk_bitmap_t *b)
 {

@@ -129,6 +129,47 @@ struct bk_filter {
     int map_fd;        /* -1 when not mapped */
 };
 
+/* Which 4 KiB pages of a large bitmap's payload were ever written
+ * (touched.c): one bit per page (l1) and one per 4096 pages (l2). A page
+ * whose bit is clear is all zero, so counting and iteration skip it and
+ * cost follows the pages the values touched, not n. Maps under
+ * BKI_TOUCHED_MIN bytes keep none (l1 NULL): scanning them whole is cheap,
+ * and their updates skip the marking. */
+typedef struct bki_touched {
+    uint64_t *l1, *l2;
+    uint64_t pages;      /* payload pages (the last may be partial) */
+    uint64_t marked;     /* l1 bits set: pages touched */
+    uint64_t l1_bytes, l2_bytes;
+    bki_mem_t l1_mem, l2_mem;
+} bki_touched_t;
+
+#define BKI_TOUCHED_MIN (UINT64_C(64) << 20)
+#define BKI_PAGE_WORDS 512u /* 64-bit words per 4 KiB page */
+
+/* Sets up t for a payload of nbytes: BK_ENOMEM if its own maps fail. */
+BKI_HIDDEN bk_status_t bki_touched_init(bki_touched_t *t, uint64_t nbytes);
+BKI_HIDDEN void bki_touched_free(bki_touched_t *t);
+/* Every page touched (a payload loaded whole), or none (cleared). */
+BKI_HIDDEN void bki_touched_all(bki_touched_t *t);
+BKI_HIDDEN void bki_touched_none(bki_touched_t *t);
+/* dst gains src's pages (same payload size). */
+BKI_HIDDEN void bki_touched_merge(bki_touched_t *dst, const bki_touched_t *src);
+/* The first touched page at or after page, or t->pages; without a summary
+ * every page counts as touched. */
+BKI_HIDDEN uint64_t bki_touched_next(const bki_touched_t *t, uint64_t page);
+
+/* Marks the page holding payload word `word`. */
+static inline void bki_touched_mark(bki_touched_t *t, uint64_t word)
+{
+    uint64_t page = word / BKI_PAGE_WORDS, group = page >> 12;
+    uint64_t bit = UINT64_C(1) << (page & 63);
+    if (!(t->l1[page >> 6] & bit)) {
+        t->l1[page >> 6] |= bit;
+        t->l2[group >> 6] |= UINT64_C(1) << (group & 63);
+        t->marked++;
+    }
+}
+
 /* Dense bitmaps over [0, n): 1 bit per value (bk_bitmap) or 2 bits per
  * value (bk_bitmap2: value v in bits 2(v mod 32)..+1 of word v/32, states
  * 0, 1, 2; 3 never occurs). words holds nbytes bytes, a multiple of 64. */
@@ -137,6 +178,7 @@ struct bk_bitmap {
     uint64_t *words;
     uint64_t nbytes;
     bki_mem_t mem;
+    bki_touched_t touched;
 };
 
 struct bk_bitmap2 {
@@ -144,6 +186,7 @@ struct bk_bitmap2 {
     uint64_t *words;
     uint64_t nbytes;
     bki_mem_t mem;
+    bki_touched_t touched;
 };
 
 /* The item count: relaxed atomics, so bk_filter_add_atomic may bump it from

@@ -592,7 +592,11 @@ bk_status_t bk_filter_verify(const bk_filter_t *f, const char **why);
 /* Bitmaps over integers                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* A dense 1-bit map over [0, n): one bit per integer. */
+/* A dense 1-bit map over [0, n): one bit per integer. Maps of 64 MiB and
+ * more are address space backed only where values are set, and keep a
+ * record of the 4 KiB pages their updates touched: count, foreach, next,
+ * or and and (and the bitmap2 calls, but foreach of state 0) read only
+ * those pages, so they cost what the values touched, not n. */
 typedef struct bk_bitmap bk_bitmap_t;
 
 /* *out owns a zeroed map over [0, n). BK_EINVAL for n == 0 or n > 2^48,

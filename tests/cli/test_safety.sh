@@ -299,5 +299,22 @@ st 0 "the first add with --normalize url to it works" sh -c "echo 'HTTP://X.org/
 t "... with a note that it recorded url" grep -q 'recorded --normalize url' err
 st 2 "... after which another normalization is refused" sh -c "echo x | '$BK' check --normalize email v1.bk"
 
+# ---- distinct / once: cost follows the input, memory is watched -------------
+echo 12345 >one
+st 0 "distinct --max 2^48 on a one-line file finishes" timeout 60 "$BK" distinct --max 2^48 one
+t "... counting 1" test "$(cat out)" = 1
+printf '5\n281474976710655\n7\n5\n' >few
+st 0 "once --max 281474976710656 on four lines finishes" timeout 60 "$BK" once --max 281474976710656 few
+t "... printing the two values seen once" test "$(tr '\n' ' ' <out)" = "7 281474976710655 "
+st 0 "distinct --print over 2^48 lists the values in order" timeout 60 "$BK" distinct -P --max 2^48 few
+t "... all three" test "$(tr '\n' ' ' <out)" = "5 7 281474976710655 "
+# values 64 Ki apart: each one makes the kernel back pages of the map
+seq 0 65536 20000000000 >spread
+st 2 "distinct stops with a message instead of outgrowing --memory" "$BK" distinct --max 2e10 --memory 64M spread
+t "... naming --memory and what to do" grep -q 'more than the .* of --memory: give a --max' err
+t "... and prints no count" test ! -s out
+st 2 "a --max whose bitmap cannot even be mapped is refused up front" sh -c "ulimit -v 1000000; '$BK' once --max 2^48 one"
+t "... naming the size" grep -q 'cannot map a .*bitmap for --max' err
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

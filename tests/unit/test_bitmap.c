@@ -10,6 +10,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <stdio.h>
 
 static const uint64_t sizes[] = {1, 2, 31, 32, 33, 63, 64, 65, 127, 128, 129,
                                  511, 512, 513, 1000, 4097, 100003};
@@ -281,6 +283,121 @@ static void test_bitmap_2_pow_40(void)
         CHECK_EQ_U64(bk_bitmap2_state(b2, 0), 1);
         bk_bitmap2_free(b2);
     }
+}
+
+/* Large maps keep a summary of the pages their updates touched (the
+ * library's touched.c): counting, iterating, or and and over 2^44 values
+ * (2 TiB of address space) read only those pages, and the answers are
+ * exactly those of a dense scan. Without the summary these passes would
+ * read 2 TiB and never finish. */
+static bool collect(uint64_t v, void *ctx)
+{
+    uint64_t *got = ctx;
+    if (got[0] < 15)
+        got[1 + got[0]] = v;
+    got[0]++;
+    return true;
+}
+
+static void test_touched_pages(void)
+{
+    const uint64_t n = UINT64_C(1) << 44;
+    const uint64_t vals[] = {0, 5, 4095, 32768 * 3 + 1, (UINT64_C(1) << 43) + 7,
+                             (UINT64_C(1) << 43) + 64 * 512 * 4096, n - 1};
+    const size_t nv = sizeof vals / sizeof vals[0];
+    bk_bitmap_t *b = NULL, *c = NULL;
+    CHECK_OK(bk_bitmap_create(&b, n));
+    CHECK_OK(bk_bitmap_create(&c, n));
+    if (!b || !c) {
+        bk_bitmap_free(b);
+        bk_bitmap_free(c);
+        return;
+    }
+    CHECK_EQ_U64(bk_bitmap_set_batch(b, vals, nv - 1), nv - 1);
+    CHECK(bk_bitmap_set(b, vals[nv - 1]));
+    CHECK_EQ_U64(bk_bitmap_count(b), nv);
+    uint64_t got[16] = {0};
+    CHECK(bk_bitmap_foreach(b, collect, got));
+    CHECK_EQ_U64(got[0], nv);
+    for (size_t i = 0; i < nv; i++)
+        CHECK_EQ_U64(got[1 + i], vals[i]);
+    uint64_t v = 0;
+    CHECK(bk_bitmap_next(b, 6, &v) && v == 4095);
+    CHECK(bk_bitmap_next(b, 4096, &v) && v == vals[3]);
+    CHECK(bk_bitmap_next(b, vals[4] + 1, &v) && v == vals[5]);
+    CHECK(!bk_bitmap_next(b, n, &v));
+    /* or: c gains b's values; and: only the common ones stay */
+    CHECK(bk_bitmap_set(c, 123456789));
+    CHECK(bk_bitmap_set(c, vals[4]));
+    CHECK_OK(bk_bitmap_or(c, b));
+    CHECK_EQ_U64(bk_bitmap_count(c), nv + 1);
+    CHECK(bk_bitmap_test(c, 123456789));
+    CHECK_OK(bk_bitmap_and(b, c));
+    CHECK_EQ_U64(bk_bitmap_count(b), nv);
+    bk_bitmap_clear(c);
+    CHECK_EQ_U64(bk_bitmap_count(c), 0);
+    CHECK(!bk_bitmap_next(c, 0, &v));
+    CHECK(bk_bitmap_set(c, n - 2));
+    CHECK_EQ_U64(bk_bitmap_count(c), 1);
+    bk_bitmap_free(b);
+    bk_bitmap_free(c);
+
+    bk_bitmap2_t *b2 = NULL;
+    CHECK_OK(bk_bitmap2_create(&b2, n));
+    if (b2) {
+        CHECK_EQ_U64(bk_bitmap2_add_batch(b2, vals, nv), nv);
+        CHECK_EQ_U64(bk_bitmap2_add(b2, vals[2]), 2); /* twice */
+        uint64_t counts[3];
+        bk_bitmap2_counts(b2, counts);
+        CHECK_EQ_U64(counts[1], nv - 1);
+        CHECK_EQ_U64(counts[2], 1);
+        CHECK_EQ_U64(counts[0], n - nv);
+        memset(got, 0, sizeof got);
+        CHECK(bk_bitmap2_foreach(b2, 1, collect, got));
+        CHECK_EQ_U64(got[0], nv - 1);
+        CHECK_EQ_U64(got[3], vals[3]); /* vals[2] is in state 2 */
+        CHECK_EQ_U64(got[nv - 1], n - 1);
+        bk_bitmap2_clear(b2);
+        bk_bitmap2_counts(b2, counts);
+        CHECK_EQ_U64(counts[1] + counts[2], 0);
+        bk_bitmap2_free(b2);
+    }
+}
+
+/* A large map read from a file has every page counted as touched: values
+ * loaded are found by every pass, and later updates still count. */
+static void test_touched_after_load(void)
+{
+    const uint64_t n = UINT64_C(1) << 29; /* 64 MiB: keeps a summary */
+    bk_bitmap_t *b = NULL, *l = NULL;
+    CHECK_OK(bk_bitmap_create(&b, n));
+    if (!b)
+        return;
+    CHECK(b->touched.l1 != NULL);
+    uint64_t rng = 5;
+    for (int i = 0; i < 1000; i++)
+        bk_bitmap_set(b, bkt_rand(&rng) % n);
+    char path[256];
+    snprintf(path, sizeof path, "%s/bk-touched-%d.bkf", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid());
+    CHECK_OK(bk_bitmap_save(b, path));
+    CHECK_OK(bk_bitmap_load(&l, path, NULL));
+    unlink(path);
+    if (l) {
+        CHECK_EQ_U64(bk_bitmap_count(l), bk_bitmap_count(b));
+        uint64_t want = 0, got = 0;
+        for (uint64_t v = 0; bk_bitmap_next(b, v, &v); v++)
+            want += v;
+        for (uint64_t v = 0; bk_bitmap_next(l, v, &v); v++)
+            got += v;
+        CHECK_EQ_U64(got, want);
+        uint64_t before = bk_bitmap_count(l);
+        uint64_t fresh = bk_bitmap_test(l, n - 1) ? 0 : 1;
+        bk_bitmap_set(l, n - 1);
+        CHECK_EQ_U64(bk_bitmap_count(l), before + fresh);
+    }
+    bk_bitmap_free(l);
+    bk_bitmap_free(b);
 }
 
 /* ---- 2-bit map ---- */
@@ -560,8 +677,10 @@ static void test_alloc_failures(void)
 {
     /* Each allocation of create fails in turn: BK_ENOMEM, nothing leaked
      * (the sanitizer build checks leaks), *out NULL. */
-    const uint64_t ns[] = {100, UINT64_C(1) << 25}; /* heap and mapped */
-    for (size_t k = 0; k < 2; k++) {
+    /* heap, mapped, and mapped with a touched-page summary */
+    const uint64_t ns[] = {100, UINT64_C(1) << 25, UINT64_C(1) << 30};
+    for (size_t k = 0; k < 3; k++) {
+        long allocations = k == 2 ? 4 : 2; /* struct, payload, summary maps */
         bool ok1 = false, ok2 = false;
         for (long fail_at = 1; fail_at < 10 && !(ok1 && ok2); fail_at++) {
             bk_bitmap_t *b = NULL;
@@ -572,7 +691,7 @@ static void test_alloc_failures(void)
                 bki_fail_countdown = 0;
                 if (s == BK_OK) {
                     ok1 = true;
-                    CHECK(fail_at == 3); /* two allocations: struct, payload */
+                    CHECK(fail_at == allocations + 1);
                     CHECK(bk_bitmap_set(b, ns[k] - 1));
                     CHECK_EQ_U64(bk_bitmap_count(b), 1);
                 } else {
@@ -587,7 +706,7 @@ static void test_alloc_failures(void)
                 bki_fail_countdown = 0;
                 if (s == BK_OK) {
                     ok2 = true;
-                    CHECK(fail_at == 3);
+                    CHECK(fail_at == allocations + 1);
                     CHECK_EQ_U64(bk_bitmap2_add(b2, ns[k] - 1), 1);
                 } else {
                     CHECK_STATUS(s, BK_ENOMEM);
@@ -609,6 +728,8 @@ int main(void)
     bkt_run("bitmap_or_and", test_bitmap_or_and);
     bkt_run("bitmap_large_clear", test_bitmap_large_clear);
     bkt_run("bitmap_2_pow_40", test_bitmap_2_pow_40);
+    bkt_run("touched_pages", test_touched_pages);
+    bkt_run("touched_after_load", test_touched_after_load);
     bkt_run("bitmap2_model", test_bitmap2_model);
     bkt_run("bitmap2_foreach_stops_and_padding", test_bitmap2_foreach_stops_and_padding);
     bkt_run("distinct_phone_numbers", test_distinct_phone_numbers);
