@@ -26,7 +26,7 @@ typedef struct bkc_batch {
     size_t key_off[BKC_BATCH_KEYS];
     bk_key_t keys[BKC_BATCH_KEYS];
     bool flags[BKC_BATCH_KEYS];
-    uint64_t last_lineno; /* input line of the last entry, for messages */
+    uint64_t lineno[BKC_BATCH_KEYS]; /* input line of each entry, for messages */
 } bkc_batch_t;
 
 void bkc_batch_init(bkc_batch_t *b);
@@ -55,6 +55,18 @@ static inline const char *bkc_batch_line(const bkc_batch_t *b, size_t i)
  * (bkc_batch_keys). Finds what an add would find without adding, for a
  * caller that must print lines before recording them. */
 void bkc_batch_first_fresh(const bkc_batch_t *b, const bool *seen, bool *fresh);
+
+/* Records the input line of the entry just pushed. */
+static inline void bkc_batch_set_line(bkc_batch_t *b, uint64_t lineno)
+{
+    b->lineno[b->n - 1] = lineno;
+}
+
+/* After bk_filter_add_batch failed on f: the index of the key it failed
+ * on, found by adding the keys again one at a time (those before it are
+ * in already, so this changes nothing they did not), or b->n if none fails
+ * now. For messages that name the exact line. */
+size_t bkc_batch_failing_key(bk_filter_t *f, const bkc_batch_t *b);
 
 /* Empties the batch (keeps the memory). */
 static inline void bkc_batch_reset(bkc_batch_t *b)

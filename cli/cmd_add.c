@@ -50,16 +50,16 @@ static int flush(add_ctx_t *c, const bkc_reader_t *r)
     bk_status_t st = bk_filter_add_batch(c->f, b->keys, b->n, NULL, &n_new);
     if (st != BK_OK) {
         bkc_progress_clear(c->prog);
+        size_t at = bkc_batch_failing_key(c->f, b);
+        uint64_t line = b->lineno[at < b->n ? at : b->n - 1];
         if (st == BK_EFULL)
-            bkc_error("%s: the filter is full (non-scaling, %llu items) at %s line %llu or "
-                      "shortly before; file left unchanged",
+            bkc_error("%s: the filter is full (non-scaling, %llu items) at %s line %llu; "
+                      "file left unchanged",
                       c->path, (unsigned long long)bk_filter_items(c->f), bkc_reader_name(r),
-                      (unsigned long long)b->last_lineno);
+                      (unsigned long long)line);
         else
-            bkc_error("%s: cannot add %s line %llu or one shortly before: %s; file left "
-                      "unchanged",
-                      c->path, bkc_reader_name(r), (unsigned long long)b->last_lineno,
-                      bk_strerror(st));
+            bkc_error("%s: cannot add %s line %llu: %s; file left unchanged", c->path,
+                      bkc_reader_name(r), (unsigned long long)line, bk_strerror(st));
         return BKC_EXIT_ERROR;
     }
     bkc_progress_count(c->prog, b->n, n_new);
@@ -76,7 +76,7 @@ static int add_line(void *vctx, const char *line, size_t len, const char *key, s
     /* Only the key is kept: `add` prints nothing per line. */
     if (bkc_batch_push(&c->batch, key, klen, key, klen) != 0)
         return bkc_line_error(c->prog, r, "out of memory");
-    c->batch.last_lineno = bkc_reader_lineno(r);
+    bkc_batch_set_line(&c->batch, bkc_reader_lineno(r));
     return bkc_batch_full(&c->batch) ? flush(c, r) : 0;
 }
 

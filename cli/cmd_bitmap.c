@@ -197,12 +197,8 @@ static int parse_value(const char *s, size_t len, uint64_t max, unsigned width,
             v = v * 10 + d;
     }
     if (!ok) {
-        int show = len > 40 ? 40 : (int)len;
-        char shown[41];
-        for (int i = 0; i < show; i++)
-            shown[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
-        shown[show] = '\0';
-        bkc_line_error(prog, r, "not a non-negative integer: '%s%s'", shown, len > 40 ? "..." : "");
+        char shown[BKC_SHOWN_MAX];
+        bkc_line_error(prog, r, "not a non-negative integer: '%s'", bkc_shown(s, len, shown));
         return BKC_EXIT_ERROR;
     }
     if (!digits_fit(s + a, b - a, width))

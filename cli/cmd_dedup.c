@@ -103,9 +103,10 @@ typedef struct {
 static int add_failed(dedup_ctx_t *c, const bkc_reader_t *r, bk_status_t st)
 {
     bkc_progress_clear(c->prog);
-    bkc_error("%s: cannot add %s line %llu or one shortly before: %s%s",
-              c->state ? c->state : "seen-set", bkc_reader_name(r),
-              (unsigned long long)c->batch.last_lineno,
+    size_t at = bkc_batch_failing_key(c->f, &c->batch);
+    bkc_error("%s: cannot add %s line %llu: %s%s", c->state ? c->state : "seen-set",
+              bkc_reader_name(r),
+              (unsigned long long)c->batch.lineno[at < c->batch.n ? at : c->batch.n - 1],
               st == BK_EFULL ? "the filter is full (non-scaling)" : bk_strerror(st),
               c->state ? "; state file left at its last checkpoint" : "");
     return BKC_EXIT_ERROR;
@@ -245,7 +246,7 @@ static int dedup_line(void *vctx, const char *line, size_t len, const char *key,
     }
     if (bkc_batch_push(&c->batch, line, len, key, klen) != 0)
         return bkc_line_error(c->prog, r, "out of memory");
-    c->batch.last_lineno = bkc_reader_lineno(r);
+    bkc_batch_set_line(&c->batch, bkc_reader_lineno(r));
     return bkc_batch_full(&c->batch) ? flush(c, r) : 0;
 }
 

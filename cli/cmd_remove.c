@@ -57,8 +57,16 @@ static int remove_line(void *vctx, const char *line, size_t len, const char *key
     }
     if (st == BK_ENOTFOUND) {
         c->missing++;
+        char shown[BKC_SHOWN_MAX];
         if (!c->quiet && c->missing <= MAX_REPORTS)
-            bkc_line_error(c->prog, r, "key is not in %s; not removed", c->path);
+            bkc_line_error(c->prog, r, "'%s' is not in %s; not removed",
+                           bkc_shown(key, klen, shown), c->path);
+        if (!c->quiet && c->missing == MAX_REPORTS + 1) {
+            bkc_progress_clear(c->prog);
+            bkc_error("%s: more keys are not in it; they are counted in the summary, not "
+                      "listed (the first %d were)",
+                      c->path, MAX_REPORTS);
+        }
         return 0;
     }
     bkc_progress_clear(c->prog);

@@ -6,6 +6,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 const char *bkc_cmd_name = "";
 
@@ -40,7 +41,41 @@ int bkc_usage_error(const char *fmt, ...)
     return BKC_EXIT_ERROR;
 }
 
+const char *bkc_shown(const char *s, size_t len, char *buf)
+{
+    size_t show = len > 40 ? 40 : len;
+    for (size_t i = 0; i < show; i++)
+        buf[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+    strcpy(buf + show, len > 40 ? "..." : "");
+    return buf;
+}
+
+/* The argument a short option letter came from. getopt reorders argv and
+ * only steps past a cluster of letters ("-abc") when it is done with it,
+ * so argv[optind - 1] may be another argument: look for the cluster. */
+static const char *cluster_of(char **argv, int letter)
+{
+    for (int i = 1; argv[i]; i++) {
+        if (!strcmp(argv[i], "--"))
+            break;
+        if (argv[i][0] == '-' && argv[i][1] && argv[i][1] != '-' && strchr(argv[i] + 1, letter))
+            return argv[i];
+    }
+    return NULL;
+}
+
 int bkc_bad_option(char **argv)
 {
-    return bkc_usage_error("unknown option or missing value: '%s'", argv[optind - 1]);
+    const char *arg = argv[optind - 1];
+    if (optopt > ' ' && optopt < 0x7f && arg[0] == '-' && arg[1] != '-' &&
+        strchr(arg + 1, optopt))
+        ; /* argv[optind - 1] is the cluster */
+    else if (optopt > ' ' && optopt < 0x7f && cluster_of(argv, optopt))
+        arg = cluster_of(argv, optopt);
+    /* "-data.txt" read as options -d -a -t ...: say how to name the file */
+    if (arg[0] == '-' && arg[1] != '-' && (strchr(arg, '.') || strchr(arg, '/')))
+        return bkc_usage_error("unknown option '-%c' in '%s'; to name a file that starts with "
+                               "'-', write ./%s or put -- before it",
+                               optopt > ' ' && optopt < 0x7f ? optopt : arg[1], arg, arg);
+    return bkc_usage_error("unknown option or missing value: '%s'", arg);
 }

@@ -10,6 +10,7 @@
 #include "input.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 
 /* Exit statuses, as grep: 0 yes / done, 1 no, 2 trouble. */
 #define BKC_EXIT_YES 0
@@ -29,6 +30,12 @@ void bkc_verror_at(const bkc_reader_t *at, const char *fmt, va_list ap);
 /* Prints "bloomkit CMD: message (see 'bloomkit CMD --help')" and returns 2,
  * for bad command lines. */
 int bkc_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A line or key as a message may quote it: its first 40 bytes, bytes
+ * outside printable ASCII as '?', and "..." when it was longer. Written to
+ * buf (BKC_SHOWN_MAX bytes); returns buf. */
+#define BKC_SHOWN_MAX 48
+const char *bkc_shown(const char *s, size_t len, char *buf);
 
 /* For getopt's '?': "unknown option or missing value: '-x'" as a usage
  * error (argv as given to the subcommand). Returns 2. */

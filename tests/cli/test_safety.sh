@@ -316,5 +316,26 @@ t "... and prints no count" test ! -s out
 st 2 "a --max whose bitmap cannot even be mapped is refused up front" sh -c "ulimit -v 1000000; '$BK' once --max 2^48 one"
 t "... naming the size" grep -q 'cannot map a .*bitmap for --max' err
 
+# ---- messages that name the right thing ---------------------------------------
+"$BK" create rc.bk -k counting -n 100 -p 0.01 --seed 3 2>/dev/null
+seq 1 5 | "$BK" add -q rc.bk
+seq 1 20 | "$BK" remove rc.bk >out 2>err
+t "remove names the key that is not in the filter" grep -q "line 6: '6' is not in rc.bk" err
+t "... lists the first 10" test "$(grep -c 'is not in rc.bk; not removed' err)" = 10
+t "... and says the rest are counted, not listed" grep -q 'more keys are not in it' err
+t "... the summary counting all 15" grep -q '15 not in the filter' err
+"$BK" create sat.bk -k counting -n 100 -p 0.01 --seed 3 2>/dev/null
+yes k | head -20 | "$BK" add -q sat.bk
+yes k | head -20 | "$BK" remove -q sat.bk
+st 0 "a key added 20 times stays present after 20 removes (counters saturate at 15)" sh -c "echo k | '$BK' check sat.bk"
+"$BK" create full.bk -k scalable --nonscaling -n 100 -p 0.01 2>/dev/null
+(seq 1 50; seq 1 50; seq 51 200) >fill
+st 2 "a non-scaling filter that fills is refused" "$BK" add full.bk fill
+t "... naming the exact line of the 101st new key (151)" grep -q 'at fill line 151;' err
+echo x >./-dash.txt
+st 2 "check FILE -dash.txt is a usage error" "$BK" check f.bk -dash.txt
+t "... about -dash.txt, not the filter file" grep -q "in '-dash.txt'; to name a file" err
+st 1 "... and ./-dash.txt works" "$BK" check full.bk ./-dash.txt
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
