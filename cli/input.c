@@ -277,6 +277,42 @@ int bkc_reader_next(bkc_reader_t *r, const char **line, size_t *len)
     }
 }
 
+int bkc_reader_peek_lines(bkc_reader_t *r, const char **block, size_t *len)
+{
+    if (r->failed)
+        return -1;
+    for (;;) {
+        if (r->stopped)
+            return 0;
+        if (r->start < r->end) {
+            const char *nl = memrchr(r->buf + r->start, '\n', r->end - r->start);
+            if (nl || r->eof) {
+                *block = r->buf + r->start;
+                *len = nl ? (size_t)(nl + 1 - *block) : r->end - r->start;
+                return 1;
+            }
+        } else if (r->eof) {
+            return 0;
+        }
+        if (r->end - r->start > r->line_max + 1) {
+            set_error(r, "%s: line %llu: longer than %zu bytes", r->name,
+                      (unsigned long long)(r->lineno + 1), r->line_max);
+            return -1;
+        }
+        if (fill(r) != 0)
+            return -1;
+    }
+}
+
+void bkc_reader_consume(bkc_reader_t *r, size_t bytes, uint64_t lines)
+{
+    r->start += bytes;
+    if (r->scanned < r->start)
+        r->scanned = r->start;
+    r->offset += bytes;
+    r->lineno += lines;
+}
+
 const char *bkc_reader_error(const bkc_reader_t *r)
 {
     return r->err;

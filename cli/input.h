@@ -37,6 +37,21 @@ bkc_reader_t *bkc_reader_open(const char *path, char *err, size_t errlen);
  *    says what. Every later call returns -1 again. */
 int bkc_reader_next(bkc_reader_t *r, const char **line, size_t *len);
 
+/* For parsers that take many short lines at a time: the bytes of the
+ * whole lines buffered now, *block and *len, reading more if none is
+ * (every line in it ends with "\n", except the last line of the input,
+ * which may lack it). Nothing is consumed: the caller hands back the
+ * prefix it used with bkc_reader_consume, and can take a line it does not
+ * handle itself with bkc_reader_next. 1; 0 at the end of the input (or
+ * when the stop flag ended it); -1 on a read error or a line longer than
+ * the limit, as bkc_reader_next. */
+int bkc_reader_peek_lines(bkc_reader_t *r, const char **block, size_t *len);
+
+/* Consumes the first `bytes` bytes of the last peek, which end at a line
+ * end and hold `lines` lines: the line number and offset advance past
+ * them. */
+void bkc_reader_consume(bkc_reader_t *r, size_t bytes, uint64_t lines);
+
 /* The last error as a complete message naming the file and, where it
  * applies, the line: "PATH: line 12: longer than 1073741824 bytes" or
  * "PATH: Input/output error". "" if there was none. */

@@ -337,5 +337,20 @@ st 2 "check FILE -dash.txt is a usage error" "$BK" check f.bk -dash.txt
 t "... about -dash.txt, not the filter file" grep -q "in '-dash.txt'; to name a file" err
 st 1 "... and ./-dash.txt works" "$BK" check full.bk ./-dash.txt
 
+# ---- distinct / once read plain lines in blocks: the same answers and
+# messages as line by line
+seq 1 300000 >big
+echo 'x12' >>big
+seq 5 9 >>big
+st 2 "a bad line deep in a file is refused" "$BK" distinct big
+t "... naming its exact line (300001)" grep -q "big: line 300001: not a non-negative integer: 'x12'" err
+awk 'NR % 3 == 0 { printf "%d\r\n", $1; next } NR % 3 == 1 { printf "  %d \n", $1; next } { print }' big >mixed.tmp
+head -n 300000 mixed.tmp >mixed
+printf '300000' >>mixed # a last line without a newline
+st 0 "CRLF lines, blanks and a last line without newline count right" "$BK" distinct -P mixed
+t "... the same values as sort -un" sh -c "seq 1 300000 | cmp -s - out"
+st 0 "once on the same mixed file" "$BK" once -c mixed
+t "... 299999 seen once (300000 twice)" test "$(cat out)" = 299999
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
