@@ -8,16 +8,19 @@
  */
 #define _GNU_SOURCE
 #include "commands.h"
+#include "numscan.h"
 #include "lines.h"
 #include "message.h"
 #include "numbers.h"
 #include "options.h"
 #include "output.h"
 
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char distinct_usage[] =
@@ -144,15 +147,7 @@ static inline bool parse_plain_digits(const char *s, size_t len, uint64_t *out)
     return true;
 }
 
-/* Two different lines must never count as one value: with --width every
- * value has exactly that many digits; without, a number may not start
- * with 0 (unless it is 0), since 0123 would be taken as 123. */
-static inline bool digits_fit(const char *s, size_t ndigits, unsigned width)
-{
-    return width ? ndigits == width : (s[0] != '0' || ndigits == 1);
-}
-
-/* Says why a line's digits do not fit (see digits_fit). */
+/* Says why a line's digits do not fit (see bkc_digits_fit). */
 static int width_error(const char *s, size_t n, unsigned width, const bkc_reader_t *r,
                        bkc_progress_t *prog)
 {
@@ -172,7 +167,7 @@ static int parse_value(const char *s, size_t len, uint64_t max, unsigned width,
                        const bkc_reader_t *r, bkc_progress_t *prog, uint64_t *out)
 {
     if (__builtin_expect(parse_plain_digits(s, len, out), 1) && *out < max &&
-        __builtin_expect(digits_fit(s, len, width), 1))
+        __builtin_expect(bkc_digits_fit(s, len, width), 1))
         return 0;
     size_t a = 0, b = len;
     while (a < b && (s[a] == ' ' || s[a] == '\t'))
@@ -197,7 +192,7 @@ static int parse_value(const char *s, size_t len, uint64_t max, unsigned width,
         bkc_line_error(prog, r, "not a non-negative integer: '%s'", bkc_shown(s, len, shown));
         return BKC_EXIT_ERROR;
     }
-    if (!digits_fit(s + a, b - a, width))
+    if (!bkc_digits_fit(s + a, b - a, width))
         return width_error(s + a, b - a, width, r, prog);
     if (overflow || v >= max) {
         bkc_line_error(prog, r, "%.*s is not below --max %llu", (int)(b - a), s + a,
@@ -240,52 +235,34 @@ static int careful_line(bm_ctx_t *c, bkc_reader_t *r)
     return 0;
 }
 
-/* The plain lines at the start of block (which ends with "\n"): digits
- * only, or digits and "\r", that parse_value would accept as they stand.
- * Parsed in one loop with no call per line, which was most of the time
- * on a file of 8-digit numbers; the values go to the batch. Consumes what
- * it took from r and stops at the first other line (*more set) or at the
- * end of the block. 0 or the exit status of a full batch's flush. */
+/* The plain lines at the start of block (which ends with "\n"), parsed
+ * in one loop with no call per line (bkc_scan_plain), which was most of
+ * the time on a file of 8-digit numbers; the values go to the batch.
+ * Consumes what it took from r and stops at the first other line (*more
+ * set) or at the end of the block. 0 or the exit status of a flush. */
 static int plain_lines(bm_ctx_t *c, bkc_reader_t *r, const char *block, size_t len, bool *more)
 {
-    const char *p = block, *end = block + len, *base = block;
-    uint64_t lines = 0;
-    int rc = 0;
+    const char *p = block, *end = block + len;
     *more = false;
     while (p < end) {
-        const char *q = p;
-        uint64_t v = 0;
-        unsigned d;
-        /* "\n" ends every line of the block, so no bound test per digit;
-         * more than 19 digits may wrap v, but such lines are not taken */
-        while ((d = (unsigned)(unsigned char)*q - '0') <= 9) {
-            v = v * 10 + d;
-            q++;
-        }
-        size_t ndigits = (size_t)(q - p);
-        if (*q == '\r' && q[1] == '\n')
-            q++;
-        if (*q != '\n' || ndigits == 0 || ndigits > 19 || v >= c->max ||
-            !digits_fit(p, ndigits, c->width)) {
-            *more = true;
+        size_t n;
+        const char *q = bkc_scan_plain(p, end, c->max, c->width, c->vals + c->nvals,
+                                       BM_BATCH - c->nvals, &n);
+        /* consumed first, so a message from a flush names the right line */
+        bkc_reader_consume(r, (size_t)(q - p), n);
+        c->prog->items += n;
+        c->nvals += n;
+        p = q;
+        if (c->nvals == BM_BATCH) {
+            int rc = bm_flush(c, r);
+            if (rc)
+                return rc;
+        } else if (p < end) {
+            *more = true; /* a line the careful parser must see */
             break;
         }
-        c->vals[c->nvals++] = v;
-        lines++;
-        p = q + 1;
-        if (c->nvals == BM_BATCH) {
-            /* consumed first, so a message from the flush names this line */
-            bkc_reader_consume(r, (size_t)(p - base), lines);
-            c->prog->items += lines;
-            base = p;
-            lines = 0;
-            if ((rc = bm_flush(c, r)) != 0)
-                return rc;
-        }
     }
-    bkc_reader_consume(r, (size_t)(p - base), lines);
-    c->prog->items += lines;
-    return rc;
+    return 0;
 }
 
 /* Every value of one input. 0 or the exit status. */
@@ -311,6 +288,37 @@ static int read_values(bm_ctx_t *c, bkc_reader_t *r)
     return rc;
 }
 
+/* A first input that is a regular file of at least a megabyte, read by
+ * every CPU at once (numscan.h). True if it was read so; false if it is
+ * to be read the usual way (a line that is not plain: the map is cleared
+ * first, since it holds some of the values). */
+static bool read_in_parallel(bm_ctx_t *c, const char *path)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    bkc_numscan_t s = {.b1 = c->b1, .b2 = c->b2, .max = c->max, .width = c->width,
+                       .threads = cpus > 1 ? (unsigned)cpus : 1};
+    struct stat sb;
+    int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    bool done = false;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= (1 << 20) &&
+        bkc_numscan_usable(&s)) {
+        done = bkc_numscan_file(&s, fd, (uint64_t)sb.st_size) == 1;
+        if (done) {
+            c->prog->items += s.lines;
+            c->prog->fresh += s.fresh;
+            c->prog->dups += s.lines - s.fresh;
+            c->prog->done_base += (uint64_t)sb.st_size;
+        } else if (c->b1) {
+            bk_bitmap_clear(c->b1);
+        } else {
+            bk_bitmap2_clear(c->b2);
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return done;
+}
+
 /* Every value of every input (standard input when there are none). */
 static int read_inputs(bm_ctx_t *c, char **paths, int n)
 {
@@ -321,6 +329,8 @@ static int read_inputs(bm_ctx_t *c, char **paths, int n)
     }
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
+        if (i == 0 && read_in_parallel(c, paths[0]))
+            continue;
         char err[600];
         bkc_reader_t *r = bkc_reader_open(paths[i], err, sizeof err);
         if (!r) {

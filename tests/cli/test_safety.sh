@@ -328,7 +328,7 @@ t "... the summary counting all 15" grep -q '15 not in the filter' err
 yes k | head -20 | "$BK" add -q sat.bk
 yes k | head -20 | "$BK" remove -q sat.bk
 st 0 "a key added 20 times stays present after 20 removes (counters saturate at 15)" sh -c "echo k | '$BK' check sat.bk"
-"$BK" create full.bk -k scalable --nonscaling -n 100 -p 0.01 2>/dev/null
+"$BK" create full.bk -k scalable --nonscaling -n 100 -p 1e-9 --seed 8 2>/dev/null
 (seq 1 50; seq 1 50; seq 51 200) >fill
 st 2 "a non-scaling filter that fills is refused" "$BK" add full.bk fill
 t "... naming the exact line of the 101st new key (151)" grep -q 'at fill line 151;' err
@@ -351,6 +351,19 @@ st 0 "CRLF lines, blanks and a last line without newline count right" "$BK" dist
 t "... the same values as sort -un" sh -c "seq 1 300000 | cmp -s - out"
 st 0 "once on the same mixed file" "$BK" once -c mixed
 t "... 299999 seen once (300000 twice)" test "$(cat out)" = 299999
+
+# a plain file of over a megabyte is read by all CPUs at once, each
+# keeping its own range of values: the answers must not change
+seq 1 400000 | awk '{ v = ($1 * 7919) % 1000003; if ($1 % 5 == 0) printf "%d\r\n", v; else print v }' >plainbig
+printf '12345' >>plainbig
+tr -d '\r' <plainbig | sort -n | uniq >plain.distinct
+tr -d '\r' <plainbig | sort -n | uniq -u >plain.once
+st 0 "distinct -P of a big plain file (threads)" "$BK" distinct -P --max 1000003 plainbig
+t "... equals sort | uniq" cmp -s out plain.distinct
+st 0 "once of a big plain file (threads)" "$BK" once --max 1000003 plainbig
+t "... equals sort | uniq -u" cmp -s out plain.once
+st 0 "distinct -c of it with the default --max (one thread)" "$BK" distinct plainbig
+t "... the same count" test "$(cat out)" = "$(wc -l <plain.distinct)"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
