@@ -223,7 +223,7 @@ typedef struct bk_options {
     bool seed_set;  /* use `seed` instead of a random seed */
     uint64_t seed;
     /* scalable only */
-    bk_kind_t sub_kind;  /* BLOCKED (default) or CLASSIC */
+    bk_kind_t sub_kind;  /* BLOCKED (default), BLOCKED2 or CLASSIC */
     double growth;       /* capacity factor per new sub-filter; 0 = 2; >= 1 */
     double tightening;   /* error factor per new sub-filter; 0 = 0.5; in (0,1) */
     bool nonscaling;     /* BK_EFULL at capacity instead of growing; the
