@@ -329,7 +329,8 @@ static bk_status_t check_chain_fields(const bkf_meta_t *m, const char **why)
             FAIL(BK_ECORRUPT, "scalable-only fields set on another kind");
         return BK_OK;
     }
-    if (m->sub_kind != BK_KIND_BLOCKED && m->sub_kind != BK_KIND_CLASSIC)
+    if (m->sub_kind != BK_KIND_BLOCKED && m->sub_kind != BK_KIND_BLOCKED2 &&
+        m->sub_kind != BK_KIND_CLASSIC)
         FAIL(BK_ECORRUPT, "scalable filter with an invalid sub-filter kind");
     if (m->flags & ~BKF_FLAGS_KNOWN)
         FAIL(BK_ECORRUPT, "unknown flags set");

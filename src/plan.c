@@ -38,7 +38,8 @@
  * at 1e-6) while blocked2 stays within 1.10x down to 1e-6. */
 #define BKI_BLOCKED2_BELOW 1e-3
 
-static double classic_fpr(uint64_t m, uint64_t n, uint32_t k)
+/* The textbook FPR of k independent probes over m bits holding n keys. */
+static double independent_fpr(uint64_t m, uint64_t n, uint32_t k)
 {
     if (n == 0)
         return 0.0;
@@ -47,6 +48,145 @@ static double classic_fpr(uint64_t m, uint64_t n, uint32_t k)
     /* (1 - 1/m)^(kn) computed in log space: no underflow, no 1 - tiny. */
     double zero = exp((double)k * (double)n * log1p(-1.0 / (double)m));
     return pow(-expm1(log(zero)), (double)k);
+}
+
+static uint32_t euler_phi(uint32_t d)
+{
+    uint32_t phi = d;
+    for (uint32_t f = 2; f * f <= d; f++) {
+        if (d % f)
+            continue;
+        while (d % f == 0)
+            d /= f;
+        phi -= phi / f;
+    }
+    return d > 1 ? phi - phi / d : phi;
+}
+
+/*
+ * What double hashing adds to the independent model, times m. A classic
+ * key's probes sit at a + i s (i < k) cells, with a and the stride s
+ * uniform over [0, m): only about m strides exist, and those within 1/d
+ * cell of a multiple of m/d (d < k, phi(d) such multiples) fold the k
+ * probes onto d runs of neighbouring cells. Such a key tests far fewer
+ * than k distinct cells, so it is a false positive far more often; the
+ * chance of such a stride is ~1/m whatever n is, which is why a small
+ * classic filter misses a low p by orders of magnitude under the
+ * independent model (n = 1, p = 1e-4 measures 2.4e-3 in 64 bits).
+ *
+ * Within one of the d runs the stride is t = d (s - c m / d), |t| < 1,
+ * and a run of L probes covers 1 + x cells on average, x = (L - 1)|t|:
+ * the floor or the ceiling of that by a's fraction, so with each cell set
+ * with chance q the run is all set with chance q^(1+floor x) (1 - frac x)
+ * + q^(2+floor x) frac x. The term is the sum over d of
+ * phi(d) / d * integral over t in (-1, 1) of the product over the d runs,
+ * which holds for m well above k (the plan's sizes; it is the model of
+ * the layout bloom.c probes, and the grid test in test_fpr_grid.c
+ * measures it).
+ */
+static double folded_strides_times_m(double q, uint32_t k)
+{
+    enum { STEPS = 32 };
+    double qpow[BKI_CLASSIC_MAX_K + 2];
+    qpow[0] = 1.0;
+    for (uint32_t j = 1; j <= k + 1; j++)
+        qpow[j] = qpow[j - 1] * q;
+    double total = 0.0;
+    for (uint32_t d = 1; d < k; d++) {
+        if (qpow[d] < 1e-4 * total)
+            break; /* d runs are all set with chance <= q^d */
+        double integral = 0.0;
+        for (int s = 0; s < STEPS; s++) {
+            double t = (s + 0.5) / STEPS, all = 1.0;
+            for (uint32_t r = 0; r < d; r++) {
+                uint32_t run = k / d + (r < k % d);
+                double x = (double)(run - 1) * t;
+                uint32_t whole = (uint32_t)x;
+                double frac = x - whole;
+                all *= qpow[1 + whole] * (1 - frac) + (whole + 2 <= k + 1 ? qpow[2 + whole] : 0) * frac;
+            }
+            integral += all;
+        }
+        total += euler_phi(d) / (double)d * 2.0 * integral / STEPS;
+    }
+    return total;
+}
+
+/*
+ * The second thing double hashing adds, times m^2 / n: a query whose start
+ * and stride are both within about a cell of an added key's (or of a shift
+ * of it by j probes) repeats that key's cells, which are set. There are
+ * about m^2 (start, stride) pairs, so the chance grows as n / m^2; it is
+ * what is left over at n = 1 once folded strides are rare. For a shift j,
+ * start offset u and stride offset v (in cells), query probe i meets the
+ * key's probe i + j with chance max(0, 1 - |u + i v|) (the cells' fractions
+ * are uniform), else its cell is set with chance q; |j| probes have no
+ * partner. Integrated over u in (-1, 1) and v in (-4/k, 4/k), beyond which
+ * at most a few probes meet and the term is below the independent one.
+ */
+static double repeated_keys_times_m2(double q, uint32_t k)
+{
+    enum { USTEPS = 8, VSTEPS = 16 };
+    double total = 0.0;
+    double width = 4.0 / k;
+    for (int32_t j = -(int32_t)k + 1; j < (int32_t)k; j++) {
+        double unmatched = pow(q, j < 0 ? -j : j);
+        if (unmatched < 1e-3 * total)
+            continue;
+        int32_t first = j < 0 ? -j : 0, last = j < 0 ? (int32_t)k : (int32_t)k - j;
+        double sum = 0.0;
+        for (int a = 0; a < USTEPS; a++) {
+            double u = -1.0 + 2.0 * (a + 0.5) / USTEPS;
+            for (int b = 0; b < VSTEPS; b++) {
+                double v = width * (2.0 * (b + 0.5) / VSTEPS - 1.0), all = unmatched;
+                for (int32_t i = first; i < last; i++) {
+                    double meet = 1.0 - fabs(u + i * v);
+                    all *= meet > 0 ? q + (1 - q) * meet : q;
+                }
+                sum += all;
+            }
+        }
+        total += sum * (2.0 / USTEPS) * (2.0 * width / VSTEPS);
+    }
+    return total;
+}
+
+/* What double hashing adds at fill q with k probes: terms / m + terms2 * n / m^2. */
+typedef struct {
+    uint32_t k;
+    double fill, per_m, per_m2;
+} hashing_terms_t;
+
+static hashing_terms_t hashing_terms(double q, uint32_t k)
+{
+    return (hashing_terms_t){k, q, folded_strides_times_m(q, k), repeated_keys_times_m2(q, k)};
+}
+
+static double fill_of(uint64_t m, uint64_t n, uint32_t k)
+{
+    return -expm1((double)k * (double)n * log1p(-1.0 / (double)m));
+}
+
+static double classic_fpr_with(uint64_t m, uint64_t n, const hashing_terms_t *t)
+{
+    double independent = independent_fpr(m, n, t->k);
+    if (n == 0 || m == 0 || t->k < 2)
+        return independent;
+    double md = (double)m;
+    double fpr = independent + t->per_m / md + t->per_m2 * (double)n / (md * md);
+    return fpr < 1.0 ? fpr : 1.0;
+}
+
+/* The classic layout's FPR: the independent model plus what double
+ * hashing (bloom.c) adds, folded strides and repeated keys. Precise
+ * filters hash each probe on their own and follow the independent model
+ * alone. */
+static double classic_fpr(uint64_t m, uint64_t n, uint32_t k)
+{
+    if (n == 0 || m == 0 || k < 2)
+        return independent_fpr(m, n, k);
+    hashing_terms_t t = hashing_terms(fill_of(m, n, k), k);
+    return classic_fpr_with(m, n, &t);
 }
 
 /* Average over j ~ Poisson(lambda) of (1 - (1 - k/C)^j)^k. */
@@ -115,12 +255,25 @@ double bk_fpr_expected(bk_kind_t kind, uint64_t m, uint64_t n, uint32_t k)
         return two_line_fpr(per_line, m / per_line, n, k);
     if (per_line)
         return lined_fpr(per_line, m / per_line, n, k);
-    return classic_fpr(m, n, k);
+    return kind == BK_KIND_CLASSIC ? classic_fpr(m, n, k) : independent_fpr(m, n, k);
 }
 
 static bool valid_target(uint64_t n, double p)
 {
     return n > 0 && p > 0.0 && p < 1.0 && !isnan(p);
+}
+
+/* k = round((m/n) ln 2) at the textbook size m, between 1 and the classic
+ * maximum; for the classic layout also at most m / 64 of the size it gets,
+ * so that one key's probes are sparse in the array: denser, as at a few
+ * keys (n = 1 would get k = 44 in 64 bits), double hashing's strides fold
+ * the probes onto each other beyond what classic_fpr models. */
+static uint32_t classic_k(bk_kind_t kind, double textbook_k, uint64_t m)
+{
+    double kd = textbook_k;
+    if (kind == BK_KIND_CLASSIC && kd > (double)(m / 64))
+        kd = (double)(m / 64);
+    return kd < 1 ? 1 : kd > BKI_CLASSIC_MAX_K ? BKI_CLASSIC_MAX_K : (uint32_t)kd;
 }
 
 static bk_status_t plan_classic(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out)
@@ -133,15 +286,41 @@ static bk_status_t plan_classic(bk_kind_t kind, uint64_t n, double p, bk_plan_t 
     uint64_t m = bki_layout_round_cells(kind, (uint64_t)ceil(want));
     if (m == 0)
         return BK_ENOMEM;
-    double kd = round((double)m / (double)n * ln2);
-    uint32_t k = kd < 1 ? 1 : kd > BKI_CLASSIC_MAX_K ? BKI_CLASSIC_MAX_K : (uint32_t)kd;
-    /* Rounding k (and capping it) can leave the FPR a hair above p: grow m
-     * by 0.1% steps until the exact FPR is within the target. */
-    while (classic_fpr(m, n, k) > p) {
-        uint64_t step = m / 1000 < 64 ? 64 : m / 1000;
+    double textbook_k = round((double)m / (double)n * ln2);
+    uint32_t k = classic_k(kind, textbook_k, m);
+    /* Rounding k (and capping it) can leave the FPR a hair above p, and
+     * at small sizes double hashing's folded strides (classic_fpr) far
+     * above it: grow m until the model's FPR is within the target, by
+     * 0.1% steps near it, and by up to the excess (up to 2x per step)
+     * where double hashing's terms, which fall as 1/m or faster, dominate.
+     * k stays at the textbook size's: growing m then thins the array,
+     * which cuts those terms faster than more probes would. */
+    /* The hashing terms grow with the fill, so those of a smaller size
+     * bound them at a larger one: computed again only for a new k or once
+     * the fill has fallen by a fifth. */
+    hashing_terms_t terms = {0, 0.0, 0.0, 0.0};
+    for (;;) {
+        double fill = fill_of(m, n, k);
+        if (kind != BK_KIND_CLASSIC) /* precise: independent probes */
+            terms = (hashing_terms_t){k, fill, 0.0, 0.0};
+        else if (terms.k != k || fill < 0.8 * terms.fill)
+            terms = hashing_terms(fill, k);
+        double fpr = classic_fpr_with(m, n, &terms);
+        if (fpr <= p)
+            break;
+        bool folded = fpr > 2 * independent_fpr(m, n, k);
+        double grow = !folded ? 1.0 : fpr / p > 2.0 ? 2.0 : fpr / p;
+        uint64_t step = (uint64_t)((double)m * (grow - 1.0));
+        if (step < m / 1000)
+            step = m / 1000;
+        if (step < 64)
+            step = 64;
         if (m > max_bits - step)
             return BK_ENOMEM;
         m = bki_layout_round_cells(kind, m + step);
+        if (m == 0)
+            return BK_ENOMEM;
+        k = classic_k(kind, textbook_k, m);
     }
     out->cells = m;
     out->bits = m * bki_layout_of(kind)->cell_bits;

@@ -299,7 +299,7 @@ bk_status_t bki_scalable_create(bk_filter_t **out, uint64_t capacity, double fpr
     /* Written so that NaN fails every test. */
     if (!(growth >= 1.0) || isinf(growth) || !(tightening > 0.0 && tightening < 1.0))
         return BK_EINVAL;
-    if (sub_kind != BK_KIND_BLOCKED && sub_kind != BK_KIND_CLASSIC)
+    if (sub_kind != BK_KIND_BLOCKED && sub_kind != BK_KIND_BLOCKED2 && sub_kind != BK_KIND_CLASSIC)
         return BK_EINVAL;
     if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
         return BK_EINVAL;

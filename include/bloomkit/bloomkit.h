@@ -89,8 +89,9 @@ typedef enum bk_kind {
     BK_KIND_BITMAP = 5,  /* bk_bitmap_t: 1 bit per integer */
     BK_KIND_BITMAP2 = 6, /* bk_bitmap2_t: 2-bit saturating cells */
     BK_KIND_PRECISE = 7, /* classic layout, each probe hashed on its own:
-                            the model's FPR at any size and error (classic
-                            overshoots at small sizes and p <= 1e-4); deep
+                            the textbook size at any size and error (classic
+                            needs several times it at small sizes and low
+                            p to keep p, see bk_plan); deep
                             scalable chains use it for tiny errors */
     BK_KIND_BLOCKED2 = 8, /* k probes in each of two 64-byte lines: near the
                           * classic optimum's space at low error rates */
@@ -166,8 +167,13 @@ typedef struct bk_plan {
  * Every plan aims at an expected FPR of 0.9 p, so that the FPR a user
  * measures on a real filter at capacity (which scatters around the model's)
  * stays <= p. Classic: m = -n ln p' / (ln 2)^2 with p' = 0.9 p,
- * k = round((m/n) ln 2), m raised until the exact expected FPR is <= p'.
- * Precise: as classic (same layout and model). Blocked and counting: the
+ * k = round((m/n) ln 2) (at most m / 64), m raised until the expected FPR
+ * is <= p', where the expected FPR adds to the textbook one what double
+ * hashing costs (about 1/m from strides that fold a key's probes together,
+ * and n/m^2 from queries that repeat a key's probes): a small classic
+ * filter at a low p is several times the textbook size (n = 100 at 1e-6:
+ * 139 bits per key) so that it keeps p. Precise: the textbook model alone
+ * (its probes are independent), so never larger than classic. Blocked and counting: the
  * smallest size whose expected FPR (averaged over the Poisson spread of
  * keys per 64-byte line) is <= p'. Blocked2: the same for two lines per
  * key (k in each; out->k is per line). Default: blocked for p >= 1e-3,
@@ -206,8 +212,8 @@ typedef struct bk_key {
  * sum to at most p while the bits per key grow with log(j) instead of j.
  * The first sub-filter is of sub_kind; later ones are too, except that
  * those with an error below 1e-7 are BK_KIND_PRECISE (a blocked filter
- * needs over 1.5x the classic bits there, and a classic one overshoots its
- * error). So each sub-filter stays near the classic optimum for its
+ * needs over 1.5x the classic bits there, and a small classic one several
+ * times the textbook bits). So each sub-filter stays near the classic optimum for its
  * capacity and error, and a chain of thousands of sub-filters stays small:
  * capacity 1, growth 1, p = 0.0001 holds 5,000 keys in about 80 KB of
  * payload. */
@@ -217,7 +223,7 @@ typedef struct bk_options {
     bool seed_set;  /* use `seed` instead of a random seed */
     uint64_t seed;
     /* scalable only */
-    bk_kind_t sub_kind;  /* BLOCKED (default) or CLASSIC */
+    bk_kind_t sub_kind;  /* BLOCKED (default), BLOCKED2 or CLASSIC */
     double growth;       /* capacity factor per new sub-filter; 0 = 2; >= 1 */
     double tightening;   /* error factor per new sub-filter; 0 = 0.5; in (0,1) */
     bool nonscaling;     /* BK_EFULL at capacity instead of growing; the

@@ -1280,6 +1280,81 @@ def test_cluster():
             n.stop()
 
 
+def load_file_as(r, key, data):
+    """BF.LOADCHUNK of a filter file's bytes (the library's serialized
+    form) under key: the 16-byte BKSD header, then the bytes in two chunks."""
+    import struct
+    r.execute_command("BF.LOADCHUNK", key, 1,
+                      b"BKSD" + bytes([1, 1, 0, 0]) + struct.pack("<Q", len(data)))
+    half = len(data) // 2
+    r.execute_command("BF.LOADCHUNK", key, half + 1, data[:half])
+    r.execute_command("BF.LOADCHUNK", key, len(data) + 1, data[half:])
+
+
+def test_low_error_kind(r):
+    """Below an error of 1e-3 a BF's sub-filters are blocked2 (two lines per
+    key), as the library's default kind is: about 33 bits per item at 1e-6
+    (first sub-filter at 5e-7; blocked sub-filters took 43, the classic
+    optimum is 30.2). At 1e-3 and above they stay blocked. A filter stored
+    with blocked sub-filters at a low error (made by the tool, loaded with
+    LOADCHUNK) keeps its kind, its size and its answers, also through
+    DUMP / RESTORE (the RDB encoding)."""
+    r.flushall()
+    n = 100000
+    r.execute_command("BF.RESERVE", "lo", "0.000001", n)
+    size = r.execute_command("BF.INFO", "lo", "SIZE")[0]
+    bits = size * 8.0 / n
+    check("1e-6: %.1f bits per item, between the optimum 30.2 and 36" % bits, 30.2 < bits < 36,
+          size)
+    r.execute_command("BF.RESERVE", "hi", "0.001", n)
+    hi_bits = r.execute_command("BF.INFO", "hi", "SIZE")[0] * 8.0 / n
+    check("1e-3: still blocked, %.1f bits per item (blocked2 would be ~16.3)" % hi_bits,
+          16.8 < hi_bits < 18.5, hi_bits)
+    added = items("lo", 20000)
+    for i in range(0, len(added), 1000):
+        r.execute_command("BF.MADD", "lo", *added[i:i + 1000])
+    probes = items("lo-out", 20000)
+    present = r.execute_command("BF.MEXISTS", "lo", *added)
+    absent = r.execute_command("BF.MEXISTS", "lo", *probes)
+    check("1e-6: every item present", all(x == 1 for x in present))
+    check("1e-6: no false positive in 20000 probes (0.02 expected)", sum(absent) == 0,
+          sum(absent))
+    r.restore("lo2", 0, r.dump("lo"))
+    check("1e-6: same size and answers after DUMP / RESTORE",
+          r.execute_command("BF.INFO", "lo2", "SIZE")[0] == size and
+          r.execute_command("BF.MEXISTS", "lo2", *added) == present and
+          r.execute_command("BF.MEXISTS", "lo2", *probes) == absent)
+
+    # A filter with blocked sub-filters at 1e-6, as the module made them
+    # before: made by the tool (whose scalable kind has blocked ones).
+    tool = os.path.join(os.path.dirname(os.path.abspath(MODULE)), "bloomkit")
+    path = os.path.join(WORK, "old-blocked.bkf")
+    if os.path.exists(path):
+        os.unlink(path)
+    subprocess.run([tool, "create", path, "-n", str(n), "-p", "0.000001", "--kind", "scalable",
+                    "--seed", "77"], check=True)
+    subprocess.run([tool, "add", path], input=b"\n".join(added) + b"\n", check=True,
+                   stderr=subprocess.DEVNULL)
+    with open(path, "rb") as fh:
+        data = fh.read()
+    check("the tool's file has blocked sub-filters (sub_kind 1)",
+          int.from_bytes(data[64:68], "little") == 1, data[64:68])
+    load_file_as(r, "old", data)
+    old_size = r.execute_command("BF.INFO", "old", "SIZE")[0]
+    check("old layout: loads with its own size (%d, larger than %d)" % (old_size, size),
+          old_size > size * 1.15, (old_size, size))
+    old_present = r.execute_command("BF.MEXISTS", "old", *added)
+    old_absent = r.execute_command("BF.MEXISTS", "old", *probes)
+    check("old layout: every item present", all(x == 1 for x in old_present))
+    check("old layout: dump is the file's bytes", dump_bytes(r, "old") == data)
+    r.restore("old2", 0, r.dump("old"))
+    check("old layout: same size, answers and bytes after DUMP / RESTORE",
+          r.execute_command("BF.INFO", "old2", "SIZE")[0] == old_size and
+          r.execute_command("BF.MEXISTS", "old2", *added) == old_present and
+          r.execute_command("BF.MEXISTS", "old2", *probes) == old_absent and
+          dump_bytes(r, "old2") == data)
+
+
 def main():
     s = Server("main", module_args=["CHUNK_BYTES", "4096"]).start()
     try:
@@ -1300,6 +1375,7 @@ def main():
         test_default_cap(r)
         test_cap_every_path(r)
         test_deep_chain(r)
+        test_low_error_kind(r)
     finally:
         s.stop()
     test_memory_accounting()

@@ -1271,6 +1271,13 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
         bk_filter_t *f = make_scalable(1, 0.01, 0xdee9c4a10dee9c4aULL, 40, &o);
         *out = serialize(f, len);
         bk_filter_free(f);
+    } else if (!strcmp(name, "scalable_blocked2.bkf")) {
+        /* A chain of blocked2 sub-filters (sub_kind 8), two of them, at an
+         * error where the Redis module picks that kind. */
+        bk_options_t o = {.sub_kind = BK_KIND_BLOCKED2};
+        bk_filter_t *f = make_scalable(40, 1e-4, 0xb20cb20cb20cb20cULL, 60, &o);
+        *out = serialize(f, len);
+        bk_filter_free(f);
     } else if (!strcmp(name, "blocked2.bkf")) {
         bk_filter_t *f = make_filter(BK_KIND_BLOCKED2, 4096, 4, 0x2bad2bad2bad2badULL, 150);
         *out = serialize(f, len);
@@ -1300,7 +1307,8 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
 
 static const char *const golden_names[] = {
     "blocked.bkf", "classic.bkf", "counting.bkf", "scalable.bkf",     "bitmap.bkf",
-    "bitmap2.bkf", "precise.bkf", "scalable_deep.bkf", "blocked2.bkf", "blocked-url.bkf"};
+    "bitmap2.bkf", "precise.bkf", "scalable_deep.bkf", "blocked2.bkf", "blocked-url.bkf",
+    "scalable_blocked2.bkf"};
 
 /* Regenerating the golden objects gives the committed bytes exactly.
  * BK_WRITE_GOLDEN=1 rewrites them instead (only for a deliberate format
@@ -1405,6 +1413,42 @@ static void golden_load_blocked2(void)
     free(raw);
 }
 
+/* A chain of blocked2 sub-filters: header sub_kind 8, both parts of kind
+ * 8, every key present. */
+static void golden_load_scalable_blocked2(void)
+{
+    char path[512];
+    const char *why = NULL;
+    snprintf(path, sizeof path, "%s/scalable_blocked2.bkf", data_dir());
+    size_t len;
+    uint8_t *raw = read_whole(path, &len);
+    CHECK(raw != NULL && len > 256);
+    if (!raw)
+        return;
+    CHECK_EQ_U64(get_u32le(raw + 12), 4);  /* kind: scalable */
+    CHECK_EQ_U64(get_u32le(raw + 20), 2);  /* two parts */
+    CHECK_EQ_U64(get_u32le(raw + 64), 8);  /* sub_kind: blocked2 */
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, &why));
+    if (g) {
+        bk_filter_info_t info;
+        bk_filter_info(g, &info);
+        CHECK(info.kind == BK_KIND_SCALABLE && info.sub_kind == BK_KIND_BLOCKED2);
+        CHECK_EQ_U64(info.filters, 2);
+        CHECK_EQ_U64(info.seed, 0xb20cb20cb20cb20cULL);
+        CHECK_EQ_U64(info.items, 60);
+        char key[64];
+        int missing = 0;
+        for (uint64_t i = 0; i < 60; i++) {
+            key_of(i, key, sizeof key);
+            missing += !bk_filter_contains(g, key, strlen(key));
+        }
+        CHECK_EQ_U64(missing, 0);
+    }
+    bk_filter_free(g);
+    free(raw);
+}
+
 /* The committed golden files load and answer as the spec says, checked
  * against constants, independently of this build's writer. */
 static void test_golden_load(void)
@@ -1487,6 +1531,7 @@ static void test_golden_load(void)
     bk_filter_free(sc);
     golden_load_deep();
     golden_load_blocked2();
+    golden_load_scalable_blocked2();
     snprintf(path, sizeof path, "%s/bitmap.bkf", data_dir());
     bk_bitmap_t *b = NULL;
     CHECK_OK(bk_bitmap_load(&b, path, &why));

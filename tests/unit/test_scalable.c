@@ -238,6 +238,8 @@ static void test_grow_100x_variants(void)
     grow_100x(BK_KIND_CLASSIC, 2.0, 0.5, 0.01);
     grow_100x(BK_KIND_BLOCKED, 4.0, 0.8, 0.001);
     grow_100x(BK_KIND_BLOCKED, 1.5, 0.7, 0.02);
+    /* Blocked2 sub-filters, the Redis module's below 1e-3. */
+    grow_100x(BK_KIND_BLOCKED2, 2.0, 0.5, 1e-4);
 }
 
 static void test_nonscaling(void)
