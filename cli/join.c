@@ -283,6 +283,7 @@ static int restart_partitioned(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t 
     uint64_t off = own_bytes(join, &srcs[0], bkc_join_src_offset(&srcs[0]));
     bkc_lineset_free(join->set);
     join->set_raised = false;
+    join->restarts++;
     join->set = bkc_lineset_new(bkc_join_set_budget(join->mem));
     if (!join->set)
         return bkc_join_fail(join, "out of memory");

@@ -51,6 +51,7 @@ typedef struct bkc_join {
     uint64_t long_lineno;     /* its line number */
     char long_path[512];      /* and its input */
     unsigned workers;         /* threads the exact join ran on */
+    uint64_t restarts;        /* inputs held whole until they outgrew the estimate */
 
     /* Working state, owned by the join (bkc_join_release frees it). */
     char *kbuf;

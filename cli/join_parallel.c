@@ -150,6 +150,7 @@ static void gather(bkc_join_t *parent, const worker_t *w)
     parent->spilled_bytes += j->spilled_bytes;
     parent->filtered_lines += j->filtered_lines;
     parent->partitions += j->partitions;
+    parent->restarts += j->restarts;
     if (j->max_level > parent->max_level)
         parent->max_level = j->max_level;
     if (j->long_line && !parent->long_line) {
