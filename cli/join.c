@@ -9,7 +9,9 @@
  *  1. Read the smallest input into an exact in-memory set (lineset.c).
  *     If it fits, stream the other inputs through the set, stamping each
  *     line with the number of inputs it has been seen in so far, and emit
- *     the lines seen in all of them. Nothing touches the disk.
+ *     the lines seen in all of them. Nothing touches the disk. A sample
+ *     decides early (judge()): an input that fits only in the whole budget
+ *     gets all of it, since nothing else needs memory when nothing spills.
  *  2. If the set outgrows its budget, switch to partitioning: every line is
  *     routed by its hash to one of P partitions of a spill file (spill.c),
  *     P chosen so one partition of the smallest input fits in memory
@@ -22,9 +24,11 @@
  *     a fresh hash seed, so memory stays bounded whatever the input.
  *
  * Steps 1 and 3 call each other (intersect <-> partition), so they live in
- * this one file. Each line is read from each input once and written to and
- * read from the disk at most once per level (one level at any sensible
- * budget), so the cost is linear in the input. Spill files are created
+ * this one file. Each line is read from each input once (twice when a
+ * projection that it fits in memory proves wrong) and written to and read
+ * from the disk at most once per level (one level at any sensible budget),
+ * so the cost is linear in the input. Spilled lines carry their hash, so
+ * solving a partition hashes nothing again. Spill files are created
  * unlinked (spill.h), so they vanish on every kind of exit.
  *
  * Output order: within each partition, the order of first appearance in

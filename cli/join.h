@@ -7,7 +7,9 @@
  *
  * Layering, bottom up: join_plan.c (sizing arithmetic, no I/O),
  * join_source.c (inputs and spill partitions read as batches of hashed
- * keys), then join.c and join_approx.c, which use both and not each other.
+ * keys), then join.c (one thread's exact join) and join_approx.c, which
+ * use both and not each other, and join_parallel.c (the exact join on
+ * several threads), which runs join.c once per thread.
  */
 #ifndef BKC_JOIN_H
 #define BKC_JOIN_H
