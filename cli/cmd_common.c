@@ -43,7 +43,7 @@ static const char usage[] =
     "  -T, --tmpdir DIR      where to spill (default: $TMPDIR or /tmp)\n"
     "  -t, --threads N       threads for the exact join, each with 1/N of --memory\n"
     "                        (default: the online CPUs, at most 64; one when an\n"
-    "                        input is -)\n"
+    "                        input is - or a pipe)\n"
     "  -c, --count           print only how many lines are common\n"
     "  -i, --ignore-case     compare ASCII letters case-insensitively (prints\n"
     "                        lines lowercased)\n"

@@ -13,8 +13,8 @@
  * are split); it keeps the method the same at every size and needs no
  * hand-off of lines between threads.
  *
- * Standard input can be read only once, so a join with standard input
- * among its inputs runs on one thread.
+ * Standard input and pipes can be read only once, so a join with one of
+ * them among its inputs runs on one thread.
  *
  * Output: each thread collects its common lines in a buffer of its own
  * and hands a full buffer to join->emit under a lock, so lines are never
@@ -200,7 +200,7 @@ int bkc_join_exact(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n)
     uint32_t count = join->threads ? join->threads : 1;
     for (uint32_t i = 0; i < n && count > 1; i++)
         if (!bkc_join_src_rereadable(&srcs[i]))
-            count = 1; /* standard input: read once, by one thread */
+            count = 1; /* standard input or a pipe: read once, by one thread */
     join->workers = count;
     join->nshards = 1;
     if (count == 1)

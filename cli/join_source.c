@@ -124,7 +124,7 @@ void bkc_join_close_all(bkc_join_src_t *srcs, uint32_t n)
 
 bool bkc_join_src_rereadable(const bkc_join_src_t *s)
 {
-    return s->sp || (s->path && strcmp(s->path, "-") != 0);
+    return s->sp || (s->path && strcmp(s->path, "-") != 0 && s->size != UINT64_MAX);
 }
 
 uint64_t bkc_join_src_offset(const bkc_join_src_t *s)

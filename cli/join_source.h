@@ -57,7 +57,8 @@ int bkc_join_src_open(bkc_join_t *join, bkc_join_src_t *s);
 void bkc_join_src_close(bkc_join_src_t *s);
 void bkc_join_close_all(bkc_join_src_t *srcs, uint32_t n);
 /* Whether s can be read again from its start: a spill partition or a
- * named file, not standard input (even when it is a regular file). */
+ * named regular file; not a pipe (named or not), nor standard input even
+ * when it is a regular file (it is one open file, read once). */
 bool bkc_join_src_rereadable(const bkc_join_src_t *s);
 /* Bytes consumed so far. */
 uint64_t bkc_join_src_offset(const bkc_join_src_t *s);

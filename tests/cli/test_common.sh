@@ -166,6 +166,7 @@ tr 'A-Z' 'a-z' <"$W/ub" >"$W/lb"
 ref "$W/want" "$W/la" "$W/lb"
 check "--ignore-case" 0 --ignore-case "$W/ua" "$W/ub"
 check "--ignore-case, spilling" 0 -i --memory 64K --tmpdir "$W" "$W/ua" "$W/ub"
+check "--ignore-case, three threads, spilling" 0 -i -t 3 --memory 256K --tmpdir "$W" "$W/ua" "$W/ub"
 ref "$W/want" "$W/ua" "$W/ub"
 check "case matters without --ignore-case" 0 "$W/ua" "$W/ub"
 
@@ -173,6 +174,7 @@ printf 'HTTP://Example.com:80/a/../b#x\nhttps://example.com:443\nhttp://other/x\
 printf 'http://example.com/b\nhttps://EXAMPLE.com/\nhttp://other/y\n' >"$W/q"
 printf 'http://example.com/b\nhttps://example.com/\n' >"$W/want"
 check "--normalize url" 0 --normalize url "$W/p" "$W/q"
+check "--normalize url, two threads" 0 --normalize url -t 2 "$W/p" "$W/q"
 : >"$W/want"
 check "no normalization without --normalize" 1 "$W/p" "$W/q"
 
@@ -382,6 +384,18 @@ if cmp -s "$W/got" "$W/want" && grep -q '1 threads' "$W/err"; then
 else
     bad "-t 2 with standard input: $(cat "$W/err")"
 fi
+# A named pipe can be read once too.
+mkfifo "$W/fifo"
+cat "$W/y" >"$W/fifo" &
+"$BK" common -t 2 -v --memory 256K --tmpdir "$W" "$W/x" "$W/fifo" >"$W/got.raw" 2>"$W/err"
+wait
+sort "$W/got.raw" >"$W/got"
+if cmp -s "$W/got" "$W/want" && grep -q '1 threads' "$W/err"; then
+    ok "-t 2 with a named pipe runs on one thread"
+else
+    bad "-t 2 with a named pipe: $(cat "$W/err")"
+fi
+rm -f "$W/fifo"
 for bad_t in 0 65 x; do
     "$BK" common -t $bad_t "$W/x" "$W/y" >/dev/null 2>"$W/err"
     if [ $? -eq 2 ] && grep -q 'threads' "$W/err"; then ok "-t $bad_t is a usage error"; else
