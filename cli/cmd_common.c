@@ -41,6 +41,9 @@ static const char usage[] =
     "  -m, --memory SIZE     memory cap, e.g. 512M, 4G (default: 1/4 of RAM);\n"
     "                        in distinct and once, -m is --max\n"
     "  -T, --tmpdir DIR      where to spill (default: $TMPDIR or /tmp)\n"
+    "  -t, --threads N       threads for the exact join, each with 1/N of --memory\n"
+    "                        (default: the online CPUs, at most 64; one when an\n"
+    "                        input is - or a pipe)\n"
     "  -c, --count           print only how many lines are common\n"
     "  -i, --ignore-case     compare ASCII letters case-insensitively (prints\n"
     "                        lines lowercased)\n"
@@ -57,8 +60,12 @@ static const char usage[] =
 
 enum { OPT_APPROX = BKC_OPT_OWN };
 
+/* More threads than this only split the memory finer. */
+#define MAX_THREADS 64
+
 typedef struct common_opts {
     uint64_t memory;
+    uint64_t threads; /* 0: the online CPUs */
     const char *tmpdir;
     bool count_only, verbose, approx;
     bkc_sizing_opts_t sz; /* --fpr */
@@ -95,6 +102,7 @@ static int parse_options(int argc, char **argv, common_opts_t *o)
         {"normalize", required_argument, 0, BKC_OPT_NORMALIZE},
         {"approx", no_argument, 0, OPT_APPROX}, {"fpr", required_argument, 0, 'p'},
         {"verbose", no_argument, 0, 'v'},      {"help", no_argument, 0, 'h'},
+        {"threads", required_argument, 0, 't'},
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     bkc_sizing_opts_init(&o->sz, 1, 0.001);
@@ -104,7 +112,7 @@ static int parse_options(int argc, char **argv, common_opts_t *o)
         o->tmpdir = "/tmp";
     int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
-    while ((c = getopt_long(argc, argv, "m:T:cip:vh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "m:T:t:cip:vh", opts, NULL)) != -1) {
         switch (c) {
         case 'm':
             if (bkc_parse_size(optarg, &o->memory) != 0 || o->memory < MIN_MEMORY)
@@ -112,6 +120,11 @@ static int parse_options(int argc, char **argv, common_opts_t *o)
                                        optarg);
             break;
         case 'T': o->tmpdir = optarg; break;
+        case 't':
+            if (bkc_parse_u64(optarg, &o->threads) != 0 || o->threads < 1 ||
+                o->threads > MAX_THREADS)
+                return bkc_usage_error("bad --threads '%s' (1 to %d)", optarg, MAX_THREADS);
+            break;
         case 'c': o->count_only = true; break;
         case 'i': o->icase = true; break;
         case OPT_APPROX: o->approx = true; break;
@@ -132,15 +145,35 @@ static int print_line(void *ctx, const char *line, size_t len)
     return o->count_only ? 0 : bkc_out_line(line, len);
 }
 
+static unsigned online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (unsigned)n;
+}
+
 /* The join's settings from the options: the budget is --memory less a
- * reserve for the process and the reader's and stdout's buffers. */
+ * reserve for the process, each thread's reader, batch and output
+ * buffers, and the copies of one line being read (input buffer, batch,
+ * spill read-back), which bound the line length that stays within
+ * --memory. */
 static void join_setup(bkc_join_t *join, common_opts_t *o)
 {
     memset(join, 0, sizeof *join);
     uint64_t memory = o->memory ? o->memory : default_memory();
-    uint64_t reserve = (uint64_t)4 << 20;
+    join->threads = o->threads ? (unsigned)o->threads : online_cpus();
+    uint64_t reserve = ((uint64_t)2 << 20) * (1 + join->threads) + memory / 64;
     if (reserve > memory / 2)
         reserve = memory / 2;
+    /* What is left of the reserve beside the process itself (about
+     * 1.5 MiB) and each thread's buffers (1.25 MiB) holds a long line's
+     * copies: every thread's input buffer and batch may hold it (each
+     * thread reads every line), and one set, spill read-back buffer and
+     * reader of a partition. */
+    uint64_t fixed = ((uint64_t)3 << 19) + ((uint64_t)5 << 18) * join->threads;
+    uint64_t spare = reserve > fixed ? reserve - fixed : 0;
+    join->line_allowance = (size_t)(spare / (2 * join->threads + 3));
+    if (join->line_allowance < 4096)
+        join->line_allowance = 4096;
     join->mem = (size_t)(memory - reserve);
     join->tmpdir = o->tmpdir;
     join->seed = bk_random_seed();
@@ -167,15 +200,22 @@ static int finish(const bkc_join_t *join, const common_opts_t *o, int rc)
             bkc_error("%s%s", join->err, incomplete);
         return BKC_EXIT_ERROR;
     }
+    if (join->long_line)
+        bkc_error("%s: line %" PRIu64 " is %" PRIu64 " bytes long: holding it took memory beyond "
+                  "--memory (lines up to %zu bytes fit; give a larger --memory to stay within it)",
+                  join->long_path, join->long_lineno, join->long_line, join->line_allowance);
     if (o->approx)
         bkc_error("approximate: a printed line is not common with probability <= %.3g; "
                   "a common line is left out with probability <= %.3g (duplicate filter)",
                   join->approx_false_rate, join->approx_miss_rate);
-    if (o->verbose)
-        bkc_error("%" PRIu64 " common; %" PRIu64 " partitions, %u levels, %" PRIu64
+    if (o->verbose && !o->approx)
+        bkc_error("%" PRIu64 " common; %u threads; %s%s; %" PRIu64 " partitions, %u levels, %" PRIu64
                   " bytes spilled, %" PRIu64 " lines kept off disk by the filter",
-                  join->found, join->partitions, join->max_level, join->spilled_bytes,
-                  join->filtered_lines);
+                  join->found, join->workers, join->partitions ? "partitioned" : "in memory",
+                  join->restarts ? " (the input outgrew its estimate and was read again)" : "",
+                  join->partitions, join->max_level, join->spilled_bytes, join->filtered_lines);
+    else if (o->verbose)
+        bkc_error("%" PRIu64 " common", join->found);
     return join->found ? BKC_EXIT_YES : BKC_EXIT_NO;
 }
 

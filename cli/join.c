@@ -9,7 +9,9 @@
  *  1. Read the smallest input into an exact in-memory set (lineset.c).
  *     If it fits, stream the other inputs through the set, stamping each
  *     line with the number of inputs it has been seen in so far, and emit
- *     the lines seen in all of them. Nothing touches the disk.
+ *     the lines seen in all of them. Nothing touches the disk. A sample
+ *     decides early (judge()): an input that fits only in the whole budget
+ *     gets all of it, since nothing else needs memory when nothing spills.
  *  2. If the set outgrows its budget, switch to partitioning: every line is
  *     routed by its hash to one of P partitions of a spill file (spill.c),
  *     P chosen so one partition of the smallest input fits in memory
@@ -22,9 +24,11 @@
  *     a fresh hash seed, so memory stays bounded whatever the input.
  *
  * Steps 1 and 3 call each other (intersect <-> partition), so they live in
- * this one file. Each line is read from each input once and written to and
- * read from the disk at most once per level (one level at any sensible
- * budget), so the cost is linear in the input. Spill files are created
+ * this one file. Each line is read from each input once (twice when a
+ * projection that it fits in memory proves wrong) and written to and read
+ * from the disk at most once per level (one level at any sensible budget),
+ * so the cost is linear in the input. Spilled lines carry their hash, so
+ * solving a partition hashes nothing again. Spill files are created
  * unlinked (spill.h), so they vanish on every kind of exit.
  *
  * Output order: within each partition, the order of first appearance in
@@ -73,7 +77,7 @@ static int spill_key(dump_t *d, const char *key, size_t len)
     bk_hash_t h = bkc_join_hash(d->seed, key, len);
     if (d->f)
         (void)bk_filter_add_hash(d->f, h, NULL);
-    if (bkc_spill_add(d->sp, part_of(h.hi, d->parts), key, len) != 0)
+    if (bkc_spill_add(d->sp, part_of(h.hi, d->parts), h.lo, key, len) != 0)
         return bkc_join_fail(d->join, "%s", bkc_spill_error(d->sp));
     return 0;
 }
@@ -106,7 +110,7 @@ static int finish_spill(bkc_join_t *join, bkc_spill_t *sp)
 static int spill_batches(dump_t *d, bkc_join_src_t *s, bkc_join_batch_t *b, bool first)
 {
     int r;
-    while ((r = bkc_join_src_batch(d->join, s, b, d->seed)) == 1) {
+    while ((r = bkc_join_src_batch(d->join, s, b, d->seed, true)) == 1) {
         bk_key_t keys[BKC_JOIN_BATCH];
         bool in[BKC_JOIN_BATCH];
         batch_keys(b, keys);
@@ -121,7 +125,8 @@ static int spill_batches(dump_t *d, bkc_join_src_t *s, bkc_join_batch_t *b, bool
                 d->join->filtered_lines++;
                 continue;
             }
-            if (bkc_spill_add(d->sp, part_of(b->hi[j], d->parts), keys[j].ptr, keys[j].len) != 0)
+            if (bkc_spill_add(d->sp, part_of(b->hi[j], d->parts), b->lo[j], keys[j].ptr,
+                              keys[j].len) != 0)
                 return bkc_join_fail(d->join, "%s", bkc_spill_error(d->sp));
         }
     }
@@ -195,15 +200,22 @@ static int spill_all(dump_t *d, bkc_spill_t **sp, bkc_join_src_t *srcs, uint32_t
     return 0;
 }
 
+/* Bytes of s read so far, and its size, counting only this worker's
+ * share of an input file (spill partitions hold nothing else). */
+static uint64_t own_bytes(const bkc_join_t *join, const bkc_join_src_t *s, uint64_t bytes)
+{
+    return !s->sp && join->nshards > 1 && bytes != UINT64_MAX ? bytes / join->nshards : bytes;
+}
+
 /* The smallest input did not fit: partition everything and recurse. The
  * set holds what was read of srcs[0] so far; keys from..b->n-1 of batch b
- * are read but not in the set. */
+ * are read but not in the set. `count` lines from `off` bytes of srcs[0]
+ * (this worker's share) are what the plan goes by. */
 static int partition(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, unsigned level,
-                     bkc_join_batch_t *b, uint32_t from)
+                     bkc_join_batch_t *b, uint32_t from, uint64_t count, uint64_t off)
 {
-    bkc_join_parts_t plan =
-        bkc_join_plan_parts(join->mem, bkc_lineset_count(join->set),
-                            bkc_join_src_offset(&srcs[0]), srcs[0].size, n);
+    bkc_join_parts_t plan = bkc_join_plan_parts(join->mem, count, off,
+                                                own_bytes(join, &srcs[0], srcs[0].size), n);
     dump_t d = {join, NULL, NULL, bkc_join_level_seed(join, level), plan.parts};
     /* No prefilter only costs spilling more. */
     if (bkc_join_filter(&d.f, plan.lines, join->mem / 4, 0.01, d.seed) != BK_OK)
@@ -228,17 +240,84 @@ static int partition(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, unsigne
 
 /* ---- the in-memory step ---- */
 
-/* Once a sample is in, an input of known size that will clearly not fit
- * goes to partitioning at once, rather than filling the set only to spill
- * it. */
-static bool clearly_too_big(const bkc_join_t *join, const bkc_join_src_t *s,
-                            const bkc_join_batch_t *b)
+/* What judge() decides after a sample of the smallest input. */
+enum { FITS = 0, TOO_BIG = 1 };
+
+/* Once a sample of an input of known size is in, sizes the set for the
+ * whole input: TOO_BIG if it clearly will not fit (partition at once rather
+ * than fill the set only to spill it), else FITS, with the table made large
+ * enough for the projected lines (no doubling later) and, at level 0 when
+ * only the whole of join->mem holds them, the set's budget raised to all of
+ * it: with nothing spilled, neither the Bloom filter nor spill buffers need
+ * their shares, and reading the input once beats partitioning it. */
+static int judge(bkc_join_t *join, const bkc_join_src_t *s, const bkc_join_batch_t *b,
+                 unsigned level)
 {
-    uint64_t off = bkc_join_src_offset(s), inbatch = b->used + b->n;
-    off = off > inbatch ? off - inbatch : off;
-    double proj = bkc_join_set_bytes(off, bkc_lineset_count(join->set)) * (double)s->size /
-                  (double)(off ? off : 1);
-    return proj > (double)bkc_join_set_budget(join->mem);
+    uint64_t off = bkc_join_src_offset(s), count = bkc_lineset_count(join->set);
+    uint64_t inbatch = b->used + b->n;
+    double scale = (double)s->size / (double)(off ? off : 1);
+    uint64_t own = own_bytes(join, s, off);
+    own = own > inbatch ? own - inbatch : own;
+    double lines = (double)count * scale * 1.1 + 1;
+    /* Records: the bytes, an 8-byte header and padding (the line end
+     * already counted in own); plus a chunk partly used and the table. */
+    double need = ((double)own + (double)count * 10.0) * scale * 1.05 + (double)(4u << 20) +
+                  (double)bkc_lineset_table_bytes((uint64_t)lines);
+    size_t normal = bkc_join_set_budget(join->mem);
+    bool may_raise = level == 0 && bkc_join_src_rereadable(s); /* see restart_partitioned */
+    if (need <= (double)normal || (may_raise && need <= (double)join->mem)) {
+        if (need > (double)normal) {
+            bkc_lineset_set_budget(join->set, join->mem);
+            join->set_raised = true;
+        }
+        (void)bkc_lineset_reserve(join->set, (uint64_t)lines);
+        return FITS;
+    }
+    return bkc_join_set_bytes(own, count) * scale > (double)normal ? TOO_BIG : FITS;
+}
+
+/* The set outgrew all of join->mem, which judge() projected it would
+ * not: the estimate was off. Frees the set, starts the smallest input
+ * again with a set of the usual budget, and partitions (no memory is
+ * left for a filter and spill buffers beside the full set). */
+static int restart_partitioned(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n,
+                               unsigned level, bkc_join_batch_t *b)
+{
+    uint64_t count = bkc_lineset_count(join->set);
+    uint64_t off = own_bytes(join, &srcs[0], bkc_join_src_offset(&srcs[0]));
+    bkc_lineset_free(join->set);
+    join->set_raised = false;
+    join->restarts++;
+    join->set = bkc_lineset_new(bkc_join_set_budget(join->mem));
+    if (!join->set)
+        return bkc_join_fail(join, "out of memory");
+    bkc_join_src_close(&srcs[0]);
+    if (bkc_join_src_open(join, &srcs[0]) != 0)
+        return -1;
+    b->n = 0;
+    return partition(join, srcs, n, level, b, 0, count, off);
+}
+
+/* Inserts batch b into the set: LOADED, or PARTITIONED once the set is
+ * full (partition() has then solved this level), or -1. */
+static int insert_batch(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, unsigned level,
+                        bkc_join_batch_t *b)
+{
+    for (uint32_t j = 0; j < b->n; j++)
+        bkc_lineset_prefetch(join->set, b->lo[j]);
+    for (uint32_t j = 0; j < b->n; j++) {
+        int ins = bkc_lineset_insert(join->set, b->lo[j], bkc_join_batch_key(b, j), b->len[j]);
+        if (ins == BKC_SET_FULL && join->set_raised)
+            return restart_partitioned(join, srcs, n, level, b) == 0 ? PARTITIONED : -1;
+        if (ins == BKC_SET_FULL)
+            return partition(join, srcs, n, level, b, j, bkc_lineset_count(join->set),
+                             own_bytes(join, &srcs[0], bkc_join_src_offset(&srcs[0]))) == 0
+                       ? PARTITIONED
+                       : -1;
+        if (ins == BKC_SET_NOMEM)
+            return bkc_join_fail(join, "out of memory (try a smaller --memory)");
+    }
+    return LOADED;
 }
 
 /* Reads the smallest input into the set: LOADED, PARTITIONED (it did not
@@ -251,21 +330,18 @@ static int load_smallest(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, uns
         return -1;
     bool judged = srcs[0].size == UINT64_MAX;
     int r;
-    while ((r = bkc_join_src_batch(join, &srcs[0], b, seed)) == 1) {
+    while ((r = bkc_join_src_batch(join, &srcs[0], b, seed, false)) == 1) {
         if (!judged && bkc_lineset_count(join->set) >= 4096) {
             judged = true;
-            if (clearly_too_big(join, &srcs[0], b))
-                return partition(join, srcs, n, level, b, 0) == 0 ? PARTITIONED : -1;
+            if (judge(join, &srcs[0], b, level) == TOO_BIG)
+                return partition(join, srcs, n, level, b, 0, bkc_lineset_count(join->set),
+                                 own_bytes(join, &srcs[0], bkc_join_src_offset(&srcs[0]))) == 0
+                           ? PARTITIONED
+                           : -1;
         }
-        for (uint32_t j = 0; j < b->n; j++)
-            bkc_lineset_prefetch(join->set, b->lo[j]);
-        for (uint32_t j = 0; j < b->n; j++) {
-            int ins = bkc_lineset_insert(join->set, b->lo[j], bkc_join_batch_key(b, j), b->len[j]);
-            if (ins == BKC_SET_FULL)
-                return partition(join, srcs, n, level, b, j) == 0 ? PARTITIONED : -1;
-            if (ins == BKC_SET_NOMEM)
-                return bkc_join_fail(join, "out of memory (try a smaller --memory)");
-        }
+        int rc = insert_batch(join, srcs, n, level, b);
+        if (rc != LOADED)
+            return rc;
     }
     if (r < 0)
         return -1;
@@ -283,7 +359,7 @@ static int64_t stamp_source(bkc_join_t *join, bkc_join_src_t *s, uint32_t i, uin
         return -1;
     int64_t alive = 0;
     int r;
-    while ((r = bkc_join_src_batch(join, s, b, seed)) == 1) {
+    while ((r = bkc_join_src_batch(join, s, b, seed, false)) == 1) {
         for (uint32_t j = 0; j < b->n; j++)
             bkc_lineset_prefetch(join->set, b->lo[j]);
         for (uint32_t j = 0; j < b->n; j++) {
@@ -351,7 +427,7 @@ static int intersect(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, unsigne
     return rc < 0 ? -1 : 0;
 }
 
-int bkc_join_exact(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n)
+int bkc_join_exact_shard(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n)
 {
     return intersect(join, srcs, n, 0);
 }

@@ -7,7 +7,9 @@
  *
  * Layering, bottom up: join_plan.c (sizing arithmetic, no I/O),
  * join_source.c (inputs and spill partitions read as batches of hashed
- * keys), then join.c and join_approx.c, which use both and not each other.
+ * keys), then join.c (one thread's exact join) and join_approx.c, which
+ * use both and not each other, and join_parallel.c (the exact join on
+ * several threads), which runs join.c once per thread.
  */
 #ifndef BKC_JOIN_H
 #define BKC_JOIN_H
@@ -33,6 +35,11 @@ typedef struct bkc_join {
     bool icase;             /* --ignore-case: keys lowercased (ASCII) */
     bkc_join_emit_fn emit;
     void *emit_ctx;
+    unsigned threads;       /* workers for the exact join (0 or 1: one) */
+    /* Lines up to this long fit in the memory set aside beside mem; a
+     * longer one is held anyway (the join stays exact) and reported in
+     * long_line, because holding it takes memory beyond --memory. */
+    size_t line_allowance;
 
     /* Results. */
     uint64_t found;         /* lines handed to emit */
@@ -42,12 +49,20 @@ typedef struct bkc_join {
     unsigned max_level;
     double approx_false_rate; /* --approx: a printed line is not common */
     double approx_miss_rate;  /* --approx: a common line is left out */
+    uint64_t long_line;       /* length of the first line over the allowance, 0: none */
+    uint64_t long_lineno;     /* its line number */
+    char long_path[512];      /* and its input */
+    unsigned workers;         /* threads the exact join ran on */
+    uint64_t restarts;        /* inputs held whole until they outgrew the estimate */
 
     /* Working state, owned by the join (bkc_join_release frees it). */
     char *kbuf;
     size_t kcap;
     uint32_t nsrc;          /* inputs in the intersection being printed */
     bkc_lineset_t *set;     /* one set, reset and reused for every partition */
+    uint32_t shard, nshards; /* a worker's share of the keys (join_parallel.c) */
+    int *stop;              /* set by a failing worker: the others stop too */
+    bool set_raised;        /* the set may use all of mem (nothing spills) */
 } bkc_join_t;
 
 /* Opens paths[0..n) up front so a missing file fails before any work ("-"
@@ -58,9 +73,17 @@ int bkc_join_sources_open(bkc_join_t *join, char **paths, uint32_t n, bkc_join_s
 void bkc_join_sources_free(bkc_join_src_t *srcs, uint32_t n);
 
 /* Exact: emits each line common to all n sources once. Memory stays
- * within join->mem whatever the input sizes (spilling to join->tmpdir).
- * 0, or -1 with join->err. */
+ * within join->mem whatever the input sizes (spilling to join->tmpdir),
+ * lines longer than join->line_allowance aside. With join->threads > 1 and
+ * every input a regular file, the keys are split by hash into one shard per
+ * thread, each thread reads every input and solves its own shard within
+ * its share of join->mem (join_parallel.c), and emit is called from one
+ * thread at a time. 0, or -1 with join->err. */
 int bkc_join_exact(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n);
+
+/* The exact join of this thread's shard of the keys (all of them when
+ * join->nshards <= 1), in join->mem (join.c). 0, or -1 with join->err. */
+int bkc_join_exact_shard(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n);
 
 /* From Bloom filters alone at false-positive rate fpr each: never misses
  * a common line except through the duplicate filter, may emit lines that

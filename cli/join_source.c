@@ -122,6 +122,11 @@ void bkc_join_close_all(bkc_join_src_t *srcs, uint32_t n)
         bkc_join_src_close(&srcs[i]);
 }
 
+bool bkc_join_src_rereadable(const bkc_join_src_t *s)
+{
+    return s->sp || (s->path && strcmp(s->path, "-") != 0 && s->size != UINT64_MAX);
+}
+
 uint64_t bkc_join_src_offset(const bkc_join_src_t *s)
 {
     return s->sr ? bkc_spill_reader_offset(s->sr) : s->rd ? bkc_reader_offset(s->rd) : 0;
@@ -165,14 +170,9 @@ static int line_to_key(bkc_join_t *join, const char **line, size_t *len)
     return 0;
 }
 
-int bkc_join_src_next(bkc_join_t *join, bkc_join_src_t *s, const char **key, size_t *len)
+/* The next line of an input file as its key: 1, 0 at the end, -1. */
+static int next_line_key(bkc_join_t *join, bkc_join_src_t *s, const char **key, size_t *len)
 {
-    if (s->sr) {
-        int rc = bkc_spill_reader_next(s->sr, key, len);
-        if (rc < 0)
-            bkc_join_fail(join, "%s", bkc_spill_reader_error(s->sr));
-        return rc;
-    }
     int rc = bkc_reader_next(s->rd, key, len);
     if (rc < 0)
         return bkc_join_fail(join, "%s", bkc_reader_error(s->rd));
@@ -181,9 +181,35 @@ int bkc_join_src_next(bkc_join_t *join, bkc_join_src_t *s, const char **key, siz
     return line_to_key(join, key, len) == 0 ? 1 : -1;
 }
 
-/* Copies key into the batch and hashes it. 0 or -1. */
+/* Remembers the first line longer than the join's allowance (see
+ * join.h), for the command to report. */
+static void note_long_line(bkc_join_t *join, const bkc_join_src_t *s, size_t len)
+{
+    if (len <= join->line_allowance || join->long_line)
+        return;
+    join->long_line = len;
+    join->long_lineno = bkc_reader_lineno(s->rd);
+    snprintf(join->long_path, sizeof join->long_path, "%s", bkc_reader_name(s->rd));
+}
+
+int bkc_join_src_next(bkc_join_t *join, bkc_join_src_t *s, const char **key, size_t *len)
+{
+    if (s->sr) {
+        uint64_t h;
+        int rc = bkc_spill_reader_next(s->sr, key, len, &h);
+        if (rc < 0)
+            bkc_join_fail(join, "%s", bkc_spill_reader_error(s->sr));
+        return rc;
+    }
+    int rc = next_line_key(join, s, key, len);
+    if (rc == 1)
+        note_long_line(join, s, *len);
+    return rc;
+}
+
+/* Copies key, with its two hash halves, into the batch. 0 or -1. */
 static int batch_push(bkc_join_t *join, bkc_join_batch_t *b, const char *key, size_t len,
-                      uint64_t seed)
+                      uint64_t lo, uint64_t hi)
 {
     if (b->cap - b->used < len) {
         size_t ncap = b->cap ? b->cap : (size_t)64 << 10;
@@ -199,27 +225,62 @@ static int batch_push(bkc_join_t *join, bkc_join_batch_t *b, const char *key, si
         memcpy(b->buf + b->used, key, len);
     b->off[b->n] = b->used;
     b->len[b->n] = len;
-    bk_hash_t hv = bkc_join_hash(seed, b->buf + b->used, len);
-    b->lo[b->n] = hv.lo;
-    b->hi[b->n] = hv.hi;
+    b->lo[b->n] = lo;
+    b->hi[b->n] = hi;
     b->used += len;
     b->n++;
     return 0;
 }
 
-int bkc_join_src_batch(bkc_join_t *join, bkc_join_src_t *s, bkc_join_batch_t *b, uint64_t seed)
+/* The next key of s with its hash: from the spill record when the caller
+ * only needs the set's half (fresh false), else computed with seed. At
+ * level 0, keys of other workers' shards are skipped. 1, 0, or -1. */
+static int next_hashed(bkc_join_t *join, bkc_join_src_t *s, uint64_t seed, bool fresh,
+                       const char **key, size_t *len, uint64_t *lo, uint64_t *hi)
+{
+    if (s->sr) {
+        int rc = bkc_spill_reader_next(s->sr, key, len, lo);
+        if (rc < 0)
+            return bkc_join_fail(join, "%s", bkc_spill_reader_error(s->sr));
+        *hi = 0;
+        if (rc == 1 && fresh) {
+            bk_hash_t hv = bkc_join_hash(seed, *key, *len);
+            *lo = hv.lo;
+            *hi = hv.hi;
+        }
+        return rc;
+    }
+    for (;;) {
+        int rc = next_line_key(join, s, key, len);
+        if (rc != 1)
+            return rc;
+        bk_hash_t hv = bkc_join_hash(seed, *key, *len);
+        if (join->nshards > 1 && bkc_join_shard_of(hv.hi, join->nshards) != join->shard)
+            continue;
+        note_long_line(join, s, *len);
+        *lo = hv.lo;
+        *hi = hv.hi;
+        return 1;
+    }
+}
+
+int bkc_join_src_batch(bkc_join_t *join, bkc_join_src_t *s, bkc_join_batch_t *b, uint64_t seed,
+                       bool fresh)
 {
     b->n = 0;
     b->used = 0;
+    if (join->stop && __atomic_load_n(join->stop, __ATOMIC_RELAXED))
+        return bkc_join_fail(join, "stopped");
     while (b->n < BKC_JOIN_BATCH) {
         const char *key;
         size_t len;
-        int r = bkc_join_src_next(join, s, &key, &len);
+        uint64_t lo, hi;
+        int r = next_hashed(join, s, seed, fresh, &key, &len, &lo, &hi);
         if (r < 0)
             return -1;
         if (r == 0)
             break;
-        if (batch_push(join, b, key, len, seed) != 0)
+        if (batch_push(join, b, key, len, lo, hi) != 0)
             return -1;
         /* A long line ends the batch early: the batch buffer stays small. */
         if (b->used >= ((size_t)32 << 10))

@@ -12,6 +12,7 @@
 #include "join.h"
 #include "spill.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +56,10 @@ void bkc_join_sort_by_size(bkc_join_src_t *srcs, uint32_t n);
 int bkc_join_src_open(bkc_join_t *join, bkc_join_src_t *s);
 void bkc_join_src_close(bkc_join_src_t *s);
 void bkc_join_close_all(bkc_join_src_t *srcs, uint32_t n);
+/* Whether s can be read again from its start: a spill partition or a
+ * named regular file; not a pipe (named or not), nor standard input even
+ * when it is a regular file (it is one open file, read once). */
+bool bkc_join_src_rereadable(const bkc_join_src_t *s);
 /* Bytes consumed so far. */
 uint64_t bkc_join_src_offset(const bkc_join_src_t *s);
 
@@ -62,9 +67,15 @@ uint64_t bkc_join_src_offset(const bkc_join_src_t *s);
  * end, -1 with join->err. */
 int bkc_join_src_next(bkc_join_t *join, bkc_join_src_t *s, const char **key, size_t *len);
 
-/* Reads up to BKC_JOIN_BATCH keys of s into b, hashed with seed: 1 if any
- * were read, 0 at the end, -1 with join->err. */
-int bkc_join_src_batch(bkc_join_t *join, bkc_join_src_t *s, bkc_join_batch_t *b, uint64_t seed);
+/* Reads up to BKC_JOIN_BATCH keys of s into b with their hashes: 1 if any
+ * were read, 0 at the end, -1 with join->err. Input files are hashed with
+ * seed (both halves). Spill partitions give back the low half stored with
+ * each line (the hash of the level that wrote it, all the set needs) and
+ * hi = 0, unless fresh asks for both halves hashed with seed (to partition
+ * again). At level 0 a worker (join->nshards > 1) gets only the keys of
+ * its own shard. */
+int bkc_join_src_batch(bkc_join_t *join, bkc_join_src_t *s, bkc_join_batch_t *b, uint64_t seed,
+                       bool fresh);
 
 static inline const char *bkc_join_batch_key(const bkc_join_batch_t *b, uint32_t i)
 {
@@ -74,6 +85,14 @@ static inline const char *bkc_join_batch_key(const bkc_join_batch_t *b, uint32_t
 static inline bk_hash_t bkc_join_hash(uint64_t seed, const char *key, size_t len)
 {
     return bk_hash_key(BK_HASH_XXH3, seed, key, len);
+}
+
+/* The shard (worker) of a key at level 0: the low 32 bits of the hash's
+ * high half scaled to [0, nshards); partitions use its top 32 bits and the
+ * set the low half, so the three choices are independent. */
+static inline uint32_t bkc_join_shard_of(uint64_t hi, uint32_t nshards)
+{
+    return (uint32_t)(((hi & 0xFFFFFFFFu) * nshards) >> 32);
 }
 
 /* The seed of a partitioning level: a fresh one per level, so lines that

@@ -151,11 +151,11 @@ uint32_t *bkc_lineset_stamp(bkc_lineset_t *s, uint64_t h, const char *line, size
     return s->table[i].rec ? (uint32_t *)(void *)s->table[i].rec : NULL;
 }
 
-static int grow_table(bkc_lineset_t *s)
+/* Moves every entry into a table of nlen slots. Old and new table coexist
+ * while rehashing, which the budget check counts. */
+static int rehash_to(bkc_lineset_t *s, size_t nlen)
 {
-    size_t nlen = s->table_len * 2;
     size_t nbytes = nlen * sizeof(slot_t);
-    /* Old and new table coexist while rehashing. */
     if (s->bytes + nbytes > s->budget)
         return BKC_SET_FULL;
     slot_t *nt = map_zeroed(nbytes);
@@ -176,6 +176,36 @@ static int grow_table(bkc_lineset_t *s)
     s->table_len = nlen;
     s->table_bytes = nbytes;
     return 0;
+}
+
+static int grow_table(bkc_lineset_t *s)
+{
+    return rehash_to(s, s->table_len * 2);
+}
+
+/* Slots for `lines` lines at a load of at most 3/4: a power of two. */
+static size_t slots_for(uint64_t lines)
+{
+    size_t len = 256;
+    while ((uint64_t)len * 3 < lines * 4 && len < ((size_t)1 << 40))
+        len *= 2;
+    return len;
+}
+
+size_t bkc_lineset_table_bytes(uint64_t lines)
+{
+    return slots_for(lines) * sizeof(slot_t);
+}
+
+int bkc_lineset_reserve(bkc_lineset_t *s, uint64_t lines)
+{
+    size_t len = slots_for(lines);
+    return len > s->table_len ? rehash_to(s, len) : 0;
+}
+
+void bkc_lineset_set_budget(bkc_lineset_t *s, size_t budget)
+{
+    s->budget = budget;
 }
 
 static chunk_t *map_chunk(bkc_lineset_t *s, size_t maplen)

@@ -35,6 +35,20 @@ enum {
 bkc_lineset_t *bkc_lineset_new(size_t budget);
 void bkc_lineset_free(bkc_lineset_t *s);
 
+/* Changes the budget of a set (for example when a caller learns that an
+ * input will fit in memory whole). A smaller budget than what the set
+ * holds only refuses further growth. */
+void bkc_lineset_set_budget(bkc_lineset_t *s, size_t budget);
+
+/* Sizes the table for about `lines` lines at once, so filling it later
+ * needs no doubling (no rehash, no old and new table side by side).
+ * 0, BKC_SET_FULL if that table would not fit in the budget beside what
+ * the set holds, or BKC_SET_NOMEM; on failure nothing changed. */
+int bkc_lineset_reserve(bkc_lineset_t *s, uint64_t lines);
+
+/* The table bytes that bkc_lineset_reserve(s, lines) would map. */
+size_t bkc_lineset_table_bytes(uint64_t lines);
+
 /* Empties the set but keeps its memory (chunks of the usual size and the
  * table) for the next use, so solving many partitions one after another
  * does not pay the system's zero-filling of fresh pages each time. */

@@ -213,13 +213,15 @@ static size_t put_varint(unsigned char *out, uint64_t v)
     return n;
 }
 
-int bkc_spill_add(bkc_spill_t *s, uint32_t part, const char *line, size_t len)
+int bkc_spill_add(bkc_spill_t *s, uint32_t part, uint64_t h, const char *line, size_t len)
 {
     if (s->failed)
         return -1;
     part_t *p = &s->parts[part];
-    unsigned char hdr[10];
+    unsigned char hdr[10 + 8];
     size_t hn = put_varint(hdr, len);
+    memcpy(hdr + hn, &h, 8);
+    hn += 8;
     size_t need = hn + len;
     if (need > s->bufsize) {
         /* A line longer than a buffer is a block of its own. */
@@ -305,7 +307,7 @@ static int reader_fail(bkc_spill_reader_t *r, const char *why)
     return -1;
 }
 
-int bkc_spill_reader_next(bkc_spill_reader_t *r, const char **line, size_t *len)
+int bkc_spill_reader_next(bkc_spill_reader_t *r, const char **line, size_t *len, uint64_t *h)
 {
     if (r->failed)
         return -1;
@@ -337,8 +339,10 @@ int bkc_spill_reader_next(bkc_spill_reader_t *r, const char **line, size_t *len)
         if (!(p[i++] & 0x80))
             break;
     }
-    if (v > avail - i)
+    if (avail - i < 8 || v > avail - i - 8)
         return reader_fail(r, "damaged record");
+    memcpy(h, p + i, 8);
+    i += 8;
     *line = (const char *)p + i;
     *len = (size_t)v;
     r->pos += i + (size_t)v;

@@ -166,6 +166,7 @@ tr 'A-Z' 'a-z' <"$W/ub" >"$W/lb"
 ref "$W/want" "$W/la" "$W/lb"
 check "--ignore-case" 0 --ignore-case "$W/ua" "$W/ub"
 check "--ignore-case, spilling" 0 -i --memory 64K --tmpdir "$W" "$W/ua" "$W/ub"
+check "--ignore-case, three threads, spilling" 0 -i -t 3 --memory 256K --tmpdir "$W" "$W/ua" "$W/ub"
 ref "$W/want" "$W/ua" "$W/ub"
 check "case matters without --ignore-case" 0 "$W/ua" "$W/ub"
 
@@ -173,6 +174,7 @@ printf 'HTTP://Example.com:80/a/../b#x\nhttps://example.com:443\nhttp://other/x\
 printf 'http://example.com/b\nhttps://EXAMPLE.com/\nhttp://other/y\n' >"$W/q"
 printf 'http://example.com/b\nhttps://example.com/\n' >"$W/want"
 check "--normalize url" 0 --normalize url "$W/p" "$W/q"
+check "--normalize url, two threads" 0 --normalize url -t 2 "$W/p" "$W/q"
 : >"$W/want"
 check "no normalization without --normalize" 1 "$W/p" "$W/q"
 
@@ -287,6 +289,118 @@ if [ -x /usr/bin/time ]; then
 else
     skip "peak memory (no /usr/bin/time)"
 fi
+
+# --- the in-memory path, threads, the fallback -----------------------------------
+# An input that fits in --memory only when the whole budget goes to the set
+# (no Bloom filter, no spill buffers) is held whole: nothing spills.
+if [ -x /usr/bin/time ]; then
+    ref "$W/want" "$W/big1" "$W/big2"
+    for t in 1 2; do
+        mem=$((32 + 8 * t))M
+        /usr/bin/time -f '%M' -o "$W/rss" "$BK" common -t $t --memory $mem --tmpdir "$W" -v \
+            "$W/big1" "$W/big2" >"$W/got.raw" 2>"$W/err"
+        kb=$(tail -n 1 "$W/rss")
+        sort "$W/got.raw" >"$W/got"
+        if cmp -s "$W/got" "$W/want" && grep -q "$t threads; in memory;.* 0 bytes spilled" "$W/err" &&
+            [ "$kb" -le $((1024 * (32 + 8 * t))) ]; then
+            ok "-t $t --memory $mem: held in memory whole, nothing spilled, peak ${kb}K"
+        else
+            bad "-t $t --memory $mem: peak ${kb}K, $(cat "$W/err")"
+        fi
+    done
+
+    # Partitions solved by two threads, within --memory in total.
+    /usr/bin/time -f '%M' -o "$W/rss" "$BK" common -t 2 --memory 8M --tmpdir "$W" -v \
+        "$W/big1" "$W/big2" >"$W/got.raw" 2>"$W/err"
+    kb=$(tail -n 1 "$W/rss")
+    sort "$W/got.raw" >"$W/got"
+    if cmp -s "$W/got" "$W/want" && grep -q '2 threads; partitioned' "$W/err" && spilled &&
+        [ "$kb" -le 8192 ]; then
+        ok "-t 2 --memory 8M: partitions on two threads, peak ${kb}K"
+    else
+        bad "-t 2 --memory 8M: peak ${kb}K, $(cat "$W/err")"
+    fi
+    if grep -q 'beyond --memory' "$W/err"; then bad "short lines reported as over --memory"; else
+        ok "no long-line message for short lines"; fi
+
+    # The smallest input starts with long lines, so its sample promises far
+    # fewer lines than follow: held whole until it outgrows --memory, then
+    # read again and partitioned, still within --memory.
+    { i=0; while [ $i -lt 5000 ]; do printf '%0999d\n' $i; i=$((i + 1)); done; seq 1 1000000; } >"$W/r1"
+    { seq 500000 2500000; i=2000; while [ $i -le 3000 ]; do printf '%0999d\n' $i; i=$((i + 1)); done; } >"$W/r2"
+    ref "$W/want" "$W/r1" "$W/r2"
+    /usr/bin/time -f '%M' -o "$W/rss" "$BK" common -t 1 --memory 24M --tmpdir "$W" -v \
+        "$W/r1" "$W/r2" >"$W/got.raw" 2>"$W/err"
+    kb=$(tail -n 1 "$W/rss")
+    sort "$W/got.raw" >"$W/got"
+    if cmp -s "$W/got" "$W/want" && grep -q 'read again' "$W/err" && [ "$kb" -le 24576 ]; then
+        ok "an input that outgrows its estimate is read again and partitioned, peak ${kb}K"
+    else
+        bad "outgrown estimate: peak ${kb}K, $(cat "$W/err")"
+    fi
+    rm -f "$W/r1" "$W/r2"
+
+    # A line longer than --memory allows is still joined exactly, and the
+    # run says that it went over --memory for it, naming the line.
+    head -c 20000000 /dev/zero | tr '\0' 'Q' >"$W/huge"
+    { cat "$W/huge"; echo; head -n 2000 "$W/big1"; } >"$W/h1"
+    { head -n 1000 "$W/big1"; cat "$W/huge"; echo; } >"$W/h2"
+    ref "$W/want" "$W/h1" "$W/h2"
+    for t in 1 2; do
+        /usr/bin/time -f '%M' -o "$W/rss" "$BK" common -t $t --memory 8M --tmpdir "$W" \
+            "$W/h1" "$W/h2" >"$W/got.raw" 2>"$W/err"
+        rc=$?
+        kb=$(tail -n 1 "$W/rss")
+        sort "$W/got.raw" >"$W/got"
+        if [ "$rc" -eq 0 ] && cmp -s "$W/got" "$W/want" &&
+            grep -q "h[12]: line [0-9]* is 20000000 bytes long: .*beyond --memory" "$W/err"; then
+            ok "-t $t: a 20 MB line with --memory 8M: exact, and said to exceed --memory (peak ${kb}K)"
+        else
+            bad "-t $t: 20 MB line with --memory 8M: exit $rc, peak ${kb}K, '$(cat "$W/err")'"
+        fi
+    done
+    rm -f "$W/huge" "$W/h1" "$W/h2"
+else
+    skip "in-memory path, threads, long lines (no /usr/bin/time)"
+fi
+
+# Thread counts and memory caps give the same lines: random inputs with
+# duplicates, empty lines, CRLF, NUL bytes and no final newline.
+gen 21 12000 0 9000 bcn >"$W/x"
+gen 22 15000 4000 14000 bc >"$W/y"
+gen 23 9000 2000 11000 tn >"$W/z"
+ref "$W/want" "$W/x" "$W/y" "$W/z"
+for t in 1 2 3; do
+    for mem in 64M 256K 64K; do
+        check "-t $t --memory $mem, three random inputs" 0 -t $t --memory $mem --tmpdir "$W" \
+            "$W/z" "$W/x" "$W/y"
+    done
+done
+ref "$W/want" "$W/x" "$W/y"
+"$BK" common -t 2 -v --memory 256K --tmpdir "$W" "$W/x" - <"$W/y" >"$W/got.raw" 2>"$W/err"
+sort "$W/got.raw" >"$W/got"
+if cmp -s "$W/got" "$W/want" && grep -q '1 threads' "$W/err"; then
+    ok "-t 2 with standard input runs on one thread"
+else
+    bad "-t 2 with standard input: $(cat "$W/err")"
+fi
+# A named pipe can be read once too.
+mkfifo "$W/fifo"
+cat "$W/y" >"$W/fifo" &
+"$BK" common -t 2 -v --memory 256K --tmpdir "$W" "$W/x" "$W/fifo" >"$W/got.raw" 2>"$W/err"
+wait
+sort "$W/got.raw" >"$W/got"
+if cmp -s "$W/got" "$W/want" && grep -q '1 threads' "$W/err"; then
+    ok "-t 2 with a named pipe runs on one thread"
+else
+    bad "-t 2 with a named pipe: $(cat "$W/err")"
+fi
+rm -f "$W/fifo"
+for bad_t in 0 65 x; do
+    "$BK" common -t $bad_t "$W/x" "$W/y" >/dev/null 2>"$W/err"
+    if [ $? -eq 2 ] && grep -q 'threads' "$W/err"; then ok "-t $bad_t is a usage error"; else
+        bad "-t $bad_t"; fi
+done
 
 # --- --approx ------------------------------------------------------------------
 ref "$W/want" "$W/a" "$W/b"

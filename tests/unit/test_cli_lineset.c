@@ -190,6 +190,64 @@ static void test_lineset_budget(void)
     bkc_lineset_free(s);
 }
 
+/* The hash stored with the k-th line added: differs per line and uses
+ * all 64 bits, so a record that returned another line's hash, or lost
+ * bytes of it, is caught. */
+static uint64_t spill_hash(uint64_t k)
+{
+    return (k + 1) * UINT64_C(0x9E3779B97F4A7C15) ^ (k << 7);
+}
+
+/* Fills a set with `lines` distinct lines; returns how many went in. */
+static uint64_t fill_lines(bkc_lineset_t *s, uint64_t lines)
+{
+    uint64_t in = 0;
+    for (uint64_t i = 0; i < lines; i++) {
+        char line[64];
+        int n = snprintf(line, sizeof line, "reserved line %llu", (unsigned long long)i);
+        if (bkc_lineset_insert(s, (i + 1) * 0x9E3779B97F4A7C15u, line, (size_t)n) != BKC_SET_NEW)
+            break;
+        in++;
+    }
+    return in;
+}
+
+static void test_lineset_reserve(void)
+{
+    /* A table reserved for N lines does not grow while N lines go in: the
+     * bytes held grow by the records alone. */
+    bkc_lineset_t *s = bkc_lineset_new((size_t)64 << 20);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    size_t before = bkc_lineset_bytes(s);
+    CHECK_EQ_U64(bkc_lineset_reserve(s, 100000), 0);
+    size_t table = bkc_lineset_table_bytes(100000);
+    CHECK(table >= (size_t)100000 * 16 * 4 / 3);
+    CHECK_EQ_U64(bkc_lineset_bytes(s), before - bkc_lineset_table_bytes(0) + table);
+    CHECK_EQ_U64(fill_lines(s, 100000), 100000);
+    size_t records = bkc_lineset_bytes(s) - table;
+    CHECK(records < (size_t)100000 * 40 + ((size_t)4 << 20));
+    bkc_lineset_free(s);
+
+    /* A reservation that does not fit the budget is refused and changes
+     * nothing; raising the budget lets it and the lines in. */
+    s = bkc_lineset_new((size_t)1 << 20);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    before = bkc_lineset_bytes(s);
+    CHECK_EQ_U64(bkc_lineset_reserve(s, 200000), BKC_SET_FULL);
+    CHECK_EQ_U64(bkc_lineset_bytes(s), before);
+    CHECK(fill_lines(s, 200000) < 200000);
+    bkc_lineset_reset(s);
+    bkc_lineset_set_budget(s, (size_t)32 << 20);
+    CHECK_EQ_U64(bkc_lineset_reserve(s, 200000), 0);
+    CHECK_EQ_U64(fill_lines(s, 200000), 200000);
+    CHECK(bkc_lineset_bytes(s) <= (size_t)32 << 20);
+    bkc_lineset_free(s);
+}
+
 static void test_spill_model(void)
 {
     const uint32_t parts = 7;
@@ -208,7 +266,7 @@ static void test_spill_model(void)
         for (uint64_t k = 0; k < n; k++) {
             seq[k] = (int)(bkt_rand(&st) % UNIVERSE);
             part[k] = (uint32_t)(bkt_rand(&st) % parts);
-            CHECK_EQ_U64(bkc_spill_add(s, part[k], uni[seq[k]], uni_len[seq[k]]), 0);
+            CHECK_EQ_U64(bkc_spill_add(s, part[k], spill_hash(k), uni[seq[k]], uni_len[seq[k]]), 0);
         }
         CHECK_EQ_U64(bkc_spill_finish(s), 0);
         /* Read partitions interleaved: two readers at once. */
@@ -219,7 +277,8 @@ static void test_spill_model(void)
             for (;;) {
                 const char *line;
                 size_t len;
-                int a = bkc_spill_reader_next(r1, &line, &len);
+                uint64_t h = 0;
+                int a = bkc_spill_reader_next(r1, &line, &len, &h);
                 CHECK(a >= 0);
                 if (a == 1) {
                     while (k1 < n && part[k1] != p)
@@ -227,11 +286,12 @@ static void test_spill_model(void)
                     CHECK(k1 < n);
                     if (k1 < n) {
                         CHECK(len == uni_len[seq[k1]] && memcmp(line, uni[seq[k1]], len) == 0);
+                        CHECK_EQ_U64(h, spill_hash(k1));
                         bytes[p] += len;
                         k1++;
                     }
                 }
-                int b = r2 ? bkc_spill_reader_next(r2, &line, &len) : 0;
+                int b = r2 ? bkc_spill_reader_next(r2, &line, &len, &h) : 0;
                 CHECK(b >= 0);
                 if (b == 1) {
                     while (k2 < n && part[k2] != p + 1)
@@ -239,6 +299,7 @@ static void test_spill_model(void)
                     CHECK(k2 < n);
                     if (k2 < n) {
                         CHECK(len == uni_len[seq[k2]] && memcmp(line, uni[seq[k2]], len) == 0);
+                        CHECK_EQ_U64(h, spill_hash(k2));
                         k2++;
                     }
                 }
@@ -279,14 +340,14 @@ static void test_spill_errors(void)
     setrlimit(RLIMIT_FSIZE, &lim);
     int failed = 0;
     for (int i = 0; i < 100000 && !failed; i++)
-        failed = bkc_spill_add(s, (uint32_t)(i & 1), "some line of text", 17) != 0;
+        failed = bkc_spill_add(s, (uint32_t)(i & 1), (uint64_t)i, "some line of text", 17) != 0;
     if (!failed)
         failed = bkc_spill_finish(s) != 0;
     setrlimit(RLIMIT_FSIZE, &old);
     signal(SIGXFSZ, prev);
     CHECK(failed);
     CHECK(strstr(bkc_spill_error(s), "File too large") != NULL);
-    CHECK(bkc_spill_add(s, 0, "x", 1) != 0);
+    CHECK(bkc_spill_add(s, 0, 0, "x", 1) != 0);
     CHECK(bkc_spill_finish(s) != 0);
     bkc_spill_free(s);
 }
@@ -296,6 +357,7 @@ int main(void)
     make_universe();
     bkt_run("lineset_model", test_lineset_model);
     bkt_run("lineset_budget", test_lineset_budget);
+    bkt_run("lineset_reserve", test_lineset_reserve);
     bkt_run("spill_model", test_spill_model);
     bkt_run("spill_errors", test_spill_errors);
     for (int i = 0; i < UNIVERSE; i++)
