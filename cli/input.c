@@ -243,6 +243,18 @@ static int emit(bkc_reader_t *r, size_t len, size_t consumed, const char **line,
     return 1;
 }
 
+/* More input after a partial line, unless that line is already over the
+ * limit. 0 or -1 (error set). */
+static int read_more(bkc_reader_t *r)
+{
+    if (r->end - r->start > r->line_max + 1) {
+        set_error(r, "%s: line %llu: longer than %zu bytes", r->name,
+                  (unsigned long long)(r->lineno + 1), r->line_max);
+        return -1;
+    }
+    return fill(r);
+}
+
 int bkc_reader_next(bkc_reader_t *r, const char **line, size_t *len)
 {
     if (r->failed)
@@ -267,12 +279,7 @@ int bkc_reader_next(bkc_reader_t *r, const char **line, size_t *len)
                 return 0;
             return emit(r, n, n, line, len);
         }
-        if (r->end - r->start > r->line_max + 1) {
-            set_error(r, "%s: line %llu: longer than %zu bytes", r->name,
-                      (unsigned long long)(r->lineno + 1), r->line_max);
-            return -1;
-        }
-        if (fill(r) != 0)
+        if (read_more(r) != 0)
             return -1;
     }
 }
@@ -294,12 +301,7 @@ int bkc_reader_peek_lines(bkc_reader_t *r, const char **block, size_t *len)
         } else if (r->eof) {
             return 0;
         }
-        if (r->end - r->start > r->line_max + 1) {
-            set_error(r, "%s: line %llu: longer than %zu bytes", r->name,
-                      (unsigned long long)(r->lineno + 1), r->line_max);
-            return -1;
-        }
-        if (fill(r) != 0)
+        if (read_more(r) != 0)
             return -1;
     }
 }

@@ -228,6 +228,15 @@ uint8_t *bki_payload_alloc(uint64_t nbytes, bki_mem_t *mem)
     return counted(p);
 }
 
+void bki_payload_zero(uint8_t *p, uint64_t nbytes, bki_mem_t mem)
+{
+#ifdef MADV_DONTNEED
+    if (mem == BKI_MEM_ANON && madvise(p, (size_t)nbytes, MADV_DONTNEED) == 0)
+        return;
+#endif
+    memset(p, 0, (size_t)nbytes);
+}
+
 void bki_payload_free(uint8_t *p, uint64_t nbytes, bki_mem_t mem)
 {
     if (!p || (mem != BKI_MEM_HEAP && mem != BKI_MEM_ANON))

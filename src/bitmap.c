@@ -41,19 +41,6 @@
 
 #define LOW_BITS UINT64_C(0x5555555555555555) /* the low bit of every cell */
 
-/* Zeroes a payload. A large anonymous mapping is handed back to the kernel
- * (MADV_DONTNEED makes its pages read as zero again) instead of being
- * written, so clearing a huge, sparsely touched map does not touch it all. */
-static void payload_zero(uint64_t *words, uint64_t nbytes, bki_mem_t mem)
-{
-#ifdef MADV_DONTNEED
-    if (mem == BKI_MEM_ANON && madvise(words, (size_t)nbytes, MADV_DONTNEED) == 0)
-        return;
-#endif
-    memset(words, 0, (size_t)nbytes);
-}
-
-
 /* Mask of the valid bits of the last word holding `used_bits` bits
  * (used_bits % 64 of them; all when it is a multiple of 64). */
 static uint64_t tail_mask(uint64_t used_bits)
@@ -313,7 +300,7 @@ bk_status_t bk_bitmap_and(bk_bitmap_t *dst, const bk_bitmap_t *src)
 
 void bk_bitmap_clear(bk_bitmap_t *b)
 {
-    payload_zero(b->words, b->nbytes, b->mem);
+    bki_payload_zero((uint8_t *)b->words, b->nbytes, b->mem);
     bki_touched_none(&b->touched);
 }
 
@@ -486,6 +473,6 @@ bool bk_bitmap2_foreach(const bk_bitmap2_t *b, unsigned state,
 
 void bk_bitmap2_clear(bk_bitmap2_t *b)
 {
-    payload_zero(b->words, b->nbytes, b->mem);
+    bki_payload_zero((uint8_t *)b->words, b->nbytes, b->mem);
     bki_touched_none(&b->touched);
 }

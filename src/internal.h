@@ -217,6 +217,10 @@ BKI_HIDDEN void bki_free(void *p);
  * transparent huge pages requested. */
 BKI_HIDDEN uint8_t *bki_payload_alloc(uint64_t nbytes, bki_mem_t *mem);
 BKI_HIDDEN void bki_payload_free(uint8_t *p, uint64_t nbytes, bki_mem_t mem);
+/* Zeroes a payload. A large anonymous mapping is handed back to the kernel
+ * (MADV_DONTNEED makes its pages read as zero again) instead of being
+ * written, so clearing a huge, sparsely touched map does not touch it all. */
+BKI_HIDDEN void bki_payload_zero(uint8_t *p, uint64_t nbytes, bki_mem_t mem);
 
 /* ---- hash.c (the inline XXH3 path is in keyhash.h) ---- */
 

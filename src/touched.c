@@ -13,7 +13,6 @@
 #include "internal.h"
 
 #include <string.h>
-#include <sys/mman.h>
 
 static uint64_t *summary_alloc(uint64_t bits, uint64_t *bytes, bki_mem_t *mem)
 {
@@ -44,22 +43,12 @@ void bki_touched_free(bki_touched_t *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Zeroes a summary map, handing large ones back to the kernel. */
-static void summary_zero(uint64_t *p, uint64_t bytes, bki_mem_t mem)
-{
-#ifdef MADV_DONTNEED
-    if (mem == BKI_MEM_ANON && madvise(p, (size_t)bytes, MADV_DONTNEED) == 0)
-        return;
-#endif
-    memset(p, 0, (size_t)bytes);
-}
-
 void bki_touched_none(bki_touched_t *t)
 {
     if (!t->l1)
         return;
-    summary_zero(t->l1, t->l1_bytes, t->l1_mem);
-    summary_zero(t->l2, t->l2_bytes, t->l2_mem);
+    bki_payload_zero((uint8_t *)t->l1, t->l1_bytes, t->l1_mem);
+    bki_payload_zero((uint8_t *)t->l2, t->l2_bytes, t->l2_mem);
     t->marked = 0;
 }
 
