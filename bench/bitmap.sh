@@ -7,7 +7,7 @@
 #   once:      bloomkit once --count --max 1e8 (2-bit map, 25 MB)
 #        vs.   LC_ALL=C sort | uniq -u | wc -l
 # Both sides must print the same number; the script stops if they do not.
-# Time, CPU time (user + system: sort uses both cores, bloomkit one) and
+# Time, CPU time (user + system: sort and bloomkit both use every core) and
 # peak RSS from GNU time, median of RUNS runs of each (default 1: each sort
 # of 900 MB takes minutes on 2 cores), the tools alternating, all in this
 # one run on this machine. Input is read from the page cache.
