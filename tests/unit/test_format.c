@@ -1413,6 +1413,18 @@ static void golden_load_blocked2(void)
     free(raw);
 }
 
+/* How many of the golden objects' keys 0..n-1 f does not have. */
+static uint64_t golden_keys_missing(const bk_filter_t *f, uint64_t n)
+{
+    char key[64];
+    uint64_t missing = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        key_of(i, key, sizeof key);
+        missing += !bk_filter_contains(f, key, strlen(key));
+    }
+    return missing;
+}
+
 /* A chain of blocked2 sub-filters: header sub_kind 8, both parts of kind
  * 8, every key present. */
 static void golden_load_scalable_blocked2(void)
@@ -1437,13 +1449,7 @@ static void golden_load_scalable_blocked2(void)
         CHECK_EQ_U64(info.filters, 2);
         CHECK_EQ_U64(info.seed, 0xb20cb20cb20cb20cULL);
         CHECK_EQ_U64(info.items, 60);
-        char key[64];
-        int missing = 0;
-        for (uint64_t i = 0; i < 60; i++) {
-            key_of(i, key, sizeof key);
-            missing += !bk_filter_contains(g, key, strlen(key));
-        }
-        CHECK_EQ_U64(missing, 0);
+        CHECK_EQ_U64(golden_keys_missing(g, 60), 0);
     }
     bk_filter_free(g);
     free(raw);
@@ -1482,13 +1488,7 @@ static void test_golden_load(void)
         CHECK_EQ_U64(g->capacity, 200);
         CHECK(g->fpr == 0.01);
         CHECK(bk_filter_items(g) > 150 && bk_filter_items(g) <= 200);
-        char key[64];
-        int missing = 0;
-        for (uint64_t i = 0; i < 200; i++) {
-            key_of(i, key, sizeof key);
-            missing += !bk_filter_contains(g, key, strlen(key));
-        }
-        CHECK_EQ_U64(missing, 0);
+        CHECK_EQ_U64(golden_keys_missing(g, 200), 0);
         bk_filter_free(g);
     }
     snprintf(path, sizeof path, "%s/counting.bkf", data_dir());
