@@ -4,7 +4,6 @@
 #include "join_plan.h"
 
 #include <math.h>
-#include <pthread.h>
 
 double bkc_join_set_bytes(uint64_t off, uint64_t count)
 {
@@ -57,12 +56,8 @@ bkc_join_parts_t bkc_join_plan_parts(size_t mem, uint64_t count, uint64_t off, u
     return p;
 }
 
-/* The library's sizing calls lgamma(), which writes the global signgam:
- * the join's threads create their filters one at a time. */
-static pthread_mutex_t sizing_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static bk_status_t create_filter(bk_filter_t **out, uint64_t n_est, size_t bytes, double fpr,
-                                 uint64_t seed)
+bk_status_t bkc_join_filter(bk_filter_t **out, uint64_t n_est, size_t bytes, double fpr,
+                            uint64_t seed)
 {
     bk_options_t o = {0};
     o.kind = BK_KIND_BLOCKED;
@@ -78,13 +73,4 @@ static bk_status_t create_filter(bk_filter_t **out, uint64_t n_est, size_t bytes
     double kk = (double)cells / (double)n_est * 0.6931;
     uint32_t k = kk < 1 ? 1 : kk > 16 ? 16 : (uint32_t)(kk + 0.5);
     return bk_filter_create_exact(out, BK_KIND_BLOCKED, cells < 512 ? 512 : cells, k, &o);
-}
-
-bk_status_t bkc_join_filter(bk_filter_t **out, uint64_t n_est, size_t bytes, double fpr,
-                            uint64_t seed)
-{
-    pthread_mutex_lock(&sizing_lock);
-    bk_status_t st = create_filter(out, n_est, bytes, fpr, seed);
-    pthread_mutex_unlock(&sizing_lock);
-    return st;
 }

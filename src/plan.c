@@ -25,6 +25,7 @@
  * sample), and the promise is that what they measure at capacity is at most
  * p, not "p on average". The margin costs about 0.15 bits per key.
  */
+#define _GNU_SOURCE /* lgamma_r */
 #include "internal.h"
 
 #include <math.h>
@@ -205,8 +206,10 @@ static double lined_fpr(double cells_per_line, uint64_t lines, uint64_t n, uint3
     if (lo < 0)
         lo = 0;
     double sum = 0.0, mass = 0.0, loglam = log(lambda);
+    int sign; /* lgamma_r, not lgamma: lgamma writes the global signgam, a
+                 data race when threads size filters at once */
     for (double j = lo; j <= hi; j += 1.0) {
-        double pmf = exp(j * loglam - lambda - lgamma(j + 1.0));
+        double pmf = exp(j * loglam - lambda - lgamma_r(j + 1.0, &sign));
         if (pmf == 0.0)
             continue;
         mass += pmf;
