@@ -298,10 +298,14 @@ static bool read_in_parallel(bm_ctx_t *c, const char *path)
     bkc_numscan_t s = {.b1 = c->b1, .b2 = c->b2, .max = c->max, .width = c->width,
                        .threads = cpus > 1 ? (unsigned)cpus : 1};
     struct stat sb;
-    int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    /* stat before open: opening a FIFO would wait for its writer, and
+     * take the data the usual reader is to read */
+    if (!strcmp(path, "-") || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+        sb.st_size < (1 << 20) || !bkc_numscan_usable(&s))
+        return false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     bool done = false;
-    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= (1 << 20) &&
-        bkc_numscan_usable(&s)) {
+    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
         done = bkc_numscan_file(&s, fd, (uint64_t)sb.st_size) == 1;
         if (done) {
             c->prog->items += s.lines;

@@ -40,8 +40,9 @@ const char *bkc_scan_plain(const char *p, const char *end, uint64_t max, unsigne
 bool bkc_numscan_usable(const bkc_numscan_t *s)
 {
     uint64_t bytes = s->b1 ? (bk_bitmap_size(s->b1) + 7) / 8 : (bk_bitmap2_size(s->b2) + 3) / 4;
-    /* the library keeps a touched-page record from 64 MiB on (bitmap.c) */
-    return s->threads > 1 && bytes < (UINT64_C(64) << 20);
+    /* the library keeps a touched-page record from 64 MiB of payload on
+     * (bitmap.c), the payload being these bytes rounded up to 64 */
+    return s->threads > 1 && bytes + 64 < (UINT64_C(64) << 20);
 }
 
 #define SCAN_BATCH 4096
