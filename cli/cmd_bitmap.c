@@ -19,7 +19,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -78,13 +77,28 @@ typedef struct {
     uint64_t vals[BM_BATCH];
 } bm_ctx_t;
 
-/* The most this process has held (peak resident set), or 0 if unknown:
- * one system call, cheap enough for every batch. The bitmap is mapped
- * lazily: it grows with the pages the values touch. */
-static uint64_t resident_bytes(void)
+/* The memory this process holds of its own now (resident pages that are
+ * not file pages: /proc/self/statm's resident less shared), or 0 if
+ * unknown. Not the whole resident set: an input read through a mapping
+ * shows there too, as page cache the kernel may drop. One pread of a file
+ * kept open, cheap enough for every batch. The bitmap is mapped lazily: it
+ * grows with the pages the values touch. */
+static uint64_t own_bytes(void)
 {
-    struct rusage ru;
-    return getrusage(RUSAGE_SELF, &ru) == 0 ? (uint64_t)ru.ru_maxrss * 1024 : 0;
+    static int fd = -2;
+    if (fd == -2)
+        fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    char buf[128];
+    ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    unsigned long long size, resident, shared;
+    long page = sysconf(_SC_PAGESIZE);
+    if (sscanf(buf, "%llu %llu %llu", &size, &resident, &shared) != 3 || page <= 0 ||
+        resident < shared)
+        return 0;
+    return (resident - shared) * (uint64_t)page;
 }
 
 /* MemAvailable of /proc/meminfo, else the physical memory; 0 if unknown. */
@@ -115,7 +129,7 @@ static int bm_flush(bm_ctx_t *c, const bkc_reader_t *r)
     c->prog->fresh += fresh;
     c->prog->dups += c->nvals - fresh;
     c->nvals = 0;
-    uint64_t held = c->memory ? resident_bytes() : 0;
+    uint64_t held = c->memory ? own_bytes() : 0;
     if (held > c->memory) {
         char h[32], m[32];
         return bkc_line_error(c->prog, r,

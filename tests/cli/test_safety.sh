@@ -365,5 +365,11 @@ t "... equals sort | uniq -u" cmp -s out plain.once
 st 0 "distinct -c of it with the default --max (one thread)" "$BK" distinct plainbig
 t "... the same count" test "$(cat out)" = "$(wc -l <plain.distinct)"
 
+# the memory guard counts the process's own memory, not the page cache of
+# an input read through a mapping (24 MB here, against --memory 12M)
+seq 1000000 4000000 >mapped
+st 0 "distinct of a 24 MB file with --memory 12M (a 0.5 MB bitmap)" "$BK" distinct --max 4000001 --memory 12M mapped
+t "... counts 3000001" test "$(cat out)" = 3000001
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
