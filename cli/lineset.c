@@ -121,7 +121,7 @@ static int rec_equal(const char *rec, const char *line, size_t len)
 {
     uint32_t rlen;
     memcpy(&rlen, rec + 4, 4);
-    return rlen == len && memcmp(rec + REC_HDR, line, len) == 0;
+    return rlen == len && (len == 0 || memcmp(rec + REC_HDR, line, len) == 0);
 }
 
 /* Index of the slot holding the line, or of the empty slot where it would
