@@ -24,7 +24,8 @@ static const char usage[] =
     "\n"
     "  -n, --capacity N   items the filter must hold (10000000, 10M, 1e7)\n"
     "  -p, --fpr P        false-positive rate at N items (0.001, 1e-3, 0.1%)\n"
-    "  -k, --kind KIND    blocked, blocked2, classic, counting or scalable;\n"
+    "  -k, --kind KIND    blocked, blocked2, classic, precise, counting or\n"
+    "                     scalable;\n"
     "                     default: blocked for P >= 0.001, blocked2 below\n"
     "  -h, --help         this text\n";
 
@@ -39,10 +40,11 @@ static void print_alternative(bk_kind_t kind, uint64_t n, double p, double optim
         printf("  %-9s  (cannot be sized for this n and p)\n", bk_kind_name(kind));
         return;
     }
-    uint32_t lines = kind == BK_KIND_BLOCKED2 ? 2 : kind == BK_KIND_CLASSIC ? pl.k : 1;
+    bool per_probe = kind == BK_KIND_CLASSIC || kind == BK_KIND_PRECISE;
+    uint32_t lines = kind == BK_KIND_BLOCKED2 ? 2 : per_probe ? pl.k : 1;
     printf("  %-9s  %9.2f  %9.3fx  %10s  %u%s\n", bk_kind_name(kind), pl.bits_per_key,
            pl.bits_per_key / optimum, bkc_human_bytes((double)pl.bytes, hb, sizeof hb), lines,
-           kind == BK_KIND_CLASSIC ? " (k; absent keys stop early)" : "");
+           per_probe ? " (k; absent keys stop early)" : "");
 }
 
 /* The kinds a user could pick instead, and which one stays near the
@@ -50,7 +52,7 @@ static void print_alternative(bk_kind_t kind, uint64_t n, double p, double optim
 static void print_alternatives(uint64_t n, double p, bk_kind_t chosen)
 {
     static const bk_kind_t kinds[] = {BK_KIND_BLOCKED, BK_KIND_BLOCKED2, BK_KIND_CLASSIC,
-                                      BK_KIND_COUNTING};
+                                      BK_KIND_PRECISE, BK_KIND_COUNTING};
     const double ln2 = 0.69314718055994530942;
     double optimum = -log(p) / (ln2 * ln2);
     printf("\nalternatives (optimum: %.2f bits per key, -ln p / ln(2)^2)\n", optimum);
@@ -58,11 +60,25 @@ static void print_alternatives(uint64_t n, double p, bk_kind_t chosen)
            "lines per lookup");
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         print_alternative(kinds[i], n, p, optimum);
-    bk_plan_t two;
-    if (chosen != BK_KIND_CLASSIC && bk_plan(BK_KIND_BLOCKED2, n, p, &two) == BK_OK &&
-        two.bits_per_key > 1.15 * optimum)
-        printf("at this rate the lined kinds need over 1.15x the optimum; classic stays\n"
-               "near it, at one memory access per probe\n");
+    /* Where the lined kinds are far from the optimum, name the one-bit-per-
+     * probe kind that needs the fewest bits: classic, or precise for small
+     * filters, where classic's double hashing needs more (plan.c). */
+    bk_plan_t two, classic, precise;
+    if (chosen == BK_KIND_CLASSIC || chosen == BK_KIND_PRECISE ||
+        bk_plan(BK_KIND_BLOCKED2, n, p, &two) != BK_OK || two.bits_per_key <= 1.15 * optimum ||
+        bk_plan(BK_KIND_CLASSIC, n, p, &classic) != BK_OK ||
+        bk_plan(BK_KIND_PRECISE, n, p, &precise) != BK_OK)
+        return;
+    bool use_precise = precise.bits_per_key < classic.bits_per_key;
+    const bk_plan_t *best = use_precise ? &precise : &classic;
+    if (best->bits_per_key <= 1.15 * optimum)
+        printf("at this rate the lined kinds need over 1.15x the optimum; %s stays\n"
+               "near it (%.2fx), at one memory access per probe\n",
+               use_precise ? "precise" : "classic", best->bits_per_key / optimum);
+    else
+        printf("at this size and rate every kind needs over 1.15x the optimum; %s needs\n"
+               "the fewest bits (%.2fx)\n",
+               use_precise ? "precise" : "classic", best->bits_per_key / optimum);
 }
 
 int bkc_cmd_plan(int argc, char **argv)
