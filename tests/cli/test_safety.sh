@@ -11,34 +11,13 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
 BK=${BK:-$BUILD/bloomkit}
 DATA=$(cd "$(dirname "$0")/../data" && pwd)
+. "$(dirname "$0")/lib.sh"
 export LC_ALL=C
-pass=0
-fail=0
 W=$(mktemp -d "${TMPDIR:-/tmp}/bk-test-safety.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 trap 'exit 1' INT TERM
 cd "$W" || exit 2
 
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
-# t NAME COMMAND...: passes if COMMAND succeeds.
-t() {
-    name=$1
-    shift
-    if "$@"; then ok "$name"; else bad "$name"; fi
-}
-# st WANT NAME COMMAND...: runs COMMAND (stdout to out, stderr to err),
-# passes if it exits WANT.
-st() {
-    want=$1
-    name=$2
-    shift 2
-    "$@" >out 2>err
-    got=$?
-    if [ "$got" -eq "$want" ]; then ok "$name"; else
-        bad "$name: exit $got, want $want ($(head -c 300 err))"
-    fi
-}
 # waits up to 10 s for a file to hold text matching a pattern
 wait_for() {
     i=0
@@ -65,7 +44,7 @@ for round in 1 2 3; do
     n=$("$BK" check -c f.bk AB)
     [ "$n" = 2000000 ] || lost=$((lost + 1))
 done
-t "two concurrent adds of 1M keys each keep all 2M keys (3 rounds, $lost lost)" test $lost -eq 0
+check "two concurrent adds of 1M keys each keep all 2M keys (3 rounds, $lost lost)" test $lost -eq 0
 
 if command -v flock >/dev/null 2>&1; then
     "$BK" create l.bk -n 1000 -p 0.01 --seed 1 2>/dev/null
@@ -74,28 +53,28 @@ if command -v flock >/dev/null 2>&1; then
     holder=$!
     sleep 0.3
     start=$(date +%s)
-    st 2 "--no-wait on a locked file exits 2" "$BK" add --no-wait l.bk x
-    t "--no-wait does not wait (the holder keeps the lock 6 s)" test $(($(date +%s) - start)) -le 2
-    t "--no-wait names the holding process ($holder)" grep -q "process $holder" err
-    st 1 "a reader does not block on a locked file" timeout 2 "$BK" check l.bk x
+    rc 2 "--no-wait on a locked file exits 2" "$BK" add --no-wait l.bk x
+    check "--no-wait does not wait (the holder keeps the lock 6 s)" test $(($(date +%s) - start)) -le 2
+    check "--no-wait names the holding process ($holder)" grep -q "process $holder" err
+    rc 1 "a reader does not block on a locked file" timeout 2 "$BK" check l.bk x
     "$BK" add l.bk x >/dev/null 2>add.err &
     adder=$!
     wait_for add.err waiting
-    t "a waiting writer says whom it waits for" grep -q "waiting for process $holder" add.err
-    t "... and is still waiting" kill -0 $adder
+    check "a waiting writer says whom it waits for" grep -q "waiting for process $holder" add.err
+    check "... and is still waiting" kill -0 $adder
     wait $holder
     wait $adder
-    t "... then adds once the lock is free" test "$("$BK" check -c l.bk x)" = 1
+    check "... then adds once the lock is free" test "$("$BK" check -c l.bk x)" = 1
     for cmd in "remove" "dedup --state" "merge"; do
         flock l.bk sleep 2 &
         holder=$!
         sleep 0.3
         case $cmd in
-        remove) st 2 "remove --no-wait waits for no lock" "$BK" remove --no-wait l.bk x ;;
-        dedup*) st 2 "dedup --state --no-wait on a locked state" "$BK" dedup -q --no-wait --state l.bk x ;;
-        merge) st 2 "merge --no-wait into a locked input" "$BK" merge --no-wait l.bk l.bk ;;
+        remove) rc 2 "remove --no-wait waits for no lock" "$BK" remove --no-wait l.bk x ;;
+        dedup*) rc 2 "dedup --state --no-wait on a locked state" "$BK" dedup -q --no-wait --state l.bk x ;;
+        merge) rc 2 "merge --no-wait into a locked input" "$BK" merge --no-wait l.bk l.bk ;;
         esac
-        t "$cmd: message names the lock holder" grep -q "process $holder" err
+        check "$cmd: message names the lock holder" grep -q "process $holder" err
         wait $holder
     done
 else
@@ -111,7 +90,7 @@ p1=$!
 p2=$!
 wait $p1
 wait $p2
-t "two concurrent dedup --state runs print each line once between them" \
+check "two concurrent dedup --state runs print each line once between them" \
     sh -c "cat d1.out d2.out | sort -n | cmp -s - D"
 
 # ---- merge ------------------------------------------------------------------
@@ -122,34 +101,34 @@ seq 1001 2000 >k2
 "$BK" add -q m1.bk k1
 "$BK" add -q m2.bk k2
 echo precious >other.bk
-st 2 "merge refuses to overwrite a file that is not an input" "$BK" merge other.bk m1.bk m2.bk
-t "... and leaves it alone" test "$(cat other.bk)" = precious
-t "... and says --force" grep -q -- '--force' err
-st 0 "merge --force replaces it" "$BK" merge --force other.bk m1.bk m2.bk
-st 0 "merge into one of its inputs needs no --force" "$BK" merge m1.bk m1.bk m2.bk
-t "merge over capacity warns with the expected FPR" grep -q 'exceed the capacity 1000.*probability 0\.[0-9]' err
+rc 2 "merge refuses to overwrite a file that is not an input" "$BK" merge other.bk m1.bk m2.bk
+check "... and leaves it alone" test "$(cat other.bk)" = precious
+check "... and says --force" grep -q -- '--force' err
+rc 0 "merge --force replaces it" "$BK" merge --force other.bk m1.bk m2.bk
+rc 0 "merge into one of its inputs needs no --force" "$BK" merge m1.bk m1.bk m2.bk
+check "merge over capacity warns with the expected FPR" grep -q 'exceed the capacity 1000.*probability 0\.[0-9]' err
 "$BK" create s1.bk -n 1000 -p 0.001 --kind scalable --seed 3 2>/dev/null
 "$BK" create s2.bk -n 1000 -p 0.001 --kind scalable --seed 3 2>/dev/null
 seq 1 900 | "$BK" add -q s1.bk
 seq 2001 2900 | "$BK" add -q s2.bk
-st 2 "a scalable union over its promised FPR is refused" "$BK" merge s.bk s1.bk s2.bk
-t "... not written" test ! -e s.bk
-t "... and explained" grep -q 'promise' err
+rc 2 "a scalable union over its promised FPR is refused" "$BK" merge s.bk s1.bk s2.bk
+check "... not written" test ! -e s.bk
+check "... and explained" grep -q 'promise' err
 "$BK" create m3.bk -n 1000 -p 0.01 --seed 8 2>/dev/null
-st 2 "merge of different seeds" "$BK" merge m4.bk m1.bk m3.bk
-t "... names the seed as the difference" grep -q 'differ in seed' err
+rc 2 "merge of different seeds" "$BK" merge m4.bk m1.bk m3.bk
+check "... names the seed as the difference" grep -q 'differ in seed' err
 "$BK" create m5.bk -n 1000 -p 0.01 --seed 7 --kind counting 2>/dev/null
-st 2 "merge of different kinds" "$BK" merge m4.bk m1.bk m5.bk
-t "... names the kind as the difference" grep -q 'differ in kind' err
+rc 2 "merge of different kinds" "$BK" merge m4.bk m1.bk m5.bk
+check "... names the kind as the difference" grep -q 'differ in kind' err
 
 # ---- dedup --state: checkpoints and endings ---------------------------------
 seq 1 200000 >P
 "$BK" dedup -q --state p.bk P | head -n 3 >/dev/null
 "$BK" dedup -q --state p.bk P >p2.out 2>p2.err
 first=$(head -n 1 p2.out)
-t "closed output pipe: state saved (re-run starts after what was written, at $first)" \
+check "closed output pipe: state saved (re-run starts after what was written, at $first)" \
     test -n "$first" -a "$first" -gt 3
-t "closed output pipe: the re-run skips nothing after it" \
+check "closed output pipe: the re-run skips nothing after it" \
     sh -c "seq $first 200000 | cmp -s - p2.out"
 
 mkfifo slow
@@ -170,9 +149,9 @@ kill $prod 2>/dev/null
 wait $dd 2>/dev/null
 wait $prod 2>/dev/null
 "$BK" dedup -q --state k.bk K >k2.out
-t "kill -9 after a checkpoint: the re-run does not repeat the checkpointed lines" \
+check "kill -9 after a checkpoint: the re-run does not repeat the checkpointed lines" \
     test "$(wc -l <k2.out)" -eq 0
-t "kill -9: nothing was lost" sh -c "cat k1.out k2.out | sort -n | cmp -s - K"
+check "kill -9: nothing was lost" sh -c "cat k1.out k2.out | sort -n | cmp -s - K"
 
 for sig in HUP TERM; do
     rm -f g.fifo g.bk g1.out # a stale g1.out would let the test signal a run not yet started
@@ -189,22 +168,22 @@ for sig in HUP TERM; do
     wait $prod 2>/dev/null
     want=129
     [ $sig = TERM ] && want=143
-    t "SIG$sig: exit $want (got $got)" test $got -eq $want
+    check "SIG$sig: exit $want (got $got)" test $got -eq $want
     seq 1 400 >G
     "$BK" dedup -q --state g.bk G >g2.out
-    t "SIG$sig: state saved, re-run prints only the new lines" sh -c "seq 301 400 | cmp -s - g2.out"
+    check "SIG$sig: state saved, re-run prints only the new lines" sh -c "seq 301 400 | cmp -s - g2.out"
 done
 
 mkdir ro
 chmod 555 ro
 if [ ! -w ro ]; then
-    st 2 "a state path that cannot be written fails before any output" "$BK" dedup --state ro/s.bk P
-    t "... with no line printed" test ! -s out
+    rc 2 "a state path that cannot be written fails before any output" "$BK" dedup --state ro/s.bk P
+    check "... with no line printed" test ! -s out
 else
     echo "skip: running as root, a read-only directory is writable"
 fi
-st 2 "a state in a missing directory fails before any output" "$BK" dedup --state nodir/s.bk P
-t "... with no line printed" test ! -s out
+rc 2 "a state in a missing directory fails before any output" "$BK" dedup --state nodir/s.bk P
+check "... with no line printed" test ! -s out
 
 # ---- links, special files, owners -------------------------------------------
 mkdir -p data
@@ -212,38 +191,38 @@ mkdir -p data
 ln -s data/real.bk link.bk
 echo via-link >vl
 "$BK" add -q link.bk vl
-t "a save through a symlink keeps the link" test -L link.bk
-t "... and writes the file it points at" test "$("$BK" check -c data/real.bk vl)" = 1
-t "... leaving no second copy beside the link" test "$(ls data | wc -l)" -eq 1
+check "a save through a symlink keeps the link" test -L link.bk
+check "... and writes the file it points at" test "$("$BK" check -c data/real.bk vl)" = 1
+check "... leaving no second copy beside the link" test "$(ls data | wc -l)" -eq 1
 ln -s data/new.bk dangling.bk
-st 0 "create through a dangling symlink" "$BK" create dangling.bk -n 100 -p 0.01
-t "... creates the link's target and keeps the link" sh -c 'test -L dangling.bk && test -f data/new.bk'
+rc 0 "create through a dangling symlink" "$BK" create dangling.bk -n 100 -p 0.01
+check "... creates the link's target and keeps the link" sh -c 'test -L dangling.bk && test -f data/new.bk'
 mkfifo pipe.bk
 "$BK" create m1b.bk -n 1000 -p 0.01 --seed 7 2>/dev/null
-st 2 "merge into a FIFO is refused" "$BK" merge --force pipe.bk m1b.bk
-t "... the FIFO is still a FIFO" test -p pipe.bk
-t "... and the message says why" grep -q 'not a regular file' err
+rc 2 "merge into a FIFO is refused" "$BK" merge --force pipe.bk m1b.bk
+check "... the FIFO is still a FIFO" test -p pipe.bk
+check "... and the message says why" grep -q 'not a regular file' err
 mkdir adir.bk
-st 2 "create over a directory is refused" "$BK" create --force adir.bk -n 10 -p 0.01
-t "... it is still a directory" test -d adir.bk
+rc 2 "create over a directory is refused" "$BK" create --force adir.bk -n 10 -p 0.01
+check "... it is still a directory" test -d adir.bk
 if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
     "$BK" create owned.bk -n 1000 -p 0.01 --seed 9 2>/dev/null
     chown nobody:nogroup owned.bk 2>/dev/null || chown nobody owned.bk
     chmod 640 owned.bk
     before=$(stat -c '%U:%G %a' owned.bk)
     "$BK" add -q owned.bk vl
-    t "root saving a service account's file keeps its owner and mode ($before)" \
+    check "root saving a service account's file keeps its owner and mode ($before)" \
         test "$(stat -c '%U:%G %a' owned.bk)" = "$before"
     if [ -c /dev/null ]; then
         cp -a /dev/null devnull
-        st 2 "create --force over a device is refused" "$BK" create --force devnull -n 10 -p 0.01
-        t "... it is still a device" test -c devnull
+        rc 2 "create --force over a device is refused" "$BK" create --force devnull -n 10 -p 0.01
+        check "... it is still a device" test -c devnull
     fi
 else
     "$BK" create owned.bk -n 1000 -p 0.01 --seed 9 2>/dev/null
     chmod 640 owned.bk
     "$BK" add -q owned.bk vl
-    t "a save keeps the file's mode" test "$(stat -c '%a' owned.bk)" = 640
+    check "a save keeps the file's mode" test "$(stat -c '%a' owned.bk)" = 640
 fi
 
 # ---- check --mmap on a damaged file -----------------------------------------
@@ -254,103 +233,103 @@ size=$(wc -c <mm.bk)
 # zero the payload's second half: keys added there now read as absent
 head -c $((size / 2)) mm.bk >dm.bk
 head -c $((size - size / 2)) /dev/zero >>dm.bk
-st 2 "check --mmap refuses a damaged file (no false 'absent')" "$BK" check -c --mmap dm.bk mk
-t "... saying it is damaged and naming --no-verify" grep -q 'damaged.*--no-verify' err
-st 0 "check --mmap on a sound file answers" "$BK" check -c --mmap mm.bk mk
-t "... every added key present" test "$(cat out)" = 1000
-st 0 "check --mmap --no-verify skips the check" "$BK" check -c --mmap --no-verify dm.bk mk
+rc 2 "check --mmap refuses a damaged file (no false 'absent')" "$BK" check -c --mmap dm.bk mk
+check "... saying it is damaged and naming --no-verify" grep -q 'damaged.*--no-verify' err
+rc 0 "check --mmap on a sound file answers" "$BK" check -c --mmap mm.bk mk
+check "... every added key present" test "$(cat out)" = 1000
+rc 0 "check --mmap --no-verify skips the check" "$BK" check -c --mmap --no-verify dm.bk mk
 
 # ---- the key normalization a file records ----------------------------------
 printf 'HTTP://Example.com:80/a/../b#x\nhttps://example.org:443\n' >nu
 printf 'http://example.com/b\nhttps://example.org/\nhttp://example.net/\n' >nq
 "$BK" create nf.bk -n 1000 -p 1e-9 --seed 5 2>/dev/null
 "$BK" add -q --normalize url nf.bk nu
-st 0 "check without --normalize uses the file's url normalization" "$BK" check -c nf.bk nq
-t "... and finds both keys" test "$(cat out)" = 2
-st 0 "check of a spelling the file normalizes away" sh -c "echo 'HTTP://EXAMPLE.COM/a/../b' | '$BK' check -c nf.bk"
-t "... finds it" test "$(cat out)" = 1
-st 2 "check --normalize email on a url file is refused" "$BK" check --normalize email nf.bk nq
-t "... naming both normalizations" grep -q 'normalize url.*normalize email' err
-st 2 "add --normalize none to a url file is refused" "$BK" add -q --normalize none nf.bk nq
+rc 0 "check without --normalize uses the file's url normalization" "$BK" check -c nf.bk nq
+check "... and finds both keys" test "$(cat out)" = 2
+rc 0 "check of a spelling the file normalizes away" sh -c "echo 'HTTP://EXAMPLE.COM/a/../b' | '$BK' check -c nf.bk"
+check "... finds it" test "$(cat out)" = 1
+rc 2 "check --normalize email on a url file is refused" "$BK" check --normalize email nf.bk nq
+check "... naming both normalizations" grep -q 'normalize url.*normalize email' err
+rc 2 "add --normalize none to a url file is refused" "$BK" add -q --normalize none nf.bk nq
 cp nf.bk nf.before
-st 2 "dedup --state with another normalization is refused" "$BK" dedup --state nf.bk --normalize email nq
-t "... before printing anything" test ! -s out
-t "... and the state is unchanged" cmp -s nf.bk nf.before
-st 0 "info shows the recorded normalization" "$BK" info nf.bk
-t "... as url" grep -q '^keys  *--normalize url' out
+rc 2 "dedup --state with another normalization is refused" "$BK" dedup --state nf.bk --normalize email nq
+check "... before printing anything" test ! -s out
+check "... and the state is unchanged" cmp -s nf.bk nf.before
+rc 0 "info shows the recorded normalization" "$BK" info nf.bk
+check "... as url" grep -q '^keys  *--normalize url' out
 "$BK" create plain.bk -n 1000 -p 1e-9 --seed 5 2>/dev/null
 "$BK" add -q plain.bk nu
-st 2 "a file of keys added as given refuses --normalize url" "$BK" check --normalize url plain.bk nq
-st 0 "create --normalize email records it" "$BK" create --normalize email em.bk -n 100 -p 1e-9
+rc 2 "a file of keys added as given refuses --normalize url" "$BK" check --normalize url plain.bk nq
+rc 0 "create --normalize email records it" "$BK" create --normalize email em.bk -n 100 -p 1e-9
 printf 'Ann@Example.COM\n' | "$BK" add -q em.bk
-st 0 "... and a later add applies it without being told" sh -c "echo ' ann@example.com' | '$BK' check -c em.bk"
-t "... (found)" test "$(cat out)" = 1
+rc 0 "... and a later add applies it without being told" sh -c "echo ' ann@example.com' | '$BK' check -c em.bk"
+check "... (found)" test "$(cat out)" = 1
 printf 'Ann@Example.COM\n' | "$BK" dedup -q --state ds.bk --normalize email -n 100 -p 1e-9 >/dev/null
-st 1 "dedup --state remembers its normalization across runs" sh -c "echo 'ann@example.com' | '$BK' dedup -q --state ds.bk | grep -q ."
-st 2 "merge refuses files normalized two ways" "$BK" merge mg.bk nf.bk em.bk
-t "... saying so" grep -q 'normalize' err
-t "... and writes nothing" test ! -e mg.bk
+rc 1 "dedup --state remembers its normalization across runs" sh -c "echo 'ann@example.com' | '$BK' dedup -q --state ds.bk | grep -q ."
+rc 2 "merge refuses files normalized two ways" "$BK" merge mg.bk nf.bk em.bk
+check "... saying so" grep -q 'normalize' err
+check "... and writes nothing" test ! -e mg.bk
 # a file from before the field existed (version 1): the first writer
 # records what it uses, and says so
 cp "$DATA/blocked.bkf" v1.bk
-st 0 "a version 1 file loads" "$BK" info v1.bk
-t "... showing no recorded normalization" grep -q 'not recorded' out
-st 0 "the first add with --normalize url to it works" sh -c "echo 'HTTP://X.org/b' | '$BK' add -q --normalize url v1.bk"
-t "... with a note that it recorded url" grep -q 'recorded --normalize url' err
-st 2 "... after which another normalization is refused" sh -c "echo x | '$BK' check --normalize email v1.bk"
+rc 0 "a version 1 file loads" "$BK" info v1.bk
+check "... showing no recorded normalization" grep -q 'not recorded' out
+rc 0 "the first add with --normalize url to it works" sh -c "echo 'HTTP://X.org/b' | '$BK' add -q --normalize url v1.bk"
+check "... with a note that it recorded url" grep -q 'recorded --normalize url' err
+rc 2 "... after which another normalization is refused" sh -c "echo x | '$BK' check --normalize email v1.bk"
 
 # ---- distinct / once: cost follows the input, memory is watched -------------
 echo 12345 >one
-st 0 "distinct --max 2^48 on a one-line file finishes" timeout 60 "$BK" distinct --max 2^48 one
-t "... counting 1" test "$(cat out)" = 1
+rc 0 "distinct --max 2^48 on a one-line file finishes" timeout 60 "$BK" distinct --max 2^48 one
+check "... counting 1" test "$(cat out)" = 1
 printf '5\n281474976710655\n7\n5\n' >few
-st 0 "once --max 281474976710656 on four lines finishes" timeout 60 "$BK" once --max 281474976710656 few
-t "... printing the two values seen once" test "$(tr '\n' ' ' <out)" = "7 281474976710655 "
-st 0 "distinct --print over 2^48 lists the values in order" timeout 60 "$BK" distinct -P --max 2^48 few
-t "... all three" test "$(tr '\n' ' ' <out)" = "5 7 281474976710655 "
+rc 0 "once --max 281474976710656 on four lines finishes" timeout 60 "$BK" once --max 281474976710656 few
+check "... printing the two values seen once" test "$(tr '\n' ' ' <out)" = "7 281474976710655 "
+rc 0 "distinct --print over 2^48 lists the values in order" timeout 60 "$BK" distinct -P --max 2^48 few
+check "... all three" test "$(tr '\n' ' ' <out)" = "5 7 281474976710655 "
 # values 64 Ki apart: each one makes the kernel back pages of the map
 seq 0 65536 20000000000 >spread
-st 2 "distinct stops with a message instead of outgrowing --memory" "$BK" distinct --max 2e10 --memory 64M spread
-t "... naming --memory and what to do" grep -q 'more than the .* of --memory: give a --max' err
-t "... and prints no count" test ! -s out
-st 2 "a --max whose bitmap cannot even be mapped is refused up front" sh -c "ulimit -v 1000000; '$BK' once --max 2^48 one"
-t "... naming the size" grep -q 'cannot map a .*bitmap for --max' err
+rc 2 "distinct stops with a message instead of outgrowing --memory" "$BK" distinct --max 2e10 --memory 64M spread
+check "... naming --memory and what to do" grep -q 'more than the .* of --memory: give a --max' err
+check "... and prints no count" test ! -s out
+rc 2 "a --max whose bitmap cannot even be mapped is refused up front" sh -c "ulimit -v 1000000; '$BK' once --max 2^48 one"
+check "... naming the size" grep -q 'cannot map a .*bitmap for --max' err
 
 # ---- messages that name the right thing ---------------------------------------
 "$BK" create rc.bk -k counting -n 100 -p 0.01 --seed 3 2>/dev/null
 seq 1 5 | "$BK" add -q rc.bk
 seq 1 20 | "$BK" remove rc.bk >out 2>err
-t "remove names the key that is not in the filter" grep -q "line 6: '6' is not in rc.bk" err
-t "... lists the first 10" test "$(grep -c 'is not in rc.bk; not removed' err)" = 10
-t "... and says the rest are counted, not listed" grep -q 'more keys are not in it' err
-t "... the summary counting all 15" grep -q '15 not in the filter' err
+check "remove names the key that is not in the filter" grep -q "line 6: '6' is not in rc.bk" err
+check "... lists the first 10" test "$(grep -c 'is not in rc.bk; not removed' err)" = 10
+check "... and says the rest are counted, not listed" grep -q 'more keys are not in it' err
+check "... the summary counting all 15" grep -q '15 not in the filter' err
 "$BK" create sat.bk -k counting -n 100 -p 0.01 --seed 3 2>/dev/null
 yes k | head -20 | "$BK" add -q sat.bk
 yes k | head -20 | "$BK" remove -q sat.bk
-st 0 "a key added 20 times stays present after 20 removes (counters saturate at 15)" sh -c "echo k | '$BK' check sat.bk"
+rc 0 "a key added 20 times stays present after 20 removes (counters saturate at 15)" sh -c "echo k | '$BK' check sat.bk"
 "$BK" create full.bk -k scalable --nonscaling -n 100 -p 1e-9 --seed 8 2>/dev/null
 (seq 1 50; seq 1 50; seq 51 200) >fill
-st 2 "a non-scaling filter that fills is refused" "$BK" add full.bk fill
-t "... naming the exact line of the 101st new key (151)" grep -q 'at fill line 151;' err
+rc 2 "a non-scaling filter that fills is refused" "$BK" add full.bk fill
+check "... naming the exact line of the 101st new key (151)" grep -q 'at fill line 151;' err
 echo x >./-dash.txt
-st 2 "check FILE -dash.txt is a usage error" "$BK" check f.bk -dash.txt
-t "... about -dash.txt, not the filter file" grep -q "in '-dash.txt'; to name a file" err
-st 1 "... and ./-dash.txt works" "$BK" check full.bk ./-dash.txt
+rc 2 "check FILE -dash.txt is a usage error" "$BK" check f.bk -dash.txt
+check "... about -dash.txt, not the filter file" grep -q "in '-dash.txt'; to name a file" err
+rc 1 "... and ./-dash.txt works" "$BK" check full.bk ./-dash.txt
 
 # ---- distinct / once read plain lines in blocks: the same answers and
 # messages as line by line
 seq 1 300000 >big
 echo 'x12' >>big
 seq 5 9 >>big
-st 2 "a bad line deep in a file is refused" "$BK" distinct big
-t "... naming its exact line (300001)" grep -q "big: line 300001: not a non-negative integer: 'x12'" err
+rc 2 "a bad line deep in a file is refused" "$BK" distinct big
+check "... naming its exact line (300001)" grep -q "big: line 300001: not a non-negative integer: 'x12'" err
 awk 'NR % 3 == 0 { printf "%d\r\n", $1; next } NR % 3 == 1 { printf "  %d \n", $1; next } { print }' big >mixed.tmp
 head -n 300000 mixed.tmp >mixed
 printf '300000' >>mixed # a last line without a newline
-st 0 "CRLF lines, blanks and a last line without newline count right" "$BK" distinct -P mixed
-t "... the same values as sort -un" sh -c "seq 1 300000 | cmp -s - out"
-st 0 "once on the same mixed file" "$BK" once -c mixed
-t "... 299999 seen once (300000 twice)" test "$(cat out)" = 299999
+rc 0 "CRLF lines, blanks and a last line without newline count right" "$BK" distinct -P mixed
+check "... the same values as sort -un" sh -c "seq 1 300000 | cmp -s - out"
+rc 0 "once on the same mixed file" "$BK" once -c mixed
+check "... 299999 seen once (300000 twice)" test "$(cat out)" = 299999
 
 # a plain file of over a megabyte is read by all CPUs at once, each
 # keeping its own range of values: the answers must not change
@@ -358,18 +337,17 @@ seq 1 400000 | awk '{ v = ($1 * 7919) % 1000003; if ($1 % 5 == 0) printf "%d\r\n
 printf '12345' >>plainbig
 tr -d '\r' <plainbig | sort -n | uniq >plain.distinct
 tr -d '\r' <plainbig | sort -n | uniq -u >plain.once
-st 0 "distinct -P of a big plain file (threads)" "$BK" distinct -P --max 1000003 plainbig
-t "... equals sort | uniq" cmp -s out plain.distinct
-st 0 "once of a big plain file (threads)" "$BK" once --max 1000003 plainbig
-t "... equals sort | uniq -u" cmp -s out plain.once
-st 0 "distinct -c of it with the default --max (one thread)" "$BK" distinct plainbig
-t "... the same count" test "$(cat out)" = "$(wc -l <plain.distinct)"
+rc 0 "distinct -P of a big plain file (threads)" "$BK" distinct -P --max 1000003 plainbig
+check "... equals sort | uniq" cmp -s out plain.distinct
+rc 0 "once of a big plain file (threads)" "$BK" once --max 1000003 plainbig
+check "... equals sort | uniq -u" cmp -s out plain.once
+rc 0 "distinct -c of it with the default --max (one thread)" "$BK" distinct plainbig
+check "... the same count" test "$(cat out)" = "$(wc -l <plain.distinct)"
 
 # the memory guard counts the process's own memory, not the page cache of
 # an input read through a mapping (24 MB here, against --memory 12M)
 seq 1000000 4000000 >mapped
-st 0 "distinct of a 24 MB file with --memory 12M (a 0.5 MB bitmap)" "$BK" distinct --max 4000001 --memory 12M mapped
-t "... counts 3000001" test "$(cat out)" = 3000001
+rc 0 "distinct of a 24 MB file with --memory 12M (a 0.5 MB bitmap)" "$BK" distinct --max 4000001 --memory 12M mapped
+check "... counts 3000001" test "$(cat out)" = 3000001
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -9,32 +9,11 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$(pwd)/$BUILD ;; esac
 BK="$BUILD/bloomkit"
 export LC_ALL=C
-pass=0
-fail=0
+. "$(dirname "$0")/lib.sh"
 W=$(mktemp -d "${TMPDIR:-/tmp}/bk-test-window.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 trap 'exit 1' INT TERM
 cd "$W" || exit 1
-
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
-check() {
-    name=$1
-    shift
-    if "$@"; then ok "$name"; else bad "$name"; fi
-}
-# rc WANT NAME COMMAND...: exit status of COMMAND (stdout to out, stderr to err).
-rc() {
-    want=$1
-    name=$2
-    shift 2
-    "$@" >out 2>err
-    got=$?
-    if [ "$got" -eq "$want" ]; then ok "$name"; else
-        bad "$name: exit $got, want $want"
-        sed 's/^/    stderr: /' err | head -n 3
-    fi
-}
 
 # ---- create and info
 rc 0 "create --window count" "$BK" create c.bk --window 100 -p 1e-6 --seed 7
@@ -108,5 +87,4 @@ rc 1 "forgotten 5 s later (mapped)" "$BK" check --mmap ts.bk h
 printf 'x\nz\n' | "$BK" dedup -q -s td.bk >out2
 check "dedup prints x again after the window" sh -c 'printf "x\nz\n" | cmp -s - out2'
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

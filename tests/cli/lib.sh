@@ -1,0 +1,35 @@
+# Shared by the tool's shell tests (sourced, not run): the pass and fail
+# counters and the check helpers. A test script ends with
+# `finish`, which prints "N passed, N failed" and exits non-zero on any
+# failure.
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+
+# check NAME COMMAND...: passes if COMMAND succeeds.
+check() {
+    name=$1
+    shift
+    if "$@"; then ok "$name"; else bad "$name"; fi
+}
+
+# rc WANT NAME COMMAND...: runs COMMAND (stdout to out, stderr to err in
+# the current directory), passes if it exits WANT.
+rc() {
+    want=$1
+    name=$2
+    shift 2
+    "$@" >out 2>err
+    got=$?
+    if [ "$got" -eq "$want" ]; then ok "$name"; else
+        bad "$name: exit $got, want $want"
+        sed 's/^/    stderr: /' err | head -n 3
+    fi
+}
+
+finish() {
+    echo "$pass passed, $fail failed"
+    [ "$fail" -eq 0 ]
+}
