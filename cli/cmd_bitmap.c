@@ -241,12 +241,7 @@ static int careful_line(bm_ctx_t *c, bkc_reader_t *r)
     int got = bkc_reader_next(r, &line, &len);
     if (got == 1)
         return bitmap_line(c, line, len, NULL, 0, r);
-    if (got < 0) {
-        bkc_progress_clear(c->prog);
-        bkc_error("%s", bkc_reader_error(r));
-        return BKC_EXIT_ERROR;
-    }
-    return 0;
+    return got < 0 ? bkc_input_failed(c->prog, r) : 0;
 }
 
 /* The plain lines at the start of block (which ends with "\n"), parsed
@@ -279,9 +274,10 @@ static int plain_lines(bm_ctx_t *c, bkc_reader_t *r, const char *block, size_t l
     return 0;
 }
 
-/* Every value of one input. 0 or the exit status. */
-static int read_values(bm_ctx_t *c, bkc_reader_t *r)
+/* Every value of one input (a bkc_input_fn). 0 or the exit status. */
+static int read_values(void *vctx, bkc_reader_t *r)
 {
+    bm_ctx_t *c = vctx;
     const char *block;
     size_t len;
     int got, rc = 0;
@@ -294,12 +290,7 @@ static int read_values(bm_ctx_t *c, bkc_reader_t *r)
         if (c->prog->enabled)
             bkc_progress_update(c->prog);
     }
-    if (rc == 0 && got < 0) {
-        bkc_progress_clear(c->prog);
-        bkc_error("%s", bkc_reader_error(r));
-        rc = BKC_EXIT_ERROR;
-    }
-    return rc;
+    return rc == 0 && got < 0 ? bkc_input_failed(c->prog, r) : rc;
 }
 
 /* A first input that is a regular file of at least a megabyte, read by
@@ -340,29 +331,13 @@ static bool read_in_parallel(bm_ctx_t *c, const char *path)
 /* Every value of every input (standard input when there are none). */
 static int read_inputs(bm_ctx_t *c, char **paths, int n)
 {
-    static char *stdin_only[] = {"-"};
-    if (n == 0) {
-        paths = stdin_only;
-        n = 1;
+    if (n > 0 && read_in_parallel(c, paths[0])) {
+        if (n == 1)
+            return 0;
+        paths++;
+        n--;
     }
-    int rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
-        if (i == 0 && read_in_parallel(c, paths[0]))
-            continue;
-        char err[600];
-        bkc_reader_t *r = bkc_reader_open(paths[i], err, sizeof err);
-        if (!r) {
-            bkc_progress_clear(c->prog);
-            bkc_error("%s", err);
-            return BKC_EXIT_ERROR;
-        }
-        c->prog->reader = r;
-        rc = read_values(c, r);
-        c->prog->done_base += bkc_reader_offset(r);
-        c->prog->reader = NULL;
-        bkc_reader_close(r);
-    }
-    return rc;
+    return bkc_for_each_input(paths, n, c->prog, read_values, c);
 }
 
 /* Prints a value as it was given: zero-padded to --width digits. */

@@ -38,6 +38,21 @@ typedef int (*bkc_end_fn)(void *ctx, const bkc_reader_t *r);
 int bkc_for_each_line(char **paths, int n, bkc_norm_t norm, bkc_progress_t *prog,
                       bkc_line_fn fn, bkc_end_fn end, void *ctx);
 
+/* Called once per input with its open reader (the progress display reads
+ * its offset). Returns 0 to go on to the next input; any other value
+ * stops and is returned by bkc_for_each_input. */
+typedef int (*bkc_input_fn)(void *ctx, bkc_reader_t *r);
+
+/* Opens paths[0..n) in order ("-" is standard input; n == 0 means standard
+ * input alone) and calls fn with each, for readers that take the lines
+ * their own way. Returns 0, 2 after a message naming a file that cannot
+ * be opened, or fn's non-zero value. */
+int bkc_for_each_input(char **paths, int n, bkc_progress_t *prog, bkc_input_fn fn, void *ctx);
+
+/* After a reader returned -1: its message (naming the file and line), the
+ * progress bar erased first. Returns 2. */
+int bkc_input_failed(bkc_progress_t *prog, const bkc_reader_t *r);
+
 /* Total size of the inputs if all are regular files, else -1 (for the
  * progress display's percentage). */
 int64_t bkc_inputs_size(char **paths, int n);
