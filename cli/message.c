@@ -5,6 +5,7 @@
 #include "message.h"
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,15 +68,15 @@ static const char *cluster_of(char **argv, int letter)
 int bkc_bad_option(char **argv)
 {
     const char *arg = argv[optind - 1];
-    if (optopt > ' ' && optopt < 0x7f && arg[0] == '-' && arg[1] != '-' &&
-        strchr(arg + 1, optopt))
-        ; /* argv[optind - 1] is the cluster */
-    else if (optopt > ' ' && optopt < 0x7f && cluster_of(argv, optopt))
-        arg = cluster_of(argv, optopt);
+    bool letter = optopt > ' ' && optopt < 0x7f; /* a short option's letter */
+    bool in_arg = arg[0] == '-' && arg[1] != '-' && letter && strchr(arg + 1, optopt);
+    const char *cluster = letter && !in_arg ? cluster_of(argv, optopt) : NULL;
+    if (cluster)
+        arg = cluster;
     /* "-data.txt" read as options -d -a -t ...: say how to name the file */
     if (arg[0] == '-' && arg[1] != '-' && (strchr(arg, '.') || strchr(arg, '/')))
         return bkc_usage_error("unknown option '-%c' in '%s'; to name a file that starts with "
                                "'-', write ./%s or put -- before it",
-                               optopt > ' ' && optopt < 0x7f ? optopt : arg[1], arg, arg);
+                               letter ? optopt : arg[1], arg, arg);
     return bkc_usage_error("unknown option or missing value: '%s'", arg);
 }
