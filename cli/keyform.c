@@ -4,8 +4,6 @@
 #include "keyform.h"
 #include "message.h"
 
-#include <stdio.h>
-
 bkc_norm_t bkc_norm_of_form(bk_key_form_t form)
 {
     return form == BK_KEY_FORM_URL     ? BKC_NORM_URL
@@ -51,10 +49,9 @@ int bkc_key_form_settle(bk_filter_t *f, const char *path, bkc_input_opts_t *in, 
         if (!writes)
             return 0;
         if (!empty)
-            fprintf(stderr,
-                    "bloomkit %s: %s: note: the file did not say how its keys were "
-                    "normalized (older format); recorded %s, as this run uses\n",
-                    bkc_cmd_name, path, bkc_form_words(asked));
+            bkc_error("%s: note: the file did not say how its keys were normalized (older "
+                      "format); recorded %s, as this run uses",
+                      path, bkc_form_words(asked));
         return record(f, path, asked);
     }
     if (!in->norm_given || asked == have) {
