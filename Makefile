@@ -122,7 +122,7 @@ $(BUILD)/tests-san/test_cli_%: tests/unit/test_cli_%.c tests/unit/harness.c test
 	$(CC) $(CFLAGS_ALL) $(LIB_INC) $(SAN_FLAGS) -Itests/unit -Icli -o $@ $< tests/unit/harness.c \
 	    $(CLI_TEST_MODS:%=$(BUILD)/cli-san/%.o) $(BUILD)/libbloomkit-san.a -lm -lpthread
 
-$(BUILD)/bench/%: bench/%.c $(STATIC)
+$(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -O3 -march=native -Ibench -o $@ $< $(STATIC) $(BENCH_LDLIBS) -lm -lpthread
 

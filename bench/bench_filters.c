@@ -42,6 +42,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "timing.h"
+
 #define RUNS 5
 #define FPR 0.01
 /* Largest n for which libbloom 1.6's bit count at 1% fits its int:
@@ -53,13 +55,6 @@
 static int quick;
 
 /* ---- utilities ------------------------------------------------------------ */
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 /* CPU time of this (single) thread: time it actually ran, memory stalls
  * included, descheduled time excluded. */
@@ -117,18 +112,6 @@ static uint64_t rng_below(uint64_t n)
 {
     __extension__ typedef unsigned __int128 u128;
     return (uint64_t)(((u128)rng_next() * n) >> 64);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static void *xmalloc(size_t n)

@@ -23,26 +23,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "timing.h"
+
 #define REPS 5
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
 
 /* Keys: 16-byte strings from a counter, like short URLs' ids. */
 static char *make_keys(uint64_t n, uint64_t base)

@@ -33,31 +33,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "timing.h"
+
 #define REPS 5
 #define P 0.01
 #define SEED 42
 #define LOOKUPS 1000000u
 #define CHUNK 1000000u
 #define COUNT 6
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
 
 __extension__ typedef unsigned __int128 u128;
 

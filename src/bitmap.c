@@ -65,7 +65,7 @@ static bool new_payload(uint64_t **words, uint64_t nbytes, bki_mem_t *mem, bki_t
 #ifdef MADV_NOHUGEPAGE
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
     if (*mem == BKI_MEM_ANON && pages > 0 && size > 0 &&
-        nbytes / 2 > (uint64_t)pages * (uint64_t)size / 4)
+        nbytes > (uint64_t)pages * (uint64_t)size / 2)
         (void)madvise(*words, (size_t)nbytes, MADV_NOHUGEPAGE); /* a hint */
 #endif
     return true;
