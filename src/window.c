@@ -622,8 +622,10 @@ void bki_window_usage(const bki_window_t *w, bki_window_usage_t *out)
 bk_status_t bki_window_wrap(bk_filter_t **out, bki_window_t *w)
 {
     bk_filter_t *f = bki_calloc(1, sizeof *f);
-    if (!f)
+    if (!f) {
+        bki_window_free(w);
         return BK_ENOMEM;
+    }
     f->kind = BK_KIND_WINDOW;
     f->hash = w->hash;
     f->seed = w->seed;
@@ -644,12 +646,7 @@ bk_status_t bki_window_filter_create(bk_filter_t **out, uint64_t capacity, doubl
                              .generations = o->window_generations};
     bki_window_t *w;
     bk_status_t s = bki_window_create(&w, &p, o->hash, o->seed);
-    if (s != BK_OK)
-        return s;
-    s = bki_window_wrap(out, w);
-    if (s != BK_OK)
-        bki_window_free(w);
-    return s;
+    return s == BK_OK ? bki_window_wrap(out, w) : s;
 }
 
 bk_status_t bki_window_filter_clone(bk_filter_t **out, const bk_filter_t *f)
@@ -657,12 +654,7 @@ bk_status_t bki_window_filter_clone(bk_filter_t **out, const bk_filter_t *f)
     bki_window_t *w;
     *out = NULL;
     bk_status_t s = bki_window_clone(&w, f->window);
-    if (s != BK_OK)
-        return s;
-    s = bki_window_wrap(out, w);
-    if (s != BK_OK)
-        bki_window_free(w);
-    return s;
+    return s == BK_OK ? bki_window_wrap(out, w) : s;
 }
 
 void bki_window_filter_free(bk_filter_t *f)

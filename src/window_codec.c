@@ -166,14 +166,13 @@ bk_status_t bkf_window_build(bk_filter_t **out, const bkf_meta_t *m, const bkf_s
     rc = bad ? BK_ECORRUPT : fill_payload(w, s, &gens, map, why);
     if (bad && why)
         *why = bad;
-    if (rc == BK_OK && bki_window_wrap(out, w) != BK_OK) {
-        rc = BK_ENOMEM;
-        if (why)
-            *why = "out of memory";
-    }
-    if (rc != BK_OK)
+    if (rc != BK_OK) {
         bki_window_free(w);
-    return rc;
+        return rc;
+    }
+    if (bki_window_wrap(out, w) != BK_OK) /* w is freed */
+        FAIL(BK_ENOMEM, "out of memory");
+    return BK_OK;
 }
 
 void bkf_window_write_state(const bkf_obj_t *o, uint8_t *file)
