@@ -105,7 +105,7 @@ $(BUILD)/tests-san/%: tests/unit/%.c tests/unit/harness.c tests/unit/harness.h $
 # Unit tests of the tool's shared modules (tests/unit/test_cli_*.c) link
 # the cli objects they test as well; the shorter stem makes these rules win
 # over the generic ones above.
-CLI_TEST_MODS := input normalize lineset spill options message numbers filterfile lines output progress lock keyform
+CLI_TEST_MODS := input normalize lineset spill options message numbers filterfile lines output progress lock keyform mapguard
 $(CLI_TEST_MODS:%=$(BUILD)/cli-san/%.o): $(BUILD)/cli-san/%.o: cli/%.c $(wildcard include/bloomkit/*.h cli/*.h) | build-deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -Icli -c $< -o $@

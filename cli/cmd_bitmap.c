@@ -301,7 +301,7 @@ static bool read_in_parallel(bm_ctx_t *c, const char *path)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     bkc_numscan_t s = {.b1 = c->b1, .b2 = c->b2, .max = c->max, .width = c->width,
-                       .threads = cpus > 1 ? (unsigned)cpus : 1};
+                       .threads = cpus > 1 ? (unsigned)cpus : 1, .path = path};
     struct stat sb;
     /* stat before open: opening a FIFO would wait for its writer, and
      * take the data the usual reader is to read */

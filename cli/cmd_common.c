@@ -211,7 +211,10 @@ static int finish(const bkc_join_t *join, const common_opts_t *o, int rc)
     if (o->verbose && !o->approx)
         bkc_error("%" PRIu64 " common; %u threads; %s%s; %" PRIu64 " partitions, %u levels, %" PRIu64
                   " bytes spilled, %" PRIu64 " lines kept off disk by the filter",
-                  join->found, join->workers, join->partitions ? "partitioned" : "in memory",
+                  join->found, join->workers,
+                  join->partitions ? "partitioned"
+                  : join->mapped   ? "in memory (the smallest input mapped)"
+                                   : "in memory",
                   join->restarts ? " (the input outgrew its estimate and was read again)" : "",
                   join->partitions, join->max_level, join->spilled_bytes, join->filtered_lines);
     else if (o->verbose)

@@ -9,7 +9,9 @@
  * join_source.c (inputs and spill partitions read as batches of hashed
  * keys), then join.c (one thread's exact join) and join_approx.c, which
  * use both and not each other, and join_parallel.c (the exact join on
- * several threads), which runs join.c once per thread.
+ * several threads), which runs join.c once per thread. join_mapped.c is
+ * the exact join's fast path when the smallest input fits in memory as it
+ * is on disk; bkc_join_exact tries it first.
  */
 #ifndef BKC_JOIN_H
 #define BKC_JOIN_H
@@ -54,6 +56,7 @@ typedef struct bkc_join {
     char long_path[512];      /* and its input */
     unsigned workers;         /* threads the exact join ran on */
     uint64_t restarts;        /* inputs held whole until they outgrew the estimate */
+    bool mapped;              /* joined by bkc_join_mapped */
 
     /* Working state, owned by the join (bkc_join_release frees it). */
     char *kbuf;
@@ -80,6 +83,14 @@ void bkc_join_sources_free(bkc_join_src_t *srcs, uint32_t n);
  * its share of join->mem (join_parallel.c), and emit is called from one
  * thread at a time. 0, or -1 with join->err. */
 int bkc_join_exact(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n);
+
+/* The exact join when every input is a named regular file, nothing is
+ * normalized, and the smallest input, mapped, fits in join->mem beside an
+ * index of its lines (join_mapped.c): nothing copied or spilled, every
+ * input split between join->threads threads by byte ranges. Lines come out
+ * in order of first appearance in the smallest input. 0 when done, 1 when
+ * not taken (nothing was emitted: join the usual way), -1 with join->err. */
+int bkc_join_mapped(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n);
 
 /* The exact join of this thread's shard of the keys (all of them when
  * join->nshards <= 1), in join->mem (join.c). 0, or -1 with join->err. */

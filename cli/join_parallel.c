@@ -197,6 +197,9 @@ static int run_workers(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, uint3
 
 int bkc_join_exact(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n)
 {
+    int mapped = bkc_join_mapped(join, srcs, n);
+    if (mapped <= 0)
+        return mapped;
     uint32_t count = join->threads ? join->threads : 1;
     for (uint32_t i = 0; i < n && count > 1; i++)
         if (!bkc_join_src_rereadable(&srcs[i]))

@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "numscan.h"
+#include "mapguard.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -116,6 +117,7 @@ int bkc_numscan_file(bkc_numscan_t *s, int fd, uint64_t size)
     if (map == MAP_FAILED)
         return 0;
     (void)madvise(map, (size_t)size, MADV_SEQUENTIAL);
+    (void)bkc_map_guard(map, (size_t)size, s->path ? s->path : "input");
     const char *end = map + size, *nl = memrchr(map, '\n', (size_t)size);
     const char *body_end = nl ? nl + 1 : map;
     uint64_t tail = 0;
@@ -153,6 +155,7 @@ int bkc_numscan_file(bkc_numscan_t *s, int fd, uint64_t size)
         rc = 1;
     }
     free(w);
+    bkc_map_unguard(map);
     munmap(map, (size_t)size);
     return rc;
 }

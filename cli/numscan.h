@@ -41,6 +41,7 @@ typedef struct bkc_numscan {
     uint64_t max;
     unsigned width;
     unsigned threads;
+    const char *path; /* the file's name, for the message if it shrinks (mapguard.h) */
     /* results */
     uint64_t lines, fresh;
 } bkc_numscan_t;

@@ -1,0 +1,668 @@
+/*
+ * The exact join when the smallest input fits in memory as it is on disk
+ * (see join.h): every input a named regular file, no --normalize or
+ * --ignore-case (a line is its own key), and the smallest input's bytes
+ * plus an index of its lines within join->mem.
+ *
+ * The general join (join.c) copies the smallest input's lines into a set,
+ * and with several threads each thread reads and hashes every line of
+ * every input to keep its own shard. Here the smallest input is mapped
+ * (its pages are the page cache's: nothing is copied, and no fresh memory
+ * has to be zeroed by the kernel for it), the index holds only a hash and
+ * the line's offset, length and stamp (16 bytes a line), and every phase
+ * splits its input by byte ranges, so each line is read and hashed once,
+ * by one thread:
+ *
+ *  1. count: the smallest input's lines, and whether each fits the index
+ *     (a longer line, or more inputs than the stamp holds: not taken);
+ *  2. build: the lines go into one shared open-addressing table, claimed
+ *     slot by slot with compare-and-swap; a line seen again keeps its
+ *     earliest offset;
+ *  3. stamp, once per other input (read with pread in chunks, so its pages
+ *     are not mapped and do not count as this process's memory): a line
+ *     found in the table moves its stamp from i-1 to i with
+ *     compare-and-swap, so a line repeated in the input counts once;
+ *  4. emit: the entries stamped by every input, sorted by offset (a radix
+ *     sort in the table's own memory), printed from the mapping: the order
+ *     of first appearance in the smallest input, the same on every run and
+ *     every thread count.
+ *
+ * A line is what bkc_reader_next gives: it ends at "\n", a "\r" before the
+ * "\n" is dropped, and a last line without "\n" is a line as it is.
+ */
+#define _GNU_SOURCE
+#include "join.h"
+#include "join_source.h"
+#include "mapguard.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The index entry's meta word: present (bit 63), offset (40 bits), length
+ * (16 bits), stamp (7 bits: the inputs a line has been seen in, less one). */
+#define OFF_BITS 40
+#define LEN_BITS 16
+#define STAMP_BITS 7
+#define MAX_OFF ((UINT64_C(1) << OFF_BITS) - 1)
+#define MAX_LEN ((size_t)((1u << LEN_BITS) - 1))
+#define MAX_INPUTS (1u << STAMP_BITS)
+#define PRESENT (UINT64_C(1) << 63)
+
+/* Table load at most 7/10: a lookup of an absent line scans a few slots. */
+#define LOAD_NUM 10
+#define LOAD_DEN 7
+
+/* Bytes each thread reads at a time from the other inputs. */
+#define CHUNK ((size_t)1 << 20)
+
+/* Lines hashed together before their slots are touched, so the cache
+ * misses of a group overlap. */
+#define GROUP 32
+
+/* Inputs smaller than this run on one thread: starting threads would
+ * cost more than it saves. */
+#define SMALL ((uint64_t)4 << 20)
+
+typedef struct slot {
+    uint64_t hash; /* 0: empty */
+    uint64_t meta;
+} slot_t;
+
+static inline uint64_t pack(uint64_t off, size_t len, uint32_t stamp)
+{
+    return PRESENT | off << (LEN_BITS + STAMP_BITS) | (uint64_t)len << STAMP_BITS | stamp;
+}
+static inline uint64_t meta_off(uint64_t m)
+{
+    return (m >> (LEN_BITS + STAMP_BITS)) & MAX_OFF;
+}
+static inline size_t meta_len(uint64_t m)
+{
+    return (size_t)(m >> STAMP_BITS) & MAX_LEN;
+}
+static inline uint32_t meta_stamp(uint64_t m)
+{
+    return (uint32_t)(m & (MAX_INPUTS - 1));
+}
+
+typedef struct table {
+    slot_t *slots;
+    uint64_t nslots;
+    size_t bytes;
+} table_t;
+
+/* The hash as stored: 0 marks an empty slot, so a zero hash becomes 1
+ * (equal lines still get equal values; the lines are compared anyway). */
+static inline uint64_t stored_hash(uint64_t seed, const char *line, size_t len)
+{
+    uint64_t h = bkc_join_hash(seed, line, len).lo;
+    return h ? h : 1;
+}
+
+/* The home slot: h scaled to [0, nslots) by multiply-shift (any table
+ * size, no division). */
+__extension__ typedef unsigned __int128 u128;
+static inline uint64_t home_of(const table_t *t, uint64_t h)
+{
+    return (uint64_t)(((u128)h * t->nslots) >> 64);
+}
+
+static inline uint64_t next_slot(const table_t *t, uint64_t i)
+{
+    return i + 1 == t->nslots ? 0 : i + 1;
+}
+
+/* One line of the mapped input from p (before end): its bytes and length
+ * as the reader gives them; returns where the next line starts. */
+static inline const char *map_line(const char *p, const char *end, size_t *len)
+{
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    if (!nl) {
+        *len = (size_t)(end - p);
+        return end;
+    }
+    size_t n = (size_t)(nl - p);
+    *len = n > 0 && p[n - 1] == '\r' ? n - 1 : n;
+    return nl + 1;
+}
+
+/* ---- the smallest input, mapped ---- */
+
+typedef struct mapped {
+    const char *base;
+    uint64_t size;
+} mapped_t;
+
+/* Where the line containing byte pos - 1 ends (the start of a range that
+ * begins near pos), in a mapping. */
+static uint64_t map_split(const mapped_t *m, uint64_t pos)
+{
+    if (pos == 0 || pos >= m->size)
+        return pos >= m->size ? m->size : 0;
+    const char *nl = memchr(m->base + pos - 1, '\n', (size_t)(m->size - pos + 1));
+    return nl ? (uint64_t)(nl + 1 - m->base) : m->size;
+}
+
+/* Claims a slot for the line at off, or finds the slot of an equal line
+ * and keeps the earlier offset of the two. Threads insert at once: a slot
+ * is claimed by swapping its hash in; its meta is written right after, so
+ * a thread that finds an equal hash waits for the meta before comparing.
+ * The table always has free slots (sized from the line count). */
+static void insert(table_t *t, const char *base, uint64_t h, uint64_t off, size_t len)
+{
+    for (uint64_t i = home_of(t, h);; i = next_slot(t, i)) {
+        slot_t *s = &t->slots[i];
+        uint64_t cur = __atomic_load_n(&s->hash, __ATOMIC_ACQUIRE);
+        if (cur == 0) {
+            if (__atomic_compare_exchange_n(&s->hash, &cur, h, false, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE)) {
+                __atomic_store_n(&s->meta, pack(off, len, 0), __ATOMIC_RELEASE);
+                return;
+            }
+        }
+        if (cur != h)
+            continue;
+        uint64_t m;
+        while ((m = __atomic_load_n(&s->meta, __ATOMIC_ACQUIRE)) == 0)
+            __builtin_ia32_pause();
+        if (meta_len(m) != len || memcmp(base + meta_off(m), base + off, len) != 0)
+            continue;
+        while (off < meta_off(m) &&
+               !__atomic_compare_exchange_n(&s->meta, &m, pack(off, len, meta_stamp(m)), false,
+                                            __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            ;
+        return;
+    }
+}
+
+#define NO_SLOT UINT64_MAX
+
+/* The first slot from i on that holds hash h, or NO_SLOT if an empty slot
+ * comes first (h is not in the table). */
+static inline uint64_t find_hash(const table_t *t, uint64_t i, uint64_t h)
+{
+    for (;; i = next_slot(t, i)) {
+        uint64_t cur = __atomic_load_n(&t->slots[i].hash, __ATOMIC_RELAXED);
+        if (cur == h)
+            return i;
+        if (cur == 0)
+            return NO_SLOT;
+    }
+}
+
+/* Moves the stamp of line[0..len) (hash h, first found at slot i) from
+ * `from` to from + 1 if it is in the table with that stamp; 1 if this call
+ * moved it. */
+static int stamp(table_t *t, const char *base, uint64_t i, uint64_t h, const char *line,
+                 size_t len, uint32_t from)
+{
+    for (; i != NO_SLOT; i = find_hash(t, next_slot(t, i), h)) {
+        slot_t *s = &t->slots[i];
+        uint64_t m = __atomic_load_n(&s->meta, __ATOMIC_RELAXED);
+        if (meta_len(m) != len || memcmp(base + meta_off(m), line, len) != 0)
+            continue;
+        while (meta_stamp(m) == from)
+            if (__atomic_compare_exchange_n(&s->meta, &m, m + 1, false, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED))
+                return 1;
+        return 0;
+    }
+    return 0;
+}
+
+/* ---- the other inputs, read in chunks ---- */
+
+typedef struct chunk_reader {
+    int fd;
+    uint64_t pos, end; /* next byte to read, end of the range */
+    char *buf;
+    size_t start, fill;
+    bool skipping; /* in a line longer than any in the table */
+    int err;       /* errno of a failed read */
+} chunk_reader_t;
+
+/* Reads more of the range after what is buffered; 0 at its end. */
+static ssize_t refill(chunk_reader_t *r)
+{
+    if (r->start > 0) {
+        memmove(r->buf, r->buf + r->start, r->fill - r->start);
+        r->fill -= r->start;
+        r->start = 0;
+    }
+    if (r->fill == CHUNK) { /* one line fills the buffer: it can match nothing */
+        r->fill = 0;
+        r->skipping = true;
+    }
+    size_t want = CHUNK - r->fill;
+    if (want > r->end - r->pos)
+        want = (size_t)(r->end - r->pos);
+    if (want == 0)
+        return 0;
+    ssize_t got;
+    do
+        got = pread(r->fd, r->buf + r->fill, want, (off_t)r->pos);
+    while (got < 0 && errno == EINTR);
+    if (got < 0) {
+        r->err = errno;
+        return -1;
+    }
+    if (got == 0) /* the file shrank: its range ends here */
+        r->end = r->pos;
+    r->pos += (uint64_t)got;
+    r->fill += (size_t)got;
+    return got;
+}
+
+/* The next line of the range: 1, 0 at its end, -1 on a read error, or
+ * LATER when the buffer holds no whole line and may_move is false (moving
+ * the buffer would invalidate lines handed out before). Lines longer than
+ * MAX_LEN are passed over (nothing in the table can equal them). */
+enum { LATER = 2 };
+static int chunk_next(chunk_reader_t *r, const char **line, size_t *len, bool may_move)
+{
+    for (;;) {
+        char *p = r->buf + r->start;
+        char *nl = memchr(p, '\n', r->fill - r->start);
+        if (nl) {
+            size_t n = (size_t)(nl - p);
+            r->start += n + 1;
+            if (r->skipping || n > MAX_LEN + 1) {
+                r->skipping = false;
+                continue;
+            }
+            *line = p;
+            *len = n > 0 && p[n - 1] == '\r' ? n - 1 : n;
+            return 1;
+        }
+        if (!may_move)
+            return LATER;
+        ssize_t got = refill(r);
+        if (got < 0)
+            return -1;
+        if (got == 0) {
+            size_t n = r->fill - r->start;
+            bool skipped = r->skipping;
+            r->start = r->fill;
+            r->skipping = false;
+            if (n == 0 || skipped)
+                return 0;
+            *line = r->buf + r->fill - n;
+            *len = n;
+            return 1;
+        }
+    }
+}
+
+/* The start of a range beginning near pos in a file read with pread:
+ * just after the first "\n" at or after pos - 1. */
+static int file_split(int fd, uint64_t size, uint64_t pos, uint64_t *out)
+{
+    if (pos == 0) {
+        *out = 0;
+        return 0;
+    }
+    char buf[4096];
+    for (uint64_t at = pos - 1; at < size;) {
+        ssize_t got = pread(fd, buf, sizeof buf, (off_t)at);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return got < 0 ? -1 : (*out = size, 0);
+        const char *nl = memchr(buf, '\n', (size_t)got);
+        if (nl) {
+            *out = at + (uint64_t)(nl - buf) + 1;
+            return 0;
+        }
+        at += (uint64_t)got;
+    }
+    *out = size;
+    return 0;
+}
+
+/* ---- the phases, on threads ---- */
+
+typedef struct run run_t;
+
+typedef struct part {
+    run_t *run;
+    uint64_t lo, hi;   /* byte range of the input of the phase */
+    uint64_t lines;    /* count: lines in the range */
+    bool too_long;     /* count: a line longer than MAX_LEN */
+    uint64_t moved;    /* stamp: stamps this thread moved */
+    int err;           /* stamp: errno of a failed read */
+    char *buf;         /* stamp: the chunk buffer */
+} part_t;
+
+struct run {
+    bkc_join_t *join;
+    mapped_t a;
+    table_t t;
+    uint64_t seed;
+    unsigned threads;
+    part_t *parts;
+    /* stamp phase */
+    int fd;
+    uint32_t from;
+};
+
+static void *count_part(void *vp)
+{
+    part_t *p = vp;
+    const char *at = p->run->a.base + p->lo, *end = p->run->a.base + p->hi;
+    uint64_t lines = 0;
+    bool too_long = false;
+    while (at < end) {
+        size_t len;
+        at = map_line(at, end, &len);
+        too_long = too_long || len > MAX_LEN;
+        lines++;
+    }
+    p->lines = lines;
+    p->too_long = too_long;
+    return NULL;
+}
+
+static void *build_part(void *vp)
+{
+    part_t *p = vp;
+    run_t *r = p->run;
+    const char *base = r->a.base, *at = base + p->lo, *end = base + p->hi;
+    while (at < end) {
+        uint64_t h[GROUP], off[GROUP];
+        size_t len[GROUP];
+        uint32_t n = 0;
+        for (; n < GROUP && at < end; n++) {
+            off[n] = (uint64_t)(at - base);
+            at = map_line(at, end, &len[n]);
+            h[n] = stored_hash(r->seed, base + off[n], len[n]);
+            __builtin_prefetch(&r->t.slots[home_of(&r->t, h[n])], 1);
+        }
+        for (uint32_t j = 0; j < n; j++)
+            insert(&r->t, base, h[j], off[j], len[j]);
+    }
+    return NULL;
+}
+
+static void *stamp_part(void *vp)
+{
+    part_t *p = vp;
+    run_t *r = p->run;
+    chunk_reader_t rd = {.fd = r->fd, .pos = p->lo, .end = p->hi, .buf = p->buf};
+    for (;;) {
+        const char *line[GROUP];
+        size_t len[GROUP];
+        uint64_t h[GROUP];
+        uint32_t n = 0;
+        int rc = 1;
+        /* A group's lines point into the buffer, so it is refilled only
+         * at the start of a group. */
+        while (n < GROUP && (rc = chunk_next(&rd, &line[n], &len[n], n == 0)) == 1) {
+            if (len[n] > MAX_LEN)
+                continue;
+            h[n] = stored_hash(r->seed, line[n], len[n]);
+            __builtin_prefetch(&r->t.slots[home_of(&r->t, h[n])]);
+            n++;
+        }
+        /* The slots are in cache by now; the smallest input's copy of each
+         * line found by hash is fetched next, all at once, so the byte
+         * comparisons do not each wait for memory in turn. */
+        uint64_t at[GROUP];
+        for (uint32_t j = 0; j < n; j++) {
+            at[j] = find_hash(&r->t, home_of(&r->t, h[j]), h[j]);
+            if (at[j] != NO_SLOT) {
+                const char *a = r->a.base + meta_off(r->t.slots[at[j]].meta);
+                __builtin_prefetch(a);
+                __builtin_prefetch(a + len[j]);
+            }
+        }
+        for (uint32_t j = 0; j < n; j++)
+            p->moved += (uint64_t)stamp(&r->t, r->a.base, at[j], h[j], line[j], len[j], r->from);
+        if (rc < 0) {
+            p->err = rd.err;
+            return NULL;
+        }
+        if (rc == 0)
+            return NULL;
+    }
+}
+
+/* Runs fn on each of run->threads parts, the last on this thread. */
+static int on_threads(run_t *r, void *(*fn)(void *))
+{
+    pthread_t tid[64];
+    unsigned started = 0;
+    for (unsigned i = 0; i + 1 < r->threads; i++) {
+        if (pthread_create(&tid[i], NULL, fn, &r->parts[i]) != 0)
+            break;
+        started++;
+    }
+    /* Parts whose thread did not start run here, in turn. */
+    for (unsigned i = started; i < r->threads; i++)
+        fn(&r->parts[i]);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+    return 0;
+}
+
+/* ---- emitting in order ---- */
+
+/* Sorts v[0..n) by offset (the meta word's offset bits), least significant
+ * digit first, with tmp[0..n) as scratch; bits: how many offset bits
+ * matter. */
+static void sort_by_offset(uint64_t *v, uint64_t *tmp, uint64_t n, unsigned bits)
+{
+    enum { DIGIT = 11 };
+    static uint64_t count[1u << DIGIT];
+    for (unsigned shift = 0; shift < bits; shift += DIGIT) {
+        memset(count, 0, sizeof count);
+        for (uint64_t i = 0; i < n; i++)
+            count[(meta_off(v[i]) >> shift) & ((1u << DIGIT) - 1)]++;
+        uint64_t sum = 0;
+        for (unsigned d = 0; d < (1u << DIGIT); d++) {
+            uint64_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (uint64_t i = 0; i < n; i++)
+            tmp[count[(meta_off(v[i]) >> shift) & ((1u << DIGIT) - 1)]++] = v[i];
+        uint64_t *swap = v;
+        v = tmp;
+        tmp = swap;
+    }
+    /* An odd number of passes left the result in the scratch half. */
+    if (((bits + DIGIT - 1) / DIGIT) % 2)
+        memcpy(tmp, v, n * sizeof *v);
+}
+
+/* The entries stamped by all n inputs, in order of offset, handed to
+ * join->emit. The table is not needed afterwards, so its memory holds the
+ * list and the sort's scratch: each 16-byte slot yields at most one 8-byte
+ * value, written at or before the slot it came from. */
+static int emit_common(run_t *r, uint32_t n)
+{
+    uint64_t *v = (uint64_t *)(void *)r->t.slots, m = 0;
+    for (uint64_t i = 0; i < r->t.nslots; i++) {
+        uint64_t meta = r->t.slots[i].meta;
+        if ((meta & PRESENT) && meta_stamp(meta) == n - 1)
+            v[m++] = meta;
+    }
+    unsigned bits = 1;
+    while (bits < 64 && (UINT64_C(1) << bits) < r->a.size)
+        bits++;
+    sort_by_offset(v, v + m, m, bits);
+    for (uint64_t i = 0; i < m; i++)
+        if (bkc_join_emit(r->join, r->a.base + meta_off(v[i]), meta_len(v[i])) != 0)
+            return -1;
+    return 0;
+}
+
+/* ---- the whole ---- */
+
+enum { TAKEN = 0, NOT_TAKEN = 1 };
+
+static bool eligible(const bkc_join_t *join, const bkc_join_src_t *srcs, uint32_t n)
+{
+    if (getenv("BLOOMKIT_NO_MMAP") || join->norm != BKC_NORM_NONE || join->icase ||
+        n > MAX_INPUTS)
+        return false;
+    for (uint32_t i = 0; i < n; i++)
+        if (srcs[i].sp || srcs[i].pre || !bkc_join_src_rereadable(&srcs[i]))
+            return false;
+    return srcs[0].size <= MAX_OFF && srcs[0].size < join->mem;
+}
+
+/* Splits [0, size) into run->threads ranges at line starts. */
+static int split(run_t *r, uint64_t size, int fd)
+{
+    uint64_t prev = 0;
+    for (unsigned i = 0; i < r->threads; i++) {
+        uint64_t at = size / r->threads * i, s;
+        if (fd < 0)
+            s = map_split(&r->a, at);
+        else if (file_split(fd, size, at, &s) != 0)
+            return -1;
+        if (s < prev)
+            s = prev;
+        if (i > 0)
+            r->parts[i - 1].hi = s;
+        r->parts[i].lo = s;
+        prev = s;
+    }
+    r->parts[r->threads - 1].hi = size;
+    return 0;
+}
+
+/* Counts the lines of the mapped input and sizes the table: NOT_TAKEN if a
+ * line is too long for the index or the table does not fit beside the
+ * mapping, else TAKEN with the table mapped (zero-filled). */
+static int size_table(run_t *r)
+{
+    (void)split(r, r->a.size, -1);
+    on_threads(r, count_part);
+    uint64_t lines = 0;
+    for (unsigned i = 0; i < r->threads; i++) {
+        if (r->parts[i].too_long)
+            return NOT_TAKEN;
+        lines += r->parts[i].lines;
+    }
+    r->t.nslots = lines * LOAD_NUM / LOAD_DEN + 2;
+    double need = (double)r->a.size + (double)r->t.nslots * sizeof(slot_t) +
+                  (double)r->threads * CHUNK;
+    if (need > (double)r->join->mem)
+        return NOT_TAKEN;
+    r->t.bytes = (size_t)r->t.nslots * sizeof(slot_t);
+    void *p = mmap(NULL, r->t.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NOT_TAKEN;
+    (void)madvise(p, r->t.bytes, MADV_HUGEPAGE);
+    r->t.slots = p;
+    return TAKEN;
+}
+
+/* Stamps the lines of input i (path) that were in all inputs before it.
+ * Sets *alive to how many lines are still candidates. 0 or -1. */
+static int stamp_input(run_t *r, const bkc_join_src_t *s, uint32_t i, uint64_t *alive)
+{
+    bkc_join_t *join = r->join;
+    r->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0)
+        return bkc_join_fail(join, "%s: %s", s->path, strerror(errno));
+    struct stat st;
+    int rc = fstat(r->fd, &st) == 0 && split(r, (uint64_t)st.st_size, r->fd) == 0 ? 0 : -1;
+    if (rc != 0)
+        bkc_join_fail(join, "%s: %s", s->path, strerror(errno));
+    r->from = i - 1;
+    if (rc == 0) {
+        for (unsigned k = 0; k < r->threads; k++)
+            r->parts[k].moved = 0;
+        on_threads(r, stamp_part);
+        *alive = 0;
+        for (unsigned k = 0; k < r->threads && rc == 0; k++) {
+            if (r->parts[k].err)
+                rc = bkc_join_fail(join, "%s: %s", s->path, strerror(r->parts[k].err));
+            *alive += r->parts[k].moved;
+        }
+    }
+    close(r->fd);
+    r->fd = -1;
+    return rc;
+}
+
+static int join_mapped(run_t *r, bkc_join_src_t *srcs, uint32_t n)
+{
+    int taken = size_table(r);
+    if (taken != TAKEN)
+        return taken;
+    on_threads(r, build_part);
+    for (unsigned k = 0; k < r->threads; k++)
+        if (!(r->parts[k].buf = malloc(CHUNK)))
+            return bkc_join_fail(r->join, "out of memory");
+    for (uint32_t i = 1; i < n; i++) {
+        uint64_t alive = 0;
+        if (stamp_input(r, &srcs[i], i, &alive) != 0)
+            return -1;
+        if (alive == 0)
+            return TAKEN; /* nothing can be common any more */
+    }
+    return emit_common(r, n) == 0 ? TAKEN : -1;
+}
+
+int bkc_join_mapped(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n)
+{
+    bkc_join_sort_by_size(srcs, n);
+    if (!eligible(join, srcs, n))
+        return NOT_TAKEN;
+    int fd = open(srcs[0].path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
+        (uint64_t)st.st_size > MAX_OFF) {
+        if (fd >= 0)
+            close(fd);
+        return NOT_TAKEN; /* an empty smallest input is the general path's */
+    }
+    run_t r;
+    memset(&r, 0, sizeof r);
+    r.join = join;
+    r.a.size = (uint64_t)st.st_size;
+    r.seed = bkc_join_level_seed(join, 0);
+    r.threads = join->threads ? join->threads : 1;
+    if (r.threads > 64)
+        r.threads = 64;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; i++)
+        total += srcs[i].size;
+    if (total < SMALL)
+        r.threads = 1;
+    void *map = mmap(NULL, (size_t)r.a.size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    r.parts = calloc(r.threads, sizeof *r.parts);
+    if (map == MAP_FAILED || !r.parts) {
+        if (map != MAP_FAILED)
+            munmap(map, (size_t)r.a.size);
+        free(r.parts);
+        return NOT_TAKEN;
+    }
+    r.a.base = map;
+    (void)bkc_map_guard(map, (size_t)r.a.size, srcs[0].path);
+    for (unsigned k = 0; k < r.threads; k++)
+        r.parts[k].run = &r;
+    int rc = join_mapped(&r, srcs, n);
+    if (rc == TAKEN) {
+        join->workers = r.threads;
+        join->mapped = true;
+    }
+    for (unsigned k = 0; k < r.threads; k++)
+        free(r.parts[k].buf);
+    free(r.parts);
+    if (r.t.slots)
+        munmap(r.t.slots, r.t.bytes);
+    bkc_map_unguard(map);
+    munmap(map, (size_t)r.a.size);
+    return rc;
+}
