@@ -416,7 +416,8 @@ static void *stamp_part(void *vp)
         for (uint32_t j = 0; j < n; j++) {
             at[j] = find_hash(&r->t, home_of(&r->t, h[j]), h[j]);
             if (at[j] != NO_SLOT) {
-                const char *a = r->a.base + meta_off(r->t.slots[at[j]].meta);
+                uint64_t m = __atomic_load_n(&r->t.slots[at[j]].meta, __ATOMIC_RELAXED);
+                const char *a = r->a.base + meta_off(m);
                 __builtin_prefetch(a);
                 __builtin_prefetch(a + len[j]);
             }
