@@ -434,7 +434,7 @@ static void *stamp_part(void *vp)
 }
 
 /* Runs fn on each of run->threads parts, the last on this thread. */
-static int on_threads(run_t *r, void *(*fn)(void *))
+static void on_threads(run_t *r, void *(*fn)(void *))
 {
     pthread_t tid[64];
     unsigned started = 0;
@@ -448,7 +448,6 @@ static int on_threads(run_t *r, void *(*fn)(void *))
         fn(&r->parts[i]);
     for (unsigned i = 0; i < started; i++)
         pthread_join(tid[i], NULL);
-    return 0;
 }
 
 /* ---- emitting in order ---- */
@@ -518,7 +517,9 @@ static bool eligible(const bkc_join_t *join, const bkc_join_src_t *srcs, uint32_
     return srcs[0].size <= MAX_OFF && srcs[0].size < join->mem;
 }
 
-/* Splits [0, size) into run->threads ranges at line starts. */
+/* Splits [0, size) into run->threads ranges at line starts: of the mapped
+ * input when fd < 0 (cannot fail), else of the file fd (-1 with errno set
+ * if a read fails). */
 static int split(run_t *r, uint64_t size, int fd)
 {
     uint64_t prev = 0;
