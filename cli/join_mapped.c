@@ -137,6 +137,7 @@ static inline const char *map_line(const char *p, const char *end, size_t *len)
 typedef struct mapped {
     const char *base;
     uint64_t size;
+    const char *path;
 } mapped_t;
 
 /* Where the line containing byte pos - 1 ends (the start of a range that
@@ -334,6 +335,7 @@ typedef struct part {
     uint64_t lo, hi;   /* byte range of the input of the phase */
     uint64_t lines;    /* count: lines in the range */
     bool too_long;     /* count: a line longer than MAX_LEN */
+    bool changed;      /* build: the range no longer holds what count saw */
     uint64_t moved;    /* stamp: stamps this thread moved */
     int err;           /* stamp: errno of a failed read */
     char *buf;         /* stamp: the chunk buffer */
@@ -368,18 +370,27 @@ static void *count_part(void *vp)
     return NULL;
 }
 
+/* Inserts the lines of the part's range. Another program may rewrite the
+ * file in place after count_part read it (the mapping shows its changes):
+ * a range with more lines than were counted could fill the table, and a
+ * line over MAX_LEN would not fit its entry, so either stops the part. */
 static void *build_part(void *vp)
 {
     part_t *p = vp;
     run_t *r = p->run;
     const char *base = r->a.base, *at = base + p->lo, *end = base + p->hi;
+    uint64_t left = p->lines;
     while (at < end) {
         uint64_t h[GROUP], off[GROUP];
         size_t len[GROUP];
         uint32_t n = 0;
-        for (; n < GROUP && at < end; n++) {
+        for (; n < GROUP && at < end; n++, left--) {
             off[n] = (uint64_t)(at - base);
             at = map_line(at, end, &len[n]);
+            if (left == 0 || len[n] > MAX_LEN) {
+                p->changed = true;
+                return NULL;
+            }
             h[n] = stored_hash(r->seed, base + off[n], len[n]);
             __builtin_prefetch(&r->t.slots[home_of(&r->t, h[n])], 1);
         }
@@ -458,7 +469,7 @@ static void on_threads(run_t *r, void *(*fn)(void *))
 static void sort_by_offset(uint64_t *v, uint64_t *tmp, uint64_t n, unsigned bits)
 {
     enum { DIGIT = 11 };
-    static uint64_t count[1u << DIGIT];
+    uint64_t count[1u << DIGIT];
     for (unsigned shift = 0; shift < bits; shift += DIGIT) {
         memset(count, 0, sizeof count);
         for (uint64_t i = 0; i < n; i++)
@@ -511,8 +522,8 @@ static bool eligible(const bkc_join_t *join, const bkc_join_src_t *srcs, uint32_
     if (getenv("BLOOMKIT_NO_MMAP") || join->norm != BKC_NORM_NONE || join->icase ||
         n > MAX_INPUTS)
         return false;
-    for (uint32_t i = 0; i < n; i++)
-        if (srcs[i].sp || srcs[i].pre || !bkc_join_src_rereadable(&srcs[i]))
+    for (uint32_t i = 0; i < n; i++) /* a named regular file, not "-" or a pipe */
+        if (srcs[i].sp || !bkc_join_src_rereadable(&srcs[i]))
             return false;
     return srcs[0].size <= MAX_OFF && srcs[0].size < join->mem;
 }
@@ -603,6 +614,10 @@ static int join_mapped(run_t *r, bkc_join_src_t *srcs, uint32_t n)
         return taken;
     on_threads(r, build_part);
     for (unsigned k = 0; k < r->threads; k++)
+        if (r->parts[k].changed)
+            return bkc_join_fail(r->join, "%s: the file changed while it was being read",
+                                 r->a.path);
+    for (unsigned k = 0; k < r->threads; k++)
         if (!(r->parts[k].buf = malloc(CHUNK)))
             return bkc_join_fail(r->join, "out of memory");
     for (uint32_t i = 1; i < n; i++) {
@@ -632,6 +647,7 @@ int bkc_join_mapped(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n)
     memset(&r, 0, sizeof r);
     r.join = join;
     r.a.size = (uint64_t)st.st_size;
+    r.a.path = srcs[0].path;
     r.seed = bkc_join_level_seed(join, 0);
     r.threads = join->threads ? join->threads : 1;
     if (r.threads > 64)
