@@ -262,7 +262,7 @@ DEFINE_KEY_PROBES(avx2, __attribute__((target("avx2"))), probe_avx2, put_avx2)
     {                                                                                      \
         if (!short_xxh3_key(f, len))                                                       \
             return name##_contains_long(f, key, len);                                      \
-        XXH128_hash_t r = XXH3_128bits_withSeed(key ? key : bki_empty_key, len, f->seed);  \
+        XXH128_hash_t r = bki_xxh3_key(key, len, f->seed);                                  \
         return probe(f, r.low64, r.high64);                                                \
     }                                                                                      \
     __attribute__((noinline)) attr static bool name##_add_long(bk_filter_t *f,             \
@@ -277,7 +277,7 @@ DEFINE_KEY_PROBES(avx2, __attribute__((target("avx2"))), probe_avx2, put_avx2)
     {                                                                                      \
         if (!short_xxh3_key(f, len))                                                       \
             return name##_add_long(f, key, len);                                           \
-        XXH128_hash_t r = XXH3_128bits_withSeed(key ? key : bki_empty_key, len, f->seed);  \
+        XXH128_hash_t r = bki_xxh3_key(key, len, f->seed);                                  \
         bool added = put(f, r.low64, r.high64);                                            \
         bki_set_items(f, bki_items(f) + added);                                            \
         return added;                                                                      \

@@ -113,6 +113,63 @@ static void test_xxh3_vector(void)
     CHECK(d.lo == x.lo && d.hi == x.hi);
 }
 
+/* XXH3-128 of short keys, pinned from libxxhash's generic entry point (the
+ * length passed at run time). Keys of 8 bytes take their own path in the
+ * library (the length fixed at compile time, one load; keyhash.h), so 8 sits
+ * between lengths that do not. Checked through bk_hash_key, bk_filter_hash,
+ * and the one-key add and lookup of both blocked kinds, which hash inline:
+ * a key added one way is found the other way. */
+static void test_short_keys_pinned(void)
+{
+    static const struct {
+        size_t len;
+        uint64_t lo, hi;
+    } want[] = {
+        {4, UINT64_C(0x0ea39353230e5e66), UINT64_C(0xe54087318a51676a)},
+        {8, UINT64_C(0x15940afae761b3b0), UINT64_C(0x63d944f8bd56b2f0)},
+        {12, UINT64_C(0xec0a9b85b85bdf7c), UINT64_C(0xf59b6ef03653c29f)},
+        {16, UINT64_C(0xaa5c9a675ae8defe), UINT64_C(0x66f3e0a106e7e1c4)},
+    };
+    const char *text = "0123456789abcdefghij";
+    const uint64_t seed = UINT64_C(0x0123456789abcdef);
+    static const bk_kind_t kinds[] = {BK_KIND_BLOCKED, BK_KIND_BLOCKED2};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        /* The key in a local, as a caller making one-key calls has it. */
+        unsigned char key[16];
+        memcpy(key, text, want[i].len);
+        bk_hash_t h = bk_hash_key(BK_HASH_XXH3, seed, key, want[i].len);
+        CHECK_EQ_U64(h.lo, want[i].lo);
+        CHECK_EQ_U64(h.hi, want[i].hi);
+        for (size_t k = 0; k < 2; k++) {
+            bk_options_t o = {0};
+            o.kind = kinds[k];
+            o.seed_set = true;
+            o.seed = seed;
+            bk_filter_t *by_key = NULL, *by_hash = NULL;
+            CHECK_OK(bk_filter_create(&by_key, 1000, 1e-6, &o));
+            CHECK_OK(bk_filter_create(&by_hash, 1000, 1e-6, &o));
+            if (!by_key || !by_hash) {
+                bk_filter_free(by_key);
+                bk_filter_free(by_hash);
+                return;
+            }
+            bk_hash_t fh = bk_filter_hash(by_key, key, want[i].len);
+            CHECK_EQ_U64(fh.lo, want[i].lo);
+            CHECK_EQ_U64(fh.hi, want[i].hi);
+            bool added = false;
+            CHECK_OK(bk_filter_add(by_key, key, want[i].len, &added));
+            CHECK(added);
+            CHECK(bk_filter_contains_hash(by_key, h));
+            CHECK_OK(bk_filter_add_hash(by_hash, h, NULL));
+            CHECK(bk_filter_contains(by_hash, key, want[i].len));
+            /* Nothing else: one key in a 1e-6 filter. */
+            CHECK(!bk_filter_contains(by_hash, text + 1, want[i].len));
+            bk_filter_free(by_key);
+            bk_filter_free(by_hash);
+        }
+    }
+}
+
 static void test_seed_changes_hash(void)
 {
     for (unsigned id = 1; id <= BK_HASH_COUNT; id++) {
@@ -210,6 +267,7 @@ int main(void)
     bkt_run("classic hashes match reference", test_classic_hashes_match_reference);
     bkt_run("elf/pjw fold the high nibble", test_elf_pjw_fold_high_nibble);
     bkt_run("xxh3 published vector", test_xxh3_vector);
+    bkt_run("short keys pinned, 8 bytes on its own path", test_short_keys_pinned);
     bkt_run("seed changes every hash", test_seed_changes_hash);
     bkt_run("classic collisions stay collisions", test_classic_collisions_stay_collisions);
     bkt_run("both halves spread", test_spread_of_halves);
