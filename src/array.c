@@ -128,6 +128,7 @@ bk_status_t bki_array_new(bk_filter_t **out, bk_kind_t kind, uint64_t cells, uin
     f->nbytes = bki_layout_bytes(kind, cells);
     f->map_fd = -1;
     atomic_init(&f->items, 0);
+    bki_blocked_bind(f);
     *out = f;
     return BK_OK;
 }

@@ -210,11 +210,11 @@ bool bki_blocked_contains(const bk_filter_t *f, bk_hash_t h)
  * call, items branch) a 100M-key lookup took about 1.7x as long as here.
  * The add counts a new key in the item count without a branch: which way
  * the branch goes is known only when the line arrives. */
-/* Keys up to 16 bytes are hashed inline (XXH3's short-input path, with the
- * length known to be short so nothing else of XXH3 is compiled in and the
- * call needs no stack frame); longer keys, and the classic hashes, go
- * through one call to the general hash (*_long below), where the extra
- * instructions are small next to hashing the key. */
+/* In the *_other calls below, keys up to 16 bytes are hashed inline
+ * (XXH3's short-input path, with the length known to be short so nothing
+ * else of XXH3 is compiled in); longer keys, and the classic hashes, go
+ * through one call to the general hash, where the extra instructions are
+ * small next to hashing the key. */
 static inline bool short_xxh3_key(const bk_filter_t *f, size_t len)
 {
     return BKI_LIKELY(len <= 16 && f->hash == BK_HASH_XXH3);
@@ -248,39 +248,65 @@ DEFINE_KEY_PROBES(scalar, , probe_scalar, put_scalar)
 DEFINE_KEY_PROBES(avx2, __attribute__((target("avx2"))), probe_avx2, put_avx2)
 #endif
 
-/* The one-key calls of one kind on one instruction set: name##_contains_key
- * and name##_add_key, with probe(f, lo, hi) and put(f, lo, hi) above. */
+/* The one-key calls of one kind on one instruction set: name##_add_key and
+ * name##_contains_key for XXH3 filters, name##_add_other and
+ * name##_contains_other for any filter and key, with probe(f, lo, hi) and
+ * put(f, lo, hi) above. An 8-byte key (an integer id, the common one-key
+ * call) is hashed and probed in the entry function itself, which then needs
+ * no stack frame; other keys go on to the _other function by a tail call.
+ * A frame's saves and restores are loads and stores, and in a loop of
+ * one-key calls on a large filter those count like instructions: each holds
+ * its place in the CPU's queues until the call's cache miss is served, so
+ * the fewer a call makes, the more calls' misses overlap (measured: a frame
+ * alone cost one-key adds 10-20%). */
 #define DEFINE_KEY_CALLS(name, attr, probe, put)                                           \
-    __attribute__((noinline)) attr static bool name##_contains_long(const bk_filter_t *f,  \
-                                                                    const void *key,       \
-                                                                    size_t len)            \
+    __attribute__((noinline)) attr static bool name##_contains_other(const bk_filter_t *f, \
+                                                                     const void *key,      \
+                                                                     size_t len)           \
     {                                                                                      \
-        bk_hash_t h = bki_key_hash(f->hash, f->seed, key, len);                            \
-        return probe(f, h.lo, h.hi);                                                       \
+        if (!short_xxh3_key(f, len)) {                                                     \
+            bk_hash_t h = bki_key_hash(f->hash, f->seed, key, len);                        \
+            return probe(f, h.lo, h.hi);                                                   \
+        }                                                                                  \
+        XXH128_hash_t r = XXH3_128bits_withSeed(key ? key : bki_empty_key, len, f->seed);  \
+        return probe(f, r.low64, r.high64);                                                \
     }                                                                                      \
     attr static bool name##_contains_key(const bk_filter_t *f, const void *key, size_t len) \
     {                                                                                      \
-        if (!short_xxh3_key(f, len))                                                       \
-            return name##_contains_long(f, key, len);                                      \
-        XXH128_hash_t r = bki_xxh3_key(key, len, f->seed);                                  \
+        if (BKI_UNLIKELY(len != 8))                                                        \
+            return name##_contains_other(f, key, len);                                     \
+        XXH128_hash_t r = XXH3_128bits_withSeed(key, 8, f->seed);                          \
         return probe(f, r.low64, r.high64);                                                \
     }                                                                                      \
-    __attribute__((noinline)) attr static bool name##_add_long(bk_filter_t *f,             \
-                                                               const void *key, size_t len) \
+    __attribute__((noinline)) attr static bk_status_t name##_add_other(                    \
+        bk_filter_t *f, const void *key, size_t len, bool *was_new)                        \
     {                                                                                      \
-        bk_hash_t h = bki_key_hash(f->hash, f->seed, key, len);                            \
+        bk_hash_t h;                                                                       \
+        if (short_xxh3_key(f, len)) {                                                      \
+            XXH128_hash_t r =                                                              \
+                XXH3_128bits_withSeed(key ? key : bki_empty_key, len, f->seed);            \
+            h.lo = r.low64;                                                                \
+            h.hi = r.high64;                                                               \
+        } else {                                                                           \
+            h = bki_key_hash(f->hash, f->seed, key, len);                                  \
+        }                                                                                  \
         bool added = put(f, h.lo, h.hi);                                                   \
         bki_set_items(f, bki_items(f) + added);                                            \
-        return added;                                                                      \
+        if (was_new)                                                                       \
+            *was_new = added;                                                              \
+        return BK_OK;                                                                      \
     }                                                                                      \
-    attr static bool name##_add_key(bk_filter_t *f, const void *key, size_t len)           \
+    attr static bk_status_t name##_add_key(bk_filter_t *f, const void *key, size_t len,    \
+                                           bool *was_new)                                  \
     {                                                                                      \
-        if (!short_xxh3_key(f, len))                                                       \
-            return name##_add_long(f, key, len);                                           \
-        XXH128_hash_t r = bki_xxh3_key(key, len, f->seed);                                  \
+        if (BKI_UNLIKELY(len != 8))                                                        \
+            return name##_add_other(f, key, len, was_new);                                 \
+        XXH128_hash_t r = XXH3_128bits_withSeed(key, 8, f->seed);                          \
         bool added = put(f, r.low64, r.high64);                                            \
         bki_set_items(f, bki_items(f) + added);                                            \
-        return added;                                                                      \
+        if (was_new)                                                                       \
+            *was_new = added;                                                              \
+        return BK_OK;                                                                      \
     }
 
 DEFINE_KEY_CALLS(one_scalar, __attribute__((flatten)), probe1_scalar, put1_scalar)
@@ -290,33 +316,44 @@ DEFINE_KEY_CALLS(one_avx2, __attribute__((target("avx2"), flatten)), probe1_avx2
 DEFINE_KEY_CALLS(two_avx2, __attribute__((target("avx2"), flatten)), probe2_avx2, put2_avx2)
 #endif
 
-/* The exported one-key calls: the kind's functions for the level cpu.c
- * chose. */
+/* The calls of one kind (one: blocked, two: blocked2) on the instruction set
+ * cpu.c chose. */
 #ifdef BKI_HAVE_X86
-#define KEY_CALL(kind, op, ...)                                                            \
-    (USE_AVX2 ? kind##_avx2_##op(__VA_ARGS__) : kind##_scalar_##op(__VA_ARGS__))
+#define BIND(f, kind, xxh3)                                                                \
+    do {                                                                                   \
+        if (USE_AVX2) {                                                                    \
+            (f)->add_key = (xxh3) ? kind##_avx2_add_key : kind##_avx2_add_other;           \
+            (f)->contains_key = (xxh3) ? kind##_avx2_contains_key : kind##_avx2_contains_other; \
+        } else {                                                                           \
+            (f)->add_key = (xxh3) ? kind##_scalar_add_key : kind##_scalar_add_other;       \
+            (f)->contains_key =                                                            \
+                (xxh3) ? kind##_scalar_contains_key : kind##_scalar_contains_other;        \
+        }                                                                                  \
+    } while (0)
 #else
-#define KEY_CALL(kind, op, ...) kind##_scalar_##op(__VA_ARGS__)
+#define BIND(f, kind, xxh3)                                                                \
+    do {                                                                                   \
+        (f)->add_key = (xxh3) ? kind##_scalar_add_key : kind##_scalar_add_other;           \
+        (f)->contains_key = (xxh3) ? kind##_scalar_contains_key : kind##_scalar_contains_other; \
+    } while (0)
 #endif
 
-bool bki_blocked_add_key(bk_filter_t *f, const void *key, size_t len)
+/* bk_filter_add and bk_filter_contains call the bound functions with no
+ * check of kind, hash, instruction set or read-only flag per key: each such
+ * check is a load, and loads limit how many one-key calls overlap (see
+ * DEFINE_KEY_CALLS). The instruction set is the one chosen when the filter
+ * was made: the test hook bki_simd_set() applies to filters made after it. */
+void bki_blocked_bind(bk_filter_t *f)
 {
-    return KEY_CALL(one, add_key, f, key, len);
-}
-
-bool bki_blocked_contains_key(const bk_filter_t *f, const void *key, size_t len)
-{
-    return KEY_CALL(one, contains_key, f, key, len);
-}
-
-bool bki_blocked2_add_key(bk_filter_t *f, const void *key, size_t len)
-{
-    return KEY_CALL(two, add_key, f, key, len);
-}
-
-bool bki_blocked2_contains_key(const bk_filter_t *f, const void *key, size_t len)
-{
-    return KEY_CALL(two, contains_key, f, key, len);
+    bool xxh3 = f->hash == BK_HASH_XXH3;
+    f->add_key = NULL;
+    f->contains_key = NULL;
+    if (f->kind == BK_KIND_BLOCKED)
+        BIND(f, one, xxh3);
+    else if (f->kind == BK_KIND_BLOCKED2)
+        BIND(f, two, xxh3);
+    if (f->readonly)
+        f->add_key = NULL;
 }
 
 /* ---- batches: the pipeline of batch.h, once per instruction set ---- */

@@ -147,24 +147,15 @@ bool bk_filter_contains_hash(const bk_filter_t *f, bk_hash_t h)
  * hash and probe in one call, no dispatch per key. */
 bk_status_t bk_filter_add(bk_filter_t *f, const void *key, size_t len, bool *was_new)
 {
-    bool added;
-    if (BKI_LIKELY(f->kind == BK_KIND_BLOCKED && !f->readonly))
-        added = bki_blocked_add_key(f, key, len);
-    else if (f->kind == BK_KIND_BLOCKED2 && !f->readonly)
-        added = bki_blocked2_add_key(f, key, len);
-    else
-        return bk_filter_add_hash(f, bk_filter_hash(f, key, len), was_new);
-    if (was_new)
-        *was_new = added;
-    return BK_OK;
+    if (BKI_LIKELY(f->add_key != NULL))
+        return f->add_key(f, key, len, was_new);
+    return bk_filter_add_hash(f, bk_filter_hash(f, key, len), was_new);
 }
 
 bool bk_filter_contains(const bk_filter_t *f, const void *key, size_t len)
 {
-    if (BKI_LIKELY(f->kind == BK_KIND_BLOCKED))
-        return bki_blocked_contains_key(f, key, len);
-    if (f->kind == BK_KIND_BLOCKED2)
-        return bki_blocked2_contains_key(f, key, len);
+    if (BKI_LIKELY(f->contains_key != NULL))
+        return f->contains_key(f, key, len);
     return bk_filter_contains_hash(f, bk_filter_hash(f, key, len));
 }
 

@@ -82,10 +82,17 @@ typedef enum bki_mem {
     BKI_MEM_BORROWED   /* points into memory owned by someone else */
 } bki_mem_t;
 
+/* bk_filter_add and bk_filter_contains of one filter (see bki_blocked_bind). */
+typedef bk_status_t (*bki_add_key_fn)(bk_filter_t *f, const void *key, size_t len,
+                                      bool *was_new);
+typedef bool (*bki_contains_key_fn)(const bk_filter_t *f, const void *key, size_t len);
+
 struct bk_filter {
     /* The fields every probe reads come first, in one cache line: a deep
      * scalable chain visits thousands of sub-filters per lookup. */
     uint8_t *data;     /* 64-byte aligned */
+    bki_add_key_fn add_key;           /* NULL: the generic path */
+    bki_contains_key_fn contains_key; /* NULL: the generic path */
     uint64_t cells;    /* bits, or counters for counting */
     uint64_t lines;    /* blocked, counting: 64-byte lines */
     uint32_t k;
@@ -341,13 +348,12 @@ BKI_HIDDEN bool bki_blocked2_add(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked2_add_atomic(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked2_contains(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN void bki_blocked2_prefetch(const bk_filter_t *f, bk_hash_t h);
-/* One key, hashed and probed in one call (bk_filter_add / _contains on a
- * writable / any blocked filter); the add counts a new key in f's items. */
-BKI_HIDDEN bool bki_blocked_add_key(bk_filter_t *f, const void *key, size_t len);
-BKI_HIDDEN bool bki_blocked_contains_key(const bk_filter_t *f, const void *key, size_t len);
-/* The same for blocked2. */
-BKI_HIDDEN bool bki_blocked2_add_key(bk_filter_t *f, const void *key, size_t len);
-BKI_HIDDEN bool bki_blocked2_contains_key(const bk_filter_t *f, const void *key, size_t len);
+/* Sets f->add_key and f->contains_key: a blocked or blocked2 filter's own
+ * one-key calls (key hashed and probed in one call; the add counts a new
+ * key in f's items) for its hash and the instruction set cpu.c chose now,
+ * no add for a read-only filter, NULL for every other kind. Called when a
+ * filter is made and when its read-only flag changes. */
+BKI_HIDDEN void bki_blocked_bind(bk_filter_t *f);
 /* Batched lookup / add for a blocked filter (keys non-NULL when n > 0; out
  * non-NULL, was_new may be NULL): the batch pipeline of batch.h with the
  * probe inlined. Return the hits / new keys; the item count is untouched. */

@@ -16,9 +16,13 @@
 static void set_readonly(bk_filter_t *f, bool ro)
 {
     f->readonly = ro;
-    if (f->kind == BK_KIND_SCALABLE)
-        for (uint32_t i = 0; i < f->nsubs; i++)
+    bki_blocked_bind(f);
+    if (f->kind == BK_KIND_SCALABLE) {
+        for (uint32_t i = 0; i < f->nsubs; i++) {
             f->subs[i]->readonly = ro;
+            bki_blocked_bind(f->subs[i]);
+        }
+    }
 }
 
 bk_status_t bk_filter_open(bk_filter_t **out, const char *path, bk_map_mode_t mode,
