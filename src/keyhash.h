@@ -23,7 +23,7 @@ static const unsigned char bki_empty_key[1];
  * that store to reach the cache: in a loop of one-key adds to a filter
  * larger than the caches, the store retires only after the previous call's
  * cache miss, so consecutive calls stopped overlapping (50M keys: adds 1.7-
- * 2.0x the time of a split-block filter hashing with its length known,
+ * 2.1x the time of a split-block filter hashing with its length known,
  * 1.1-1.4x with this). The result is XXH3's either way. */
 static inline XXH128_hash_t bki_xxh3_key(const void *key, size_t len, uint64_t seed)
 {
