@@ -127,7 +127,7 @@ static inline bool probe_scalar(const bk_filter_t *f, const uint32_t *w, uint64_
 __attribute__((target("avx2"))) static inline void key_masks(const bk_filter_t *f, uint64_t lo,
                                                              __m256i *mlo, __m256i *mhi)
 {
-    const __m256i *act = (const __m256i *)(const void *)((const char *)active_masks[f->k] +
+    const __m256i *act = (const __m256i *)(const void *)((const char *)f->lane_rows +
                                                          ((lo >> 26) & (UINT64_C(127) << 6)));
     const __m256i x = _mm256_set1_epi32((int)(uint32_t)lo);
     __m256i s_lo = _mm256_load_si256((const __m256i *)(const void *)bki_lane_salt);
@@ -306,6 +306,19 @@ DEFINE_KEY_PROBES(avx2, __attribute__((target("avx2"))), probe_avx2, put_avx2)
         return BK_OK;                                                                              \
     }
 
+/* bk_filter_contains_hash of one kind on one instruction set. */
+#define DEFINE_HASH_CALLS(name, attr, probe)                                                       \
+    attr static bool name##_contains_hash(const bk_filter_t *f, bk_hash_t h)                       \
+    {                                                                                              \
+        return probe(f, h.lo, h.hi);                                                               \
+    }
+DEFINE_HASH_CALLS(one_scalar, , probe1_scalar)
+DEFINE_HASH_CALLS(two_scalar, , probe2_scalar)
+#ifdef BKI_HAVE_X86
+DEFINE_HASH_CALLS(one_avx2, __attribute__((target("avx2"))), probe1_avx2)
+DEFINE_HASH_CALLS(two_avx2, __attribute__((target("avx2"))), probe2_avx2)
+#endif
+
 DEFINE_KEY_CALLS(one_scalar, __attribute__((flatten)), probe1_scalar, put1_scalar)
 DEFINE_KEY_CALLS(two_scalar, __attribute__((flatten)), probe2_scalar, put2_scalar)
 #ifdef BKI_HAVE_X86
@@ -321,10 +334,12 @@ DEFINE_KEY_CALLS(two_avx2, __attribute__((target("avx2"), flatten)), probe2_avx2
         if (USE_AVX2) {                                                                            \
             (f)->add_key = (xxh3) ? kind##_avx2_add_key : kind##_avx2_add_other;                   \
             (f)->contains_key = (xxh3) ? kind##_avx2_contains_key : kind##_avx2_contains_other;    \
+            (f)->contains_hash = kind##_avx2_contains_hash;                                        \
         } else {                                                                                   \
             (f)->add_key = (xxh3) ? kind##_scalar_add_key : kind##_scalar_add_other;               \
             (f)->contains_key =                                                                    \
                 (xxh3) ? kind##_scalar_contains_key : kind##_scalar_contains_other;                \
+            (f)->contains_hash = kind##_scalar_contains_hash;                                      \
         }                                                                                          \
     } while (0)
 #else
@@ -332,11 +347,14 @@ DEFINE_KEY_CALLS(two_avx2, __attribute__((target("avx2"), flatten)), probe2_avx2
     do {                                                                                           \
         (f)->add_key = (xxh3) ? kind##_scalar_add_key : kind##_scalar_add_other;                   \
         (f)->contains_key = (xxh3) ? kind##_scalar_contains_key : kind##_scalar_contains_other;    \
+        (f)->contains_hash = kind##_scalar_contains_hash;                                          \
     } while (0)
 #endif
 
-/* bk_filter_add and bk_filter_contains call the bound functions with no
- * check of kind, hash, instruction set or read-only flag per key: each such
+/* bk_filter_add, bk_filter_contains and bk_filter_contains_hash call the
+ * bound functions with no check of kind, hash, instruction set or read-only
+ * flag per key (and the probe finds its active-lane rows through
+ * f->lane_rows, not from k): each such
  * check is a load, and loads limit how many one-key calls overlap (see
  * DEFINE_KEY_CALLS). The instruction set is the one chosen when the filter
  * was made: the test hook bki_simd_set() applies to filters made after it. */
@@ -345,6 +363,9 @@ void bki_blocked_bind(bk_filter_t *f)
     bool xxh3 = f->hash == BK_HASH_XXH3;
     f->add_key = NULL;
     f->contains_key = NULL;
+    f->contains_hash = NULL;
+    if (f->k <= BKI_BLOCKED_MAX_K)
+        f->lane_rows = active_masks[f->k][0];
     if (f->kind == BK_KIND_BLOCKED)
         BIND(f, one, xxh3);
     else if (f->kind == BK_KIND_BLOCKED2)

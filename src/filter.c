@@ -134,8 +134,8 @@ bk_status_t bk_filter_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
 
 bool bk_filter_contains_hash(const bk_filter_t *f, bk_hash_t h)
 {
-    if (BKI_LIKELY(f->kind == BK_KIND_BLOCKED))
-        return bki_blocked_contains(f, h);
+    if (BKI_LIKELY(f->contains_hash != NULL))
+        return f->contains_hash(f, h);
     if (BKI_UNLIKELY(is_chain(f)))
         return bki_scalable_contains(f, h);
     if (BKI_UNLIKELY(is_window(f)))

@@ -86,6 +86,7 @@ typedef enum bki_mem {
 typedef bk_status_t (*bki_add_key_fn)(bk_filter_t *f, const void *key, size_t len,
                                       bool *was_new);
 typedef bool (*bki_contains_key_fn)(const bk_filter_t *f, const void *key, size_t len);
+typedef bool (*bki_contains_hash_fn)(const bk_filter_t *f, bk_hash_t h);
 
 struct bk_filter {
     /* The fields every probe reads come first, in one cache line: a deep
@@ -93,6 +94,8 @@ struct bk_filter {
     uint8_t *data;     /* 64-byte aligned */
     bki_add_key_fn add_key;           /* NULL: the generic path */
     bki_contains_key_fn contains_key; /* NULL: the generic path */
+    bki_contains_hash_fn contains_hash; /* NULL: the generic path */
+    const uint32_t *lane_rows; /* blocked kinds: the active-lane rows of k */
     uint64_t cells;    /* bits, or counters for counting */
     uint64_t lines;    /* blocked, counting: 64-byte lines */
     uint32_t k;
@@ -348,11 +351,13 @@ BKI_HIDDEN bool bki_blocked2_add(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked2_add_atomic(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked2_contains(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN void bki_blocked2_prefetch(const bk_filter_t *f, bk_hash_t h);
-/* Sets f->add_key and f->contains_key: a blocked or blocked2 filter's own
- * one-key calls (key hashed and probed in one call; the add counts a new
- * key in f's items) for its hash and the instruction set cpu.c chose now,
- * no add for a read-only filter, NULL for every other kind. Called when a
- * filter is made and when its read-only flag changes. */
+/* Sets f->add_key, f->contains_key and f->contains_hash: a blocked or
+ * blocked2 filter's own one-key calls (key hashed and probed in one call;
+ * the add counts a new key in f's items) and pre-hashed lookup, for its
+ * hash and the instruction set cpu.c chose now; no add for a read-only
+ * filter, NULL for every other kind. Also points f->lane_rows at the AVX2
+ * probe's active-lane rows for f->k. Called when a filter is made and when
+ * its read-only flag changes. */
 BKI_HIDDEN void bki_blocked_bind(bk_filter_t *f);
 /* Batched lookup / add for a blocked filter (keys non-NULL when n > 0; out
  * non-NULL, was_new may be NULL): the batch pipeline of batch.h with the
