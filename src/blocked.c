@@ -206,18 +206,7 @@ bool bki_blocked_contains(const bk_filter_t *f, bk_hash_t h)
  * consecutive calls only as far as its instruction window reaches, so every
  * instruction, call and dependent branch a call spends cuts how many misses
  * are in flight. Through the generic path (hash call, kind dispatch, probe
- * call, items branch) a 100M-key lookup took about 1.7x as long as here.
- * The add counts a new key in the item count without a branch: which way
- * the branch goes is known only when the line arrives. */
-/* In the *_other calls below, keys up to 16 bytes are hashed inline
- * (XXH3's short-input path, with the length known to be short so nothing
- * else of XXH3 is compiled in); longer keys, and the classic hashes, go
- * through one call to the general hash, where the extra instructions are
- * small next to hashing the key. */
-static inline bool short_xxh3_key(const bk_filter_t *f, size_t len)
-{
-    return BKI_LIKELY(len <= 16 && f->hash == BK_HASH_XXH3);
-}
+ * call, items branch) a 100M-key lookup took about 1.7x as long as here. */
 
 /* A key's probe and put from its two hash halves, one line (blocked: the
  * line from hi, the bits from lo) or two (blocked2: the same, and the line
@@ -247,10 +236,21 @@ DEFINE_KEY_PROBES(scalar, , probe_scalar, put_scalar)
 DEFINE_KEY_PROBES(avx2, __attribute__((target("avx2"))), probe_avx2, put_avx2)
 #endif
 
+/* An add's bookkeeping: a new key counts in f's items (without a branch:
+ * which way it would go is known only when the key's line arrives) and is
+ * reported through was_new when the caller asked. */
+static inline bk_status_t count_added(bk_filter_t *f, bool added, bool *was_new)
+{
+    bki_set_items(f, bki_items(f) + added);
+    if (was_new)
+        *was_new = added;
+    return BK_OK;
+}
+
 /* The one-key calls of one kind on one instruction set: name##_add_key and
  * name##_contains_key for XXH3 filters, name##_add_other and
- * name##_contains_other for any filter and key, with probe(f, lo, hi) and
- * put(f, lo, hi) above. An 8-byte key (an integer id, the common one-key
+ * name##_contains_other for any filter and key (the general key hash), with
+ * probe(f, lo, hi) and put(f, lo, hi) above. An 8-byte key (an integer id, the common one-key
  * call) is hashed and probed in the entry function itself, which then needs
  * no stack frame; other keys go on to the _other function by a tail call.
  * A frame's saves and restores are loads and stores, and in a loop of
@@ -262,48 +262,29 @@ DEFINE_KEY_PROBES(avx2, __attribute__((target("avx2"))), probe_avx2, put_avx2)
     __attribute__((noinline))                                                                      \
     attr static bool name##_contains_other(const bk_filter_t *f, const void *key, size_t len)      \
     {                                                                                              \
-        if (!short_xxh3_key(f, len)) {                                                             \
-            bk_hash_t h = bki_key_hash(f->hash, f->seed, key, len);                                \
-            return probe(f, h.lo, h.hi);                                                           \
-        }                                                                                          \
-        XXH128_hash_t r = XXH3_128bits_withSeed(key ? key : bki_empty_key, len, f->seed);          \
-        return probe(f, r.low64, r.high64);                                                        \
+        bk_hash_t h = bki_key_hash(f->hash, f->seed, key, len);                                    \
+        return probe(f, h.lo, h.hi);                                                               \
     }                                                                                              \
     attr static bool name##_contains_key(const bk_filter_t *f, const void *key, size_t len)        \
     {                                                                                              \
         if (BKI_UNLIKELY(len != 8))                                                                \
             return name##_contains_other(f, key, len);                                             \
-        XXH128_hash_t r = XXH3_128bits_withSeed(key, 8, f->seed);                                  \
+        XXH128_hash_t r = bki_xxh3_key(key, 8, f->seed);                                           \
         return probe(f, r.low64, r.high64);                                                        \
     }                                                                                              \
     __attribute__((noinline)) attr static bk_status_t name##_add_other(                            \
         bk_filter_t *f, const void *key, size_t len, bool *was_new)                                \
     {                                                                                              \
-        bk_hash_t h;                                                                               \
-        if (short_xxh3_key(f, len)) {                                                              \
-            XXH128_hash_t r = XXH3_128bits_withSeed(key ? key : bki_empty_key, len, f->seed);      \
-            h.lo = r.low64;                                                                        \
-            h.hi = r.high64;                                                                       \
-        } else {                                                                                   \
-            h = bki_key_hash(f->hash, f->seed, key, len);                                          \
-        }                                                                                          \
-        bool added = put(f, h.lo, h.hi);                                                           \
-        bki_set_items(f, bki_items(f) + added);                                                    \
-        if (was_new)                                                                               \
-            *was_new = added;                                                                      \
-        return BK_OK;                                                                              \
+        bk_hash_t h = bki_key_hash(f->hash, f->seed, key, len);                                    \
+        return count_added(f, put(f, h.lo, h.hi), was_new);                                        \
     }                                                                                              \
     attr static bk_status_t name##_add_key(bk_filter_t *f, const void *key, size_t len,            \
                                            bool *was_new)                                          \
     {                                                                                              \
         if (BKI_UNLIKELY(len != 8))                                                                \
             return name##_add_other(f, key, len, was_new);                                         \
-        XXH128_hash_t r = XXH3_128bits_withSeed(key, 8, f->seed);                                  \
-        bool added = put(f, r.low64, r.high64);                                                    \
-        bki_set_items(f, bki_items(f) + added);                                                    \
-        if (was_new)                                                                               \
-            *was_new = added;                                                                      \
-        return BK_OK;                                                                              \
+        XXH128_hash_t r = bki_xxh3_key(key, 8, f->seed);                                           \
+        return count_added(f, put(f, r.low64, r.high64), was_new);                                 \
     }
 
 /* bk_filter_contains_hash of one kind on one instruction set. */
