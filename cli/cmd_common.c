@@ -200,21 +200,28 @@ static int finish(const bkc_join_t *join, const common_opts_t *o, int rc)
             bkc_error("%s%s", join->err, incomplete);
         return BKC_EXIT_ERROR;
     }
-    if (join->long_line)
-        bkc_error("%s: line %" PRIu64 " is %" PRIu64 " bytes long: holding it took memory beyond "
+    if (join->long_line) {
+        char at[64];
+        if (join->long_lineno)
+            snprintf(at, sizeof at, "line %" PRIu64, join->long_lineno);
+        else
+            snprintf(at, sizeof at, "the line at byte %" PRIu64, join->long_offset);
+        bkc_error("%s: %s is %" PRIu64 " bytes long: holding it took memory beyond "
                   "--memory (lines up to %zu bytes fit; give a larger --memory to stay within it)",
-                  join->long_path, join->long_lineno, join->long_line, join->line_allowance);
+                  join->long_path, at, join->long_line, join->line_allowance);
+    }
     if (o->approx)
         bkc_error("approximate: a printed line is not common with probability <= %.3g; "
                   "a common line is left out with probability <= %.3g (duplicate filter)",
                   join->approx_false_rate, join->approx_miss_rate);
     if (o->verbose && !o->approx)
-        bkc_error("%" PRIu64 " common; %u threads; %s%s; %" PRIu64 " partitions, %u levels, %" PRIu64
+        bkc_error("%" PRIu64 " common; %u threads; %s%s%s; %" PRIu64 " partitions, %u levels, %" PRIu64
                   " bytes spilled, %" PRIu64 " lines kept off disk by the filter",
                   join->found, join->workers,
                   join->partitions ? "partitioned"
                   : join->mapped   ? "in memory (the smallest input mapped)"
                                    : "in memory",
+                  join->split ? " (each input read in byte ranges, one per thread)" : "",
                   join->restarts ? " (the input outgrew its estimate and was read again)" : "",
                   join->partitions, join->max_level, join->spilled_bytes, join->filtered_lines);
     else if (o->verbose)

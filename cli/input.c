@@ -57,6 +57,12 @@ struct bkc_reader {
     uint64_t lineno;
     uint64_t offset;
     int64_t size;
+    /* A range reader (bkc_reader_open_range): the file offset of the
+     * range's first line, and the offset no line of the range starts at or
+     * after (UINT64_MAX for a whole input). `offset` counts from `base`. */
+    uint64_t base, limit;
+    int lineno_known;  /* the range starts the file: line numbers are real */
+    uint64_t line_start; /* file offset of the last line bkc_reader_next gave */
     char err[512];
 };
 
@@ -68,6 +74,18 @@ void bkc_reader_set_limits(size_t line_max, size_t initial_buffer)
 
 static void set_error(bkc_reader_t *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Names the line being read for an error message: "line 12", or in a
+ * range that starts inside the file, where line numbers are not known,
+ * "the line at byte 123456". */
+static const char *next_line_name(const bkc_reader_t *r, char *buf, size_t len)
+{
+    if (r->lineno_known)
+        snprintf(buf, len, "line %llu", (unsigned long long)(r->lineno + 1));
+    else
+        snprintf(buf, len, "the line at byte %llu", (unsigned long long)(r->base + r->offset));
+    return buf;
+}
 
 static void set_error(bkc_reader_t *r, const char *fmt, ...)
 {
@@ -133,10 +151,54 @@ bkc_reader_t *bkc_reader_open(const char *path, char *err, size_t errlen)
     r->cap = cap;
     r->line_max = g_line_max;
     r->size = S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
+    r->limit = UINT64_MAX;
+    r->lineno_known = 1;
 #ifdef POSIX_FADV_SEQUENTIAL
     if (S_ISREG(st.st_mode))
         (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL); /* a hint */
 #endif
+    return r;
+}
+
+bkc_reader_t *bkc_reader_open_range(const char *path, uint64_t lo, uint64_t hi, char *err,
+                                    size_t errlen)
+{
+    bkc_reader_t *r = bkc_reader_open(path, err, errlen);
+    if (!r)
+        return NULL;
+    if (r->size < 0 || !r->own_fd) {
+        if (errlen)
+            snprintf(err, errlen, "%s: not a regular file (it cannot be read in parts)", r->name);
+        bkc_reader_close(r);
+        return NULL;
+    }
+    r->limit = hi;
+    if (lo == 0)
+        return r;
+    /* The line holding byte lo - 1 belongs to the range before: read it
+     * (its end, at the latest, is where this range's first line starts)
+     * and start counting after it. */
+    if (lseek(r->fd, (off_t)(lo - 1), SEEK_SET) < 0) {
+        if (errlen)
+            snprintf(err, errlen, "%s: %s", r->name, strerror(errno));
+        bkc_reader_close(r);
+        return NULL;
+    }
+    r->lineno_known = 0;
+    r->base = lo - 1;
+    r->limit = UINT64_MAX;
+    const char *line;
+    size_t len;
+    if (bkc_reader_next(r, &line, &len) < 0) {
+        if (errlen)
+            snprintf(err, errlen, "%s", r->err);
+        bkc_reader_close(r);
+        return NULL;
+    }
+    r->base += r->offset;
+    r->offset = 0;
+    r->lineno = 0;
+    r->limit = hi;
     return r;
 }
 
@@ -155,8 +217,9 @@ static int make_room(bkc_reader_t *r)
         return 0;
     /* The partial line fills the buffer. */
     if (r->cap > r->line_max) {
-        set_error(r, "%s: line %llu: longer than %zu bytes", r->name,
-                  (unsigned long long)(r->lineno + 1), r->line_max);
+        char at[64];
+        set_error(r, "%s: %s: longer than %zu bytes", r->name, next_line_name(r, at, sizeof at),
+                  r->line_max);
         return -1;
     }
     size_t ncap = r->cap * 2;
@@ -166,8 +229,9 @@ static int make_room(bkc_reader_t *r)
         ncap = r->cap + 1;
     char *nb = realloc(r->buf, ncap);
     if (!nb) {
-        set_error(r, "%s: line %llu: out of memory for a line of %zu bytes", r->name,
-                  (unsigned long long)(r->lineno + 1), r->cap);
+        char at[64];
+        set_error(r, "%s: %s: out of memory for a line of %zu bytes", r->name,
+                  next_line_name(r, at, sizeof at), r->cap);
         return -1;
     }
     r->buf = nb;
@@ -230,12 +294,14 @@ static int emit(bkc_reader_t *r, size_t len, size_t consumed, const char **line,
 {
     const char *p = r->buf + r->start;
     if (len > r->line_max) {
-        set_error(r, "%s: line %llu: longer than %zu bytes", r->name,
-                  (unsigned long long)(r->lineno + 1), r->line_max);
+        char at[64];
+        set_error(r, "%s: %s: longer than %zu bytes", r->name, next_line_name(r, at, sizeof at),
+                  r->line_max);
         return -1;
     }
     r->start += consumed;
     r->scanned = r->start;
+    r->line_start = r->base + r->offset;
     r->offset += consumed;
     r->lineno++;
     *line = p;
@@ -248,8 +314,9 @@ static int emit(bkc_reader_t *r, size_t len, size_t consumed, const char **line,
 static int read_more(bkc_reader_t *r)
 {
     if (r->end - r->start > r->line_max + 1) {
-        set_error(r, "%s: line %llu: longer than %zu bytes", r->name,
-                  (unsigned long long)(r->lineno + 1), r->line_max);
+        char at[64];
+        set_error(r, "%s: %s: longer than %zu bytes", r->name, next_line_name(r, at, sizeof at),
+                  r->line_max);
         return -1;
     }
     return fill(r);
@@ -259,6 +326,8 @@ int bkc_reader_next(bkc_reader_t *r, const char **line, size_t *len)
 {
     if (r->failed)
         return -1;
+    if (r->base + r->offset >= r->limit)
+        return 0; /* the next line starts in the next range */
     for (;;) {
         if (r->stopped)
             return 0;
@@ -327,7 +396,12 @@ const char *bkc_reader_name(const bkc_reader_t *r)
 
 uint64_t bkc_reader_lineno(const bkc_reader_t *r)
 {
-    return r->lineno;
+    return r->lineno_known ? r->lineno : 0;
+}
+
+uint64_t bkc_reader_line_offset(const bkc_reader_t *r)
+{
+    return r->line_start;
 }
 
 uint64_t bkc_reader_offset(const bkc_reader_t *r)

@@ -29,6 +29,19 @@ typedef struct bkc_reader bkc_reader_t;
  * here rather than failing on the first read. */
 bkc_reader_t *bkc_reader_open(const char *path, char *err, size_t errlen);
 
+/* A reader of the lines of regular file path that start in the byte range
+ * [lo, hi): the first is the line after the "\n" at or after lo - 1 (the
+ * whole file's first line when lo is 0), the last is the one holding byte
+ * hi - 1, read to its end wherever that is. Ranges that split a file end to
+ * end (hi of one the lo of the next) thus give every line once, to one of
+ * them. Line numbers are unknown in a range that does not start at 0
+ * (bkc_reader_lineno gives 0, and errors name the line by its byte
+ * offset). For bkc_reader_next only, not the peek calls. NULL with a
+ * message in err as for bkc_reader_open, or when path is not a regular
+ * file. */
+bkc_reader_t *bkc_reader_open_range(const char *path, uint64_t lo, uint64_t hi, char *err,
+                                    size_t errlen);
+
 /* Next line without its "\n" / "\r\n".
  * 1: *line and *len are valid until the next call (the bytes may contain
  *    NUL; *line is not NUL-terminated);
@@ -60,8 +73,13 @@ const char *bkc_reader_error(const bkc_reader_t *r);
 /* "path" as given to open, or "(standard input)" for "-". */
 const char *bkc_reader_name(const bkc_reader_t *r);
 
-/* 1-based number of the last line returned (0 before the first). */
+/* 1-based number of the last line returned (0 before the first, and in a
+ * range reader that does not start the file). */
 uint64_t bkc_reader_lineno(const bkc_reader_t *r);
+
+/* The file offset at which the last line bkc_reader_next returned starts
+ * (also in a range reader: counted from the start of the file). */
+uint64_t bkc_reader_line_offset(const bkc_reader_t *r);
 
 /* Bytes consumed so far: the lines returned plus their line ends. */
 uint64_t bkc_reader_offset(const bkc_reader_t *r);

@@ -55,14 +55,6 @@ static int intersect(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, unsigne
 
 /* ---- partitioning ---- */
 
-/* Partition of a key: the top 32 bits of the hash's high half scaled to
- * [0, parts) by multiply-shift; the set uses the low half, so the lines of
- * one partition still spread over the whole table. */
-static uint32_t part_of(uint64_t hi, uint32_t parts)
-{
-    return (uint32_t)(((hi >> 32) * parts) >> 32);
-}
-
 /* Where the smallest input's keys go while partitioning. */
 typedef struct dump {
     bkc_join_t *join;
@@ -77,7 +69,7 @@ static int spill_key(dump_t *d, const char *key, size_t len)
     bk_hash_t h = bkc_join_hash(d->seed, key, len);
     if (d->f)
         (void)bk_filter_add_hash(d->f, h, NULL);
-    if (bkc_spill_add(d->sp, part_of(h.hi, d->parts), h.lo, key, len) != 0)
+    if (bkc_spill_add(d->sp, bkc_join_part_of(h.hi, d->parts), h.lo, key, len) != 0)
         return bkc_join_fail(d->join, "%s", bkc_spill_error(d->sp));
     return 0;
 }
@@ -125,7 +117,7 @@ static int spill_batches(dump_t *d, bkc_join_src_t *s, bkc_join_batch_t *b, bool
                 d->join->filtered_lines++;
                 continue;
             }
-            if (bkc_spill_add(d->sp, part_of(b->hi[j], d->parts), b->lo[j], keys[j].ptr,
+            if (bkc_spill_add(d->sp, bkc_join_part_of(b->hi[j], d->parts), b->lo[j], keys[j].ptr,
                               keys[j].len) != 0)
                 return bkc_join_fail(d->join, "%s", bkc_spill_error(d->sp));
         }
@@ -171,7 +163,8 @@ static int solve_partitions(bkc_join_t *join, bkc_spill_t **sp, uint32_t n, uint
         bool empty = false;
         for (uint32_t i = 0; i < n; i++) {
             memset(&sub[i], 0, sizeof sub[i]);
-            sub[i].sp = sp[i];
+            sub[i].sp = &sp[i];
+            sub[i].nsp = 1;
             sub[i].part = p;
             sub[i].size = bkc_spill_part_bytes(sp[i], p);
             empty = empty || sub[i].size == 0;
@@ -259,10 +252,7 @@ static int judge(bkc_join_t *join, const bkc_join_src_t *s, const bkc_join_batch
     uint64_t own = own_bytes(join, s, off);
     own = own > inbatch ? own - inbatch : own;
     double lines = (double)count * scale * 1.1 + 1;
-    /* Records: the bytes, an 8-byte header and padding (the line end
-     * already counted in own); plus a chunk partly used and the table. */
-    double need = ((double)own + (double)count * 10.0) * scale * 1.05 + (double)(4u << 20) +
-                  (double)bkc_lineset_table_bytes((uint64_t)lines);
+    double need = bkc_join_set_need(own, count, scale);
     size_t normal = bkc_join_set_budget(join->mem);
     bool may_raise = level == 0 && bkc_join_src_rereadable(s); /* see restart_partitioned */
     if (need <= (double)normal || (may_raise && need <= (double)join->mem)) {
@@ -430,6 +420,11 @@ static int intersect(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, unsigne
 int bkc_join_exact_shard(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n)
 {
     return intersect(join, srcs, n, 0);
+}
+
+int bkc_join_intersect(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, unsigned level)
+{
+    return intersect(join, srcs, n, level);
 }
 
 void bkc_join_release(bkc_join_t *join)

@@ -9,9 +9,12 @@
  * join_source.c (inputs and spill partitions read as batches of hashed
  * keys), then join.c (one thread's exact join) and join_approx.c, which
  * use both and not each other, and join_parallel.c (the exact join on
- * several threads), which runs join.c once per thread. join_mapped.c is
- * the exact join's fast path when the smallest input fits in memory as it
- * is on disk; bkc_join_exact tries it first.
+ * several threads, and the crew of worker threads of join_crew.h), which
+ * runs join.c once per thread, on a shard of the keys each or, through
+ * join_split.c when the smallest input is too large to hold, on the
+ * partitions of inputs split by byte ranges. join_mapped.c is the exact
+ * join's fast path when the smallest input fits in memory as it is on
+ * disk; bkc_join_exact tries it first.
  */
 #ifndef BKC_JOIN_H
 #define BKC_JOIN_H
@@ -52,11 +55,13 @@ typedef struct bkc_join {
     double approx_false_rate; /* --approx: a printed line is not common */
     double approx_miss_rate;  /* --approx: a common line is left out */
     uint64_t long_line;       /* length of the first line over the allowance, 0: none */
-    uint64_t long_lineno;     /* its line number */
+    uint64_t long_lineno;     /* its line number, 0 if not known (a thread's byte range) */
+    uint64_t long_offset;     /* and the byte offset it starts at */
     char long_path[512];      /* and its input */
     unsigned workers;         /* threads the exact join ran on */
     uint64_t restarts;        /* inputs held whole until they outgrew the estimate */
     bool mapped;              /* joined by bkc_join_mapped */
+    bool split;               /* the threads read byte ranges (bkc_join_split) */
 
     /* Working state, owned by the join (bkc_join_release frees it). */
     char *kbuf;
@@ -78,10 +83,11 @@ void bkc_join_sources_free(bkc_join_src_t *srcs, uint32_t n);
 /* Exact: emits each line common to all n sources once. Memory stays
  * within join->mem whatever the input sizes (spilling to join->tmpdir),
  * lines longer than join->line_allowance aside. With join->threads > 1 and
- * every input a regular file, the keys are split by hash into one shard per
- * thread, each thread reads every input and solves its own shard within
- * its share of join->mem (join_parallel.c), and emit is called from one
- * thread at a time. 0, or -1 with join->err. */
+ * every input a regular file, the work is split between the threads, each
+ * in its share of join->mem: by byte ranges of the inputs when the
+ * smallest is too large to hold (join_split.c), else by shards of the keys
+ * (join_parallel.c); emit is called from one thread at a time. 0, or -1
+ * with join->err. */
 int bkc_join_exact(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n);
 
 /* The exact join when every input is a named regular file, nothing is
@@ -95,6 +101,12 @@ int bkc_join_mapped(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n);
 /* The exact join of this thread's shard of the keys (all of them when
  * join->nshards <= 1), in join->mem (join.c). 0, or -1 with join->err. */
 int bkc_join_exact_shard(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n);
+
+/* The exact join of sources at a level below 0 (partitions of spills
+ * written with bkc_join_level_seed(join, level - 1)), in join->mem, on
+ * this thread (join.c). Opens and closes the sources. 0, or -1 with
+ * join->err. */
+int bkc_join_intersect(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, unsigned level);
 
 /* From Bloom filters alone at false-positive rate fpr each: never misses
  * a common line except through the duplicate filter, may emit lines that

@@ -1,26 +1,26 @@
 /*
- * The exact join on several threads (see join.h).
+ * The exact join on several threads (see join.h), and the crew of worker
+ * threads it runs on (join_crew.h).
  *
- * The keys are split by hash into one shard per thread, and each thread
- * runs the whole exact join (join.c) on its own shard: it reads every
- * input, hashes every line, keeps the lines of its shard and drops the
- * others, within its share of the memory budget, with its own set, Bloom
- * filter and spill files. The shards share nothing but the output, so
- * nothing is locked while lines are read, spilled or looked up, and the
- * partitions of each shard are solved on its own thread, all threads at
- * once. Reading and hashing every line in every thread is the price (a
- * fraction of the per-line work: the set's probes, copies and the spill
- * are split); it keeps the method the same at every size and needs no
- * hand-off of lines between threads.
+ * Two ways to split the work:
+ *
+ *  - byte ranges (join_split.c), when the smallest input is too large for
+ *    memory and will be partitioned anyway: each line is read, hashed and
+ *    spilled once, by the thread whose range holds it, and the partitions
+ *    are then solved by all threads at once;
+ *  - shards (here), otherwise: the keys are split by hash into one shard
+ *    per thread, and each thread runs the whole exact join (join.c) on its
+ *    own shard: it reads every input, hashes every line, keeps the lines
+ *    of its shard and drops the others, with its own set. Nothing is
+ *    shared but the output, so nothing is locked while lines are read or
+ *    looked up. Reading and hashing every line in every thread is the
+ *    price, small beside the set's probes and copies when the inputs are
+ *    held in memory, and it needs no hand-off of lines between threads.
  *
  * Standard input and pipes can be read only once, so a join with one of
  * them among its inputs runs on one thread.
- *
- * Output: each thread collects its common lines in a buffer of its own
- * and hands a full buffer to join->emit under a lock, so lines are never
- * interleaved and the lock is taken once per buffer, not per line.
  */
-#include "join.h"
+#include "join_crew.h"
 #include "join_source.h"
 
 #include <pthread.h>
@@ -30,36 +30,30 @@
 /* Common lines a worker collects before taking the output lock. */
 #define OUT_BUFFER ((size_t)64 << 10)
 
-typedef struct shared {
+struct bkc_join_crew {
     bkc_join_t *parent;
+    uint32_t count;
+    bkc_join_worker_t *ws;
     pthread_mutex_t out_lock;
     int stop;
     int first_failed; /* index of the worker that failed first, or -1 */
-} shared_t;
-
-typedef struct worker {
-    bkc_join_t join;
-    shared_t *sh;
-    bkc_join_src_t *srcs;
-    uint32_t n, index;
-    int rc;
-    char *out; /* records: u32 length, then the line */
-    size_t used;
-} worker_t;
+    int (*phase)(bkc_join_worker_t *w, void *arg);
+    void *arg;
+};
 
 /* Hands the collected lines to the parent's emit, under the lock. */
-static int flush_out(worker_t *w)
+static int flush_out(bkc_join_worker_t *w)
 {
-    bkc_join_t *parent = w->sh->parent;
+    bkc_join_t *parent = w->crew->parent;
     int rc = 0;
-    pthread_mutex_lock(&w->sh->out_lock);
+    pthread_mutex_lock(&w->crew->out_lock);
     for (size_t pos = 0; pos < w->used && rc == 0;) {
         uint32_t len;
         memcpy(&len, w->out + pos, 4);
         rc = parent->emit(parent->emit_ctx, w->out + pos + 4, len);
         pos += 4 + (size_t)len;
     }
-    pthread_mutex_unlock(&w->sh->out_lock);
+    pthread_mutex_unlock(&w->crew->out_lock);
     w->used = 0;
     return rc;
 }
@@ -68,13 +62,13 @@ static int flush_out(worker_t *w)
  * a line too long for the buffer goes out on its own. */
 static int worker_emit(void *ctx, const char *line, size_t len)
 {
-    worker_t *w = ctx;
+    bkc_join_worker_t *w = ctx;
     if (4 + len > OUT_BUFFER - w->used && w->used && flush_out(w) != 0)
         return -1;
     if (4 + len > OUT_BUFFER) {
-        pthread_mutex_lock(&w->sh->out_lock);
-        int rc = w->sh->parent->emit(w->sh->parent->emit_ctx, line, len);
-        pthread_mutex_unlock(&w->sh->out_lock);
+        pthread_mutex_lock(&w->crew->out_lock);
+        int rc = w->crew->parent->emit(w->crew->parent->emit_ctx, line, len);
+        pthread_mutex_unlock(&w->crew->out_lock);
         return rc;
     }
     uint32_t len32 = (uint32_t)len;
@@ -85,64 +79,102 @@ static int worker_emit(void *ctx, const char *line, size_t len)
     return 0;
 }
 
-static void *run_worker(void *vw)
+bkc_join_crew_t *bkc_join_crew_new(bkc_join_t *parent, uint32_t count)
 {
-    worker_t *w = vw;
-    w->rc = bkc_join_exact_shard(&w->join, w->srcs, w->n);
+    bkc_join_crew_t *crew = calloc(1, sizeof *crew);
+    bkc_join_worker_t *ws = calloc(count, sizeof *ws);
+    if (!crew || !ws) {
+        free(crew);
+        free(ws);
+        bkc_join_fail(parent, "out of memory");
+        return NULL;
+    }
+    crew->parent = parent;
+    crew->count = count;
+    crew->ws = ws;
+    crew->first_failed = -1;
+    pthread_mutex_init(&crew->out_lock, NULL);
+    for (uint32_t i = 0; i < count; i++) {
+        bkc_join_worker_t *w = &ws[i];
+        w->crew = crew;
+        w->index = i;
+        w->count = count;
+        w->join = *parent;
+        w->join.mem = parent->mem / count;
+        w->join.shard = 0;
+        w->join.nshards = 1;
+        w->join.stop = &crew->stop;
+        w->join.emit = worker_emit;
+        w->join.emit_ctx = w;
+        w->join.set = NULL;
+        w->join.kbuf = NULL;
+        w->join.kcap = 0;
+        w->join.found = w->join.spilled_bytes = w->join.filtered_lines = 0;
+        w->join.partitions = w->join.restarts = 0;
+        w->join.max_level = 0;
+        w->join.long_line = 0;
+        w->join.err[0] = '\0';
+        w->out = malloc(OUT_BUFFER);
+        if (!w->out) {
+            crew->count = i + 1;
+            bkc_join_crew_free(crew);
+            bkc_join_fail(parent, "out of memory");
+            return NULL;
+        }
+    }
+    return crew;
+}
+
+bkc_join_worker_t *bkc_join_crew_worker(bkc_join_crew_t *crew, uint32_t index)
+{
+    return &crew->ws[index];
+}
+
+static void *run_phase(void *vw)
+{
+    bkc_join_worker_t *w = vw;
+    bkc_join_crew_t *crew = w->crew;
+    w->rc = crew->phase(w, crew->arg);
     if (w->rc == 0 && w->used && flush_out(w) != 0) {
         w->join.emit_failed = true;
         w->rc = bkc_join_fail(&w->join, "write error");
     }
     if (w->rc != 0) {
         int none = -1;
-        __atomic_compare_exchange_n(&w->sh->first_failed, &none, (int)w->index, false,
+        __atomic_compare_exchange_n(&crew->first_failed, &none, (int)w->index, false,
                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-        __atomic_store_n(&w->sh->stop, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&crew->stop, 1, __ATOMIC_RELAXED);
     }
     return NULL;
 }
 
-/* A worker's copy of the join and of the inputs (paths and sizes; each
- * thread opens its own readers), with its share of the memory. */
-static int worker_init(worker_t *w, shared_t *sh, const bkc_join_src_t *srcs, uint32_t n,
-                       uint32_t index, uint32_t count)
+int bkc_join_crew_run(bkc_join_crew_t *crew, int (*phase)(bkc_join_worker_t *w, void *arg),
+                      void *arg)
 {
-    bkc_join_t *parent = sh->parent;
-    memset(w, 0, sizeof *w);
-    w->sh = sh;
-    w->n = n;
-    w->index = index;
-    w->join = *parent;
-    w->join.mem = parent->mem / count;
-    w->join.shard = index;
-    w->join.nshards = count;
-    w->join.stop = &sh->stop;
-    w->join.emit = worker_emit;
-    w->join.emit_ctx = w;
-    w->join.set = NULL;
-    w->join.kbuf = NULL;
-    w->join.kcap = 0;
-    w->srcs = calloc(n, sizeof *w->srcs);
-    w->out = malloc(OUT_BUFFER);
-    if (!w->srcs || !w->out)
-        return -1;
-    for (uint32_t i = 0; i < n; i++) {
-        w->srcs[i].path = srcs[i].path;
-        w->srcs[i].size = srcs[i].size;
-    }
-    return 0;
-}
-
-static void worker_free(worker_t *w)
-{
-    if (w->srcs)
-        bkc_join_sources_free(w->srcs, w->n);
-    free(w->out);
-    bkc_join_release(&w->join);
+    bkc_join_t *parent = crew->parent;
+    pthread_t *tids = calloc(crew->count, sizeof *tids);
+    if (!tids)
+        return bkc_join_fail(parent, "out of memory");
+    crew->phase = phase;
+    crew->arg = arg;
+    int rc = 0;
+    uint32_t started = 0;
+    for (; started < crew->count; started++)
+        if (pthread_create(&tids[started], NULL, run_phase, &crew->ws[started]) != 0) {
+            rc = bkc_join_fail(parent, "cannot start a thread");
+            __atomic_store_n(&crew->stop, 1, __ATOMIC_RELAXED);
+            break;
+        }
+    for (uint32_t i = 0; i < started; i++)
+        pthread_join(tids[i], NULL);
+    free(tids);
+    if (rc == 0 && crew->first_failed >= 0)
+        rc = bkc_join_fail(parent, "%s", crew->ws[crew->first_failed].join.err);
+    return rc;
 }
 
 /* Adds a worker's results to the parent's. */
-static void gather(bkc_join_t *parent, const worker_t *w)
+static void gather(bkc_join_t *parent, const bkc_join_worker_t *w)
 {
     const bkc_join_t *j = &w->join;
     parent->found += j->found;
@@ -156,42 +188,60 @@ static void gather(bkc_join_t *parent, const worker_t *w)
     if (j->long_line && !parent->long_line) {
         parent->long_line = j->long_line;
         parent->long_lineno = j->long_lineno;
+        parent->long_offset = j->long_offset;
         memcpy(parent->long_path, j->long_path, sizeof parent->long_path);
     }
 }
 
-/* Runs count workers; the first failure's reason goes to join->err. */
-static int run_workers(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, uint32_t count)
+void bkc_join_crew_free(bkc_join_crew_t *crew)
 {
-    shared_t sh = {join, PTHREAD_MUTEX_INITIALIZER, 0, -1};
-    worker_t *ws = calloc(count, sizeof *ws);
-    pthread_t *tids = calloc(count, sizeof *tids);
-    bool *started = calloc(count, sizeof *started);
-    int rc = ws && tids && started ? 0 : bkc_join_fail(join, "out of memory");
-    for (uint32_t i = 0; i < count && rc == 0; i++) {
-        if (worker_init(&ws[i], &sh, srcs, n, i, count) != 0)
-            rc = bkc_join_fail(join, "out of memory");
-        else if (pthread_create(&tids[i], NULL, run_worker, &ws[i]) != 0)
-            rc = bkc_join_fail(join, "cannot start a thread");
-        else
-            started[i] = true;
+    if (!crew)
+        return;
+    for (uint32_t i = 0; i < crew->count; i++) {
+        gather(crew->parent, &crew->ws[i]);
+        free(crew->ws[i].out);
+        bkc_join_release(&crew->ws[i].join);
     }
-    if (rc != 0)
-        __atomic_store_n(&sh.stop, 1, __ATOMIC_RELAXED);
-    for (uint32_t i = 0; ws && i < count; i++) {
-        if (started[i]) {
-            pthread_join(tids[i], NULL);
-            gather(join, &ws[i]);
-        }
+    pthread_mutex_destroy(&crew->out_lock);
+    free(crew->ws);
+    free(crew);
+}
+
+/* ---- shards ---- */
+
+typedef struct shard_task {
+    const bkc_join_src_t *srcs;
+    uint32_t n;
+} shard_task_t;
+
+/* One worker's whole join of its shard, with readers of its own. */
+static int solve_shard(bkc_join_worker_t *w, void *arg)
+{
+    const shard_task_t *task = arg;
+    const bkc_join_src_t *srcs = task->srcs;
+    uint32_t n = task->n;
+    bkc_join_src_t *own = calloc(n, sizeof *own);
+    if (!own)
+        return bkc_join_fail(&w->join, "out of memory");
+    for (uint32_t i = 0; i < n; i++) {
+        own[i].path = srcs[i].path;
+        own[i].size = srcs[i].size;
     }
-    if (rc == 0 && sh.first_failed >= 0)
-        rc = bkc_join_fail(join, "%s", ws[sh.first_failed].join.err);
-    for (uint32_t i = 0; ws && i < count; i++)
-        worker_free(&ws[i]);
-    free(ws);
-    free(tids);
-    free(started);
-    pthread_mutex_destroy(&sh.out_lock);
+    w->join.shard = w->index;
+    w->join.nshards = w->count;
+    int rc = bkc_join_exact_shard(&w->join, own, n);
+    bkc_join_sources_free(own, n);
+    return rc;
+}
+
+static int run_shards(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, uint32_t count)
+{
+    bkc_join_crew_t *crew = bkc_join_crew_new(join, count);
+    if (!crew)
+        return -1;
+    shard_task_t task = {srcs, n};
+    int rc = bkc_join_crew_run(crew, solve_shard, &task);
+    bkc_join_crew_free(crew);
     return rc;
 }
 
@@ -208,7 +258,9 @@ int bkc_join_exact(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n)
     join->nshards = 1;
     if (count == 1)
         return bkc_join_exact_shard(join, srcs, n);
-    int rc = run_workers(join, srcs, n, count);
+    int rc = bkc_join_split(join, srcs, n, count);
+    if (rc == 1)
+        rc = run_shards(join, srcs, n, count);
     bkc_join_close_all(srcs, n);
     return rc;
 }

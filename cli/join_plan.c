@@ -2,12 +2,20 @@
  * The join's sizing arithmetic (see join_plan.h).
  */
 #include "join_plan.h"
+#include "lineset.h"
 
 #include <math.h>
 
 double bkc_join_set_bytes(uint64_t off, uint64_t count)
 {
     return (double)off + (double)count * (12.0 + 32.0);
+}
+
+double bkc_join_set_need(uint64_t bytes, uint64_t count, double scale)
+{
+    double lines = (double)count * scale * 1.1 + 1;
+    return ((double)bytes + (double)count * 10.0) * scale * 1.05 + (double)(4u << 20) +
+           (double)bkc_lineset_table_bytes((uint64_t)lines);
 }
 
 /* Write buffers per partition: the child level reads n partitions at once,

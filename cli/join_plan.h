@@ -25,6 +25,13 @@ static inline size_t bkc_join_set_budget(size_t mem)
  * load between 3/8 and 3/4 (16 bytes each). */
 double bkc_join_set_bytes(uint64_t off, uint64_t count);
 
+/* What holding a whole input in a set needs, projected from a sample:
+ * `count` keys in `bytes` bytes read, the input being `scale` times the
+ * sample. The records (bytes, an 8-byte header and padding; the line end
+ * already counted in bytes), a chunk partly used, and a table sized for
+ * the projected lines with a tenth to spare. */
+double bkc_join_set_need(uint64_t bytes, uint64_t count, double scale);
+
 typedef struct bkc_join_parts {
     uint32_t parts;   /* partitions */
     size_t bufsize;   /* write buffer per partition */

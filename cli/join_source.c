@@ -95,7 +95,9 @@ void bkc_join_sort_by_size(bkc_join_src_t *srcs, uint32_t n)
 int bkc_join_src_open(bkc_join_t *join, bkc_join_src_t *s)
 {
     if (s->sp) {
-        s->sr = bkc_spill_reader_open(s->sp, s->part);
+        s->sp_at = 0;
+        s->sp_done = 0;
+        s->sr = bkc_spill_reader_open(s->sp[0], s->part);
         return s->sr ? 0 : bkc_join_fail(join, "out of memory");
     }
     if (s->pre) {
@@ -104,7 +106,8 @@ int bkc_join_src_open(bkc_join_t *join, bkc_join_src_t *s)
         return 0;
     }
     char e[512];
-    s->rd = bkc_reader_open(s->path, e, sizeof e);
+    s->rd = s->ranged ? bkc_reader_open_range(s->path, s->lo, s->hi, e, sizeof e)
+                      : bkc_reader_open(s->path, e, sizeof e);
     return s->rd ? 0 : bkc_join_fail(join, "%s", e);
 }
 
@@ -129,7 +132,29 @@ bool bkc_join_src_rereadable(const bkc_join_src_t *s)
 
 uint64_t bkc_join_src_offset(const bkc_join_src_t *s)
 {
-    return s->sr ? bkc_spill_reader_offset(s->sr) : s->rd ? bkc_reader_offset(s->rd) : 0;
+    return s->sr   ? s->sp_done + bkc_spill_reader_offset(s->sr)
+           : s->rd ? bkc_reader_offset(s->rd)
+                   : 0;
+}
+
+/* The next record of a spilled partition, moving on from one spill to the
+ * next at the end of each: 1, 0 at the end of the last, -1 with
+ * join->err. */
+static int next_spilled(bkc_join_t *join, bkc_join_src_t *s, const char **key, size_t *len,
+                        uint64_t *h)
+{
+    for (;;) {
+        int rc = bkc_spill_reader_next(s->sr, key, len, h);
+        if (rc < 0)
+            return bkc_join_fail(join, "%s", bkc_spill_reader_error(s->sr));
+        if (rc == 1 || s->sp_at + 1 >= s->nsp)
+            return rc;
+        s->sp_done += bkc_spill_reader_offset(s->sr);
+        bkc_spill_reader_close(s->sr);
+        s->sr = bkc_spill_reader_open(s->sp[++s->sp_at], s->part);
+        if (!s->sr)
+            return bkc_join_fail(join, "out of memory");
+    }
 }
 
 /* Makes join->kbuf hold at least need bytes. 0 or -1. */
@@ -189,6 +214,7 @@ static void note_long_line(bkc_join_t *join, const bkc_join_src_t *s, size_t len
         return;
     join->long_line = len;
     join->long_lineno = bkc_reader_lineno(s->rd);
+    join->long_offset = bkc_reader_line_offset(s->rd);
     snprintf(join->long_path, sizeof join->long_path, "%s", bkc_reader_name(s->rd));
 }
 
@@ -196,10 +222,7 @@ int bkc_join_src_next(bkc_join_t *join, bkc_join_src_t *s, const char **key, siz
 {
     if (s->sr) {
         uint64_t h;
-        int rc = bkc_spill_reader_next(s->sr, key, len, &h);
-        if (rc < 0)
-            bkc_join_fail(join, "%s", bkc_spill_reader_error(s->sr));
-        return rc;
+        return next_spilled(join, s, key, len, &h);
     }
     int rc = next_line_key(join, s, key, len);
     if (rc == 1)
@@ -239,9 +262,9 @@ static int next_hashed(bkc_join_t *join, bkc_join_src_t *s, uint64_t seed, bool 
                        const char **key, size_t *len, uint64_t *lo, uint64_t *hi)
 {
     if (s->sr) {
-        int rc = bkc_spill_reader_next(s->sr, key, len, lo);
+        int rc = next_spilled(join, s, key, len, lo);
         if (rc < 0)
-            return bkc_join_fail(join, "%s", bkc_spill_reader_error(s->sr));
+            return -1;
         *hi = 0;
         if (rc == 1 && fresh) {
             bk_hash_t hv = bkc_join_hash(seed, *key, *len);

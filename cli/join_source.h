@@ -20,8 +20,18 @@ struct bkc_join_src {
     const char *path;          /* level 0 */
     bkc_reader_t *pre;         /* level 0: a pipe, opened up front */
     bkc_reader_t *rd;
-    const bkc_spill_t *sp;     /* deeper levels: partition `part` of sp */
-    uint32_t part;
+    /* Level 0, when ranged: only the lines starting in bytes [lo, hi) of
+     * path (bkc_reader_open_range), one thread's part of a split input. */
+    bool ranged;
+    uint64_t lo, hi;
+    /* Deeper levels: partition `part` of sp[0], then of sp[1], and so on to
+     * sp[nsp - 1] (one spill per thread that wrote the level, in the
+     * order of the input's byte ranges, so the lines come back in the
+     * input's order). */
+    bkc_spill_t *const *sp;
+    uint32_t nsp, part;
+    uint32_t sp_at;            /* the spill being read */
+    uint64_t sp_done;          /* bytes read from the spills before it */
     bkc_spill_reader_t *sr;
     uint64_t size;             /* bytes, UINT64_MAX if unknown */
 };
@@ -93,6 +103,14 @@ static inline bk_hash_t bkc_join_hash(uint64_t seed, const char *key, size_t len
 static inline uint32_t bkc_join_shard_of(uint64_t hi, uint32_t nshards)
 {
     return (uint32_t)(((hi & 0xFFFFFFFFu) * nshards) >> 32);
+}
+
+/* The partition of a key: the top 32 bits of the hash's high half scaled
+ * to [0, parts) by multiply-shift; the set uses the low half, so the lines
+ * of one partition still spread over the whole table. */
+static inline uint32_t bkc_join_part_of(uint64_t hi, uint32_t parts)
+{
+    return (uint32_t)(((hi >> 32) * parts) >> 32);
 }
 
 /* The seed of a partitioning level: a fresh one per level, so lines that

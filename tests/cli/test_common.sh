@@ -316,12 +316,30 @@ if [ -x /usr/bin/time ]; then
         "$W/big1" "$W/big2" >"$W/got.raw" 2>"$W/err"
     kb=$(tail -n 1 "$W/rss")
     sort "$W/got.raw" >"$W/got"
-    if cmp -s "$W/got" "$W/want" && grep -q '2 threads; partitioned' "$W/err" && spilled &&
-        [ "$kb" -le 8192 ]; then
-        ok "-t 2 --memory 8M: partitions on two threads, peak ${kb}K"
+    if cmp -s "$W/got" "$W/want" && grep -q '2 threads; partitioned (each input read in byte ranges' "$W/err" &&
+        spilled && [ "$kb" -le 8192 ]; then
+        ok "-t 2 --memory 8M: inputs read in byte ranges, partitions on two threads, peak ${kb}K"
     else
         bad "-t 2 --memory 8M: peak ${kb}K, $(cat "$W/err")"
     fi
+    # Every line of an input common with itself is common: a line lost at
+    # a range boundary would be missing, one cut in two would print its
+    # pieces. CRLF and a last line without "\n" included.
+    { sed 's/$/\r/' "$W/big1" | head -n 1000; tail -n +1001 "$W/big1"; printf 'no newline'; } >"$W/self"
+    sed 's/\r$//' "$W/self" | sort -u >"$W/want.self"
+    for t in 2 3 5; do
+        "$BK" common -t $t --memory 4M --tmpdir "$W" -v "$W/self" "$W/self" >"$W/got.raw" 2>"$W/err"
+        rc=$?
+        sort "$W/got.raw" >"$W/got"
+        if [ "$rc" -eq 0 ] && cmp -s "$W/got" "$W/want.self" &&
+            [ "$(wc -l <"$W/got.raw")" -eq "$(wc -l <"$W/want.self")" ] &&
+            grep -q "$t threads; partitioned (each input read in byte ranges" "$W/err"; then
+            ok "-t $t: an input common with itself, read in $t byte ranges: every line once"
+        else
+            bad "-t $t: input with itself: exit $rc, $(wc -l <"$W/got.raw") lines, want $(wc -l <"$W/want.self"); $(cat "$W/err")"
+        fi
+    done
+    rm -f "$W/self" "$W/want.self"
     if grep -q 'beyond --memory' "$W/err"; then bad "short lines reported as over --memory"; else
         ok "no long-line message for short lines"; fi
 
@@ -361,6 +379,24 @@ if [ -x /usr/bin/time ]; then
             bad "-t $t: 20 MB line with --memory 8M: exit $rc, peak ${kb}K, '$(cat "$W/err")'"
         fi
     done
+    # In a thread's range other than the first, line numbers are not
+    # known: the long line is named by its byte offset.
+    head -n 250000 "$W/big1" >"$W/h1"
+    at=$(wc -c <"$W/h1")
+    head -c 100000 "$W/huge" >"$W/long"
+    { cat "$W/long"; echo; tail -n +250001 "$W/big1"; } >>"$W/h1"
+    { cat "$W/big2" "$W/long"; echo; } >"$W/h2"
+    ref "$W/want" "$W/h1" "$W/h2"
+    "$BK" common -t 2 --memory 8M --tmpdir "$W" -v "$W/h1" "$W/h2" >"$W/got.raw" 2>"$W/err"
+    rc=$?
+    sort "$W/got.raw" >"$W/got"
+    if [ "$rc" -eq 0 ] && cmp -s "$W/got" "$W/want" && grep -q 'byte ranges' "$W/err" &&
+        grep -q "h1: the line at byte $at is 100000 bytes long: .*beyond --memory" "$W/err"; then
+        ok "-t 2, byte ranges: a 100 KB line in the second range named by its offset ($at)"
+    else
+        bad "-t 2, byte ranges, 100 KB line at byte $at: exit $rc, '$(cat "$W/err")'"
+    fi
+    rm -f "$W/long"
     rm -f "$W/huge" "$W/h1" "$W/h2"
 else
     skip "in-memory path, threads, long lines (no /usr/bin/time)"

@@ -143,6 +143,119 @@ static void test_random_files(void)
     free(d);
 }
 
+/* Reads the lines of d[0..len) as the ranges between sorted cut points
+ * (0 and len included): together they must give the model's lines, each
+ * once, in order, with their file offsets. */
+static void compare_ranges(const char *path, const char *d, size_t len, const uint64_t *cut,
+                           size_t ncut)
+{
+    static mline_t ml[200000];
+    size_t n = model_split(d, len, ml, sizeof ml / sizeof ml[0]);
+    size_t k = 0;
+    for (size_t c = 0; c + 1 < ncut; c++) {
+        char err[256];
+        bkc_reader_t *r = bkc_reader_open_range(path, cut[c], cut[c + 1], err, sizeof err);
+        CHECK_MSG(r != NULL, "open range [%llu, %llu): %s", (unsigned long long)cut[c],
+                  (unsigned long long)cut[c + 1], err);
+        if (!r)
+            return;
+        const char *line;
+        size_t ll;
+        int rc;
+        uint64_t lines = 0;
+        while ((rc = bkc_reader_next(r, &line, &ll)) == 1) {
+            lines++;
+            if (k >= n) {
+                CHECK_MSG(0, "ranges gave more lines than the model (%zu)", n);
+                break;
+            }
+            /* The line starts in this range. */
+            CHECK_MSG(ml[k].off >= cut[c] && ml[k].off < cut[c + 1],
+                      "line at %zu read by range [%llu, %llu)", ml[k].off,
+                      (unsigned long long)cut[c], (unsigned long long)cut[c + 1]);
+            CHECK_MSG(ll == ml[k].len && memcmp(line, d + ml[k].off, ll) == 0,
+                      "line %zu differs", k + 1);
+            CHECK_EQ_U64(bkc_reader_line_offset(r), ml[k].off);
+            /* Line numbers only where the range starts the file. */
+            CHECK_EQ_U64(bkc_reader_lineno(r), cut[c] == 0 ? lines : 0);
+            k++;
+            if (bkt_failures_in_test > 5) {
+                bkc_reader_close(r);
+                return;
+            }
+        }
+        CHECK_MSG(rc == 0, "range end: rc %d (%s)", rc, bkc_reader_error(r));
+        CHECK(bkc_reader_next(r, &line, &ll) == 0);
+        bkc_reader_close(r);
+    }
+    CHECK_EQ_U64(k, n);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void test_ranges(void)
+{
+    uint64_t st = 7;
+    size_t max = (size_t)bkt_scaled(200000);
+    char *d = malloc(max + 1);
+    for (int round = 0; round < 8; round++) {
+        size_t len = random_input(&st, d, (size_t)(bkt_rand(&st) % max) + 1);
+        if (round % 2 && len > 0 && d[len - 1] == '\n')
+            len--;
+        char *p = write_temp("ranges", d, len);
+        bkc_reader_set_limits(0, round % 3 == 0 ? 64 : 0);
+        /* Cuts at random bytes, and at the bytes around line ends (a cut
+         * right at a line start, on its "\n", inside a "\r\n"). */
+        uint64_t cut[40];
+        size_t ncut = 0;
+        cut[ncut++] = 0;
+        cut[ncut++] = len;
+        while (ncut < 2 + (size_t)(round + 1) * 3) {
+            uint64_t at = len ? bkt_rand(&st) % (len + 1) : 0;
+            if (bkt_rand(&st) % 2) {
+                const char *nl = len ? memchr(d + at, '\n', len - at) : NULL;
+                if (nl)
+                    at = (uint64_t)(nl - d) + bkt_rand(&st) % 3 - (nl > d);
+            }
+            cut[ncut++] = at > len ? len : at;
+        }
+        qsort(cut, ncut, sizeof cut[0], cmp_u64);
+        compare_ranges(p, d, len, cut, ncut);
+        /* Two ranges and one: the plain split and the whole file. */
+        uint64_t halves[3] = {0, len / 2, len}, whole[2] = {0, len};
+        compare_ranges(p, d, len, halves, 3);
+        compare_ranges(p, d, len, whole, 2);
+    }
+    bkc_reader_set_limits(0, 0);
+
+    /* Errors: not a regular file; a too-long line in a range that starts
+     * inside the file is named by its byte offset. */
+    char err[256];
+    CHECK(bkc_reader_open_range("-", 0, 10, err, sizeof err) == NULL);
+    CHECK_MSG(strstr(err, "not a regular file") != NULL, "got '%s'", err);
+    memset(d, 'x', 300);
+    memcpy(d, "ab\ncd\n", 6);
+    d[300] = '\n';
+    char *p = write_temp("long", d, 301);
+    bkc_reader_set_limits(100, 16);
+    bkc_reader_t *r = bkc_reader_open_range(p, 4, 301, err, sizeof err);
+    CHECK_MSG(r != NULL, "%s", err);
+    if (r) {
+        const char *line;
+        size_t ll;
+        CHECK(bkc_reader_next(r, &line, &ll) == -1);
+        CHECK_MSG(strstr(bkc_reader_error(r), "the line at byte 6: longer than 100") != NULL,
+                  "got '%s'", bkc_reader_error(r));
+        bkc_reader_close(r);
+    }
+    bkc_reader_set_limits(0, 0);
+    free(d);
+}
+
 static void test_edge_cases(void)
 {
     static const struct {
@@ -320,6 +433,7 @@ int main(void)
         return 1;
     }
     bkt_run("random files vs model", test_random_files);
+    bkt_run("byte ranges vs model", test_ranges);
     bkt_run("edge cases", test_edge_cases);
     bkt_run("megabyte lines", test_megabyte_lines);
     bkt_run("line limit", test_line_limit);
