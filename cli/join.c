@@ -80,15 +80,6 @@ static int dump_entry(void *vd, const char *key, size_t len, uint32_t stamp)
     return spill_key(vd, key, len);
 }
 
-/* The keys of a batch as the library's batch calls take them. */
-static void batch_keys(const bkc_join_batch_t *b, bk_key_t *keys)
-{
-    for (uint32_t j = 0; j < b->n; j++) {
-        keys[j].ptr = bkc_join_batch_key(b, j);
-        keys[j].len = b->len[j];
-    }
-}
-
 static int finish_spill(bkc_join_t *join, bkc_spill_t *sp)
 {
     if (bkc_spill_finish(sp) != 0)
@@ -102,26 +93,9 @@ static int finish_spill(bkc_join_t *join, bkc_spill_t *sp)
 static int spill_batches(dump_t *d, bkc_join_src_t *s, bkc_join_batch_t *b, bool first)
 {
     int r;
-    while ((r = bkc_join_src_batch(d->join, s, b, d->seed, true)) == 1) {
-        bk_key_t keys[BKC_JOIN_BATCH];
-        bool in[BKC_JOIN_BATCH];
-        batch_keys(b, keys);
-        for (uint32_t j = 0; j < b->n; j++)
-            in[j] = true;
-        if (d->f && first)
-            (void)bk_filter_add_batch(d->f, keys, b->n, NULL, NULL);
-        else if (d->f)
-            (void)bk_filter_contains_batch(d->f, keys, b->n, in);
-        for (uint32_t j = 0; j < b->n; j++) {
-            if (!in[j]) {
-                d->join->filtered_lines++;
-                continue;
-            }
-            if (bkc_spill_add(d->sp, bkc_join_part_of(b->hi[j], d->parts), b->lo[j], keys[j].ptr,
-                              keys[j].len) != 0)
-                return bkc_join_fail(d->join, "%s", bkc_spill_error(d->sp));
-        }
-    }
+    while ((r = bkc_join_src_batch(d->join, s, b, d->seed, true)) == 1)
+        if (bkc_join_spill_batch(d->join, d->sp, d->parts, d->f, first, b) != 0)
+            return -1;
     if (r < 0)
         return -1;
     bkc_join_src_close(s);

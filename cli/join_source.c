@@ -311,3 +311,29 @@ int bkc_join_src_batch(bkc_join_t *join, bkc_join_src_t *s, bkc_join_batch_t *b,
     }
     return b->n > 0;
 }
+
+int bkc_join_spill_batch(bkc_join_t *join, bkc_spill_t *sp, uint32_t parts, bk_filter_t *f,
+                         bool add, const bkc_join_batch_t *b)
+{
+    bk_hash_t hs[BKC_JOIN_BATCH];
+    bool in[BKC_JOIN_BATCH];
+    for (uint32_t j = 0; j < b->n; j++) {
+        hs[j].lo = b->lo[j];
+        hs[j].hi = b->hi[j];
+        in[j] = true;
+    }
+    if (f && add)
+        (void)bk_filter_add_hash_batch(f, hs, b->n, NULL, NULL);
+    else if (f)
+        (void)bk_filter_contains_hash_batch(f, hs, b->n, in);
+    for (uint32_t j = 0; j < b->n; j++) {
+        if (!in[j]) {
+            join->filtered_lines++;
+            continue;
+        }
+        if (bkc_spill_add(sp, bkc_join_part_of(b->hi[j], parts), b->lo[j], bkc_join_batch_key(b, j),
+                          b->len[j]) != 0)
+            return bkc_join_fail(join, "%s", bkc_spill_error(sp));
+    }
+    return 0;
+}

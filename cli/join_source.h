@@ -87,6 +87,15 @@ int bkc_join_src_next(bkc_join_t *join, bkc_join_src_t *s, const char **key, siz
 int bkc_join_src_batch(bkc_join_t *join, bkc_join_src_t *s, bkc_join_batch_t *b, uint64_t seed,
                        bool fresh);
 
+/* Spills batch b (keys hashed fresh, see bkc_join_src_batch) into parts
+ * partitions of sp through the prefilter f (may be NULL): with `add`, every
+ * key is added to f and spilled (the smallest input); without, keys f
+ * cannot hold are counted in join->filtered_lines and not spilled (they
+ * cannot be common). f must use the join's hash and the batch's seed: the
+ * keys are not hashed again. 0, or -1 with join->err. */
+int bkc_join_spill_batch(bkc_join_t *join, bkc_spill_t *sp, uint32_t parts, bk_filter_t *f,
+                         bool add, const bkc_join_batch_t *b);
+
 static inline const char *bkc_join_batch_key(const bkc_join_batch_t *b, uint32_t i)
 {
     return b->buf + b->off[i];

@@ -80,32 +80,9 @@ static int spill_range(bkc_join_worker_t *w, split_t *s, uint32_t i)
     bkc_join_batch_t b;
     memset(&b, 0, sizeof b);
     int r;
-    while ((r = bkc_join_src_batch(join, &src, &b, s->seed, true)) == 1) {
-        bk_key_t keys[BKC_JOIN_BATCH];
-        bool in[BKC_JOIN_BATCH];
-        for (uint32_t j = 0; j < b.n; j++) {
-            keys[j].ptr = bkc_join_batch_key(&b, j);
-            keys[j].len = b.len[j];
-            in[j] = true;
-        }
-        if (f && i == 0)
-            (void)bk_filter_add_batch(f, keys, b.n, NULL, NULL);
-        else if (f)
-            (void)bk_filter_contains_batch(f, keys, b.n, in);
-        for (uint32_t j = 0; j < b.n; j++) {
-            if (!in[j]) {
-                join->filtered_lines++;
-                continue;
-            }
-            if (bkc_spill_add(sp, bkc_join_part_of(b.hi[j], s->plan.parts), b.lo[j],
-                              bkc_join_batch_key(&b, j), b.len[j]) != 0) {
-                r = bkc_join_fail(join, "%s", bkc_spill_error(sp));
-                break;
-            }
-        }
-        if (r < 0)
+    while ((r = bkc_join_src_batch(join, &src, &b, s->seed, true)) == 1)
+        if ((r = bkc_join_spill_batch(join, sp, s->plan.parts, f, i == 0, &b)) != 0)
             break;
-    }
     free(b.buf);
     bkc_join_src_close(&src);
     if (r < 0)

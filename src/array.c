@@ -31,8 +31,9 @@ static void prefetch_line(const bk_filter_t *f, bk_hash_t h)
 }
 
 /* What a kind does. NULL entries: add_atomic, remove, counter -> BK_EKIND
- * (counter: 1 if contained); add_batch, contains_batch -> the generic
- * pipeline below; union_into -> bytewise OR. */
+ * (counter: 1 if contained); add_batch, contains_batch and their
+ * pre-hashed forms -> the generic pipeline below; union_into -> bytewise
+ * OR. */
 typedef struct kind_ops {
     bool (*add)(bk_filter_t *f, bk_hash_t h);
     bool (*contains)(const bk_filter_t *f, bk_hash_t h);
@@ -43,12 +44,16 @@ typedef struct kind_ops {
     uint64_t (*add_batch)(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new);
     size_t (*contains_batch)(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out);
     void (*union_into)(bk_filter_t *dst, const bk_filter_t *src);
+    uint64_t (*add_hash_batch)(bk_filter_t *f, const bk_hash_t *hashes, size_t n, bool *was_new);
+    size_t (*contains_hash_batch)(const bk_filter_t *f, const bk_hash_t *hashes, size_t n,
+                                  bool *out);
 } kind_ops_t;
 
 static const kind_ops_t kinds[] = {
     [BK_KIND_BLOCKED] = {bki_blocked_add, bki_blocked_contains, prefetch_line,
                          bki_blocked_add_atomic, NULL, NULL, bki_blocked_add_batch,
-                         bki_blocked_contains_batch, NULL},
+                         bki_blocked_contains_batch, NULL, bki_blocked_add_hash_batch,
+                         bki_blocked_contains_hash_batch},
     [BK_KIND_CLASSIC] = {bki_classic_add, bki_classic_contains, bki_classic_prefetch,
                          bki_classic_add_atomic, NULL, NULL, NULL, NULL, NULL},
     [BK_KIND_COUNTING] = {bki_counting_add, bki_counting_contains, prefetch_line, NULL,
@@ -211,6 +216,9 @@ static inline void prefetch_hash(const bk_filter_t *f, bk_hash_t h)
 BKI_DEFINE_ADD_BATCH(add_batch_table, , bk_hash_t, locate_hash, prefetch_hash, PUT_TABLE)
 BKI_DEFINE_CONTAINS_BATCH(contains_batch_table, , bk_hash_t, locate_hash, prefetch_hash,
                           PROBE_TABLE)
+BKI_DEFINE_ADD_HASH_BATCH(add_hash_batch_table, , bk_hash_t, locate_hash, prefetch_hash, PUT_TABLE)
+BKI_DEFINE_CONTAINS_HASH_BATCH(contains_hash_batch_table, , bk_hash_t, locate_hash, prefetch_hash,
+                               PROBE_TABLE)
 
 uint64_t bki_array_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new)
 {
@@ -226,6 +234,24 @@ size_t bki_array_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size
     const kind_ops_t *o = ops_of(f);
     return o->contains_batch ? o->contains_batch(f, keys, n, out)
                              : contains_batch_table(f, keys, n, out);
+}
+
+uint64_t bki_array_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
+                                  bool *was_new)
+{
+    const kind_ops_t *o = ops_of(f);
+    uint64_t fresh = o->add_hash_batch ? o->add_hash_batch(f, hashes, n, was_new)
+                                       : add_hash_batch_table(f, hashes, n, was_new);
+    bki_set_items(f, bki_items(f) + fresh);
+    return fresh;
+}
+
+size_t bki_array_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hashes, size_t n,
+                                     bool *out)
+{
+    const kind_ops_t *o = ops_of(f);
+    return o->contains_hash_batch ? o->contains_hash_batch(f, hashes, n, out)
+                                  : contains_hash_batch_table(f, hashes, n, out);
 }
 
 /* ---- the payload as a whole ---- */

@@ -38,85 +38,108 @@
 #define BKI_BATCH_AHEAD 32
 #define BKI_BATCH_PIPELINE_MIN_BYTES (UINT64_C(1) << 20)
 
-#define BKI_BATCH_HASH(f, key) bki_key_hash((f)->hash, (f)->seed, (key).ptr, (key).len)
+/* A batch's items become hashes through two macros, so one pipeline serves
+ * keys and hashes the caller already has (the pre-hashed batch calls):
+ * ITEM_HASH(f, items, i) is item i's hash, ITEM_FETCH(items, i) requests
+ * its bytes ahead of the hash. Keys are hashed with the filter's hash and
+ * seed; given hashes are used as they are, with nothing to request. */
+#define BKI_KEY_HASH(f, keys, i) bki_key_hash((f)->hash, (f)->seed, (keys)[i].ptr, (keys)[i].len)
+#define BKI_KEY_FETCH(keys, i) __builtin_prefetch((keys)[i].ptr)
+#define BKI_GIVEN_HASH(f, hashes, i) ((void)(f), (hashes)[i])
+#define BKI_GIVEN_FETCH(hashes, i) ((void)0)
 
-/* Fills the ring with the first keys, their memory requested. */
-#define BKI_BATCH_PRIME(locate, prefetch, f, keys, n, ring)                              \
-    for (size_t j_ = 0; j_ < (n) && j_ < BKI_BATCH_AHEAD; j_++) {                        \
-        (ring)[j_] = locate(f, BKI_BATCH_HASH(f, (keys)[j_]));                           \
-        prefetch(f, (ring)[j_]);                                                         \
+/* Fills the ring with the first items, their memory requested. */
+#define BKI_BATCH_PRIME(ITEM_HASH, locate, prefetch, f, items, n, ring)                            \
+    for (size_t j_ = 0; j_ < (n) && j_ < BKI_BATCH_AHEAD; j_++) {                                  \
+        (ring)[j_] = locate(f, ITEM_HASH(f, items, j_));                                           \
+        prefetch(f, (ring)[j_]);                                                                   \
     }
 
-/* One step of the ring: returns key i's pending entry and refills its slot
- * with key i + BKI_BATCH_AHEAD's. */
-#define BKI_BATCH_STEP(P, locate, prefetch, f, keys, n, ring, i, out_p)                  \
-    do {                                                                                \
-        if ((i) + 2 * BKI_BATCH_AHEAD < (n))                                            \
-            __builtin_prefetch((keys)[(i) + 2 * BKI_BATCH_AHEAD].ptr);                  \
-        out_p = (ring)[(i) & (BKI_BATCH_AHEAD - 1)];                                    \
-        if ((i) + BKI_BATCH_AHEAD < (n)) {                                              \
-            P next_ = locate(f, BKI_BATCH_HASH(f, (keys)[(i) + BKI_BATCH_AHEAD]));      \
-            prefetch(f, next_);                                                         \
-            (ring)[(i) & (BKI_BATCH_AHEAD - 1)] = next_;                                \
-        }                                                                               \
+/* One step of the ring: returns item i's pending entry and refills its slot
+ * with item i + BKI_BATCH_AHEAD's. */
+#define BKI_BATCH_STEP(P, ITEM_HASH, ITEM_FETCH, locate, prefetch, f, items, n, ring, i, out_p)    \
+    do {                                                                                           \
+        if ((i) + 2 * BKI_BATCH_AHEAD < (n))                                                       \
+            ITEM_FETCH(items, (i) + 2 * BKI_BATCH_AHEAD);                                          \
+        out_p = (ring)[(i) & (BKI_BATCH_AHEAD - 1)];                                               \
+        if ((i) + BKI_BATCH_AHEAD < (n)) {                                                         \
+            P next_ = locate(f, ITEM_HASH(f, items, (i) + BKI_BATCH_AHEAD));                       \
+            prefetch(f, next_);                                                                    \
+            (ring)[(i) & (BKI_BATCH_AHEAD - 1)] = next_;                                           \
+        }                                                                                          \
     } while (0)
 
-/* Defines `static size_t name(f, keys, n, out)`: the hits among n keys.
- * probe and put may be macros that use their pending argument more than
- * once, so it is always a variable here, never the locate() call itself
- * (which would hash the key once per use). */
-#define BKI_DEFINE_CONTAINS_BATCH(name, attr, P, locate, prefetch, probe)                   \
-    attr static size_t name(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out) \
-    {                                                                                       \
-        size_t hits = 0;                                                                    \
-        if (f->nbytes < BKI_BATCH_PIPELINE_MIN_BYTES) {                                     \
-            for (size_t i = 0; i < n; i++) {                                                \
-                P p_ = locate(f, BKI_BATCH_HASH(f, keys[i]));                               \
-                bool hit = probe(f, p_);                                                    \
-                out[i] = hit;                                                               \
-                hits += hit;                                                                \
-            }                                                                               \
-            return hits;                                                                    \
-        }                                                                                   \
-        P ring[BKI_BATCH_AHEAD];                                                            \
-        BKI_BATCH_PRIME(locate, prefetch, f, keys, n, ring);                                \
-        for (size_t i = 0; i < n; i++) {                                                    \
-            P p;                                                                            \
-            BKI_BATCH_STEP(P, locate, prefetch, f, keys, n, ring, i, p);                    \
-            bool hit = probe(f, p);                                                         \
-            out[i] = hit;                                                                   \
-            hits += hit;                                                                    \
-        }                                                                                   \
-        return hits;                                                                        \
+/* Defines `static size_t name(f, items, n, out)` over items of type T: the
+ * hits among n items. probe and put may be macros that use their pending
+ * argument more than once, so it is always a variable here, never the
+ * locate() call itself (which would hash the key once per use). */
+#define BKI_DEFINE_CONTAINS_BATCH_OF(name, attr, T, ITEM_HASH, ITEM_FETCH, P, locate, prefetch,    \
+                                     probe)                                                        \
+    attr static size_t name(const bk_filter_t *f, const T *items, size_t n, bool *out)             \
+    {                                                                                              \
+        size_t hits = 0;                                                                           \
+        if (f->nbytes < BKI_BATCH_PIPELINE_MIN_BYTES) {                                            \
+            for (size_t i = 0; i < n; i++) {                                                       \
+                P p_ = locate(f, ITEM_HASH(f, items, i));                                          \
+                bool hit = probe(f, p_);                                                           \
+                out[i] = hit;                                                                      \
+                hits += hit;                                                                       \
+            }                                                                                      \
+            return hits;                                                                           \
+        }                                                                                          \
+        P ring[BKI_BATCH_AHEAD];                                                                   \
+        BKI_BATCH_PRIME(ITEM_HASH, locate, prefetch, f, items, n, ring);                           \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            P p;                                                                                   \
+            BKI_BATCH_STEP(P, ITEM_HASH, ITEM_FETCH, locate, prefetch, f, items, n, ring, i, p);   \
+            bool hit = probe(f, p);                                                                \
+            out[i] = hit;                                                                          \
+            hits += hit;                                                                           \
+        }                                                                                          \
+        return hits;                                                                               \
     }
 
-/* Defines `static uint64_t name(f, keys, n, was_new)`: adds n keys in array
- * order (was_new may be NULL); returns the number of new keys. */
-#define BKI_DEFINE_ADD_BATCH(name, attr, P, locate, prefetch, put)                            \
-    attr static uint64_t name(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new) \
-    {                                                                                         \
-        uint64_t fresh = 0;                                                                   \
-        if (f->nbytes < BKI_BATCH_PIPELINE_MIN_BYTES) {                                       \
-            for (size_t i = 0; i < n; i++) {                                                  \
-                P p_ = locate(f, BKI_BATCH_HASH(f, keys[i]));                                 \
-                bool added = put(f, p_);                                                      \
-                if (was_new)                                                                  \
-                    was_new[i] = added;                                                       \
-                fresh += added;                                                               \
-            }                                                                                 \
-            return fresh;                                                                     \
-        }                                                                                     \
-        P ring[BKI_BATCH_AHEAD];                                                              \
-        BKI_BATCH_PRIME(locate, prefetch, f, keys, n, ring);                                  \
-        for (size_t i = 0; i < n; i++) {                                                      \
-            P p;                                                                              \
-            BKI_BATCH_STEP(P, locate, prefetch, f, keys, n, ring, i, p);                      \
-            bool added = put(f, p);                                                           \
-            if (was_new)                                                                      \
-                was_new[i] = added;                                                           \
-            fresh += added;                                                                   \
-        }                                                                                     \
-        return fresh;                                                                         \
+/* Defines `static uint64_t name(f, items, n, was_new)`: adds n items in
+ * array order (was_new may be NULL); returns the number of new ones. */
+#define BKI_DEFINE_ADD_BATCH_OF(name, attr, T, ITEM_HASH, ITEM_FETCH, P, locate, prefetch, put)    \
+    attr static uint64_t name(bk_filter_t *f, const T *items, size_t n, bool *was_new)             \
+    {                                                                                              \
+        uint64_t fresh = 0;                                                                        \
+        if (f->nbytes < BKI_BATCH_PIPELINE_MIN_BYTES) {                                            \
+            for (size_t i = 0; i < n; i++) {                                                       \
+                P p_ = locate(f, ITEM_HASH(f, items, i));                                          \
+                bool added = put(f, p_);                                                           \
+                if (was_new)                                                                       \
+                    was_new[i] = added;                                                            \
+                fresh += added;                                                                    \
+            }                                                                                      \
+            return fresh;                                                                          \
+        }                                                                                          \
+        P ring[BKI_BATCH_AHEAD];                                                                   \
+        BKI_BATCH_PRIME(ITEM_HASH, locate, prefetch, f, items, n, ring);                           \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            P p;                                                                                   \
+            BKI_BATCH_STEP(P, ITEM_HASH, ITEM_FETCH, locate, prefetch, f, items, n, ring, i, p);   \
+            bool added = put(f, p);                                                                \
+            if (was_new)                                                                           \
+                was_new[i] = added;                                                                \
+            fresh += added;                                                                        \
+        }                                                                                          \
+        return fresh;                                                                              \
     }
+
+/* The key and the pre-hashed instances of each. */
+#define BKI_DEFINE_CONTAINS_BATCH(name, attr, P, locate, prefetch, probe)                          \
+    BKI_DEFINE_CONTAINS_BATCH_OF(name, attr, bk_key_t, BKI_KEY_HASH, BKI_KEY_FETCH, P, locate,     \
+                                 prefetch, probe)
+#define BKI_DEFINE_CONTAINS_HASH_BATCH(name, attr, P, locate, prefetch, probe)                     \
+    BKI_DEFINE_CONTAINS_BATCH_OF(name, attr, bk_hash_t, BKI_GIVEN_HASH, BKI_GIVEN_FETCH, P,        \
+                                 locate, prefetch, probe)
+#define BKI_DEFINE_ADD_BATCH(name, attr, P, locate, prefetch, put)                                 \
+    BKI_DEFINE_ADD_BATCH_OF(name, attr, bk_key_t, BKI_KEY_HASH, BKI_KEY_FETCH, P, locate,          \
+                            prefetch, put)
+#define BKI_DEFINE_ADD_HASH_BATCH(name, attr, P, locate, prefetch, put)                            \
+    BKI_DEFINE_ADD_BATCH_OF(name, attr, bk_hash_t, BKI_GIVEN_HASH, BKI_GIVEN_FETCH, P, locate,     \
+                            prefetch, put)
 
 #endif /* BLOOMKIT_BATCH_H */

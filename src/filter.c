@@ -226,6 +226,62 @@ size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size
     return hits;
 }
 
+/* A chain's or a window's pre-hashed batch add: hash by hash, as the
+ * one-key calls do (a chain may grow at any key and stops at the first
+ * error, the hashes before it in). */
+static bk_status_t hash_add_one_by_one(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
+                                       bool *was_new, uint64_t *fresh)
+{
+    for (size_t i = 0; i < n; i++) {
+        bool added;
+        bk_status_t st = bk_filter_add_hash(f, hashes[i], &added);
+        if (st != BK_OK) {
+            if (was_new)
+                memset(was_new + i, 0, (n - i) * sizeof *was_new);
+            return st;
+        }
+        *fresh += added;
+        if (was_new)
+            was_new[i] = added;
+    }
+    return BK_OK;
+}
+
+bk_status_t bk_filter_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
+                                     bool *was_new, uint64_t *n_new)
+{
+    uint64_t fresh = 0;
+    bk_status_t st = BK_OK;
+    if (n_new)
+        *n_new = 0;
+    if (f->readonly)
+        return BK_EREADONLY;
+    if (n && !hashes)
+        return BK_EINVAL;
+    if (is_chain(f) || is_window(f))
+        st = hash_add_one_by_one(f, hashes, n, was_new, &fresh);
+    else
+        fresh = bki_array_add_hash_batch(f, hashes, n, was_new);
+    if (n_new)
+        *n_new = fresh;
+    return st;
+}
+
+size_t bk_filter_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hashes, size_t n,
+                                     bool *out)
+{
+    if (n && (!hashes || !out))
+        return 0;
+    if (!is_chain(f) && !is_window(f))
+        return bki_array_contains_hash_batch(f, hashes, n, out);
+    size_t hits = 0;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = bk_filter_contains_hash(f, hashes[i]);
+        hits += out[i];
+    }
+    return hits;
+}
+
 bk_status_t bk_filter_remove(bk_filter_t *f, const void *key, size_t len)
 {
     if (f->kind != BK_KIND_COUNTING)

@@ -366,6 +366,11 @@ BKI_HIDDEN size_t bki_blocked_contains_batch(const bk_filter_t *f, const bk_key_
                                              size_t n, bool *out);
 BKI_HIDDEN uint64_t bki_blocked_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n,
                                           bool *was_new);
+/* The same for keys already hashed (hashes non-NULL when n > 0). */
+BKI_HIDDEN size_t bki_blocked_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hashes,
+                                                  size_t n, bool *out);
+BKI_HIDDEN uint64_t bki_blocked_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
+                                               bool *was_new);
 
 /* ---- bloom.c (classic) ---- */
 BKI_HIDDEN bool bki_classic_add(bk_filter_t *f, bk_hash_t h);
@@ -421,6 +426,10 @@ BKI_HIDDEN uint64_t bki_array_add_batch(bk_filter_t *f, const bk_key_t *keys, si
                                         bool *was_new);
 BKI_HIDDEN size_t bki_array_contains_batch(const bk_filter_t *f, const bk_key_t *keys,
                                            size_t n, bool *out);
+BKI_HIDDEN uint64_t bki_array_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
+                                             bool *was_new);
+BKI_HIDDEN size_t bki_array_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hashes,
+                                                size_t n, bool *out);
 BKI_HIDDEN void bki_array_clear(bk_filter_t *f);
 BKI_HIDDEN bk_status_t bki_array_union(bk_filter_t *dst, const bk_filter_t *src);
 BKI_HIDDEN bk_status_t bki_array_clone(bk_filter_t **out, const bk_filter_t *f);

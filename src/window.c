@@ -555,7 +555,7 @@ static uint64_t run_batch(bki_window_t *w, const bk_key_t *keys, size_t n, bool 
     uint64_t count = 0;
     if (w->geom.bytes < BKI_BATCH_PIPELINE_MIN_BYTES) {
         for (size_t i = 0; i < n; i++) {
-            bool flag = batch_one(w, locate(w, BKI_BATCH_HASH(w, keys[i])), add);
+            bool flag = batch_one(w, locate(w, BKI_KEY_HASH(w, keys, i)), add);
             if (flags)
                 flags[i] = flag;
             count += flag;
@@ -563,10 +563,11 @@ static uint64_t run_batch(bki_window_t *w, const bk_key_t *keys, size_t n, bool 
         return count;
     }
     pending_t ring[BKI_BATCH_AHEAD];
-    BKI_BATCH_PRIME(locate, prefetch, w, keys, n, ring);
+    BKI_BATCH_PRIME(BKI_KEY_HASH, locate, prefetch, w, keys, n, ring);
     for (size_t i = 0; i < n; i++) {
         pending_t p;
-        BKI_BATCH_STEP(pending_t, locate, prefetch, w, keys, n, ring, i, p);
+        BKI_BATCH_STEP(pending_t, BKI_KEY_HASH, BKI_KEY_FETCH, locate, prefetch, w, keys, n, ring,
+                       i, p);
         bool flag = batch_one(w, p, add);
         if (flags)
             flags[i] = flag;

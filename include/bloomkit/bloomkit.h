@@ -341,6 +341,19 @@ bk_status_t bk_filter_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n,
 size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n,
                                 bool *out);
 
+/* Pre-hashed batch calls: the batch calls above for keys already hashed,
+ * each hashes[i] as bk_filter_add_hash() takes it (from bk_filter_hash()
+ * or bk_hash_key() with f's hash id and seed). Same results, statuses and
+ * order as the batch calls on the keys the hashes came from; nothing is
+ * hashed. For a program that hashes its keys once for several uses (a
+ * partition, a shard, a table, and the filter). add_hash_batch: BK_EINVAL
+ * if hashes is NULL with n > 0. contains_hash_batch cannot fail: with
+ * hashes or out NULL (n > 0) it returns 0 and writes nothing. */
+bk_status_t bk_filter_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
+                                     bool *was_new, uint64_t *n_new);
+size_t bk_filter_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hashes, size_t n,
+                                     bool *out);
+
 /* Counting filters only (BK_EKIND otherwise). Removes one occurrence of a
  * key: each of its counters is decremented unless saturated (15). If any of
  * its counters is zero the key was never added: BK_ENOTFOUND, nothing

@@ -235,6 +235,102 @@ static void test_batch_pipeline_edges(void)
                 hits_single += hit;
             }
             CHECK_EQ_U64(hits, hits_single);
+            /* The pre-hashed batch calls, on b emptied, at the same edges. */
+            bk_hash_t hs[MAXN];
+            bool hash_new[MAXN], hash_hit[MAXN];
+            for (size_t i = 0; i < n; i++)
+                hs[i] = bk_filter_hash(b, keys[i].ptr, keys[i].len);
+            CHECK_OK(bk_filter_clear(b));
+            uint64_t fresh_hash = 0;
+            CHECK_OK(bk_filter_add_hash_batch(b, hs, n, hash_new, &fresh_hash));
+            CHECK_MSG(memcmp(batch_new, hash_new, n) == 0, "kind %d n %zu", (int)kinds[t], n);
+            CHECK_EQ_U64(fresh_hash, fresh);
+            CHECK_MSG(memcmp(a->data, b->data, a->nbytes) == 0, "kind %d n %zu", (int)kinds[t], n);
+            for (size_t i = 0; i < n; i++)
+                hs[i] = bk_filter_hash(b, probes[i].ptr, probes[i].len);
+            CHECK_EQ_U64(bk_filter_contains_hash_batch(b, hs, n, hash_hit), hits);
+            CHECK_MSG(memcmp(batch_hit, hash_hit, n) == 0, "kind %d n %zu", (int)kinds[t], n);
+            bk_filter_free(a);
+            bk_filter_free(b);
+        }
+    }
+}
+
+/* The pre-hashed batch calls give exactly what the batch calls give on the
+ * keys the hashes came from, for every kind: arrays (pipelined and not),
+ * counting, a growing chain (and one that reaches its size cap: BK_EFULL
+ * at the same key, the same keys in), and a count window whose generations
+ * turn over within the batch. Twins fed the same keys must end up
+ * answering alike. */
+static void test_hash_batch_equals_batch(void)
+{
+    enum { N = 3000 };
+    static char store[N][24];
+    static bk_key_t keys[N];
+    static bk_hash_t hashes[N];
+    static bool new_k[N], new_h[N], hit_k[N], hit_h[N];
+    bk_options_t opts[] = {
+        {.kind = BK_KIND_BLOCKED},
+        {.kind = BK_KIND_CLASSIC},
+        {.kind = BK_KIND_PRECISE},
+        {.kind = BK_KIND_BLOCKED2},
+        {.kind = BK_KIND_COUNTING},
+        {.kind = BK_KIND_SCALABLE},
+        {.kind = BK_KIND_SCALABLE, .max_bytes = 4096},
+        {.kind = BK_KIND_WINDOW},
+    };
+    /* Capacities: small (keys collide, chains grow, windows turn over)
+     * and one large enough for the batch pipeline. */
+    static const uint64_t caps[] = {500, 2000000};
+    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+        for (size_t t = 0; t < sizeof opts / sizeof opts[0]; t++) {
+            bk_options_t o = opts[t];
+            o.seed_set = true;
+            o.seed = 77 + t;
+            bk_filter_t *a = NULL, *b = NULL;
+            if (bk_filter_create(&a, caps[c], 0.01, &o) != BK_OK ||
+                bk_filter_create(&b, caps[c], 0.01, &o) != BK_OK) {
+                CHECK_MSG(caps[c] > 500 && o.max_bytes, "create kind %d", (int)o.kind);
+                bk_filter_free(a);
+                bk_filter_free(b);
+                continue;
+            }
+            for (size_t i = 0; i < N; i++) {
+                size_t id = i % 7 == 6 ? i / 3 : i; /* some repeats */
+                keys[i].len = (size_t)snprintf(store[i], sizeof store[i], "h%zu.%zu", id, c);
+                keys[i].ptr = store[i];
+                hashes[i] = bk_filter_hash(b, keys[i].ptr, keys[i].len);
+            }
+            uint64_t fresh_k = 0, fresh_h = 0;
+            bk_status_t st_k = bk_filter_add_batch(a, keys, N, new_k, &fresh_k);
+            bk_status_t st_h = bk_filter_add_hash_batch(b, hashes, N, new_h, &fresh_h);
+            CHECK_MSG(st_k == st_h, "kind %d cap %zu: status %d vs %d", (int)o.kind, c, st_k,
+                      st_h);
+            CHECK_MSG(st_h == (o.max_bytes ? BK_EFULL : BK_OK), "kind %d: status %d",
+                      (int)o.kind, st_h);
+            CHECK_MSG(memcmp(new_k, new_h, N) == 0, "kind %d cap %zu: was_new", (int)o.kind, c);
+            CHECK_EQ_U64(fresh_k, fresh_h);
+            CHECK(fresh_h > 0 && fresh_h < N);
+            CHECK_EQ_U64(bk_filter_items(a), bk_filter_items(b));
+            /* Half the probes absent: new names. */
+            for (size_t i = 0; i < N; i += 2) {
+                store[i][0] = 'x';
+                hashes[i] = bk_filter_hash(b, keys[i].ptr, keys[i].len);
+            }
+            size_t hits_k = bk_filter_contains_batch(a, keys, N, hit_k);
+            size_t hits_h = bk_filter_contains_hash_batch(b, hashes, N, hit_h);
+            CHECK_MSG(memcmp(hit_k, hit_h, N) == 0, "kind %d cap %zu: hits", (int)o.kind, c);
+            CHECK_EQ_U64(hits_k, hits_h);
+            for (size_t i = 0; i < N; i++)
+                CHECK(hit_h[i] == bk_filter_contains_hash(b, hashes[i]));
+            /* Arguments. */
+            CHECK(bk_filter_contains_hash_batch(b, hashes, 0, hit_h) == 0);
+            CHECK(bk_filter_contains_hash_batch(b, NULL, 3, hit_h) == 0);
+            CHECK(bk_filter_contains_hash_batch(b, hashes, 3, NULL) == 0);
+            uint64_t none = 9;
+            CHECK_OK(bk_filter_add_hash_batch(b, hashes, 0, NULL, &none));
+            CHECK_EQ_U64(none, 0);
+            CHECK_STATUS(bk_filter_add_hash_batch(b, NULL, 3, NULL, NULL), BK_EINVAL);
             bk_filter_free(a);
             bk_filter_free(b);
         }
@@ -561,6 +657,7 @@ int main(void)
     bkt_run("add reports new", test_add_reports_new);
     bkt_run("batch equals single", test_batch_equals_single);
     bkt_run("batch pipeline edges", test_batch_pipeline_edges);
+    bkt_run("pre-hashed batches equal batches, every kind", test_hash_batch_equals_batch);
     bkt_run("union, clear, clone", test_union_clear_clone);
     bkt_run("info", test_info);
     bkt_run("shape (O(1)) agrees with info", test_shape);
