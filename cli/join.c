@@ -181,7 +181,7 @@ static uint64_t own_bytes(const bkc_join_t *join, const bkc_join_src_t *s, uint6
 static int partition(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, unsigned level,
                      bkc_join_batch_t *b, uint32_t from, uint64_t count, uint64_t off)
 {
-    bkc_join_parts_t plan = bkc_join_plan_parts(join->mem, count, off,
+    bkc_join_parts_t plan = bkc_join_plan_parts(join->mem, join->mem / 8, count, off,
                                                 own_bytes(join, &srcs[0], srcs[0].size), n);
     dump_t d = {join, NULL, NULL, bkc_join_level_seed(join, level), plan.parts};
     /* No prefilter only costs spilling more. */

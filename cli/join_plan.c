@@ -18,15 +18,15 @@ double bkc_join_set_need(uint64_t bytes, uint64_t count, double scale)
            (double)bkc_lineset_table_bytes((uint64_t)lines);
 }
 
-/* Write buffers per partition: the child level reads n partitions at once,
- * each through a buffer of one block, so keep those within a sixteenth of
- * the budget. Small buffers stay in the cache between the copy into them
- * and the write() out of them: 128 KB took less CPU than 1 MB
- * (bench/common.sh) and still makes each write() and pread() a large
+/* Write buffers per partition, within bufmem in all: the child level reads
+ * n partitions at once, each through a buffer of one block, so keep those
+ * within a sixteenth of the budget. Small buffers stay in the cache between
+ * the copy into them and the write() out of them: 128 KB took less CPU than
+ * 1 MB (bench/common.sh) and still makes each write() and pread() a large
  * sequential one. */
-static size_t buffer_size(size_t mem, uint32_t parts, uint32_t n)
+static size_t buffer_size(size_t mem, size_t bufmem, uint32_t parts, uint32_t n)
 {
-    size_t bufsize = mem / 8 / parts;
+    size_t bufsize = bufmem / parts;
     if (bufsize > mem / 16 / n)
         bufsize = mem / 16 / n;
     if (bufsize > ((size_t)128 << 10))
@@ -36,8 +36,8 @@ static size_t buffer_size(size_t mem, uint32_t parts, uint32_t n)
     return bufsize;
 }
 
-bkc_join_parts_t bkc_join_plan_parts(size_t mem, uint64_t count, uint64_t off, uint64_t size,
-                                     uint32_t n)
+bkc_join_parts_t bkc_join_plan_parts(size_t mem, size_t bufmem, uint64_t count, uint64_t off,
+                                     uint64_t size, uint32_t n)
 {
     double scale = 16; /* unknown size: assume the input is large */
     if (size != UINT64_MAX && off > 0)
@@ -52,14 +52,14 @@ bkc_join_parts_t bkc_join_plan_parts(size_t mem, uint64_t count, uint64_t off, u
      * the caches. On 2 x 10 million URLs with --memory 256M, 55 partitions
      * instead of 14 took about 15% less CPU time (bench/common.sh). */
     double want = ceil(est / ((double)bkc_join_set_budget(mem) / 8));
-    uint64_t pmax = mem / 8 / (16 << 10);
+    uint64_t pmax = bufmem / (16 << 10);
     if (pmax > 4096)
         pmax = 4096;
     if (pmax < 2)
         pmax = 2;
     bkc_join_parts_t p;
     p.parts = want < 2 ? 2 : want > (double)pmax ? (uint32_t)pmax : (uint32_t)want;
-    p.bufsize = buffer_size(mem, p.parts, n);
+    p.bufsize = buffer_size(mem, bufmem, p.parts, n);
     p.lines = (uint64_t)((double)count * scale * 1.1);
     return p;
 }

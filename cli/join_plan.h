@@ -4,7 +4,9 @@
  * buffers are, and a Bloom filter sized to a memory budget. No I/O.
  *
  * Memory: the budget is split so that at any moment the set (5/8), the
- * Bloom filter (1/4) and the spill buffers (1/8) fit in it together.
+ * Bloom filter (1/4) and the spill buffers (1/8) fit in it together
+ * (join_split.c, which holds no set while it spills, gives the filter and
+ * the buffers more).
  */
 #ifndef BKC_JOIN_PLAN_H
 #define BKC_JOIN_PLAN_H
@@ -39,9 +41,12 @@ typedef struct bkc_join_parts {
 } bkc_join_parts_t;
 
 /* Partitions for the smallest input when `count` of its lines, from `off`
- * of its `size` bytes (UINT64_MAX: unknown), outgrew the set; n inputs. */
-bkc_join_parts_t bkc_join_plan_parts(size_t mem, uint64_t count, uint64_t off, uint64_t size,
-                                     uint32_t n);
+ * of its `size` bytes (UINT64_MAX: unknown), outgrew the set of a budget
+ * of mem; n inputs; the write buffers of all partitions within bufmem
+ * (mem / 8 beside a set, more when nothing else is held), at least 16 KB
+ * each, which caps the partitions. */
+bkc_join_parts_t bkc_join_plan_parts(size_t mem, size_t bufmem, uint64_t count, uint64_t off,
+                                     uint64_t size, uint32_t n);
 
 /* A blocked Bloom filter (XXH3, seed) for about n_est keys in at most
  * `bytes`: at rate fpr if that fits, else the best k for the bytes there

@@ -27,8 +27,12 @@
  * and the whole input, so one partition fits in a worker's set. No set
  * exists while the inputs are spilled, so each thread's filter, sized for
  * all of the smallest input's keys, may take half its share (join.c's
- * filter, beside a set, gets a quarter); the spill buffers take at most an
- * eighth. The filters are freed before the partitions' sets are made.
+ * filter, beside a set, gets a quarter), and its spill buffers a quarter
+ * (join.c: an eighth): every thread writes every partition, so at a small
+ * budget per line the partitions are capped by their buffers (16 KB at
+ * least each), and with an eighth they would come out too large for one
+ * level (at --memory 86M for 2 x 100 million URLs). The filters are freed
+ * before the partitions' sets are made.
  */
 #include "join_crew.h"
 #include "join_plan.h"
@@ -177,7 +181,7 @@ static int prepare(bkc_join_t *join, split_t *s)
     if (bkc_join_set_need(bytes, count, scale) <= (double)join->mem)
         return 1;
     size_t share = join->mem / s->threads;
-    s->plan = bkc_join_plan_parts(share, count, bytes, s->srcs[0].size, s->n);
+    s->plan = bkc_join_plan_parts(share, share / 4, count, bytes, s->srcs[0].size, s->n);
     s->seed = bkc_join_level_seed(join, 0);
     s->spills = calloc((size_t)s->n * s->threads, sizeof *s->spills);
     s->filters = calloc(s->threads, sizeof *s->filters);
