@@ -106,9 +106,15 @@ $(BUILD)/tests-san/%: tests/unit/%.c tests/unit/harness.c tests/unit/harness.h $
 # the cli objects they test as well; the shorter stem makes these rules win
 # over the generic ones above.
 CLI_TEST_MODS := input normalize lineset spill options message numbers filterfile lines output progress lock keyform mapguard
-$(CLI_TEST_MODS:%=$(BUILD)/cli-san/%.o): $(BUILD)/cli-san/%.o: cli/%.c $(wildcard include/bloomkit/*.h cli/*.h) | build-deps
+CLI_SAN_OBJ := $(CLI_SRC:cli/%.c=$(BUILD)/cli-san/%.o)
+$(CLI_SAN_OBJ): $(BUILD)/cli-san/%.o: cli/%.c $(wildcard include/bloomkit/*.h cli/*.h) | build-deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -Icli -c $< -o $@
+
+# The whole tool under ASan+UBSan, for the tests of `common` (threads,
+# byte-range readers, spills) with the sanitizers watching; not installed.
+$(BUILD)/cli-san/bloomkit: $(CLI_SAN_OBJ) $(BUILD)/libbloomkit-san.a
+	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -o $@ $^ -lm -lpthread
 
 $(BUILD)/tests/test_cli_%: tests/unit/test_cli_%.c tests/unit/harness.c tests/unit/harness.h \
 		$(CLI_TEST_MODS:%=$(BUILD)/cli/%.o) $(STATIC)
@@ -132,7 +138,7 @@ $(BUILD)/bench/bench_filters: BENCH_LDLIBS = -lbloom
 # The whole suite: unit tests (plain, then ASan+UBSan), the tool's tests and
 # the Redis module's tests, each printing "N passed, N failed"; the last
 # line sums them.
-test: deps all $(UNIT_BIN) $(UNIT_SANB) python
+test: deps all $(UNIT_BIN) $(UNIT_SANB) $(if $(CLI_SRC),$(BUILD)/cli-san/bloomkit) python
 	@sh scripts/need.sh test
 	@BUILD=$(BUILD) sh tests/run.sh
 
