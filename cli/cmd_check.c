@@ -148,7 +148,7 @@ int bkc_cmd_check(int argc, char **argv)
      * for keys that were added, which a filter must never do. */
     if ((use_mmap && verify && bkc_verify_mapped(f, path) != 0) ||
         bkc_key_form_settle(f, path, &in, false) != 0) {
-        bk_filter_free(f);
+        bkc_filter_operand_free(f);
         return BKC_EXIT_ERROR;
     }
     bkc_stdout_setup();
@@ -169,7 +169,7 @@ int bkc_cmd_check(int argc, char **argv)
     char what[64];
     snprintf(what, sizeof what, "%llu present of ", (unsigned long long)prog.fresh);
     bkc_progress_finish(&prog, rc == 0 && prog.enabled, what);
-    bk_filter_free(f);
+    bkc_filter_operand_free(f);
     if (rc)
         return BKC_EXIT_ERROR;
     return ctx.selected ? BKC_EXIT_YES : BKC_EXIT_NO;

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "filterfile.h"
+#include "mapguard.h"
 #include "message.h"
 
 #include <errno.h>
@@ -77,7 +78,20 @@ bk_filter_t *bkc_filter_operand(int argc, char **argv, bool map, const char **pa
             bkc_error("%s: cannot open filter: %s", *path, bk_strerror(st));
         return NULL;
     }
+    const void *addr;
+    size_t len;
+    /* A full guard table only loses the message. */
+    if (bk_filter_mapping(f, &addr, &len) == BK_OK)
+        (void)bkc_map_guard(addr, len, *path);
     return f;
+}
+
+void bkc_filter_operand_free(bk_filter_t *f)
+{
+    const void *addr;
+    if (f && bk_filter_mapping(f, &addr, NULL) == BK_OK)
+        bkc_map_unguard(addr);
+    bk_filter_free(f);
 }
 
 int bkc_verify_mapped(const bk_filter_t *f, const char *path)

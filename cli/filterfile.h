@@ -27,10 +27,17 @@ int bkc_verify_mapped(const bk_filter_t *f, const char *path);
 
 /* Takes the FILE operand at argv[optind] (advancing optind past it) and
  * loads it with bkc_load_filter, or with map maps it read-only
- * (bk_filter_open). Sets *path to it and returns the filter (caller frees),
- * or NULL after printing why: "FILE is required" as a usage error, or a
- * message naming the file. The subcommand then exits with 2. */
+ * (bk_filter_open) and guards the mapping (mapguard.h: a file truncated
+ * while it is mapped ends the run with exit 2 and a message naming it, not
+ * a silent SIGBUS). Sets *path to it and returns the filter (the caller
+ * frees it with bkc_filter_operand_free), or NULL after printing why:
+ * "FILE is required" as a usage error, or a message naming the file. The
+ * subcommand then exits with 2. */
 bk_filter_t *bkc_filter_operand(int argc, char **argv, bool map, const char **path);
+
+/* Stops guarding an operand's mapping, if any, and frees it. NULL is a
+ * no-op. */
+void bkc_filter_operand_free(bk_filter_t *f);
 
 /* Saves atomically, printing one line naming the file on failure. 0 or -1. */
 int bkc_save_filter(const bk_filter_t *f, const char *path);

@@ -77,6 +77,16 @@ bk_status_t bk_filter_open(bk_filter_t **out, const char *path, bk_map_mode_t mo
     return BK_OK;
 }
 
+bk_status_t bk_filter_mapping(const bk_filter_t *f, const void **addr, size_t *len)
+{
+    bool mapped = f && f->map_base;
+    if (addr)
+        *addr = mapped ? f->map_base : NULL;
+    if (len)
+        *len = mapped ? (size_t)f->map_len : 0;
+    return mapped ? BK_OK : BK_EINVAL;
+}
+
 bk_status_t bk_filter_sync(bk_filter_t *f)
 {
     if (!f || !f->map_base)

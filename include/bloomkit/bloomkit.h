@@ -599,6 +599,14 @@ typedef enum bk_map_mode {
 bk_status_t bk_filter_open(bk_filter_t **out, const char *path, bk_map_mode_t mode,
                            const char **why);
 
+/* The memory a mapped filter's file backs (the whole file, mapped at
+ * *addr for *len bytes; either pointer may be NULL), valid until
+ * bk_filter_free(). For a program that guards that range: a file that
+ * another program truncates while it is mapped raises SIGBUS at the next
+ * access past its new end, which the library cannot turn into a status.
+ * In-memory filters: BK_EINVAL, *addr NULL and *len 0. */
+bk_status_t bk_filter_mapping(const bk_filter_t *f, const void **addr, size_t *len);
+
 /* Writable mapping: recomputes the checksums and flushes to disk (msync).
  * In-memory filter: BK_EINVAL. */
 bk_status_t bk_filter_sync(bk_filter_t *f);

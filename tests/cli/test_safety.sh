@@ -2,7 +2,8 @@
 # Tests that filter files stay whole under concurrency, interruptions and
 # mistakes: locking of every read-modify-write, dedup --state checkpoints
 # and endings, merge's --force and capacity rules, saves through symlinks,
-# special files refused, owners and modes kept, check --mmap verification,
+# special files refused, owners and modes kept, check --mmap verification
+# and a mapped file truncated under it,
 # the key normalization a file records. Each check compares with an
 # answer computed independently (seq, sort, the inputs) and fails if the
 # behaviour it covers were missing.
@@ -238,6 +239,27 @@ check "... saying it is damaged and naming --no-verify" grep -q 'damaged.*--no-v
 rc 0 "check --mmap on a sound file answers" "$BK" check -c --mmap mm.bk mk
 check "... every added key present" test "$(cat out)" = 1000
 rc 0 "check --mmap --no-verify skips the check" "$BK" check -c --mmap --no-verify dm.bk mk
+
+# ---- check --mmap on a file truncated while it is mapped --------------------
+# Another program truncates the filter file while check --mmap waits for
+# keys: the next lookup touches pages that no longer exist, which raises
+# SIGBUS. The run must end with exit 2 and a message naming the file, not
+# die without a word.
+"$BK" create tm.bk -n 1000000 -p 0.01 --seed 6 2>/dev/null
+seq 1 1000 | "$BK" add -q tm.bk
+mkfifo tm.fifo
+"$BK" check --mmap tm.bk tm.fifo >tm.out 2>tm.err &
+ck=$!
+exec 3>tm.fifo
+echo 1 >&3
+wait_for tm.out '^1$' # answered: the mapping is in use
+: >tm.bk              # the same file, truncated under the mapping
+seq 2 1000 >&3
+exec 3>&-
+wait $ck
+got=$?
+check "check --mmap, file truncated while mapped: exit 2 (got $got)" test $got -eq 2
+check "... saying the file shrank, naming it" grep -q 'tm.bk: the file shrank' tm.err
 
 # ---- the key normalization a file records ----------------------------------
 printf 'HTTP://Example.com:80/a/../b#x\nhttps://example.org:443\n' >nu

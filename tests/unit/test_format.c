@@ -217,7 +217,18 @@ static void roundtrip_kind(bk_kind_t kind, uint32_t k)
         CHECK_OK(bk_filter_verify(m, &why));
         CHECK_STATUS(bk_filter_add(m, "new", 3, NULL), BK_EREADONLY);
         CHECK_STATUS(bk_filter_sync(m), BK_EREADONLY);
+        /* The mapping is the whole file, and holds the payload. */
+        const void *maddr = NULL;
+        size_t mlen = 0;
+        CHECK_OK(bk_filter_mapping(m, &maddr, &mlen));
+        CHECK_EQ_U64(mlen, flen);
+        CHECK((const char *)m->data >= (const char *)maddr &&
+              (const char *)m->data + m->nbytes <= (const char *)maddr + mlen);
     }
+    const void *maddr = &why;
+    size_t mlen = 1;
+    CHECK_STATUS(bk_filter_mapping(f, &maddr, &mlen), BK_EINVAL);
+    CHECK(maddr == NULL && mlen == 0);
     CHECK_STATUS(bk_filter_sync(f), BK_EINVAL);
     CHECK_OK(bk_filter_verify(f, &why));
     bk_filter_free(m);
