@@ -111,8 +111,8 @@ $(CLI_SAN_OBJ): $(BUILD)/cli-san/%.o: cli/%.c $(wildcard include/bloomkit/*.h cl
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -Icli -c $< -o $@
 
-# The whole tool under ASan+UBSan, for the tests of `common` (threads,
-# byte-range readers, spills) with the sanitizers watching; not installed.
+# The whole tool under ASan+UBSan, for the tool's tests with the
+# sanitizers watching (tests/run.sh); not installed.
 $(BUILD)/cli-san/bloomkit: $(CLI_SAN_OBJ) $(BUILD)/libbloomkit-san.a
 	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -o $@ $^ -lm -lpthread
 

@@ -1,9 +1,9 @@
 #!/bin/sh
 # Runs every test suite and sums their "N passed, N failed" lines.
 #   unit tests (plain build), unit tests under ASan+UBSan (smaller scale),
-#   then tests/cli/run.sh (and tests/cli/test_common.sh once more with the
-#   tool built under ASan+UBSan), tests/redis/run.sh and tests/python/run.sh
-#   when they exist.
+#   then tests/cli/run.sh (twice: the second time with the tool built under
+#   ASan+UBSan), tests/redis/run.sh and tests/python/run.sh when they
+#   exist.
 # Exit status: 0 only if every suite ran and none failed.
 BUILD=${BUILD:-build}
 total_pass=0
@@ -43,12 +43,12 @@ for t in "$BUILD"/tests-san/test_*; do
 done
 run_suite "install" env BUILD="$BUILD" sh tests/install.sh
 [ -f tests/cli/run.sh ] && run_suite "cli" env BUILD="$BUILD" sh tests/cli/run.sh
-# common's threads, readers and spills once more with the tool built under
-# ASan+UBSan (peak-memory bounds are not checked: the sanitizers' shadow
-# memory counts in the peak).
-[ -x "$BUILD/cli-san/bloomkit" ] && run_suite "cli common, ASan+UBSan" \
+# The tool's tests once more with the tool built under ASan+UBSan
+# (peak-memory bounds are not checked: the sanitizers' shadow memory counts
+# in the peak).
+[ -x "$BUILD/cli-san/bloomkit" ] && run_suite "cli, ASan+UBSan" \
     env BUILD="$BUILD/cli-san" BK_TEST_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1 \
-    sh tests/cli/test_common.sh
+    sh tests/cli/run.sh
 [ -f tests/redis/run.sh ] && run_suite "redis" env BUILD="$BUILD" sh tests/redis/run.sh
 [ -f tests/python/run.sh ] && run_suite "python" env BUILD="$BUILD" sh tests/python/run.sh
 

@@ -292,6 +292,8 @@ check "SIGINT: first run printed something" test -s sig.out
 # a slow producer: lines come out while dedup waits for more input, not
 # when 256 lines or 1 MB have piled up
 mkfifo slow.fifo slow2.fifo
+: >slow.out # polled below before the tools have opened them
+: >slow2.out
 (printf 'a\nb\na\n'; exec sleep 15) >slow.fifo &
 prod=$!
 "$BK" dedup -q <slow.fifo >slow.out &
