@@ -335,10 +335,10 @@ DEFINE_KEY_CALLS(two_avx2, __attribute__((target("avx2"), flatten)), probe2_avx2
 /* bk_filter_add, bk_filter_contains and bk_filter_contains_hash call the
  * bound functions with no check of kind, hash, instruction set or read-only
  * flag per key (and the probe finds its active-lane rows through
- * f->lane_rows, not from k): each such
- * check is a load, and loads limit how many one-key calls overlap (see
- * DEFINE_KEY_CALLS). The instruction set is the one chosen when the filter
- * was made: the test hook bki_simd_set() applies to filters made after it. */
+ * f->lane_rows, not from k): each such check is a load, and loads limit how
+ * many one-key calls overlap (see DEFINE_KEY_CALLS). The instruction set is
+ * the one chosen when the filter was made: the test hook bki_simd_set()
+ * applies to filters made after it. */
 void bki_blocked_bind(bk_filter_t *f)
 {
     bool xxh3 = f->hash == BK_HASH_XXH3;
