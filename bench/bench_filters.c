@@ -613,30 +613,53 @@ static void print_ns(double v)
 /* ---- one key per call: bloomkit vs the split-block reference ------------- */
 
 /* The way most users call a filter: a loop that adds or looks up one key at
- * a time, each call independent of the last. bloomkit's blocked filter
+ * a time, each call independent of the last. bloomkit's default filter at
+ * 1% (split: Parquet's layout, in the library) and its blocked filter
  * (bk_filter_add, bk_filter_contains) against a split-block Bloom filter as
  * Parquet specifies it (sbbf.h; its calls kept out of line, as a library's
  * are), on random 8-byte keys, filters sized for n keys at 1%, lookups half
  * present, in random order. The pre-hashed rows take hashes computed
- * outside the timed loop; the batch row is bk_filter_contains_batch on the
- * same keys, for scale. */
+ * outside the timed loop; the batch rows are bk_filter_contains_batch on
+ * the same keys, for scale. */
+
+/* bloomkit's two kinds here: the default at 1% and blocked. */
+enum { SK_SPLIT, SK_BLOCKED, SK_NBK };
 
 typedef enum sk_impl {
-    SK_BK_SINGLE,
-    SK_BK_PREHASHED,
-    SK_BK_BATCH,
+    SK_SPLIT_SINGLE,
+    SK_SPLIT_PREHASHED,
+    SK_SPLIT_BATCH,
+    SK_BLOCKED_SINGLE,
+    SK_BLOCKED_PREHASHED,
+    SK_BLOCKED_BATCH,
     SK_SBBF_SINGLE,
     SK_SBBF_PREHASHED,
     SK_NIMPL
 } sk_impl_t;
 
 static const char *const sk_name[SK_NIMPL] = {
-    "bloomkit blocked, one per call",
-    "bloomkit blocked, pre-hashed",
-    "bloomkit blocked, batch",
-    "split-block (Parquet), per call",
-    "split-block, pre-hashed",
+    "bloomkit split (default), call", "bloomkit split, pre-hashed",
+    "bloomkit split, batch",          "bloomkit blocked, one per call",
+    "bloomkit blocked, pre-hashed",   "bloomkit blocked, batch",
+    "split-block (Parquet), per call", "split-block, pre-hashed",
 };
+
+/* Which bloomkit filter a mode uses (SK_NBK: the reference), and how. */
+static int sk_filter_of(sk_impl_t m)
+{
+    return m <= SK_SPLIT_BATCH ? SK_SPLIT : m <= SK_BLOCKED_BATCH ? SK_BLOCKED : SK_NBK;
+}
+
+typedef enum { HOW_SINGLE, HOW_PREHASHED, HOW_BATCH } sk_how_t;
+
+static sk_how_t sk_how(sk_impl_t m)
+{
+    if (m == SK_SBBF_SINGLE)
+        return HOW_SINGLE;
+    if (m == SK_SBBF_PREHASHED)
+        return HOW_PREHASHED;
+    return (sk_how_t)(m % 3);
+}
 
 typedef struct sk_row {
     double add_ns[NCLK], has_ns[NCLK]; /* < 0: not measured */
@@ -660,7 +683,8 @@ __attribute__((noinline)) static bool sbbf_contains_hash_call(const sbbf_t *f, u
     return sbbf_contains_hash(f, h);
 }
 
-/* Adds keys mix64(i), i in [from, to), to one implementation. */
+/* Adds keys mix64(i), i in [from, to), to one implementation (bk: the
+ * bloomkit filter of the mode, if it has one). */
 static span_t sk_fill(bk_filter_t *bk, sbbf_t *sb, sk_impl_t mode, uint64_t from, uint64_t to)
 {
     uint64_t val[FILL_CHUNK];
@@ -671,7 +695,7 @@ static span_t sk_fill(bk_filter_t *bk, sbbf_t *sb, sk_impl_t mode, uint64_t from
             uint64_t v = mix64(i);
             sbbf_add_call(sb, &v, sizeof v);
         }
-    } else if (mode == SK_BK_SINGLE) {
+    } else if (sk_how(mode) == HOW_SINGLE) {
         for (uint64_t i = from; i < to; i++) {
             uint64_t v = mix64(i);
             bk_filter_add(bk, &v, sizeof v, NULL);
@@ -691,33 +715,28 @@ static span_t sk_fill(bk_filter_t *bk, sbbf_t *sb, sk_impl_t mode, uint64_t from
 }
 
 /* Looks up all of q (and its pre-computed hashes) in one mode. */
-static span_t sk_lookup(const bk_filter_t *bk, const sbbf_t *sb, sk_impl_t mode, queries_t *q,
-                        const bk_hash_t *bh, const uint64_t *sh, uint64_t *hits)
+static span_t sk_lookup(bk_filter_t *const *bks, const sbbf_t *sb, sk_impl_t mode, queries_t *q,
+                        bk_hash_t *const *bh, const uint64_t *sh, uint64_t *hits)
 {
     uint64_t h = 0;
+    int which = sk_filter_of(mode);
+    const bk_filter_t *bk = which < SK_NBK ? bks[which] : NULL;
     span_t t0 = span_begin();
-    switch (mode) {
-    case SK_BK_SINGLE:
-        for (size_t i = 0; i < q->n; i++)
-            h += bk_filter_contains(bk, &q->val[i], sizeof q->val[i]);
-        break;
-    case SK_BK_PREHASHED:
-        for (size_t i = 0; i < q->n; i++)
-            h += bk_filter_contains_hash(bk, bh[i]);
-        break;
-    case SK_BK_BATCH:
-        h = bk_filter_contains_batch(bk, q->keys, q->n, q->out);
-        break;
-    case SK_SBBF_SINGLE:
+    if (mode == SK_SBBF_SINGLE) {
         for (size_t i = 0; i < q->n; i++)
             h += sbbf_contains_call(sb, &q->val[i], sizeof q->val[i]);
-        break;
-    case SK_SBBF_PREHASHED:
+    } else if (mode == SK_SBBF_PREHASHED) {
         for (size_t i = 0; i < q->n; i++)
             h += sbbf_contains_hash_call(sb, sh[i]);
-        break;
-    default:
-        break;
+    } else if (sk_how(mode) == HOW_SINGLE) {
+        for (size_t i = 0; i < q->n; i++)
+            h += bk_filter_contains(bk, &q->val[i], sizeof q->val[i]);
+    } else if (sk_how(mode) == HOW_PREHASHED) {
+        const bk_hash_t *hashes = bh[which];
+        for (size_t i = 0; i < q->n; i++)
+            h += bk_filter_contains_hash(bk, hashes[i]);
+    } else {
+        h = bk_filter_contains_batch(bk, q->keys, q->n, q->out);
     }
     span_t per = span_per(t0, (double)q->n);
     sink += h;
@@ -735,59 +754,74 @@ static void sk_queries(queries_t *q, bool *present, uint64_t n, int r)
     }
 }
 
-/* Accuracy, untimed: false positives and false negatives of both filters
- * on run r's queries (all bloomkit rows answer alike; tests pin that). */
-static void sk_accuracy(const bk_filter_t *bk, const sbbf_t *sb, queries_t *q,
+/* Accuracy, untimed: false positives and false negatives of each filter on
+ * run r's queries (the rows of one filter answer alike; tests pin that). */
+static void sk_accuracy(bk_filter_t *const *bks, const sbbf_t *sb, queries_t *q,
                         const bool *present, sk_row_t *rows)
 {
-    bk_filter_contains_batch(bk, q->keys, q->n, q->out);
-    for (size_t i = 0; i < q->n; i++) {
-        bool sb_hit = sbbf_contains(sb, &q->val[i], sizeof q->val[i]);
-        for (int m = 0; m < SK_NIMPL; m++) {
-            bool hit = m >= SK_SBBF_SINGLE ? sb_hit : q->out[i];
+    bool *hit[SK_NBK + 1];
+    for (int b = 0; b < SK_NBK; b++) {
+        hit[b] = xmalloc(q->n * sizeof *hit[b]);
+        bk_filter_contains_batch(bks[b], q->keys, q->n, hit[b]);
+    }
+    hit[SK_NBK] = xmalloc(q->n * sizeof *hit[SK_NBK]);
+    for (size_t i = 0; i < q->n; i++)
+        hit[SK_NBK][i] = sbbf_contains(sb, &q->val[i], sizeof q->val[i]);
+    for (int m = 0; m < SK_NIMPL; m++) {
+        const bool *h = hit[sk_filter_of((sk_impl_t)m)];
+        for (size_t i = 0; i < q->n; i++) {
             rows[m].pos += present[i];
-            rows[m].found += present[i] && hit;
+            rows[m].found += present[i] && h[i];
             rows[m].negs += !present[i];
-            rows[m].false_pos += !present[i] && hit;
+            rows[m].false_pos += !present[i] && h[i];
         }
     }
+    for (int b = 0; b <= SK_NBK; b++)
+        free(hit[b]);
 }
 
-/* Fills both filters with n keys in 2 * RUNS slices (bloomkit alternating
- * single and batched adds, the reference single adds, slice by slice), then
- * RUNS rounds of lookups, each starting with a different implementation. */
-static void sk_measure(bk_filter_t *bk, sbbf_t *sb, uint64_t n, size_t per_run, sk_row_t *rows)
+/* Fills the filters with n keys in 2 * RUNS slices (each bloomkit filter
+ * alternating single and batched adds, the reference single adds, slice by
+ * slice), then RUNS rounds of lookups, each starting with a different
+ * implementation. */
+static void sk_measure(bk_filter_t *const *bks, sbbf_t *sb, uint64_t n, size_t per_run,
+                       sk_row_t *rows)
 {
     double ta[SK_NIMPL][NCLK][2 * RUNS], th[SK_NIMPL][NCLK][RUNS];
     int na[SK_NIMPL] = {0};
     for (int s = 0; s < 2 * RUNS; s++) {
         uint64_t from = n * (uint64_t)s / (2 * RUNS), to = n * (uint64_t)(s + 1) / (2 * RUNS);
-        sk_impl_t bk_mode = s % 2 ? SK_BK_BATCH : SK_BK_SINGLE;
-        span_t a = sk_fill(bk, sb, bk_mode, from, to);
-        span_t b = sk_fill(bk, sb, SK_SBBF_SINGLE, from, to);
-        for (int c = 0; c < NCLK; c++) {
-            ta[bk_mode][c][na[bk_mode]] = a.t[c];
-            ta[SK_SBBF_SINGLE][c][na[SK_SBBF_SINGLE]] = b.t[c];
+        sk_impl_t modes[SK_NBK + 1] = {s % 2 ? SK_SPLIT_BATCH : SK_SPLIT_SINGLE,
+                                       s % 2 ? SK_BLOCKED_BATCH : SK_BLOCKED_SINGLE,
+                                       SK_SBBF_SINGLE};
+        for (int b = 0; b <= SK_NBK; b++) {
+            int j = (b + s) % (SK_NBK + 1); /* who goes first changes */
+            sk_impl_t m = modes[j];
+            span_t sp = sk_fill(j < SK_NBK ? bks[j] : NULL, sb, m, from, to);
+            for (int c = 0; c < NCLK; c++)
+                ta[m][c][na[m]] = sp.t[c];
+            na[m]++;
         }
-        na[bk_mode]++;
-        na[SK_SBBF_SINGLE]++;
     }
     queries_t q;
     queries_init(&q, per_run);
-    bk_hash_t *bh = xmalloc(per_run * sizeof *bh);
+    bk_hash_t *bh[SK_NBK];
+    for (int b = 0; b < SK_NBK; b++)
+        bh[b] = xmalloc(per_run * sizeof *bh[b]);
     uint64_t *sh = xmalloc(per_run * sizeof *sh);
     bool *present = xmalloc(per_run * sizeof *present);
     for (int r = 0; r < RUNS; r++) {
         sk_queries(&q, present, n, r);
-        sk_accuracy(bk, sb, &q, present, rows);
+        sk_accuracy(bks, sb, &q, present, rows);
         for (size_t i = 0; i < per_run; i++) {
-            bh[i] = bk_filter_hash(bk, &q.val[i], sizeof q.val[i]);
+            for (int b = 0; b < SK_NBK; b++)
+                bh[b][i] = bk_filter_hash(bks[b], &q.val[i], sizeof q.val[i]);
             sh[i] = sbbf_hash(sb, &q.val[i], sizeof q.val[i]);
         }
         for (int j = 0; j < SK_NIMPL; j++) {
             sk_impl_t mode = (sk_impl_t)((j + r) % SK_NIMPL);
             uint64_t hits;
-            span_t sp = sk_lookup(bk, sb, mode, &q, bh, sh, &hits);
+            span_t sp = sk_lookup(bks, sb, mode, &q, bh, sh, &hits);
             for (int c = 0; c < NCLK; c++)
                 th[mode][c][r] = sp.t[c];
         }
@@ -799,7 +833,8 @@ static void sk_measure(bk_filter_t *bk, sbbf_t *sb, uint64_t n, size_t per_run, 
         }
     }
     queries_free(&q);
-    free(bh);
+    for (int b = 0; b < SK_NBK; b++)
+        free(bh[b]);
     free(sh);
     free(present);
 }
@@ -821,28 +856,45 @@ static void sk_print(const sk_row_t *rows, int clk)
     }
 }
 
-/* One size: both filters for n keys at 1%, filled and queried; returns 0
- * on success, with the rows filled in. */
+/* One size: the filters for n keys at 1%, filled and queried; returns 0
+ * on success, with the rows filled in and *bk_mb the default filter's
+ * size. The default kind at 1% must be split (plan.c); said if not. */
 static int sk_bench_size(uint64_t n, size_t per_run, sk_row_t *rows, double *bk_mb)
 {
-    target_t t;
+    target_t t[SK_NBK];
     sbbf_t sb;
     memset(rows, 0, SK_NIMPL * sizeof *rows);
-    if (make_bk(&t, BK_KIND_BLOCKED, n) != 0)
+    if (make_bk(&t[SK_SPLIT], BK_KIND_DEFAULT, n) != 0)
         return -1;
-    if (sbbf_init(&sb, n, 0.9 * FPR, 12345) != 0) {
-        fprintf(stderr, "bench_filters: cannot allocate the split-block filter\n");
-        free_target(&t);
+    if (make_bk(&t[SK_BLOCKED], BK_KIND_BLOCKED, n) != 0) {
+        free_target(&t[SK_SPLIT]);
         return -1;
     }
-    sk_measure(t.bk, &sb, n, per_run, rows);
-    bk_filter_info_t info;
-    bk_filter_info(t.bk, &info);
-    for (int m = 0; m < SK_NIMPL; m++)
-        rows[m].bits_per_key = m >= SK_SBBF_SINGLE ? (double)(sb.blocks * 256) / (double)n
-                                                   : (double)info.cells / (double)n;
-    *bk_mb = (double)info.bytes / 1048576.0;
-    free_target(&t);
+    if (bk_filter_kind(t[SK_SPLIT].bk) != BK_KIND_SPLIT)
+        printf("!! the default kind at 1%% is %s, not split\n",
+               bk_kind_name(bk_filter_kind(t[SK_SPLIT].bk)));
+    if (sbbf_init(&sb, n, 0.9 * FPR, 12345) != 0) {
+        fprintf(stderr, "bench_filters: cannot allocate the split-block filter\n");
+        free_target(&t[SK_SPLIT]);
+        free_target(&t[SK_BLOCKED]);
+        return -1;
+    }
+    bk_filter_t *bks[SK_NBK] = {t[SK_SPLIT].bk, t[SK_BLOCKED].bk};
+    sk_measure(bks, &sb, n, per_run, rows);
+    for (int m = 0; m < SK_NIMPL; m++) {
+        int which = sk_filter_of((sk_impl_t)m);
+        if (which == SK_NBK) {
+            rows[m].bits_per_key = (double)(sb.blocks * 256) / (double)n;
+        } else {
+            bk_filter_info_t info;
+            bk_filter_info(bks[which], &info);
+            rows[m].bits_per_key = (double)info.cells / (double)n;
+            if (which == SK_SPLIT)
+                *bk_mb = (double)info.bytes / 1048576.0;
+        }
+    }
+    free_target(&t[SK_SPLIT]);
+    free_target(&t[SK_BLOCKED]);
     sbbf_free(&sb);
     return 0;
 }
@@ -865,18 +917,25 @@ static int sk_bench(void)
            quick ? ", BK_BENCH_QUICK" : "");
     printf("Random 8-byte keys, filters for n keys at 1%%; lookups %zu per run, half\n"
            "present, in random order; medians of %d runs (adds: of the fill's slices,\n"
-           "bloomkit alternating single and batched adds). The split-block filter is\n"
-           "bench/sbbf.h (Parquet's layout, XXH3-64), its calls out of line.\n",
+           "bloomkit alternating single and batched adds). The default kind at 1%% is\n"
+           "split. The split-block filter is bench/sbbf.h (Parquet's layout,\n"
+           "XXH3-64), its calls out of line.\n",
            per_run, RUNS);
     for (int clk = 0; clk < NCLK; clk++) {
         printf("\n# %s\n", clk == WALL ? "Wall-clock time" : "On-CPU time");
         for (int s = 0; s < nsizes; s++) {
-            printf("\n### n = %" PRIu64 " (bloomkit blocked %.1f MB)\n\n", sizes[s], mb[s]);
+            printf("\n### n = %" PRIu64 " (bloomkit default %.1f MB)\n\n", sizes[s], mb[s]);
             sk_print(rows[s], clk);
             const sk_row_t *r = rows[s];
-            printf("\nbloomkit / split-block, one per call: add %.2fx, lookup %.2fx\n",
-                   r[SK_BK_SINGLE].add_ns[clk] / r[SK_SBBF_SINGLE].add_ns[clk],
-                   r[SK_BK_SINGLE].has_ns[clk] / r[SK_SBBF_SINGLE].has_ns[clk]);
+            printf("\nvs split-block, one per call: bloomkit split add %.2fx, lookup %.2fx;"
+                   " blocked add %.2fx, lookup %.2fx\n",
+                   r[SK_SPLIT_SINGLE].add_ns[clk] / r[SK_SBBF_SINGLE].add_ns[clk],
+                   r[SK_SPLIT_SINGLE].has_ns[clk] / r[SK_SBBF_SINGLE].has_ns[clk],
+                   r[SK_BLOCKED_SINGLE].add_ns[clk] / r[SK_SBBF_SINGLE].add_ns[clk],
+                   r[SK_BLOCKED_SINGLE].has_ns[clk] / r[SK_SBBF_SINGLE].has_ns[clk]);
+            printf("pre-hashed lookups vs split-block's: split %.2fx, blocked %.2fx\n",
+                   r[SK_SPLIT_PREHASHED].has_ns[clk] / r[SK_SBBF_PREHASHED].has_ns[clk],
+                   r[SK_BLOCKED_PREHASHED].has_ns[clk] / r[SK_SBBF_PREHASHED].has_ns[clk]);
         }
     }
     printf("\n");

@@ -24,9 +24,9 @@ static const char usage[] =
     "\n"
     "  -n, --capacity N   items the filter must hold (10000000, 10M, 1e7)\n"
     "  -p, --fpr P        false-positive rate at N items (0.001, 1e-3, 0.1%)\n"
-    "  -k, --kind KIND    blocked, blocked2, classic, precise, counting or\n"
-    "                     scalable;\n"
-    "                     default: blocked for P >= 0.001, blocked2 below\n"
+    "  -k, --kind KIND    split, blocked, blocked2, classic, precise, counting\n"
+    "                     or scalable; default: split for 0.004 <= P <= 0.02,\n"
+    "                     blocked for other P >= 0.001, blocked2 below\n"
     "  -h, --help         this text\n";
 
 /* One alternative: a kind's memory next to the classic optimum, and the
@@ -51,8 +51,8 @@ static void print_alternative(bk_kind_t kind, uint64_t n, double p, double optim
  * optimum where the default kind does not. */
 static void print_alternatives(uint64_t n, double p, bk_kind_t chosen)
 {
-    static const bk_kind_t kinds[] = {BK_KIND_BLOCKED, BK_KIND_BLOCKED2, BK_KIND_CLASSIC,
-                                      BK_KIND_PRECISE, BK_KIND_COUNTING};
+    static const bk_kind_t kinds[] = {BK_KIND_SPLIT,   BK_KIND_BLOCKED, BK_KIND_BLOCKED2,
+                                      BK_KIND_CLASSIC, BK_KIND_PRECISE, BK_KIND_COUNTING};
     const double ln2 = 0.69314718055994530942;
     double optimum = -log(p) / (ln2 * ln2);
     printf("\nalternatives (optimum: %.2f bits per key, -ln p / ln(2)^2)\n", optimum);

@@ -63,6 +63,10 @@ static const kind_ops_t kinds[] = {
                          bki_precise_add_atomic, NULL, NULL, NULL, NULL, NULL},
     [BK_KIND_BLOCKED2] = {bki_blocked2_add, bki_blocked2_contains, bki_blocked2_prefetch,
                           bki_blocked2_add_atomic, NULL, NULL, NULL, NULL, NULL},
+    [BK_KIND_SPLIT] = {bki_split_add, bki_split_contains, bki_split_prefetch,
+                       bki_split_add_atomic, NULL, NULL, bki_split_add_batch,
+                       bki_split_contains_batch, NULL, bki_split_add_hash_batch,
+                       bki_split_contains_hash_batch},
 };
 
 /* Only called on filters bki_array_new built, whose kind has a row. */
@@ -116,10 +120,9 @@ static bk_filter_t *alloc_filter(uint64_t nbytes, uint8_t *borrow)
 bk_status_t bki_array_new(bk_filter_t **out, bk_kind_t kind, uint64_t cells, uint32_t k,
                           bk_hash_id_t hash, uint64_t seed, uint8_t *borrow)
 {
-    const bki_layout_t *l = bki_layout_of(kind);
     if (!bki_layout_is_filter(kind) || (unsigned)kind >= sizeof kinds / sizeof kinds[0])
         return BK_EINVAL;
-    if (k == 0 || k > l->max_k || !valid_hash(hash) || bki_layout_round_cells(kind, cells) != cells)
+    if (!bki_layout_k_ok(kind, k) || !valid_hash(hash) || bki_layout_round_cells(kind, cells) != cells)
         return BK_EINVAL;
     bk_filter_t *f = alloc_filter(bki_layout_bytes(kind, cells), borrow);
     if (!f)

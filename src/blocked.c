@@ -35,13 +35,9 @@
  * filter (layout.c, internal.h).
  */
 #include "batch.h"
+#include "onekey.h"
 
 #include <string.h>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define BKI_HAVE_X86 1
-#endif
 
 /* active_masks[k][b]: the key's 16 lanes as 32-bit words, 1 in the lanes
  * it probes and 0 elsewhere, for k and b = bits 32..38 of h.lo (first lane
@@ -173,12 +169,6 @@ __attribute__((target("avx2"))) static inline bool probe_avx2(const bk_filter_t 
 
 /* ---- the operations ---- */
 
-#ifdef BKI_HAVE_X86
-#define USE_AVX2 BKI_LIKELY(bki_simd_level >= BKI_SIMD_AVX2)
-#else
-#define USE_AVX2 0
-#endif
-
 bool bki_blocked_add(bk_filter_t *f, bk_hash_t h)
 {
 #ifdef BKI_HAVE_X86
@@ -201,12 +191,7 @@ bool bki_blocked_contains(const bk_filter_t *f, bk_hash_t h)
 
 /* bk_filter_add and bk_filter_contains on a blocked filter: the key's hash
  * and the probe in one function per instruction set, with nothing called
- * per key. A program that adds or looks up one key at a time in a large
- * filter waits for one cache miss per key; the CPU overlaps the misses of
- * consecutive calls only as far as its instruction window reaches, so every
- * instruction, call and dependent branch a call spends cuts how many misses
- * are in flight. Through the generic path (hash call, kind dispatch, probe
- * call, items branch) a 100M-key lookup took about 1.7x as long as here. */
+ * per key (onekey.h says why). */
 
 /* A key's probe and put from its two hash halves, one line (blocked: the
  * line from hi, the bits from lo) or two (blocked2: the same, and the line
@@ -236,63 +221,6 @@ DEFINE_KEY_PROBES(scalar, , probe_scalar, put_scalar)
 DEFINE_KEY_PROBES(avx2, __attribute__((target("avx2"))), probe_avx2, put_avx2)
 #endif
 
-/* An add's bookkeeping: a new key counts in f's items (without a branch:
- * which way it would go is known only when the key's line arrives) and is
- * reported through was_new when the caller asked. */
-static inline bk_status_t count_added(bk_filter_t *f, bool added, bool *was_new)
-{
-    bki_set_items(f, bki_items(f) + added);
-    if (was_new)
-        *was_new = added;
-    return BK_OK;
-}
-
-/* The one-key calls of one kind on one instruction set: name##_add_key and
- * name##_contains_key for XXH3 filters, name##_add_other and
- * name##_contains_other for any filter and key (the general key hash), with
- * probe(f, lo, hi) and put(f, lo, hi) above. An 8-byte key (an integer id, the common one-key
- * call) is hashed and probed in the entry function itself, which then needs
- * no stack frame; other keys go on to the _other function by a tail call.
- * A frame's saves and restores are loads and stores, and in a loop of
- * one-key calls on a large filter those count like instructions: each holds
- * its place in the CPU's queues until the call's cache miss is served, so
- * the fewer a call makes, the more calls' misses overlap (measured: a frame
- * alone cost one-key adds 10-20%). */
-#define DEFINE_KEY_CALLS(name, attr, probe, put)                                                   \
-    __attribute__((noinline))                                                                      \
-    attr static bool name##_contains_other(const bk_filter_t *f, const void *key, size_t len)      \
-    {                                                                                              \
-        bk_hash_t h = bki_key_hash(f->hash, f->seed, key, len);                                    \
-        return probe(f, h.lo, h.hi);                                                               \
-    }                                                                                              \
-    attr static bool name##_contains_key(const bk_filter_t *f, const void *key, size_t len)        \
-    {                                                                                              \
-        if (BKI_UNLIKELY(len != 8))                                                                \
-            return name##_contains_other(f, key, len);                                             \
-        XXH128_hash_t r = bki_xxh3_key(key, 8, f->seed);                                           \
-        return probe(f, r.low64, r.high64);                                                        \
-    }                                                                                              \
-    __attribute__((noinline)) attr static bk_status_t name##_add_other(                            \
-        bk_filter_t *f, const void *key, size_t len, bool *was_new)                                \
-    {                                                                                              \
-        bk_hash_t h = bki_key_hash(f->hash, f->seed, key, len);                                    \
-        return count_added(f, put(f, h.lo, h.hi), was_new);                                        \
-    }                                                                                              \
-    attr static bk_status_t name##_add_key(bk_filter_t *f, const void *key, size_t len,            \
-                                           bool *was_new)                                          \
-    {                                                                                              \
-        if (BKI_UNLIKELY(len != 8))                                                                \
-            return name##_add_other(f, key, len, was_new);                                         \
-        XXH128_hash_t r = bki_xxh3_key(key, 8, f->seed);                                           \
-        return count_added(f, put(f, r.low64, r.high64), was_new);                                 \
-    }
-
-/* bk_filter_contains_hash of one kind on one instruction set. */
-#define DEFINE_HASH_CALLS(name, attr, probe)                                                       \
-    attr static bool name##_contains_hash(const bk_filter_t *f, bk_hash_t h)                       \
-    {                                                                                              \
-        return probe(f, h.lo, h.hi);                                                               \
-    }
 DEFINE_HASH_CALLS(one_scalar, , probe1_scalar)
 DEFINE_HASH_CALLS(two_scalar, , probe2_scalar)
 #ifdef BKI_HAVE_X86
@@ -305,31 +233,6 @@ DEFINE_KEY_CALLS(two_scalar, __attribute__((flatten)), probe2_scalar, put2_scala
 #ifdef BKI_HAVE_X86
 DEFINE_KEY_CALLS(one_avx2, __attribute__((target("avx2"), flatten)), probe1_avx2, put1_avx2)
 DEFINE_KEY_CALLS(two_avx2, __attribute__((target("avx2"), flatten)), probe2_avx2, put2_avx2)
-#endif
-
-/* The calls of one kind (one: blocked, two: blocked2) on the instruction set
- * cpu.c chose. */
-#ifdef BKI_HAVE_X86
-#define BIND(f, kind, xxh3)                                                                        \
-    do {                                                                                           \
-        if (USE_AVX2) {                                                                            \
-            (f)->add_key = (xxh3) ? kind##_avx2_add_key : kind##_avx2_add_other;                   \
-            (f)->contains_key = (xxh3) ? kind##_avx2_contains_key : kind##_avx2_contains_other;    \
-            (f)->contains_hash = kind##_avx2_contains_hash;                                        \
-        } else {                                                                                   \
-            (f)->add_key = (xxh3) ? kind##_scalar_add_key : kind##_scalar_add_other;               \
-            (f)->contains_key =                                                                    \
-                (xxh3) ? kind##_scalar_contains_key : kind##_scalar_contains_other;                \
-            (f)->contains_hash = kind##_scalar_contains_hash;                                      \
-        }                                                                                          \
-    } while (0)
-#else
-#define BIND(f, kind, xxh3)                                                                        \
-    do {                                                                                           \
-        (f)->add_key = (xxh3) ? kind##_scalar_add_key : kind##_scalar_add_other;                   \
-        (f)->contains_key = (xxh3) ? kind##_scalar_contains_key : kind##_scalar_contains_other;    \
-        (f)->contains_hash = kind##_scalar_contains_hash;                                          \
-    } while (0)
 #endif
 
 /* bk_filter_add, bk_filter_contains and bk_filter_contains_hash call the
@@ -351,6 +254,8 @@ void bki_blocked_bind(bk_filter_t *f)
         BIND(f, one, xxh3);
     else if (f->kind == BK_KIND_BLOCKED2)
         BIND(f, two, xxh3);
+    else if (f->kind == BK_KIND_SPLIT)
+        bki_split_bind(f);
     if (f->readonly)
         f->add_key = NULL;
 }

@@ -386,8 +386,8 @@ static bk_status_t check_part_fields(const bkf_meta_t *m, uint32_t i, const bkf_
             FAIL(BK_ECORRUPT, "bitmap part fields are inconsistent");
         return BK_OK;
     }
-    if (p->k == 0 || p->k > bki_layout_of((bk_kind_t)p->kind)->max_k)
-        FAIL(BK_ECORRUPT, "probe count k is zero or too large for the kind");
+    if (!bki_layout_k_ok((bk_kind_t)p->kind, p->k))
+        FAIL(BK_ECORRUPT, "probe count k is not one the kind allows");
     if (!(p->fpr >= 0.0 && p->fpr <= 1.0))
         FAIL(BK_ECORRUPT, "false-positive rate is not in [0, 1]");
     /* A chain hashes a key once, with the parent's seed, for all its
@@ -591,7 +591,7 @@ bk_status_t bk_peek_kind(const void *buf, size_t len, bk_kind_t *out)
     if (st != BK_OK)
         return st;
     uint32_t kind = bkf_get_u32(b + H_KIND);
-    if (kind < BK_KIND_BLOCKED || kind > BK_KIND_WINDOW)
+    if (kind < BK_KIND_BLOCKED || kind > BK_KIND_SPLIT)
         return BK_ECORRUPT;
     /* With the whole metadata at hand, make sure the kind is not a
      * damaged byte. */

@@ -276,6 +276,8 @@ BKI_HIDDEN bool bki_simd_force_scalar(bool force);
 #define BKI_LINE_COUNTERS 128u   /* 4-bit counters per line */
 #define BKI_BLOCKED_MAX_K 16u    /* one probe per lane at most */
 #define BKI_CLASSIC_MAX_K 64u
+#define BKI_SPLIT_BLOCK_BITS 256u /* split: a key's block, eight 32-bit words */
+#define BKI_SPLIT_K 8u            /* split: one bit in each word */
 /* Largest bitmap: 2^48 values (2^46 bytes for a 2-bit map, the payload
  * limit). */
 #define BKI_BITMAP_MAX_N (UINT64_C(1) << 48)
@@ -284,12 +286,15 @@ BKI_HIDDEN bool bki_simd_force_scalar(bool force);
 typedef struct bki_layout {
     uint32_t unit;      /* cells come in multiples of this */
     uint32_t cell_bits; /* bits per cell: 1, 2 (bitmap2) or 4 (counting) */
-    uint32_t line_cells; /* cells per 64-byte line for lined kinds, else 0 */
+    uint32_t line_cells; /* cells per line (the span a key's probes share:
+                          * a 64-byte line, split's 32-byte block) for lined
+                          * kinds, else 0 */
     uint32_t max_k;     /* probes per key per line (0: not a filter) */
     uint64_t max_cells; /* bitmaps: BKI_BITMAP_MAX_N; filters: by bytes */
     uint32_t key_lines; /* filters: lines (or arrays) a key's k probes are
                          * made in, each: a key makes k * key_lines probes
                          * (blocked2: 2; others 1) */
+    uint32_t fixed_k;   /* nonzero: the only k the kind has (split: 8) */
 } bki_layout_t;
 
 /* The layout of a kind; NULL for kinds without a single payload (scalable,
@@ -297,6 +302,8 @@ typedef struct bki_layout {
 BKI_HIDDEN const bki_layout_t *bki_layout_of(bk_kind_t kind);
 /* Whether kind is a single-array filter kind (blocked, classic, counting). */
 BKI_HIDDEN bool bki_layout_is_filter(bk_kind_t kind);
+/* Whether a filter of this kind may make k probes per key per line. */
+BKI_HIDDEN bool bki_layout_k_ok(bk_kind_t kind, uint32_t k);
 /* Rounds a requested cell count up to the kind's unit; 0 on overflow, for
  * cells == 0, or past the payload limit. */
 BKI_HIDDEN uint64_t bki_layout_round_cells(bk_kind_t kind, uint64_t cells);
@@ -341,6 +348,21 @@ static inline uint32_t *bki_line_of(const bk_filter_t *f, uint64_t hi)
 
 /* ==== rung 2: the kinds ================================================== */
 
+/* ---- split.c: 8 bits in one 32-byte block (kind table operations and
+ * batches as for blocked below) ---- */
+BKI_HIDDEN bool bki_split_add(bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN bool bki_split_add_atomic(bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN bool bki_split_contains(const bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN void bki_split_prefetch(const bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN uint64_t bki_split_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n,
+                                        bool *was_new);
+BKI_HIDDEN size_t bki_split_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n,
+                                           bool *out);
+BKI_HIDDEN uint64_t bki_split_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
+                                             bool *was_new);
+BKI_HIDDEN size_t bki_split_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hashes,
+                                                size_t n, bool *out);
+
 /* ---- blocked.c ---- */
 BKI_HIDDEN bool bki_blocked_add(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked_add_atomic(bk_filter_t *f, bk_hash_t h);
@@ -359,6 +381,8 @@ BKI_HIDDEN void bki_blocked2_prefetch(const bk_filter_t *f, bk_hash_t h);
  * probe's active-lane rows for f->k. Called when a filter is made and when
  * its read-only flag changes. */
 BKI_HIDDEN void bki_blocked_bind(bk_filter_t *f);
+/* The same for a split filter (split.c; bki_blocked_bind calls it). */
+BKI_HIDDEN void bki_split_bind(bk_filter_t *f);
 /* Batched lookup / add for a blocked filter (keys non-NULL when n > 0; out
  * non-NULL, was_new may be NULL): the batch pipeline of batch.h with the
  * probe inlined. Return the hits / new keys; the item count is untouched. */

@@ -19,6 +19,7 @@ static const bki_layout_t layouts[] = {
     [BK_KIND_BITMAP2] = {1, 2, 0, 0, BKI_BITMAP_MAX_N, 0},
     [BK_KIND_BLOCKED2] = {BKI_LINE_BITS, 1, BKI_LINE_BITS, BKI_BLOCKED_MAX_K, 0, 2},
     [BK_KIND_PRECISE] = {64, 1, 0, BKI_CLASSIC_MAX_K, 0, 1},
+    [BK_KIND_SPLIT] = {BKI_SPLIT_BLOCK_BITS, 1, BKI_SPLIT_BLOCK_BITS, BKI_SPLIT_K, 0, 1, BKI_SPLIT_K},
 };
 
 /* 16 odd multipliers, one per lane: the low 32 bits of splitmix64(i) for
@@ -42,6 +43,14 @@ bool bki_layout_is_filter(bk_kind_t kind)
 {
     const bki_layout_t *l = bki_layout_of(kind);
     return l && l->max_k > 0;
+}
+
+bool bki_layout_k_ok(bk_kind_t kind, uint32_t k)
+{
+    const bki_layout_t *l = bki_layout_of(kind);
+    if (!l || k == 0 || k > l->max_k)
+        return false;
+    return l->fixed_k == 0 || k == l->fixed_k;
 }
 
 uint64_t bki_layout_bytes(bk_kind_t kind, uint64_t cells)

@@ -46,7 +46,7 @@ from ._bloomkit import (
 
 __version__ = "0.1.0"
 
-KINDS = ("blocked", "blocked2", "classic", "precise", "counting", "scalable", "window")
+KINDS = ("split", "blocked", "blocked2", "classic", "precise", "counting", "scalable", "window")
 
 # A file's kind is in its first 128 bytes plus one 96-byte table entry per
 # part; this many bytes cover every file the library writes in practice,

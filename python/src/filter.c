@@ -94,7 +94,7 @@ static int parse_kind(const char *name, bk_kind_t *out)
     if (bk_kind_parse(name, out) == BK_OK && *out != BK_KIND_BITMAP && *out != BK_KIND_BITMAP2)
         return 0;
     PyErr_Format(PyExc_ValueError,
-                 "unknown filter kind '%s' (blocked, blocked2, classic, precise, counting, "
+                 "unknown filter kind '%s' (split, blocked, blocked2, classic, precise, counting, "
                  "scalable or window; bitmaps are bloomkit.Bitmap)", name);
     return -1;
 }

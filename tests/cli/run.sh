@@ -80,7 +80,13 @@ check "plan --kind blocked2 kind" grep -qE '^kind +blocked2$' out
 rc 0 "plan at 1e-10" "$BK" plan -n 1M -p 1e-10
 check "plan 1e-10 suggests a one-bit-per-probe kind" grep -qE '(classic|precise) stays' out
 rc 0 "plan at 1%" "$BK" plan -n 1M -p 0.01
-check "plan 1% default stays blocked" grep -qE '^kind +blocked$' out
+check "plan 1% default is split" grep -qE '^kind +split$' out
+check "plan 1% k is 8" grep -qE '^k +8$' out
+check "plan 1% lists split at 1 line" awk '$1 == "split" && $NF == 1 { f = 1 } END { exit !f }' out
+rc 0 "plan at 5%" "$BK" plan -n 1M -p 0.05
+check "plan 5% default is blocked" grep -qE '^kind +blocked$' out
+rc 0 "plan --kind split at 5%" "$BK" plan -n 1M -p 0.05 --kind split
+check "plan --kind split kind" grep -qE '^kind +split$' out
 check "plan 1% no suggestion" sh -c '! grep -q " stays" out'
 # a small filter at a low rate: classic's double hashing needs far more
 # bits there, so the suggestion is precise, near the optimum

@@ -118,8 +118,9 @@ static void test_lined_model_matches_simulation(void)
 /* The space goal: blocked2 within 1.15x of the classic optimum's bits per
  * key, -ln p / (ln 2)^2, at every error rate from 0.1 down to 1e-6 (the
  * plan aims at 0.9 p, which is counted against it), and its plans are
- * minimal like the one-line kinds'. The default kind is blocked down to
- * 1e-3 and blocked2 below, so it meets the same goal. */
+ * minimal like the one-line kinds'. The default kind is split from 0.4%
+ * to 2%, blocked elsewhere down to 1e-3 and blocked2 below, and meets the
+ * same goal. */
 static void test_blocked2_space(void)
 {
     const double ln2 = log(2.0);
@@ -132,7 +133,10 @@ static void test_blocked2_space(void)
                   p, two.bits_per_key, optimum);
         CHECK_MSG(def.bits_per_key <= 1.15 * optimum, "default p %g: %.2f bits/key, optimum %.2f",
                   p, def.bits_per_key, optimum);
-        CHECK(def.kind == (p >= 1e-3 ? BK_KIND_BLOCKED : BK_KIND_BLOCKED2));
+        bk_kind_t want = p >= 0.004 && p <= 0.02 ? BK_KIND_SPLIT
+                         : p >= 1e-3             ? BK_KIND_BLOCKED
+                                                 : BK_KIND_BLOCKED2;
+        CHECK_MSG(def.kind == want, "p %g: default kind %d", p, (int)def.kind);
         CHECK(two.kind == BK_KIND_BLOCKED2 && two.cells % 512 == 0);
         CHECK(two.k >= 1 && two.k <= 16);
         CHECK_MSG(two.expected_fpr <= 0.9 * p, "p %g: %g", p, two.expected_fpr);
@@ -140,6 +144,19 @@ static void test_blocked2_space(void)
             double fewer = bk_fpr_expected(BK_KIND_BLOCKED2, two.cells - 512, 1000000, k);
             CHECK_MSG(fewer > 0.9 * p, "p %g k %u: a smaller blocked2 fits", p, k);
         }
+    }
+    /* The band's edges: split at both, blocked just outside; within the
+     * band split costs at most 7.5% more bits than blocked. */
+    static const struct { double p; bk_kind_t kind; } edges[] = {
+        {0.0039, BK_KIND_BLOCKED}, {0.004, BK_KIND_SPLIT}, {0.01, BK_KIND_SPLIT},
+        {0.02, BK_KIND_SPLIT},     {0.021, BK_KIND_BLOCKED}};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        bk_plan_t def, blocked;
+        CHECK_OK(bk_plan(BK_KIND_DEFAULT, 1000000, edges[i].p, &def));
+        CHECK_OK(bk_plan(BK_KIND_BLOCKED, 1000000, edges[i].p, &blocked));
+        CHECK_MSG(def.kind == edges[i].kind, "p %g: default kind %d", edges[i].p, (int)def.kind);
+        if (def.kind == BK_KIND_SPLIT)
+            CHECK_MSG(def.bits <= 1.075 * (double)blocked.bits && def.k == 8, "p %g", edges[i].p);
     }
     /* Where one line per key costs most, two cost much less. */
     bk_plan_t one, two;
