@@ -386,7 +386,7 @@ if [ -x /usr/bin/time ]; then
     # known: the long line is named by its byte offset.
     head -n 250000 "$W/big1" >"$W/h1"
     at=$(wc -c <"$W/h1")
-    head -c 100000 "$W/huge" >"$W/long"
+    head -c 400000 "$W/huge" >"$W/long"
     { cat "$W/long"; echo; tail -n +250001 "$W/big1"; } >>"$W/h1"
     { cat "$W/big2" "$W/long"; echo; } >"$W/h2"
     ref "$W/want" "$W/h1" "$W/h2"
@@ -394,10 +394,10 @@ if [ -x /usr/bin/time ]; then
     rc=$?
     sort "$W/got.raw" >"$W/got"
     if [ "$rc" -eq 0 ] && cmp -s "$W/got" "$W/want" && grep -q 'byte ranges' "$W/err" &&
-        grep -q "h1: the line at byte $at is 100000 bytes long: .*beyond --memory" "$W/err"; then
-        ok "-t 2, byte ranges: a 100 KB line in the second range named by its offset ($at)"
+        grep -q "h1: the line at byte $at is 400000 bytes long: .*beyond --memory" "$W/err"; then
+        ok "-t 2, byte ranges: a 400 KB line in the second range named by its offset ($at)"
     else
-        bad "-t 2, byte ranges, 100 KB line at byte $at: exit $rc, '$(cat "$W/err")'"
+        bad "-t 2, byte ranges, 400 KB line at byte $at: exit $rc, '$(cat "$W/err")'"
     fi
     rm -f "$W/long"
     rm -f "$W/huge" "$W/h1" "$W/h2"
