@@ -283,59 +283,10 @@ static inline void prefetch(const bk_filter_t *f, pending_t p)
 
 #define PUT_SCALAR(f, p) put_scalar(f, (p).line, (p).lo)
 #define PROBE_SCALAR(f, p) probe_scalar(f, (p).line, (p).lo)
-BKI_DEFINE_ADD_BATCH(add_batch_scalar, , pending_t, locate, prefetch, PUT_SCALAR)
-BKI_DEFINE_CONTAINS_BATCH(contains_batch_scalar, , pending_t, locate, prefetch, PROBE_SCALAR)
-BKI_DEFINE_ADD_HASH_BATCH(add_hash_batch_scalar, , pending_t, locate, prefetch, PUT_SCALAR)
-BKI_DEFINE_CONTAINS_HASH_BATCH(contains_hash_batch_scalar, , pending_t, locate, prefetch,
-                               PROBE_SCALAR)
-#ifdef BKI_HAVE_X86
 #define PUT_AVX2(f, p) put_avx2(f, (p).line, (p).lo)
 #define PROBE_AVX2(f, p) probe_avx2(f, (p).line, (p).lo)
-#define ATTR_AVX2 __attribute__((target("avx2")))
-BKI_DEFINE_ADD_BATCH(add_batch_avx2, ATTR_AVX2, pending_t, locate, prefetch, PUT_AVX2)
-BKI_DEFINE_CONTAINS_BATCH(contains_batch_avx2, ATTR_AVX2, pending_t, locate, prefetch, PROBE_AVX2)
-BKI_DEFINE_ADD_HASH_BATCH(add_hash_batch_avx2, ATTR_AVX2, pending_t, locate, prefetch, PUT_AVX2)
-BKI_DEFINE_CONTAINS_HASH_BATCH(contains_hash_batch_avx2, ATTR_AVX2, pending_t, locate, prefetch,
-                               PROBE_AVX2)
-#endif
-
-uint64_t bki_blocked_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new)
-{
-#ifdef BKI_HAVE_X86
-    if (USE_AVX2)
-        return add_batch_avx2(f, keys, n, was_new);
-#endif
-    return add_batch_scalar(f, keys, n, was_new);
-}
-
-size_t bki_blocked_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out)
-{
-#ifdef BKI_HAVE_X86
-    if (USE_AVX2)
-        return contains_batch_avx2(f, keys, n, out);
-#endif
-    return contains_batch_scalar(f, keys, n, out);
-}
-
-uint64_t bki_blocked_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
-                                    bool *was_new)
-{
-#ifdef BKI_HAVE_X86
-    if (USE_AVX2)
-        return add_hash_batch_avx2(f, hashes, n, was_new);
-#endif
-    return add_hash_batch_scalar(f, hashes, n, was_new);
-}
-
-size_t bki_blocked_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hashes, size_t n,
-                                       bool *out)
-{
-#ifdef BKI_HAVE_X86
-    if (USE_AVX2)
-        return contains_hash_batch_avx2(f, hashes, n, out);
-#endif
-    return contains_hash_batch_scalar(f, hashes, n, out);
-}
+BKI_DEFINE_KIND_BATCHES(blocked, pending_t, locate, prefetch, PUT_SCALAR, PROBE_SCALAR, PUT_AVX2,
+                        PROBE_AVX2)
 
 /* Sets a key's bits in line w with atomic ORs; true if one was clear. */
 static bool put_atomic(const bk_filter_t *f, uint32_t *w, uint64_t lo)

@@ -1,9 +1,12 @@
 /*
- * One key per call, shared by the kinds that have their own one-key paths
- * (blocked and blocked2 in blocked.c, split in split.c): the functions
- * bk_filter_add, bk_filter_contains and bk_filter_contains_hash reach
- * through f->add_key, f->contains_key and f->contains_hash, defined once
- * here over a kind's probe(f, lo, hi) and put(f, lo, hi).
+ * The calls a kind with its own paths per instruction set defines (blocked
+ * and blocked2 in blocked.c, split in split.c), written once here:
+ *  - one key per call: the functions bk_filter_add, bk_filter_contains and
+ *    bk_filter_contains_hash reach through f->add_key, f->contains_key and
+ *    f->contains_hash, over a kind's probe(f, lo, hi) and put(f, lo, hi);
+ *  - batches: the pipeline of batch.h instantiated for the scalar and the
+ *    AVX2 probe, and the four bki_<kind>_*_batch entry points that pick one
+ *    (BKI_DEFINE_KIND_BATCHES, at the end).
  *
  * Why they exist: a program that adds or looks up one key at a time in a
  * large filter waits for one cache miss per key; the CPU overlaps the
@@ -16,7 +19,7 @@
 #ifndef BLOOMKIT_ONEKEY_H
 #define BLOOMKIT_ONEKEY_H
 
-#include "keyhash.h"
+#include "batch.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -108,5 +111,51 @@ static inline bk_status_t count_added(bk_filter_t *f, bool added, bool *was_new)
         (f)->contains_hash = kind##_scalar_contains_hash;                                          \
     } while (0)
 #endif
+
+/* The batch calls of one kind: bki_##kind##_add_batch, _contains_batch,
+ * _add_hash_batch and _contains_hash_batch (declared in internal.h), each
+ * the pipeline with the scalar probe (PUT_S, PROBE_S) or, where cpu.c chose
+ * AVX2, the AVX2 one (PUT_A, PROBE_A); P, locate and prefetch as batch.h
+ * describes them. */
+#define BKI_DEFINE_KIND_BATCHES_ON(kind, isa, attr, P, locate, prefetch, PUT, PROBE)              \
+    BKI_DEFINE_ADD_BATCH(kind##_add_batch_##isa, attr, P, locate, prefetch, PUT)                   \
+    BKI_DEFINE_CONTAINS_BATCH(kind##_contains_batch_##isa, attr, P, locate, prefetch, PROBE)       \
+    BKI_DEFINE_ADD_HASH_BATCH(kind##_add_hash_batch_##isa, attr, P, locate, prefetch, PUT)         \
+    BKI_DEFINE_CONTAINS_HASH_BATCH(kind##_contains_hash_batch_##isa, attr, P, locate, prefetch,    \
+                                   PROBE)
+
+#ifdef BKI_HAVE_X86
+#define BKI_PICK_ISA(kind, call, ...)                                                              \
+    (USE_AVX2 ? kind##_##call##_avx2(__VA_ARGS__) : kind##_##call##_scalar(__VA_ARGS__))
+#define BKI_DEFINE_AVX2_BATCHES(kind, P, locate, prefetch, PUT_A, PROBE_A)                         \
+    BKI_DEFINE_KIND_BATCHES_ON(kind, avx2, __attribute__((target("avx2"))), P, locate, prefetch,   \
+                               PUT_A, PROBE_A)
+#else
+#define BKI_PICK_ISA(kind, call, ...) kind##_##call##_scalar(__VA_ARGS__)
+#define BKI_DEFINE_AVX2_BATCHES(kind, P, locate, prefetch, PUT_A, PROBE_A)
+#endif
+
+#define BKI_DEFINE_KIND_BATCHES(kind, P, locate, prefetch, PUT_S, PROBE_S, PUT_A, PROBE_A)         \
+    BKI_DEFINE_KIND_BATCHES_ON(kind, scalar, , P, locate, prefetch, PUT_S, PROBE_S)                \
+    BKI_DEFINE_AVX2_BATCHES(kind, P, locate, prefetch, PUT_A, PROBE_A)                             \
+    uint64_t bki_##kind##_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new) \
+    {                                                                                              \
+        return BKI_PICK_ISA(kind, add_batch, f, keys, n, was_new);                                 \
+    }                                                                                              \
+    size_t bki_##kind##_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n,       \
+                                       bool *out)                                                  \
+    {                                                                                              \
+        return BKI_PICK_ISA(kind, contains_batch, f, keys, n, out);                                \
+    }                                                                                              \
+    uint64_t bki_##kind##_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, size_t n,        \
+                                         bool *was_new)                                            \
+    {                                                                                              \
+        return BKI_PICK_ISA(kind, add_hash_batch, f, hashes, n, was_new);                          \
+    }                                                                                              \
+    size_t bki_##kind##_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hashes,         \
+                                            size_t n, bool *out)                                   \
+    {                                                                                              \
+        return BKI_PICK_ISA(kind, contains_hash_batch, f, hashes, n, out);                         \
+    }
 
 #endif /* BLOOMKIT_ONEKEY_H */
