@@ -373,15 +373,16 @@ BKI_HIDDEN bool bki_blocked2_add(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked2_add_atomic(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked2_contains(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN void bki_blocked2_prefetch(const bk_filter_t *f, bk_hash_t h);
-/* Sets f->add_key, f->contains_key and f->contains_hash: a blocked or
- * blocked2 filter's own one-key calls (key hashed and probed in one call;
+/* Sets f->add_key, f->contains_key and f->contains_hash: a blocked,
+ * blocked2 or split filter's own one-key calls (key hashed and probed in one call;
  * the add counts a new key in f's items) and pre-hashed lookup, for its
  * hash and the instruction set cpu.c chose now; no add for a read-only
  * filter, NULL for every other kind. Also points f->lane_rows at the AVX2
  * probe's active-lane rows for f->k. Called when a filter is made and when
  * its read-only flag changes. */
 BKI_HIDDEN void bki_blocked_bind(bk_filter_t *f);
-/* The same for a split filter (split.c; bki_blocked_bind calls it). */
+/* Binds a split filter's calls (split.c); only bki_blocked_bind calls it,
+ * and then clears the add of a read-only filter. */
 BKI_HIDDEN void bki_split_bind(bk_filter_t *f);
 /* Batched lookup / add for a blocked filter (keys non-NULL when n > 0; out
  * non-NULL, was_new may be NULL): the batch pipeline of batch.h with the

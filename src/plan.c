@@ -41,9 +41,9 @@
  *
  * Within [BKI_SPLIT_BAND_LO, BKI_SPLIT_BAND_HI] the default is split (a
  * 32-byte block, k fixed at 8): its one-key calls take about half the
- * instructions of blocked's, which in the caches makes lookups and adds
- * about 1.5x as fast and on large filters lets more calls' cache misses
- * overlap. Its bits per key there are 5.4-7.4% over blocked's and within
+ * instructions of blocked's, which in the caches makes one-key adds and
+ * lookups 1.2-1.3x as fast (medians of docs/BENCHMARKS.md's runs) and on
+ * large filters lets more calls' cache misses overlap. Its bits per key there are 5.4-7.4% over blocked's and within
  * 1.14x of the optimum (1.12x at 1%). Outside the band its fixed k costs
  * too much: 1.17x the optimum at 4% and 1e-3, 1.29x at 10%, 1.40x at
  * 1e-4. */

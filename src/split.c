@@ -9,8 +9,9 @@
  * takes twice that work per key (it pays for a k chosen per error rate and
  * for lines that hold twice the keys, so it uses a few percent fewer bits
  * at 1% and far fewer below 0.2%); in the caches, where the work is the
- * cost, split lookups and adds run about 1.5x as fast, and on a large
- * filter more one-key calls overlap their cache misses. plan.c makes it the
+ * cost, split's one-key adds and lookups measured 1.2-1.3x as fast as
+ * blocked's (docs/BENCHMARKS.md), and on a large filter more one-key calls
+ * overlap their cache misses. plan.c makes it the
  * default kind where its space stays close to blocked's (see
  * BKI_SPLIT_BAND there).
  *

@@ -146,8 +146,11 @@ static void test_all_paths_agree(void)
     bool *flag[5], *out = malloc(n), *out2 = malloc(n);
     for (int p = 0; p < 5; p++)
         flag[p] = malloc(n);
-    CHECK(bytes && keys && hs && out && out2 && flag[4]);
-    if (!bytes || !keys || !hs || !out || !out2 || !flag[4])
+    bool allocated = bytes && keys && hs && out && out2;
+    for (int p = 0; p < 5; p++)
+        allocated = allocated && flag[p];
+    CHECK(allocated);
+    if (!allocated)
         goto done;
     int was = bki_simd_set(BKI_SIMD_SCALAR);
     for (int level = BKI_SIMD_SCALAR; level <= bki_simd_available(); level++) {
