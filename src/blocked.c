@@ -247,7 +247,7 @@ void bki_blocked_bind(bk_filter_t *f)
     bool xxh3 = f->hash == BK_HASH_XXH3;
     f->add_key = NULL;
     f->contains_key = NULL;
-    f->contains_hash = NULL;
+    f->contains_hash = bki_contains_hash_generic;
     if (f->k <= BKI_BLOCKED_MAX_K)
         f->lane_rows = active_masks[f->k][0];
     if (f->kind == BK_KIND_BLOCKED)

@@ -132,15 +132,22 @@ bk_status_t bk_filter_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
     return BK_OK;
 }
 
-bool bk_filter_contains_hash(const bk_filter_t *f, bk_hash_t h)
+/* f->contains_hash of every filter without a probe of its own. */
+bool bki_contains_hash_generic(const bk_filter_t *f, bk_hash_t h)
 {
-    if (BKI_LIKELY(f->contains_hash != NULL))
-        return f->contains_hash(f, h);
-    if (BKI_UNLIKELY(is_chain(f)))
+    if (is_chain(f))
         return bki_scalable_contains(f, h);
-    if (BKI_UNLIKELY(is_window(f)))
+    if (is_window(f))
         return bki_window_contains(f->window, h);
     return bki_array_contains(f, h);
+}
+
+/* One indirect jump and nothing else: even a test of the pointer for NULL
+ * before it measured 1.2x the time of an in-cache lookup (a load, a
+ * compare and a branch on a call that is a dozen instructions in all). */
+bool bk_filter_contains_hash(const bk_filter_t *f, bk_hash_t h)
+{
+    return f->contains_hash(f, h);
 }
 
 /* The default kinds take their own one-key paths (blocked.c says why):

@@ -88,13 +88,17 @@ typedef bk_status_t (*bki_add_key_fn)(bk_filter_t *f, const void *key, size_t le
 typedef bool (*bki_contains_key_fn)(const bk_filter_t *f, const void *key, size_t len);
 typedef bool (*bki_contains_hash_fn)(const bk_filter_t *f, bk_hash_t h);
 
+/* bk_filter_contains_hash of a filter whose kind has no probe of its own
+ * (chains, windows, the table kinds of array.c); filter.c. */
+BKI_HIDDEN bool bki_contains_hash_generic(const bk_filter_t *f, bk_hash_t h);
+
 struct bk_filter {
     /* The fields every probe reads come first, in one cache line: a deep
      * scalable chain visits thousands of sub-filters per lookup. */
     uint8_t *data;     /* 64-byte aligned */
     bki_add_key_fn add_key;           /* NULL: the generic path */
     bki_contains_key_fn contains_key; /* NULL: the generic path */
-    bki_contains_hash_fn contains_hash; /* NULL: the generic path */
+    bki_contains_hash_fn contains_hash; /* never NULL: at least the generic path */
     const uint32_t *lane_rows; /* blocked kinds: the active-lane rows of k */
     uint64_t cells;    /* bits, or counters for counting */
     uint64_t lines;    /* blocked, counting: 64-byte lines */

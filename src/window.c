@@ -628,6 +628,7 @@ bk_status_t bki_window_wrap(bk_filter_t **out, bki_window_t *w)
         return BK_ENOMEM;
     }
     f->kind = BK_KIND_WINDOW;
+    f->contains_hash = bki_contains_hash_generic;
     f->hash = w->hash;
     f->seed = w->seed;
     f->capacity = w->params.capacity;
