@@ -1,7 +1,8 @@
 /*
  * bloomkit plan: sizes a filter before it is made, so a user can see what
  * 100 million keys at 0.1% cost (bits, k, bytes) and how the false-positive
- * rate climbs if the filter is filled past what it was sized for.
+ * rate climbs if the filter is filled past what it was sized for; then what
+ * the other kinds would cost in memory and in time per lookup, to choose.
  */
 #define _GNU_SOURCE
 #include "commands.h"
@@ -12,54 +13,150 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 
 static const char usage[] =
-    "usage: bloomkit plan -n N -p P [--kind KIND]\n"
+    "usage: bloomkit plan -n N -p P [--kind KIND] [--no-speed]\n"
     "\n"
     "Sizes a filter for N items at false-positive rate P: bits, probes (k),\n"
     "bytes, bits per key, the expected FPR at N items, and a table of the\n"
     "expected FPR as the filter fills from 10% to 200% of N. Then the other\n"
-    "kinds for the same N and P: their memory, and how many memory accesses\n"
-    "one lookup costs in a filter larger than the caches.\n"
+    "kinds for the same N and P: their memory, the time of one lookup on this\n"
+    "machine in a filter that fits the CPU caches (measured as plan runs, a\n"
+    "few milliseconds), and how many memory accesses one lookup costs in a\n"
+    "filter larger than the caches, where those accesses are the time.\n"
     "\n"
     "  -n, --capacity N   items the filter must hold (10000000, 10M, 1e7)\n"
     "  -p, --fpr P        false-positive rate at N items (0.001, 1e-3, 0.1%)\n"
     "  -k, --kind KIND    split, blocked, blocked2, classic, precise, counting\n"
     "                     or scalable; default: split for 0.004 <= P <= 0.02,\n"
     "                     blocked for other P >= 0.001, blocked2 below\n"
+    "      --no-speed     leave out the measured times (the output is then the\n"
+    "                     same on every run and machine)\n"
     "  -h, --help         this text\n";
 
-/* One alternative: a kind's memory next to the classic optimum, and the
- * cache lines one lookup touches in a filter far larger than the caches
- * (what a lookup's speed there comes down to). */
-static void print_alternative(bk_kind_t kind, uint64_t n, double p, double optimum)
+enum { OPT_NO_SPEED = 1000 };
+
+/* Keys of the speed measurement: distinct 64-bit values (splitmix64's
+ * finalizer is a bijection). */
+static uint64_t speed_key(uint64_t i)
+{
+    uint64_t x = i + UINT64_C(0x9E3779B97F4A7C15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return x ^ (x >> 31);
+}
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Nanoseconds per one-key lookup (bk_filter_contains, 8-byte keys, half of
+ * them present) in a filter of this kind at rate p that fits the CPU
+ * caches: SPEED_KEYS keys, fewer where a key takes so many bits that the
+ * filter would pass SPEED_BYTES. The fastest of three rounds, since other
+ * work on the machine only slows a round. The time includes hashing the
+ * key. Negative if the filter cannot be made. */
+#define SPEED_KEYS 16384u
+#define SPEED_BYTES (1u << 20)
+#define SPEED_LOOKUPS 65536u
+static double lookup_ns(bk_kind_t kind, double p, double bits_per_key)
+{
+    uint64_t keys = SPEED_KEYS;
+    if ((double)keys * bits_per_key > 8.0 * SPEED_BYTES)
+        keys = (uint64_t)(8.0 * SPEED_BYTES / bits_per_key);
+    if (keys < 64)
+        return -1;
+    bk_options_t o = {0};
+    o.kind = kind;
+    bk_filter_t *f;
+    if (bk_filter_create(&f, keys, p, &o) != BK_OK)
+        return -1;
+    /* A small filter can need more bits per key than the large one's plan
+     * (classic at tiny p): past the caches the time would mislead. */
+    bk_filter_info_t info;
+    bk_filter_info(f, &info);
+    if (info.bytes > 2 * SPEED_BYTES) {
+        bk_filter_free(f);
+        return -1;
+    }
+    for (uint64_t i = 0; i < keys; i++) {
+        uint64_t key = speed_key(i);
+        if (bk_filter_add(f, &key, sizeof key, NULL) != BK_OK) {
+            bk_filter_free(f);
+            return -1;
+        }
+    }
+    double best = -1;
+    uint64_t hits = 0;
+    for (int round = 0; round < 3; round++) {
+        double t0 = now_ns();
+        for (uint64_t i = 0; i < SPEED_LOOKUPS; i++) {
+            /* even i: a key added; odd i: one never added */
+            uint64_t key = speed_key(i & 1 ? keys + i : (i / 2) % keys);
+            hits += bk_filter_contains(f, &key, sizeof key);
+        }
+        double ns = (now_ns() - t0) / SPEED_LOOKUPS;
+        if (best < 0 || ns < best)
+            best = ns;
+    }
+    bk_filter_free(f);
+    /* Every present key must be found: a check that the loop did its work
+     * (and keeps the compiler from dropping it). */
+    return hits >= 3 * (uint64_t)(SPEED_LOOKUPS / 2) ? best : -1;
+}
+
+/* One alternative: a kind's memory next to the classic optimum, its
+ * measured in-cache lookup time (speed), and the cache lines one lookup
+ * touches in a filter far larger than the caches (what a lookup's speed
+ * there comes down to). */
+static void print_alternative(bk_kind_t kind, uint64_t n, double p, double optimum, bool speed)
 {
     bk_plan_t pl;
-    char hb[32];
+    char hb[32], ns[16];
     if (bk_plan(kind, n, p, &pl) != BK_OK) {
         printf("  %-9s  (cannot be sized for this n and p)\n", bk_kind_name(kind));
         return;
     }
     bool per_probe = kind == BK_KIND_CLASSIC || kind == BK_KIND_PRECISE;
     uint32_t lines = kind == BK_KIND_BLOCKED2 ? 2 : per_probe ? pl.k : 1;
-    printf("  %-9s  %9.2f  %9.3fx  %10s  %u%s\n", bk_kind_name(kind), pl.bits_per_key,
-           pl.bits_per_key / optimum, bkc_human_bytes((double)pl.bytes, hb, sizeof hb), lines,
-           per_probe ? " (k; absent keys stop early)" : "");
+    printf("  %-9s  %9.2f  %9.3fx  %10s", bk_kind_name(kind), pl.bits_per_key,
+           pl.bits_per_key / optimum, bkc_human_bytes((double)pl.bytes, hb, sizeof hb));
+    if (speed) {
+        double t = lookup_ns(kind, p, pl.bits_per_key);
+        if (t < 0)
+            snprintf(ns, sizeof ns, "-");
+        else
+            snprintf(ns, sizeof ns, "%.1f", t);
+        printf("  %9s", ns);
+    }
+    printf("  %u%s\n", lines, per_probe ? " (k; absent keys stop early)" : "");
 }
 
 /* The kinds a user could pick instead, and which one stays near the
  * optimum where the default kind does not. */
-static void print_alternatives(uint64_t n, double p, bk_kind_t chosen)
+static void print_alternatives(uint64_t n, double p, bk_kind_t chosen, bool speed)
 {
     static const bk_kind_t kinds[] = {BK_KIND_SPLIT,   BK_KIND_BLOCKED, BK_KIND_BLOCKED2,
                                       BK_KIND_CLASSIC, BK_KIND_PRECISE, BK_KIND_COUNTING};
     const double ln2 = 0.69314718055994530942;
     double optimum = -log(p) / (ln2 * ln2);
     printf("\nalternatives (optimum: %.2f bits per key, -ln p / ln(2)^2)\n", optimum);
-    printf("  %-9s  %9s  %10s  %10s  %s\n", "kind", "bits/key", "vs optimum", "bytes",
-           "lines per lookup");
+    printf("  %-9s  %9s  %10s  %10s", "kind", "bits/key", "vs optimum", "bytes");
+    if (speed)
+        printf("  %9s", "ns/lookup");
+    printf("  %s\n", "lines per lookup");
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        print_alternative(kinds[i], n, p, optimum);
+        print_alternative(kinds[i], n, p, optimum, speed);
+    if (speed)
+        printf("ns/lookup: one key per call, measured now in a filter of at most %u keys\n"
+               "and %u KB (in the CPU caches); in a filter larger than the caches each\n"
+               "line per lookup is a memory access, 50-100 ns unless consecutive lookups\n"
+               "overlap\n",
+               SPEED_KEYS, SPEED_BYTES / 1024);
     /* Where the lined kinds are far from the optimum, name the one-bit-per-
      * probe kind that needs the fewest bits: classic, or precise for small
      * filters, where classic's double hashing needs more (plan.c). */
@@ -86,15 +183,20 @@ int bkc_cmd_plan(int argc, char **argv)
     static const struct option opts[] = {{"capacity", required_argument, 0, 'n'},
                                          {"fpr", required_argument, 0, 'p'},
                                          {"kind", required_argument, 0, 'k'},
+                                         {"no-speed", no_argument, 0, OPT_NO_SPEED},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     bkc_sizing_opts_t sz;
     bkc_sizing_opts_init(&sz, 0, 0);
     int c, rc;
+    bool speed = true;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
-    while ((c = getopt_long(argc, argv, "n:p:k:h", opts, NULL)) != -1)
-        if ((rc = bkc_shared_option(c, argv, usage, &sz, NULL)) >= 0)
+    while ((c = getopt_long(argc, argv, "n:p:k:h", opts, NULL)) != -1) {
+        if (c == OPT_NO_SPEED)
+            speed = false;
+        else if ((rc = bkc_shared_option(c, argv, usage, &sz, NULL)) >= 0)
             return rc;
+    }
     if (optind < argc)
         return bkc_usage_error("unexpected argument '%s'", argv[optind]);
     if (sz.n == 0 || sz.p == 0)
@@ -137,6 +239,6 @@ int bkc_cmd_plan(int argc, char **argv)
         printf("%7d%%  %14llu  %.4g\n", pct[i], (unsigned long long)items,
                bk_fpr_expected(model, pl.cells, items, pl.k));
     }
-    print_alternatives(n, p, pl.kind);
+    print_alternatives(n, p, pl.kind, speed);
     return 0;
 }

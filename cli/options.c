@@ -28,8 +28,9 @@ void bkc_sizing_opts_init(bkc_sizing_opts_t *sz, uint64_t n, double p)
     sz->n = n;
     sz->p = p;
     memset(&sz->o, 0, sizeof sz->o);
-    /* The library's default: blocked, or blocked2 at error rates below
-     * 1e-3 where one line per key costs too much space. */
+    /* The library's default: split from 0.4% to 2%, blocked at other
+     * rates down to 1e-3, blocked2 below, where one line per key costs
+     * too much space (plan.c). */
     sz->o.kind = BK_KIND_DEFAULT;
 }
 

@@ -93,11 +93,21 @@ check "plan 1% no suggestion" sh -c '! grep -q " stays" out'
 rc 0 "plan 100 keys at 1e-6" "$BK" plan -n 100 -p 1e-6
 check "plan small suggests precise, not classic" grep -q 'precise stays' out
 check "... and precise is listed within 1.15x" awk '$1 == "precise" && $3 + 0 > 0 { ok = ($3 + 0 <= 1.15) } END { exit !ok }' out
+# the alternatives carry a measured in-cache lookup time (ns/lookup, before
+# the lines column) for every kind; --no-speed leaves the column out
+rc 0 "plan with speed" "$BK" plan -n 1M -p 0.01
+check "plan ns/lookup column" grep -qE '^  kind .* ns/lookup  lines per lookup$' out
+check "plan ns/lookup measured for every kind" awk '
+    /^alternatives/ { on = 1; next } on && /^  [a-z]/ && $1 != "kind" { rows++; if ($6 + 0 > 0 && $6 ~ /^[0-9]+[.][0-9]$/) ok++ }
+    END { exit !(rows == 6 && ok == 6) }' out
+rc 0 "plan --no-speed" "$BK" plan -n 1M -p 0.01 --no-speed
+check "plan --no-speed has no times" sh -c '! grep -q "ns/lookup" out'
+check "plan --no-speed lists the kinds" awk '$1 == "split" && $NF == 1 { f = 1 } END { exit !f }' out
 # the number forms -n and -p accept give the same plan as the plain ones
-"$BK" plan -n 1000000 -p 0.001 >plan.ref
+"$BK" plan -n 1000000 -p 0.001 --no-speed >plan.ref
 for form in "-n 1M -p 0.001" "-n 1e6 -p 1e-3" "-n 1000k -p 0.1%" "--capacity=1000000 --fpr=0.001"; do
     # shellcheck disable=SC2086
-    rc 0 "plan $form" "$BK" plan $form
+    rc 0 "plan $form" "$BK" plan $form --no-speed
     check "plan $form = plain numbers" same out plan.ref
 done
 rc 2 "plan -n 1.5" "$BK" plan -n 1.5 -p 0.1
