@@ -12,8 +12,10 @@ A binding of the bloomkit C library. Files are the very files the
     >>> seen.add_many(["a", "b", "a"])
     2
 
-Filter kinds: 'blocked' (default), 'classic', 'counting' (remove) and
-'scalable' (grows). Bitmap is an exact set of integers. Every library
+Filter kinds: by default the library picks one by the error rate ('split'
+from 0.4% to 2%, 'blocked' at other rates down to 0.1%, 'blocked2' below);
+or 'classic', 'precise', 'counting' (remove), 'scalable' (grows) and
+'window' (forgets old keys). Bitmap is an exact set of integers. Every library
 error is a subclass of bloomkit.Error (and of the matching built-in
 exception: ValueError, OSError, ...).
 

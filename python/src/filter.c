@@ -1,5 +1,5 @@
 /*
- * bloomkit.Filter: a Python object owning one bk_filter_t (blocked,
+ * bloomkit.Filter: a Python object owning one bk_filter_t (split, blocked,
  * classic, counting or scalable), in memory or mapped from a file.
  *
  * Every library call runs under the object's lock; batch calls over a
@@ -99,10 +99,15 @@ static int parse_kind(const char *name, bk_kind_t *out)
     return -1;
 }
 
+/* kind and sub_kind may be NULL (None in Python): the library's default,
+ * BK_KIND_DEFAULT, which picks the kind by the error rate as the tool and
+ * the C API do, so a filter made here and one made by `bloomkit create`
+ * with the same n and p are the same kind. */
 static int parse_options(bk_options_t *o, const char *kind, const char *hash, PyObject *seed,
                          const char *sub_kind)
 {
-    if (parse_kind(kind, &o->kind) < 0 || parse_kind(sub_kind, &o->sub_kind) < 0)
+    if ((kind && parse_kind(kind, &o->kind) < 0) ||
+        (sub_kind && parse_kind(sub_kind, &o->sub_kind) < 0))
         return -1;
     if (bk_hash_parse(hash, &o->hash) != BK_OK) {
         PyErr_Format(PyExc_ValueError, "unknown hash '%s'", hash);
@@ -117,14 +122,17 @@ static int parse_options(bk_options_t *o, const char *kind, const char *hash, Py
 }
 
 PyDoc_STRVAR(filter_doc,
-"Filter(capacity, fpr=0.01, *, kind='blocked', hash='xxh3', seed=None,\n"
-"       growth=2.0, tightening=0.5, nonscaling=False, sub_kind='blocked',\n"
+"Filter(capacity, fpr=0.01, *, kind=None, hash='xxh3', seed=None,\n"
+"       growth=2.0, tightening=0.5, nonscaling=False, sub_kind=None,\n"
 "       window_span=0, generations=0)\n"
 "--\n\n"
 "A Bloom filter sized for `capacity` keys at false-positive rate `fpr`.\n\n"
-"kind: 'blocked' (default, fastest), 'classic', 'counting' (supports\n"
-"remove) or 'scalable' (grows past capacity by adding sub-filters of\n"
-"`growth` times the capacity, each `tightening` times the error).\n"
+"kind: None (default) lets the library choose by fpr, as the bloomkit tool\n"
+"does: 'split' from 0.4% to 2%, 'blocked' at other rates down to 0.1%,\n"
+"'blocked2' below. Or 'classic', 'precise', 'counting' (supports remove),\n"
+"'scalable' (grows past capacity by adding sub-filters of `growth` times\n"
+"the capacity, each `tightening` times the error; sub_kind: 'blocked'\n"
+"(None, the default), 'blocked2' or 'classic').\n"
 "'window' remembers the last `capacity` adds, or with window_span=T the\n"
 "adds of the last T units of the clock given to advance(), and forgets\n"
 "older ones (generations: 2..16, default 4).\n"
@@ -139,11 +147,11 @@ static int filter_init(filter_object *self, PyObject *args, PyObject *kw)
                              "generations", NULL};
     PyObject *capacity_obj, *seed = Py_None;
     double fpr = 0.01, growth = 0.0, tightening = 0.0;
-    const char *kind = "blocked", *hash = "xxh3", *sub_kind = "blocked";
+    const char *kind = NULL, *hash = "xxh3", *sub_kind = NULL;
     int nonscaling = 0;
     unsigned long long window_span = 0;
     unsigned int generations = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|d$ssOddpsKI:Filter", kwlist, &capacity_obj,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|d$zsOddpzKI:Filter", kwlist, &capacity_obj,
                                      &fpr, &kind, &hash, &seed, &growth, &tightening,
                                      &nonscaling, &sub_kind, &window_span, &generations))
         return -1;

@@ -51,8 +51,9 @@ static PyObject *module_peek_kind(PyObject *mod, PyObject *arg)
 }
 
 PyDoc_STRVAR(plan_doc,
-"plan(capacity, fpr, kind='blocked') -> dict\n--\n\n"
-"How the library sizes a filter: kind, capacity, fpr, bits, cells, k,\n"
+"plan(capacity, fpr, kind=None) -> dict\n--\n\n"
+"How the library sizes a filter (kind=None: the kind Filter() would pick\n"
+"for this fpr): kind, capacity, fpr, bits, cells, k,\n"
 "bytes, bits_per_key, expected_fpr. InvalidArgumentError for capacity 0\n"
 "or fpr outside (0, 1).");
 
@@ -62,13 +63,14 @@ static PyObject *module_plan(PyObject *mod, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"capacity", "fpr", "kind", NULL};
     PyObject *cap_obj;
     double fpr;
-    const char *kind_name = "blocked";
+    const char *kind_name = NULL;
     uint64_t capacity;
-    bk_kind_t kind;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Od|s:plan", kwlist, &cap_obj, &fpr, &kind_name) ||
+    bk_kind_t kind = BK_KIND_DEFAULT;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Od|z:plan", kwlist, &cap_obj, &fpr, &kind_name) ||
         pybk_u64(cap_obj, "capacity", &capacity) < 0)
         return NULL;
-    if (bk_kind_parse(kind_name, &kind) != BK_OK || kind > BK_KIND_SCALABLE) {
+    if (kind_name && (bk_kind_parse(kind_name, &kind) != BK_OK || kind == BK_KIND_BITMAP ||
+                      kind == BK_KIND_BITMAP2)) {
         PyErr_Format(PyExc_ValueError, "unknown filter kind '%s'", kind_name);
         return NULL;
     }

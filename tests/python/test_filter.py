@@ -2,6 +2,7 @@
 (shared with the bloomkit tool), damaged input, pickling, threads, stubs."""
 import ast
 import copy
+import math
 import errno
 import os
 import pickle
@@ -507,3 +508,39 @@ def test_newer_kinds_round_trip_with_the_tool(tool, tmp_path, kind):
     out = run_tool(tool, "check", "-c", path, stdin="\n".join(keys("k", 2000)).encode() + b"\n")
     assert out.stdout.strip() == b"2000", out
     assert bloomkit.load(path).kind == kind
+
+
+# ---- the default kind follows the library's, as the tool's does --------------------
+
+@pytest.mark.parametrize("fpr,expected", [(0.05, "blocked"), (0.01, "split"),
+                                          (0.001, "blocked"), (1e-6, "blocked2")])
+def test_default_kind_is_the_librarys_choice_for_the_rate(fpr, expected):
+    f = bloomkit.Filter(10_000, fpr)
+    assert f.kind == expected
+    assert bloomkit.plan(10_000, fpr)["kind"] == expected
+    assert bloomkit.Filter(10_000, fpr, kind=None).kind == expected
+    # at 1e-6 the default stays within 1.15x of the classic optimum, where
+    # blocked would need 1.38x
+    if fpr == 1e-6:
+        optimum = -math.log(fpr) / math.log(2) ** 2
+        assert bloomkit.plan(10_000_000, fpr)["bits_per_key"] <= 1.15 * optimum
+        assert bloomkit.plan(10_000_000, fpr, "blocked")["bits_per_key"] > 1.3 * optimum
+
+
+def test_default_kind_matches_the_tools_file(tool, tmp_path):
+    path = str(tmp_path / "tool.bk")
+    assert run_tool(tool, "create", path, "-n", "20000", "-p", "1e-5").returncode == 0
+    f = bloomkit.Filter(20_000, 1e-5)
+    assert f.kind == bloomkit.load(path).kind == "blocked2"
+    assert f.info()["bytes"] == bloomkit.load(path).info()["bytes"]
+
+
+@pytest.mark.parametrize("kind", ["split", "blocked2", "precise", "classic", "scalable"])
+def test_plan_takes_every_filter_kind(kind):
+    p = bloomkit.plan(100_000, 0.001, kind)
+    assert p["kind"] == kind and p["bits_per_key"] > 0
+    f = bloomkit.Filter(100_000, 0.001, kind=kind, seed=1)
+    if kind != "scalable":
+        assert f.info()["bytes"] == p["bytes"]
+    with pytest.raises(ValueError):
+        bloomkit.plan(100, 0.01, "bitmap")
