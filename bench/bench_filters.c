@@ -103,6 +103,16 @@ static uint64_t mix64(uint64_t x)
 
 /* ---- the timed loops --------------------------------------------------- */
 
+/* Out of line and opaque to the optimizer, as a call into a library is:
+ * noipa keeps GCC from passing a callee the fields it reads instead of the
+ * struct (IPA-SRA) or specializing it for constant arguments, which it did
+ * to the split-block reference's calls (and no library call gets). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define OUT_OF_LINE __attribute__((noinline, noipa))
+#else
+#define OUT_OF_LINE __attribute__((noinline))
+#endif
+
 /* Each timed loop of one key per call is a function of its own, kept out of
  * line. Inlined into a large caller, the compiler kept some loops' counter
  * or sum on the stack: a store and a reload per call, on a chain from one
@@ -110,7 +120,7 @@ static uint64_t mix64(uint64_t x)
  * 3-4 ns in-cache lookup up to 1.5x). Out of line, every loop is the same
  * few instructions around its call. */
 
-__attribute__((noinline)) static uint64_t loop_add(bk_filter_t *f, uint64_t from, uint64_t to)
+OUT_OF_LINE static uint64_t loop_add(bk_filter_t *f, uint64_t from, uint64_t to)
 {
     uint64_t fresh = 0;
     for (uint64_t i = from; i < to; i++) {
@@ -125,7 +135,7 @@ __attribute__((noinline)) static uint64_t loop_add(bk_filter_t *f, uint64_t from
 /* As loop_add, not asking whether each key was new: the split-block
  * reference's add cannot tell, so the one-key section compares adds that
  * report nothing. */
-__attribute__((noinline)) static void loop_add_quiet(bk_filter_t *f, uint64_t from, uint64_t to)
+OUT_OF_LINE static void loop_add_quiet(bk_filter_t *f, uint64_t from, uint64_t to)
 {
     for (uint64_t i = from; i < to; i++) {
         uint64_t v = mix64(i);
@@ -133,7 +143,7 @@ __attribute__((noinline)) static void loop_add_quiet(bk_filter_t *f, uint64_t fr
     }
 }
 
-__attribute__((noinline)) static uint64_t loop_contains(const bk_filter_t *f, const uint64_t *val,
+OUT_OF_LINE static uint64_t loop_contains(const bk_filter_t *f, const uint64_t *val,
                                                         size_t n)
 {
     uint64_t hits = 0;
@@ -142,7 +152,7 @@ __attribute__((noinline)) static uint64_t loop_contains(const bk_filter_t *f, co
     return hits;
 }
 
-__attribute__((noinline)) static uint64_t loop_contains_hash(const bk_filter_t *f,
+OUT_OF_LINE static uint64_t loop_contains_hash(const bk_filter_t *f,
                                                              const bk_hash_t *hashes, size_t n)
 {
     uint64_t hits = 0;
@@ -151,7 +161,7 @@ __attribute__((noinline)) static uint64_t loop_contains_hash(const bk_filter_t *
     return hits;
 }
 
-__attribute__((noinline)) static uint64_t loop_libbloom_add(struct bloom *b, uint64_t from,
+OUT_OF_LINE static uint64_t loop_libbloom_add(struct bloom *b, uint64_t from,
                                                             uint64_t to)
 {
     uint64_t fresh = 0;
@@ -162,7 +172,7 @@ __attribute__((noinline)) static uint64_t loop_libbloom_add(struct bloom *b, uin
     return fresh;
 }
 
-__attribute__((noinline)) static uint64_t loop_libbloom_check(struct bloom *b, const uint64_t *val,
+OUT_OF_LINE static uint64_t loop_libbloom_check(struct bloom *b, const uint64_t *val,
                                                               size_t n)
 {
     uint64_t hits = 0;
@@ -726,23 +736,23 @@ typedef struct sk_row {
     double bits_per_key;
 } sk_row_t;
 
-__attribute__((noinline)) static void sbbf_add_call(sbbf_t *f, const void *key, size_t len)
+OUT_OF_LINE static void sbbf_add_call(sbbf_t *f, const void *key, size_t len)
 {
     sbbf_add(f, key, len);
 }
 
-__attribute__((noinline)) static bool sbbf_contains_call(const sbbf_t *f, const void *key,
+OUT_OF_LINE static bool sbbf_contains_call(const sbbf_t *f, const void *key,
                                                          size_t len)
 {
     return sbbf_contains(f, key, len);
 }
 
-__attribute__((noinline)) static bool sbbf_contains_hash_call(const sbbf_t *f, uint64_t h)
+OUT_OF_LINE static bool sbbf_contains_hash_call(const sbbf_t *f, uint64_t h)
 {
     return sbbf_contains_hash(f, h);
 }
 
-__attribute__((noinline)) static void loop_sbbf_add(sbbf_t *f, uint64_t from, uint64_t to)
+OUT_OF_LINE static void loop_sbbf_add(sbbf_t *f, uint64_t from, uint64_t to)
 {
     for (uint64_t i = from; i < to; i++) {
         uint64_t v = mix64(i);
@@ -750,7 +760,7 @@ __attribute__((noinline)) static void loop_sbbf_add(sbbf_t *f, uint64_t from, ui
     }
 }
 
-__attribute__((noinline)) static uint64_t loop_sbbf_contains(const sbbf_t *f, const uint64_t *val,
+OUT_OF_LINE static uint64_t loop_sbbf_contains(const sbbf_t *f, const uint64_t *val,
                                                              size_t n)
 {
     uint64_t hits = 0;
@@ -759,7 +769,7 @@ __attribute__((noinline)) static uint64_t loop_sbbf_contains(const sbbf_t *f, co
     return hits;
 }
 
-__attribute__((noinline)) static uint64_t loop_sbbf_contains_hash(const sbbf_t *f,
+OUT_OF_LINE static uint64_t loop_sbbf_contains_hash(const sbbf_t *f,
                                                                   const uint64_t *hashes, size_t n)
 {
     uint64_t hits = 0;
