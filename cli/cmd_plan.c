@@ -204,6 +204,9 @@ int bkc_cmd_plan(int argc, char **argv)
     bk_kind_t kind = sz.o.kind;
     uint64_t n = sz.n;
     double p = sz.p;
+    if (kind == BK_KIND_WINDOW)
+        return bkc_usage_error("plan does not size window filters (their memory depends on "
+                               "the generations): create one and run 'bloomkit info' on it");
 
     bk_plan_t pl;
     bk_status_t st = bk_plan(kind, n, p, &pl);

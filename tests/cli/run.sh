@@ -118,6 +118,8 @@ rc 2 "plan without -p" "$BK" plan -n 1000
 rc 2 "plan p out of range" "$BK" plan -n 1000 -p 1.5
 rc 2 "plan bad n" "$BK" plan -n 12x -p 0.1
 rc 2 "plan bad kind" "$BK" plan -n 100 -p 0.1 --kind nosuch
+rc 2 "plan --kind window" "$BK" plan -n 100 -p 0.1 --kind window
+check "plan --kind window says why" grep -q 'does not size window filters' err
 
 # ---- create / add / check
 seq 1 2000 | sed 's/^/key-/' >all
