@@ -89,7 +89,7 @@ static void filter_dealloc(filter_object *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static int parse_kind(const char *name, bk_kind_t *out)
+int pybk_filter_kind(const char *name, bk_kind_t *out)
 {
     if (bk_kind_parse(name, out) == BK_OK && *out != BK_KIND_BITMAP && *out != BK_KIND_BITMAP2)
         return 0;
@@ -106,8 +106,8 @@ static int parse_kind(const char *name, bk_kind_t *out)
 static int parse_options(bk_options_t *o, const char *kind, const char *hash, PyObject *seed,
                          const char *sub_kind)
 {
-    if ((kind && parse_kind(kind, &o->kind) < 0) ||
-        (sub_kind && parse_kind(sub_kind, &o->sub_kind) < 0))
+    if ((kind && pybk_filter_kind(kind, &o->kind) < 0) ||
+        (sub_kind && pybk_filter_kind(sub_kind, &o->sub_kind) < 0))
         return -1;
     if (bk_hash_parse(hash, &o->hash) != BK_OK) {
         PyErr_Format(PyExc_ValueError, "unknown hash '%s'", hash);

@@ -69,11 +69,8 @@ static PyObject *module_plan(PyObject *mod, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "Od|z:plan", kwlist, &cap_obj, &fpr, &kind_name) ||
         pybk_u64(cap_obj, "capacity", &capacity) < 0)
         return NULL;
-    if (kind_name && (bk_kind_parse(kind_name, &kind) != BK_OK || kind == BK_KIND_BITMAP ||
-                      kind == BK_KIND_BITMAP2)) {
-        PyErr_Format(PyExc_ValueError, "unknown filter kind '%s'", kind_name);
+    if (kind_name && pybk_filter_kind(kind_name, &kind) < 0)
         return NULL;
-    }
     bk_plan_t p;
     bk_status_t st = bk_plan(kind, capacity, fpr, &p);
     if (st != BK_OK)

@@ -59,6 +59,10 @@ Py_ssize_t pybk_chunk_fill(pybk_chunk_t *c, PyObject *it);
 /* Releases the references c holds. */
 void pybk_chunk_release(pybk_chunk_t *c);
 
+/* Parses a filter kind's name (any kind but the bitmaps) into *out.
+ * Returns 0, or -1 with a ValueError naming the kinds. */
+int pybk_filter_kind(const char *name, bk_kind_t *out);
+
 /* Converts a non-negative Python int to uint64; ValueError / TypeError
  * naming `what` otherwise. Returns 0 or -1. */
 int pybk_u64(PyObject *obj, const char *what, uint64_t *out);
