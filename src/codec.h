@@ -17,6 +17,10 @@ BKI_HIDDEN uint64_t bkf_obj_size(const bkf_obj_t *o);
 BKI_HIDDEN void bkf_encode_meta(const bkf_obj_t *o, uint8_t *out);
 BKI_HIDDEN bk_status_t bkf_obj_serialize(const bkf_obj_t *o, void *buf, size_t cap,
                                          size_t *written);
+/* The serialized bytes [off, off + len) into buf, with no allocation: the
+ * metadata is encoded piece by piece, payloads copied from the object.
+ * BK_EINVAL if the range runs past the end. */
+BKI_HIDDEN bk_status_t bkf_obj_range(const bkf_obj_t *o, uint64_t off, void *buf, uint64_t len);
 
 /* Reading. check_prefix: magic and version of `have` bytes. parse_meta:
  * the whole metadata in b (have bytes, at least bkf_meta_len) of an input

@@ -141,6 +141,34 @@ static const char *apply_state(bki_window_t *w, const uint8_t *st, uint64_t item
     return bad;
 }
 
+/* The window m describes, from its state part's bytes: its payload
+ * borrowed from data, or allocated zeroed when data is NULL. */
+static bk_status_t window_from_state(bki_window_t **out, const bkf_meta_t *m,
+                                     const uint8_t *st, uint8_t *data, const char **why)
+{
+    bkf_part_t gens, state;
+    bkf_decode_part(m, 0, &gens);
+    bkf_decode_part(m, 1, &state);
+    if (!bkf_all_zero(st + S_RESERVED, S_COUNTS - S_RESERVED))
+        FAIL(BK_ECORRUPT, "reserved window state bytes are not zero");
+    bki_window_params_t p = {.capacity = m->capacity, .fpr = m->fpr,
+                             .span = bkf_get_u64(st + S_SPAN),
+                             .generations = (uint32_t)state.cells};
+    uint64_t lines = gens.cells / ((uint64_t)p.generations * BKI_LINE_BITS);
+    bki_window_t *w;
+    bk_status_t rc = bki_window_restore(&w, &p, gens.k, lines, (bk_hash_id_t)m->hash, m->seed,
+                                        data);
+    if (rc != BK_OK)
+        FAIL(rc, rc == BK_ENOMEM ? "out of memory" : "window geometry out of range");
+    const char *bad = apply_state(w, st, m->items);
+    if (bad) {
+        bki_window_free(w);
+        FAIL(BK_ECORRUPT, bad);
+    }
+    *out = w;
+    return BK_OK;
+}
+
 bk_status_t bkf_window_build(bk_filter_t **out, const bkf_meta_t *m, const bkf_source_t *s,
                              uint8_t *map, const char **why)
 {
@@ -151,26 +179,33 @@ bk_status_t bkf_window_build(bk_filter_t **out, const bkf_meta_t *m, const bkf_s
     bk_status_t rc = read_state(s, &state, map, st, why);
     if (rc != BK_OK)
         return rc;
-    if (!bkf_all_zero(st + S_RESERVED, S_COUNTS - S_RESERVED))
-        FAIL(BK_ECORRUPT, "reserved window state bytes are not zero");
-    bki_window_params_t p = {.capacity = m->capacity, .fpr = m->fpr,
-                             .span = bkf_get_u64(st + S_SPAN),
-                             .generations = (uint32_t)state.cells};
-    uint64_t lines = gens.cells / ((uint64_t)p.generations * BKI_LINE_BITS);
     bki_window_t *w;
-    rc = bki_window_restore(&w, &p, gens.k, lines, (bk_hash_id_t)m->hash, m->seed,
-                            map ? map + gens.offset : NULL);
+    rc = window_from_state(&w, m, st, map ? map + gens.offset : NULL, why);
     if (rc != BK_OK)
-        FAIL(rc, rc == BK_ENOMEM ? "out of memory" : "window geometry out of range");
-    const char *bad = apply_state(w, st, m->items);
-    rc = bad ? BK_ECORRUPT : fill_payload(w, s, &gens, map, why);
-    if (bad && why)
-        *why = bad;
+        return rc;
+    rc = fill_payload(w, s, &gens, map, why);
     if (rc != BK_OK) {
         bki_window_free(w);
         return rc;
     }
     if (bki_window_wrap(out, w) != BK_OK) /* w is freed */
+        FAIL(BK_ENOMEM, "out of memory");
+    return BK_OK;
+}
+
+bk_status_t bkf_window_adopt(bk_filter_t **out, const bkf_meta_t *m, const uint8_t *state,
+                             uint8_t *data, bki_mem_t mem, const char **why)
+{
+    bkf_part_t gens;
+    bkf_decode_part(m, 0, &gens);
+    bki_window_t *w;
+    bk_status_t rc = window_from_state(&w, m, state, data, why);
+    if (rc != BK_OK) {
+        bki_payload_free(data, gens.length, mem);
+        return rc;
+    }
+    w->mem = mem; /* borrowed until now: the window owns it from here */
+    if (bki_window_wrap(out, w) != BK_OK) /* w is freed, and data with it */
         FAIL(BK_ENOMEM, "out of memory");
     return BK_OK;
 }

@@ -96,6 +96,9 @@ typedef struct bkf_meta {
  * reader (file.c's pread) when buf is NULL. */
 typedef struct bkf_source {
     const uint8_t *buf;
+    /* Payload bytes arrive later: the filter is built with zeroed payloads
+     * that the incremental loader (loader.c) fills and verifies. */
+    bool deferred;
     bk_status_t (*read)(const struct bkf_source *s, uint64_t off, void *dst, uint64_t n);
     int fd;
 } bkf_source_t;
@@ -170,6 +173,23 @@ static inline bool bkf_all_zero(const uint8_t *p, size_t n)
     return all_zero(p, n);
 }
 
+/* Copies the part of src (at offset `at` of a serialized object, n bytes
+ * long; NULL stands for zeros) that overlaps the range [off, off + len)
+ * into dst, which holds that range. How the range readers (codec.c,
+ * loader.c) assemble any slice of an object from its pieces. */
+static inline void bkf_copy_overlap(uint8_t *dst, uint64_t off, uint64_t len,
+                                    const uint8_t *src, uint64_t at, uint64_t n)
+{
+    uint64_t lo = at > off ? at : off;
+    uint64_t hi = at + n < off + len ? at + n : off + len;
+    if (lo >= hi)
+        return;
+    if (src)
+        memcpy(dst + (lo - off), src + (lo - at), (size_t)(hi - lo));
+    else
+        memset(dst + (lo - off), 0, (size_t)(hi - lo));
+}
+
 /* ---- wire.c: the pieces of reading both codecs use ---- */
 BKI_HIDDEN uint64_t bkf_checksum(const void *p, uint64_t n);
 BKI_HIDDEN bk_status_t bkf_source_read(const bkf_source_t *s, uint64_t off, void *dst,
@@ -194,6 +214,12 @@ BKI_HIDDEN bk_status_t bkf_window_check_part(const bkf_meta_t *m, uint32_t i,
                                              const bkf_part_t *p, const char **why);
 BKI_HIDDEN bk_status_t bkf_window_build(bk_filter_t **out, const bkf_meta_t *m,
                                         const bkf_source_t *s, uint8_t *map, const char **why);
+/* The window from its verified state part's bytes and a verified payload
+ * (data, allocated as mem by bki_payload_alloc), which it takes over:
+ * freed here on failure. */
+BKI_HIDDEN bk_status_t bkf_window_adopt(bk_filter_t **out, const bkf_meta_t *m,
+                                        const uint8_t *state, uint8_t *data, bki_mem_t mem,
+                                        const char **why);
 /* A writable mapping's sync: the state part's bytes into the file image. */
 BKI_HIDDEN void bkf_window_write_state(const bkf_obj_t *o, uint8_t *file);
 

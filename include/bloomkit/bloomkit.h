@@ -566,6 +566,61 @@ bk_status_t bk_filter_serialize(const bk_filter_t *f, void *buf, size_t cap, siz
 bk_status_t bk_filter_deserialize(bk_filter_t **out, const void *buf, size_t len,
                                   const char **why);
 
+/* Bytes [offset, offset + len) of the serialized form into buf, read
+ * straight from the filter: no allocation, so a server can write a filter
+ * of any size in pieces of its choosing without a second copy of it.
+ * Concatenated, the slices are exactly bk_filter_serialize()'s bytes
+ * (provided the filter does not change between calls; a slice taken after
+ * a change disagrees with the checksums in the first slice, and a loader
+ * refuses the whole as damaged). A slice that reaches into the first
+ * bk_filter_serialized_size() - payload bytes (the header and part table)
+ * reads every payload once for its checksums. BK_EINVAL if the range runs
+ * past the end. */
+bk_status_t bk_filter_serialize_range(const bk_filter_t *f, uint64_t offset, void *buf,
+                                      size_t len);
+
+/* Incremental loading: serialized bytes fed in pieces of any size, in
+ * order, as they arrive (a stream, chunks of a dump), without holding them
+ * all. The loader validates the header and part table as
+ * bk_filter_deserialize does once they are in, then allocates the filter
+ * once and copies every later byte straight into it, verifying each
+ * payload's checksum as its last byte arrives. So a load costs the filter
+ * plus the piece in hand, and accepts exactly what bk_filter_deserialize
+ * accepts from the same bytes.
+ *
+ * total is the number of bytes the caller expects; the loader allocates
+ * what the header describes, up to total, so a caller taking bytes from
+ * outside bounds total first. */
+typedef struct bk_filter_loader bk_filter_loader_t;
+
+/* A new loader for total bytes (*out, freed by bk_filter_loader_free).
+ * BK_ENOMEM. */
+bk_status_t bk_filter_loader_new(bk_filter_loader_t **out, uint64_t total);
+
+/* Takes the next len bytes. On the first bad byte (BK_ECORRUPT,
+ * BK_EVERSION, BK_EKIND for a bitmap) or failed allocation (BK_ENOMEM),
+ * returns the status with the reason in *why (may be NULL; a constant
+ * string), and every later feed or finish returns the same. */
+bk_status_t bk_filter_loader_feed(bk_filter_loader_t *l, const void *bytes, size_t len,
+                                  const char **why);
+
+/* Bytes received so far, and the total announced at creation. */
+uint64_t bk_filter_loader_received(const bk_filter_loader_t *l);
+uint64_t bk_filter_loader_total(const bk_filter_loader_t *l);
+
+/* Gives back bytes [off, off + len) of those received so far (a server
+ * persisting a load still in progress). BK_EINVAL past what was received. */
+bk_status_t bk_filter_loader_read(const bk_filter_loader_t *l, uint64_t off, void *buf,
+                                  size_t len);
+
+/* Once all total bytes are in: *out owns the filter (the loader no longer
+ * holds it). BK_ECORRUPT if bytes are missing or were refused. The loader
+ * must still be freed. */
+bk_status_t bk_filter_loader_finish(bk_filter_loader_t *l, bk_filter_t **out, const char **why);
+
+/* Frees the loader and anything it still holds (NULL is fine). */
+void bk_filter_loader_free(bk_filter_loader_t *l);
+
 /* Atomic save: temp file in the same directory, fsync, rename, fsync of the
  * directory. On any error the old file at path is untouched and the temp
  * file removed. BK_EIO / BK_ENOSPC (errno is kept).
