@@ -66,7 +66,7 @@ static bool expansion_arg_or_reply(RedisModuleCtx *ctx, RedisModuleString *arg, 
         RedisModule_ReplyWithError(ctx, "ERR expansion should be greater or equal to 1");
         return false;
     }
-    if (v > 32768) {
+    if (v > BKR_MAX_EXPANSION) {
         RedisModule_ReplyWithError(ctx, "ERR expansion should be at most 32768");
         return false;
     }

@@ -54,7 +54,6 @@ int bkr_cmd_cbf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return REDISMODULE_OK;
     size_t len;
     const char *s = RedisModule_StringPtrLen(argv[2], &len);
-    bkr_obj_touch(o);
     bk_status_t rs = bk_filter_remove(o->f, s, len);
     if (rs == BK_OK) {
         RedisModule_ReplicateVerbatim(ctx);

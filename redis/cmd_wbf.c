@@ -18,88 +18,18 @@
 #include <string.h>
 #include <time.h>
 
-#define WBF_ENCVER 1
+/* The furthest a client may move a time window's clock past this server's
+ * wall clock (WBF.ADDAT): a hundred years, in seconds. A time beyond it is
+ * a mistake or an attack (2^64 - 1 would stop the window from ever
+ * forgetting again). */
+#define WBF_MAX_AHEAD (UINT64_C(100) * 366 * 24 * 3600)
 
-RedisModuleType *bkr_type_wbf;
-
-/* ---- the data type ---- */
-
-static void *wbf_rdb_load(RedisModuleIO *io, int encver)
+/* The key's window object, or NULL after replying (missing, wrong type,
+ * still being restored). */
+static bkr_obj_t *open_or_reply(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
+                                RedisModuleKey **key)
 {
-    if (encver != WBF_ENCVER)
-        return NULL;
-    size_t len = 0;
-    char *buf = RedisModule_LoadStringBuffer(io, &len);
-    if (RedisModule_IsIOError(io) || !buf) {
-        if (buf)
-            RedisModule_Free(buf);
-        return NULL;
-    }
-    bk_filter_t *f = NULL;
-    bk_status_t st = bk_filter_deserialize(&f, buf, len, NULL);
-    RedisModule_Free(buf);
-    if (st != BK_OK || bk_filter_kind(f) != BK_KIND_WINDOW) {
-        bk_filter_free(f);
-        RedisModule_LogIOError(io, "warning", "bloomkit: refusing a stored window filter");
-        return NULL;
-    }
-    return f;
-}
-
-static void wbf_rdb_save(RedisModuleIO *io, void *value)
-{
-    size_t len = 0;
-    uint8_t *buf = bkr_serialize(value, &len);
-    RedisModule_SaveStringBuffer(io, buf ? (const char *)buf : "", buf ? len : 0);
-    if (buf)
-        RedisModule_Free(buf);
-}
-
-/* One WBF.RESTORE with the whole serialized window. */
-static void wbf_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *value)
-{
-    size_t len = 0;
-    uint8_t *buf = bkr_serialize(value, &len);
-    if (!buf)
-        return;
-    RedisModule_EmitAOF(aof, "WBF.RESTORE", "sb", key, (const char *)buf, len);
-    RedisModule_Free(buf);
-}
-
-static size_t wbf_mem_usage(const void *value)
-{
-    return (size_t)bk_filter_serialized_size(value);
-}
-
-static void wbf_free(void *value)
-{
-    bk_filter_free(value);
-}
-
-static void *wbf_copy(RedisModuleString *from, RedisModuleString *to, const void *value)
-{
-    (void)from;
-    (void)to;
-    bk_filter_t *c = NULL;
-    return bk_filter_clone(&c, value) == BK_OK ? c : NULL;
-}
-
-/* ---- helpers ---- */
-
-/* The key's window filter, or NULL after replying (missing, wrong type). */
-static bk_filter_t *open_or_reply(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
-                                  RedisModuleKey **key)
-{
-    *key = RedisModule_OpenKey(ctx, name, mode);
-    int type = RedisModule_KeyType(*key);
-    if (type == REDISMODULE_KEYTYPE_MODULE && RedisModule_ModuleTypeGetType(*key) == bkr_type_wbf)
-        return RedisModule_ModuleTypeGetValue(*key);
-    RedisModule_ReplyWithError(ctx, type == REDISMODULE_KEYTYPE_EMPTY
-                                        ? "ERR not found"
-                                        : REDISMODULE_ERRORMSG_WRONGTYPE);
-    bkr_done(*key);
-    *key = NULL;
-    return NULL;
+    return bkr_open_or_reply(ctx, name, mode, BKR_WBF, key);
 }
 
 /* O(1): an add must not scan the payload. */
@@ -167,17 +97,26 @@ static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return bkr_done(key);
     }
     bk_filter_t *f = NULL;
+    uint64_t mark = bkr_lib_bytes();
     bk_status_t st = bk_filter_create(&f, capacity, error, &o);
-    if (st == BK_OK && bk_filter_serialized_size(f) > bkr_config.max_bytes + 4096) {
+    uint64_t bytes = 0;
+    if (st == BK_OK && !bkr_within_cap(f, bkr_cap(ctx), &bytes)) {
         bk_filter_free(f);
-        RedisModule_ReplyWithError(ctx, "ERR filter larger than the module's MAX_BYTES");
+        bkr_reply_errorf(ctx,
+                         "ERR capacity %llu at error rate %g needs %llu bytes, over the limit "
+                         "of %llu bytes (module argument MAX_BYTES)",
+                         (unsigned long long)capacity, error, (unsigned long long)bytes,
+                         (unsigned long long)bkr_config.max_bytes);
         return bkr_done(key);
     }
     if (st != BK_OK) {
+        if (bkr_loading(ctx))
+            bkr_fatal_load(ctx, "WBF capacity %llu error %g: %s", (unsigned long long)capacity,
+                           error, bk_strerror(st));
         bkr_reply_status(ctx, st);
         return bkr_done(key);
     }
-    RedisModule_ModuleTypeSetValue(key, bkr_type_wbf, f);
+    RedisModule_ModuleTypeSetValue(key, bkr_type_wbf, bkr_obj_new(BKR_WBF, f, mark));
     bk_filter_info_t in;
     bk_filter_info(f, &in);
     char s_span[24], s_gens[24], s_seed[24];
@@ -198,9 +137,10 @@ static int add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, 
     if (argc < 3 || (!multi && argc != 3))
         return RedisModule_WrongArity(ctx);
     RedisModuleKey *key;
-    bk_filter_t *f = open_or_reply(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key);
-    if (!f)
+    bkr_obj_t *o = open_or_reply(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key);
+    if (!o)
         return REDISMODULE_OK;
+    bk_filter_t *f = o->f;
     if (is_time_window(f)) {
         uint64_t now = wall_clock();
         char s_now[24];
@@ -236,9 +176,26 @@ static int cmd_addat(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (!bkr_arg_u64(argv[2], &now))
         return RedisModule_ReplyWithError(ctx, "ERR bad time");
     RedisModuleKey *key;
-    bk_filter_t *f = open_or_reply(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key);
-    if (!f)
+    bkr_obj_t *o = open_or_reply(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key);
+    if (!o)
         return REDISMODULE_OK;
+    bk_filter_t *f = o->f;
+    /* A client's time must be sane: not past the wall clock by more than
+     * WBF_MAX_AHEAD, not before what the window still holds. A replayed or
+     * replicated ADDAT was accepted once and is applied as it was. */
+    bk_filter_info_t in;
+    bk_filter_info(f, &in);
+    bool own = bkr_cap(ctx) != UINT64_MAX; /* a client's command, not a replay */
+    if (own && in.window_span && now > wall_clock() + WBF_MAX_AHEAD) {
+        RedisModule_ReplyWithError(ctx, "ERR time is more than 100 years past this server's "
+                                        "clock");
+        return bkr_done(key);
+    }
+    if (own && in.window_span && now < in.window_now && in.window_now - now >= in.window_span) {
+        RedisModule_ReplyWithError(ctx, "ERR time is before the window: items that old are "
+                                        "already forgotten");
+        return bkr_done(key);
+    }
     bk_filter_advance(f, now);
     RedisModule_ReplicateVerbatim(ctx);
     add_and_reply(ctx, f, argv + 3, argc - 3, true);
@@ -254,11 +211,14 @@ static int exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
     int type = RedisModule_KeyType(key);
     const bk_filter_t *f = NULL;
-    if (type == REDISMODULE_KEYTYPE_MODULE && RedisModule_ModuleTypeGetType(key) == bkr_type_wbf)
-        f = RedisModule_ModuleTypeGetValue(key);
-    else if (type != REDISMODULE_KEYTYPE_EMPTY) {
-        RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
-        return bkr_done(key);
+    if (type != REDISMODULE_KEYTYPE_EMPTY) {
+        bkr_obj_t *o;
+        bkr_lookup_t st = bkr_lookup(key, BKR_WBF, &o);
+        if (st != BKR_FOUND) {
+            bkr_reply_lookup_error(ctx, st);
+            return bkr_done(key);
+        }
+        f = o->f;
     }
     uint64_t now = wall_clock();
     if (multi)
@@ -286,10 +246,10 @@ static int cmd_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc != 2)
         return RedisModule_WrongArity(ctx);
     RedisModuleKey *key;
-    bk_filter_t *f = open_or_reply(ctx, argv[1], REDISMODULE_READ, &key);
-    if (f)
-        RedisModule_ReplyWithLongLong(ctx, (long long)bk_filter_items(f));
-    return f ? bkr_done(key) : REDISMODULE_OK;
+    bkr_obj_t *o = open_or_reply(ctx, argv[1], REDISMODULE_READ, &key);
+    if (o)
+        RedisModule_ReplyWithLongLong(ctx, (long long)bk_filter_items(o->f));
+    return o ? bkr_done(key) : REDISMODULE_OK;
 }
 
 /* WBF.INFO key: name/value pairs. */
@@ -298,11 +258,11 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc != 2)
         return RedisModule_WrongArity(ctx);
     RedisModuleKey *key;
-    bk_filter_t *f = open_or_reply(ctx, argv[1], REDISMODULE_READ, &key);
-    if (!f)
+    bkr_obj_t *o = open_or_reply(ctx, argv[1], REDISMODULE_READ, &key);
+    if (!o)
         return REDISMODULE_OK;
     bk_filter_info_t in;
-    bk_filter_info(f, &in);
+    bk_filter_info(o->f, &in);
     const struct {
         const char *name;
         long long value;
@@ -327,8 +287,9 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return bkr_done(key);
 }
 
-/* WBF.RESTORE key bytes: a whole serialized window (the AOF rewrite's
- * command), validated by the library; replaces the key. */
+/* WBF.RESTORE key bytes: a whole serialized window, validated by the
+ * library; replaces the key. How earlier releases rewrote the AOF (now
+ * WBF.LOADCHUNK, in pieces), so those AOFs still load. */
 static int cmd_restore(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 3)
@@ -337,16 +298,22 @@ static int cmd_restore(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     const char *buf = RedisModule_StringPtrLen(argv[2], &len);
     bk_filter_t *f = NULL;
     const char *why = NULL;
+    uint64_t mark = bkr_lib_bytes();
     bk_status_t st = bk_filter_deserialize(&f, buf, len, &why);
     if (st == BK_OK && bk_filter_kind(f) != BK_KIND_WINDOW) {
         bk_filter_free(f);
-        return RedisModule_ReplyWithError(ctx, "ERR not a window filter");
+        st = BK_EKIND;
+        why = "not a window filter";
     }
-    if (st != BK_OK)
+    if (st != BK_OK) {
+        if (bkr_loading(ctx))
+            bkr_fatal_load(ctx, "WBF.RESTORE: %s%s%s", bk_strerror(st), why ? ": " : "",
+                           why ? why : "");
         return bkr_reply_errorf(ctx, "ERR %s%s%s", bk_strerror(st), why ? ": " : "",
                                 why ? why : "");
+    }
     RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
-    RedisModule_ModuleTypeSetValue(key, bkr_type_wbf, f);
+    RedisModule_ModuleTypeSetValue(key, bkr_type_wbf, bkr_obj_new(BKR_WBF, f, mark));
     RedisModule_ReplicateVerbatim(ctx);
     RedisModule_ReplyWithSimpleString(ctx, "OK");
     return bkr_done(key);
@@ -370,18 +337,6 @@ static const struct {
 
 int bkr_wbf_register(RedisModuleCtx *ctx)
 {
-    RedisModuleTypeMethods tm;
-    memset(&tm, 0, sizeof tm);
-    tm.version = REDISMODULE_TYPE_METHOD_VERSION;
-    tm.rdb_load = wbf_rdb_load;
-    tm.rdb_save = wbf_rdb_save;
-    tm.aof_rewrite = wbf_aof_rewrite;
-    tm.mem_usage = wbf_mem_usage;
-    tm.free = wbf_free;
-    tm.copy = wbf_copy;
-    bkr_type_wbf = RedisModule_CreateDataType(ctx, "bkwindw-1", WBF_ENCVER, &tm);
-    if (!bkr_type_wbf)
-        return REDISMODULE_ERR;
     for (size_t i = 0; i < sizeof wbf_commands / sizeof wbf_commands[0]; i++)
         if (RedisModule_CreateCommand(ctx, wbf_commands[i].name, wbf_commands[i].fn,
                                       wbf_commands[i].flags, 1, 1, 1) != REDISMODULE_OK)

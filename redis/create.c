@@ -72,9 +72,10 @@ static bool within_limit_or_reply(RedisModuleCtx *ctx, bkr_family_t family, uint
                                   double error, bool nonscaling)
 {
     bk_plan_t plan;
+    uint64_t cap = bkr_cap(ctx);
     bk_status_t st =
         plan_for(family, capacity, error, first_sub_error(error, nonscaling), &plan);
-    if (st == BK_OK && plan.bytes <= bkr_config.max_bytes)
+    if (st == BK_OK && plan.bytes <= cap)
         return true;
     if (st != BK_OK && st != BK_ENOMEM) {
         bkr_reply_errorf(ctx, "ERR capacity %llu at error rate %g: %s",
@@ -86,7 +87,7 @@ static bool within_limit_or_reply(RedisModuleCtx *ctx, bkr_family_t family, uint
                          "ERR capacity %llu at error rate %g needs more memory than can be "
                          "addressed; the limit is %llu bytes (module argument MAX_BYTES)",
                          (unsigned long long)capacity, error,
-                         (unsigned long long)bkr_config.max_bytes);
+                         (unsigned long long)cap);
         return false;
     }
     bkr_reply_errorf(ctx,
@@ -94,19 +95,24 @@ static bool within_limit_or_reply(RedisModuleCtx *ctx, bkr_family_t family, uint
                      "%llu bytes (module argument MAX_BYTES)",
                      (unsigned long long)capacity, error,
                      (unsigned long long)plan.bytes,
-                     (unsigned long long)bkr_config.max_bytes);
+                     (unsigned long long)cap);
     return false;
 }
 
 bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p)
 {
-    if (!within_limit_or_reply(ctx, family, p->capacity, p->error, p->nonscaling))
+    if (!within_limit_or_reply(ctx, family, p->capacity, p->error, p->nonscaling)) {
+        if (bkr_loading(ctx)) /* the AOF's key would be missing, or made up later */
+            bkr_fatal_load(ctx, "%s capacity %llu error %g cannot be created",
+                           bkr_family_prefix(family), (unsigned long long)p->capacity, p->error);
         return NULL;
+    }
     bk_options_t opts;
     memset(&opts, 0, sizeof opts);
     opts.seed_set = true;
     opts.seed = p->seed;
-    opts.max_bytes = bkr_config.max_bytes;
+    uint64_t cap = bkr_cap(ctx);
+    opts.max_bytes = cap == UINT64_MAX ? 0 : cap;
     if (family == BKR_CBF) {
         opts.kind = BK_KIND_COUNTING;
     } else {
@@ -118,6 +124,9 @@ bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const
     }
     bk_filter_t *f = NULL;
     bk_status_t st = bk_filter_create(&f, p->capacity, p->error, &opts);
+    if (st != BK_OK && bkr_loading(ctx))
+        bkr_fatal_load(ctx, "%s capacity %llu error %g: %s", bkr_family_prefix(family),
+                       (unsigned long long)p->capacity, p->error, bk_strerror(st));
     if (st != BK_OK) {
         bkr_reply_status(ctx, st);
         return NULL;
@@ -169,7 +178,8 @@ int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     uint64_t ns = 0;
     if (!bkr_arg_u64(argv[3], &p.capacity) || p.capacity == 0 ||
         !bkr_arg_double(argv[4], &p.error) || !(p.error > 0 && p.error < 1) ||
-        !bkr_arg_u64(argv[5], &p.expansion) || p.expansion < 1 || !bkr_arg_u64(argv[6], &ns) ||
+        !bkr_arg_u64(argv[5], &p.expansion) || p.expansion < 1 ||
+        p.expansion > BKR_MAX_EXPANSION || !bkr_arg_u64(argv[6], &ns) ||
         ns > 1 || !bkr_arg_u64(argv[7], &p.seed))
         return RedisModule_ReplyWithError(ctx, "ERR bad BKI.CREATE arguments");
     p.nonscaling = ns == 1;
@@ -201,15 +211,16 @@ bool bkr_batch_safe(const bkr_obj_t *o, int m)
     return s.newest_items + (uint64_t)m < s.newest_capacity;
 }
 
-const char *bkr_growth_check(const bkr_obj_t *o)
+const char *bkr_growth_check(RedisModuleCtx *ctx, const bkr_obj_t *o)
 {
+    uint64_t cap = bkr_cap(ctx);
     bk_filter_shape_t s;
     bk_filter_shape(o->f, &s);
     if (s.nonscaling || s.newest_items < s.newest_capacity)
         return NULL; /* the next new item does not grow the chain */
     uint64_t next_bytes = 0;
     bk_status_t st = bk_filter_next_growth(o->f, NULL, NULL, &next_bytes);
-    bool fits = next_bytes > 0 && s.bytes + next_bytes <= bkr_config.max_bytes;
+    bool fits = next_bytes > 0 && s.bytes + next_bytes <= cap;
     if (st == BK_OK && fits)
         return NULL;
     if (st == BK_EFULL && (next_bytes == 0 || fits))
@@ -220,12 +231,12 @@ const char *bkr_growth_check(const bkr_obj_t *o)
                  "ERR the filter is at its memory limit: its next sub-filter would bring it to "
                  "%llu bytes, over the limit of %llu bytes (module argument MAX_BYTES)",
                  (unsigned long long)(s.bytes + next_bytes),
-                 (unsigned long long)bkr_config.max_bytes);
+                 (unsigned long long)cap);
     else
         snprintf(msg, sizeof msg,
                  "ERR the filter is at its memory limit: its next sub-filter would need more "
                  "memory than can be addressed, over the limit of %llu bytes (module argument "
                  "MAX_BYTES)",
-                 (unsigned long long)bkr_config.max_bytes);
+                 (unsigned long long)cap);
     return msg;
 }

@@ -1,10 +1,14 @@
 /*
  * Moving a filter in pieces: BF.SCANDUMP / BF.LOADCHUNK (and the CBF.*
- * twins), and the AOF rewrite, which is written as the same LOADCHUNK
- * commands. A dump is the library's serialized bytes (docs/FORMAT.md)
- * behind a 16-byte header, cut into chunks of at most CHUNK_BYTES (16 MiB
- * by default) so a multi-GB filter never needs one giant reply or bulk
- * string.
+ * and WBF.* twins), and the AOF rewrite, which is written as the same
+ * LOADCHUNK commands. A dump is the library's serialized bytes
+ * (docs/FORMAT.md) behind a 16-byte header, cut into chunks of at most
+ * CHUNK_BYTES (16 MiB by default) for SCANDUMP and BKR_PIECE_BYTES (1 MiB)
+ * for the AOF, so a multi-GB filter never needs one giant reply or bulk
+ * string. No copy of a filter is ever held: each chunk is read from the
+ * filter when it is asked for (bk_filter_serialize_range), and a restore
+ * copies each chunk into the filter it is building as it arrives
+ * (bk_filter_loader_*).
  *
  * Iterator protocol (the shape of RedisBloom's, so its client loops work):
  *   SCANDUMP key 0   -> [1, header]
@@ -19,12 +23,18 @@
  * key and is refused; a dump taken while the filter changed fails the
  * checksum and is refused the same way.
  *
- * Header: "BKSD", format 1 (u8), family (u8: 1 BF, 2 CBF), 2 zero bytes,
+ * MAX_BYTES limits a client's restore; an AOF being replayed or a master's
+ * stream restores keys the server already held, whatever their size. A
+ * replayed LOADCHUNK that cannot be used stops the server with a log line
+ * (bkr_fatal_load) rather than start with the key missing.
+ *
+ * Header: "BKSD", format 1 (u8), family (u8: 1 BF, 2 CBF, 3 WBF), 2 zero bytes,
  * total length of the serialized bytes (u64 little-endian).
  */
 #define _GNU_SOURCE
 #include "module.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define HDR_LEN 16
@@ -69,39 +79,40 @@ static int scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr
     bkr_obj_t *o = bkr_open_or_reply(ctx, argv[1], REDISMODULE_READ, family, &key);
     if (!o)
         return REDISMODULE_OK;
-    /* The serialized form is kept between calls of one dump (a write
-     * drops it), so a dump in n chunks costs one serialization, not n. */
-    if (o->dump == NULL || it == 0) {
-        if (o->dump)
-            RedisModule_Free(o->dump);
-        o->dump = bkr_serialize(o->f, &o->dump_len);
-        if (o->dump == NULL) {
-            RedisModule_ReplyWithError(ctx, "ERR out of memory");
-            return bkr_done(key);
-        }
-    }
-    RedisModule_ReplyWithArray(ctx, 2);
+    uint64_t total = bk_filter_serialized_size(o->f);
     if (it == 0) {
         uint8_t h[HDR_LEN];
-        put_header(h, family, o->dump_len);
+        put_header(h, family, total);
+        RedisModule_ReplyWithArray(ctx, 2);
         RedisModule_ReplyWithLongLong(ctx, 1);
         RedisModule_ReplyWithStringBuffer(ctx, (const char *)h, HDR_LEN);
         return bkr_done(key);
     }
     uint64_t off = (uint64_t)it - 1;
-    if (off >= o->dump_len) {
+    if (off >= total) {
+        RedisModule_ReplyWithArray(ctx, 2);
         RedisModule_ReplyWithLongLong(ctx, 0);
         RedisModule_ReplyWithStringBuffer(ctx, "", 0);
-        RedisModule_Free(o->dump);
-        o->dump = NULL;
-        o->dump_len = 0;
         return bkr_done(key);
     }
-    uint64_t n = o->dump_len - off;
+    uint64_t n = total - off;
     if (n > bkr_config.chunk_bytes)
         n = bkr_config.chunk_bytes;
+    /* Read from the filter now, held only until the reply has it. */
+    uint8_t *buf = RedisModule_TryAlloc((size_t)n);
+    if (!buf) {
+        RedisModule_ReplyWithError(ctx, "ERR out of memory");
+        return bkr_done(key);
+    }
+    if (bk_filter_serialize_range(o->f, off, buf, (size_t)n) != BK_OK) {
+        RedisModule_Free(buf);
+        RedisModule_ReplyWithError(ctx, "ERR could not read the filter");
+        return bkr_done(key);
+    }
+    RedisModule_ReplyWithArray(ctx, 2);
     RedisModule_ReplyWithLongLong(ctx, it + (long long)n);
-    RedisModule_ReplyWithStringBuffer(ctx, (const char *)o->dump + off, (size_t)n);
+    RedisModule_ReplyWithStringBuffer(ctx, (const char *)buf, (size_t)n);
+    RedisModule_Free(buf);
     return bkr_done(key);
 }
 
@@ -115,11 +126,26 @@ int bkr_cmd_cbf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     return scandump(ctx, argv, argc, BKR_CBF);
 }
 
+int bkr_cmd_wbf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return scandump(ctx, argv, argc, BKR_WBF);
+}
+
 /* ---- LOADCHUNK ---- */
 
 /* Serialized bytes may exceed the payload by their header and checksums;
  * this much slack over MAX_BYTES covers that for any filter. */
 #define DUMP_SLACK (UINT64_C(1) << 20)
+
+/* A client's LOADCHUNK that fails gets an error; one replayed from the AOF
+ * stops the server (the key would be missing, or later adds would make a
+ * default filter in its place). */
+static int refuse(RedisModuleCtx *ctx, const char *msg)
+{
+    if (bkr_loading(ctx))
+        bkr_fatal_load(ctx, "%s", msg);
+    return RedisModule_ReplyWithError(ctx, msg);
+}
 
 static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *cmd,
                        RedisModuleString *keyname, bkr_family_t family, const char *buf,
@@ -130,50 +156,35 @@ static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleStri
     bkr_obj_t *old;
     bkr_lookup_t st = bkr_lookup(key, family, &old);
     if (st == BKR_FOUND)
-        return RedisModule_ReplyWithError(ctx, "ERR item exists");
+        return refuse(ctx, "ERR item exists");
     if (st == BKR_WRONGTYPE)
-        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+        return refuse(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     uint64_t total;
-    if (!get_header(buf, len, family, &total) || total == 0)
-        return bkr_reply_errorf(ctx, "ERR invalid dump header (not from %s.SCANDUMP)",
-                                bkr_family_prefix(family));
-    if (total > bkr_config.max_bytes + DUMP_SLACK)
-        return bkr_reply_errorf(ctx,
-                                "ERR dump of %llu bytes is over the limit of %llu bytes "
-                                "(module argument MAX_BYTES)",
-                                (unsigned long long)total,
-                                (unsigned long long)bkr_config.max_bytes);
+    char msg[200];
+    if (!get_header(buf, len, family, &total) || total == 0) {
+        snprintf(msg, sizeof msg, "ERR invalid dump header (not from %s.SCANDUMP)",
+                 bkr_family_prefix(family));
+        return refuse(ctx, msg);
+    }
+    uint64_t cap = bkr_cap(ctx);
+    if (cap != UINT64_MAX && total > cap + DUMP_SLACK) {
+        snprintf(msg, sizeof msg,
+                 "ERR dump of %llu bytes is over the limit of %llu bytes (module argument "
+                 "MAX_BYTES)",
+                 (unsigned long long)total, (unsigned long long)cap);
+        return refuse(ctx, msg);
+    }
     bkr_obj_t *o = bkr_obj_new(family, NULL, 0);
-    o->pend_total = total;
+    uint64_t mark = bkr_lib_bytes();
+    if (bk_filter_loader_new(&o->load, total) != BK_OK) {
+        bkr_obj_free(o);
+        return refuse(ctx, "ERR out of memory");
+    }
+    o->heap = bkr_lib_bytes() - mark;
     RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), o);
     RedisModule_ReplicateVerbatim(ctx);
     bkr_notify(ctx, cmd, keyname);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
-}
-
-/* Appends a chunk to a pending key's bytes; false if memory cannot be
- * had. The buffer grows with the bytes actually received, never to the
- * size a header merely claims. */
-static bool append_pending(bkr_obj_t *o, const char *buf, size_t len)
-{
-    uint64_t need = o->pend_len + len;
-    if (need > o->pend_cap) {
-        uint64_t cap = o->pend_cap * 2 > need ? o->pend_cap * 2 : need;
-        if (cap > o->pend_total)
-            cap = o->pend_total;
-        uint8_t *p = RedisModule_TryAlloc((size_t)cap);
-        if (!p)
-            return false;
-        if (o->pend_len)
-            memcpy(p, o->pend, (size_t)o->pend_len);
-        if (o->pend)
-            RedisModule_Free(o->pend);
-        o->pend = p;
-        o->pend_cap = cap;
-    }
-    memcpy(o->pend + o->pend_len, buf, len);
-    o->pend_len = need;
-    return true;
 }
 
 /* A chunk that cannot be used ends the restore: the half-restored key is
@@ -182,13 +193,17 @@ static bool append_pending(bkr_obj_t *o, const char *buf, size_t len)
 static int abandon(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname,
                    const char *why, uint64_t received)
 {
+    char msg[400];
+    snprintf(msg, sizeof msg,
+             "ERR %s (after byte %llu): the restore was abandoned and the key removed; start "
+             "again with the header chunk (iterator 1)",
+             why, (unsigned long long)received);
+    if (bkr_loading(ctx))
+        bkr_fatal_load(ctx, "%s", msg);
     RedisModule_DeleteKey(key);
     /* Replicas drop their half key too, whatever made this one fail. */
     RedisModule_Replicate(ctx, "DEL", "s", keyname);
-    return bkr_reply_errorf(ctx,
-                            "ERR %s (after byte %llu): the restore was abandoned and the key "
-                            "removed; start again with the header chunk (iterator 1)",
-                            why, (unsigned long long)received);
+    return RedisModule_ReplyWithError(ctx, msg);
 }
 
 static int load_data(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *cmd,
@@ -197,57 +212,61 @@ static int load_data(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString
 {
     int type = RedisModule_KeyType(key);
     if (type == REDISMODULE_KEYTYPE_EMPTY)
-        return RedisModule_ReplyWithError(ctx, "ERR not found");
+        return refuse(ctx, "ERR not found");
     if (type != REDISMODULE_KEYTYPE_MODULE ||
         RedisModule_ModuleTypeGetType(key) != bkr_family_type(family))
-        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+        return refuse(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     bkr_obj_t *o = RedisModule_ModuleTypeGetValue(key);
     if (o->f != NULL)
-        return RedisModule_ReplyWithError(
-            ctx, "ERR the filter is complete; a restore starts with the header chunk (iterator "
-                 "1) on a new key");
-    const char *bad = NULL;
-    if (len == 0 || (uint64_t)it - 1 < len || (uint64_t)it - 1 - len != o->pend_len)
+        return refuse(ctx, "ERR the filter is complete; a restore starts with the header chunk "
+                           "(iterator 1) on a new key");
+    uint64_t have = bk_filter_loader_received(o->load);
+    uint64_t total = bk_filter_loader_total(o->load);
+    const char *bad = NULL, *why = NULL;
+    bk_status_t st = BK_OK;
+    if (len == 0 || (uint64_t)it - 1 < len || (uint64_t)it - 1 - len != have)
         bad = "chunk out of order";
-    else if (len > o->pend_total - o->pend_len)
+    else if (len > total - have)
         bad = "chunk runs past the end of the dump";
-    else if (!append_pending(o, buf, len))
-        bad = "out of memory";
-    if (bad)
-        return abandon(ctx, key, keyname, bad, o->pend_len);
+    else if ((st = bkr_obj_feed(o, buf, len, &why)) != BK_OK)
+        bad = st == BK_ENOMEM ? "out of memory" : why ? why : bk_strerror(st);
+    if (bad) {
+        char what[200];
+        snprintf(what, sizeof what, "%s%s", st != BK_OK && st != BK_ENOMEM ? "invalid dump: " : "",
+                 bad);
+        return abandon(ctx, key, keyname, what, have);
+    }
     RedisModule_ReplicateVerbatim(ctx);
     bkr_notify(ctx, cmd, keyname);
-    if (o->pend_len < o->pend_total)
+    if (have + len < total)
         return RedisModule_ReplyWithSimpleString(ctx, "OK");
 
-    /* Complete: validate, then the key becomes the filter (or goes). */
-    bk_filter_t *f = NULL;
-    const char *why = NULL;
-    uint64_t mark = bkr_lib_bytes();
-    bk_status_t st = bk_filter_deserialize(&f, o->pend, (size_t)o->pend_len, &why);
-    if (st == BK_OK && !bkr_kind_fits(family, bk_filter_kind(f))) {
-        bk_filter_free(f);
-        f = NULL;
-        st = BK_EKIND;
-        why = family == BKR_CBF ? "not a counting filter" : "not a Bloom filter";
-    }
+    /* Complete: validated by the loader; the key becomes the filter (or goes). */
+    st = bkr_obj_finish(o, &why);
     if (st != BK_OK) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "ERR invalid dump: %s%s%s", bk_strerror(st), why ? ": " : "",
+                 why ? why : "");
+        if (bkr_loading(ctx))
+            bkr_fatal_load(ctx, "%s", msg);
         RedisModule_DeleteKey(key);
-        return bkr_reply_errorf(ctx, "ERR invalid dump: %s%s%s", bk_strerror(st),
-                                why ? ": " : "", why ? why : "");
+        return RedisModule_ReplyWithError(ctx, msg);
     }
-    uint64_t bytes;
-    if (!bkr_within_cap(f, &bytes)) {
-        bk_filter_free(f);
+    uint64_t bytes, cap = bkr_cap(ctx);
+    if (!bkr_within_cap(o->f, cap, &bytes)) {
         RedisModule_DeleteKey(key);
         return bkr_reply_errorf(ctx,
                                 "ERR the dumped filter of %llu bytes is over the limit of %llu "
                                 "bytes (module argument MAX_BYTES); the key was removed",
-                                (unsigned long long)bytes,
-                                (unsigned long long)bkr_config.max_bytes);
+                                (unsigned long long)bytes, (unsigned long long)cap);
     }
-    bkr_obj_t *done = bkr_obj_new(family, f, mark);
-    RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), done);
+    if (!bkr_within_cap(o->f, bkr_config.max_bytes, &bytes))
+        RedisModule_Log(ctx, "notice",
+                        "bloomkit: restored a %s filter of %llu bytes, over the limit of %llu "
+                        "bytes (module argument MAX_BYTES): it is kept whole and answers as "
+                        "before, but cannot grow",
+                        bkr_family_prefix(family), (unsigned long long)bytes,
+                        (unsigned long long)bkr_config.max_bytes);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 
@@ -258,9 +277,9 @@ static int loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
         return RedisModule_WrongArity(ctx);
     long long it;
     if (RedisModule_StringToLongLong(argv[2], &it) != REDISMODULE_OK)
-        return RedisModule_ReplyWithError(ctx, "ERR Second argument must be numeric");
+        return refuse(ctx, "ERR Second argument must be numeric");
     if (it < 1)
-        return RedisModule_ReplyWithError(ctx, "ERR invalid iterator");
+        return refuse(ctx, "ERR invalid iterator");
     size_t len;
     const char *buf = RedisModule_StringPtrLen(argv[3], &len);
     RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
@@ -281,38 +300,35 @@ int bkr_cmd_cbf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
     return loadchunk(ctx, argv, argc, BKR_CBF);
 }
 
+int bkr_cmd_wbf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return loadchunk(ctx, argv, argc, BKR_WBF);
+}
+
 /* ---- AOF rewrite ---- */
 
-static void emit_chunks(RedisModuleIO *aof, RedisModuleString *key, bkr_family_t family,
-                        const uint8_t *bytes, uint64_t len, uint64_t total)
-{
-    const char *cmd = family == BKR_CBF ? "CBF.LOADCHUNK" : "BF.LOADCHUNK";
-    uint8_t h[HDR_LEN];
-    put_header(h, family, total);
-    RedisModule_EmitAOF(aof, cmd, "slb", key, 1LL, (const char *)h, (size_t)HDR_LEN);
-    for (uint64_t off = 0; off < len;) {
-        uint64_t n = len - off;
-        if (n > bkr_config.chunk_bytes)
-            n = bkr_config.chunk_bytes;
-        RedisModule_EmitAOF(aof, cmd, "slb", key, (long long)(off + n + 1),
-                            (const char *)bytes + off, (size_t)n);
-        off += n;
-    }
-}
+/* One piece of the rewrite, read from the object and emitted (Redis copies
+ * it into the AOF): the rewrite child needs this much memory beyond Redis'
+ * own, whatever the filter's size. */
+static uint8_t rewrite_piece[BKR_PIECE_BYTES];
 
 void bkr_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *value)
 {
     bkr_obj_t *o = value;
-    if (o->f == NULL) {
-        emit_chunks(aof, key, o->family, o->pend, o->pend_len, o->pend_total);
-        return;
+    const char *cmd = o->family == BKR_CBF   ? "CBF.LOADCHUNK"
+                      : o->family == BKR_WBF ? "WBF.LOADCHUNK"
+                                             : "BF.LOADCHUNK";
+    uint64_t total = bkr_obj_total(o);
+    uint64_t have = o->f ? total : bk_filter_loader_received(o->load);
+    uint8_t h[HDR_LEN];
+    put_header(h, o->family, total);
+    RedisModule_EmitAOF(aof, cmd, "slb", key, 1LL, (const char *)h, (size_t)HDR_LEN);
+    for (uint64_t off = 0; off < have;) {
+        size_t n = (size_t)(have - off < sizeof rewrite_piece ? have - off : sizeof rewrite_piece);
+        if (!bkr_obj_read(o, off, rewrite_piece, n)) /* a bug: the replay will refuse it */
+            RedisModule_LogIOError(aof, "warning", "bloomkit: could not read a filter's bytes");
+        RedisModule_EmitAOF(aof, cmd, "slb", key, (long long)(off + n + 1),
+                            (const char *)rewrite_piece, n);
+        off += n;
     }
-    size_t len = 0;
-    uint8_t *buf = bkr_serialize(o->f, &len);
-    if (buf == NULL) {
-        RedisModule_LogIOError(aof, "warning", "bloomkit: could not serialize a filter");
-        return;
-    }
-    emit_chunks(aof, key, o->family, buf, len, len);
-    RedisModule_Free(buf);
 }

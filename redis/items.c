@@ -45,7 +45,7 @@ static void reply_add_error(RedisModuleCtx *ctx, const bkr_obj_t *o, bk_status_t
         bkr_reply_status(ctx, st);
         return;
     }
-    const char *limit = bkr_growth_check(o);
+    const char *limit = bkr_growth_check(ctx, o);
     RedisModule_ReplyWithError(ctx, limit ? limit
                                           : "ERR the filter cannot grow any further (it has "
                                             "as many sub-filters as a chain may have)");
@@ -59,7 +59,7 @@ static bool add_one_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleStrin
     size_t len;
     const char *s = RedisModule_StringPtrLen(item, &len);
     *was_new = false;
-    const char *limit = bkr_growth_check(o);
+    const char *limit = bkr_growth_check(ctx, o);
     if (limit) {
         /* An item already present needs no room: answer as usual. */
         if (bk_filter_contains(o->f, s, len)) {
@@ -104,7 +104,11 @@ static long add_items(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **ite
                       bool multi)
 {
     bool was_new;
-    bkr_obj_touch(o);
+    /* The library holds the cap on growth too: MAX_BYTES for a client,
+     * none for a replayed or replicated add, which must rebuild what the
+     * filter held (bkr_cap). */
+    uint64_t cap = bkr_cap(ctx);
+    bk_filter_set_max_bytes(o->f, cap == UINT64_MAX ? 0 : cap);
     uint64_t mark = bkr_lib_bytes(); /* a scalable filter may grow */
     if (!multi) {
         long added = add_one_or_reply(ctx, o, items[0], &was_new) && was_new;

@@ -44,6 +44,7 @@ static const struct {
     BKR_FN(RedisModule_EmitAOF),           BKR_FN(RedisModule_SaveUnsigned),
     BKR_FN(RedisModule_LoadUnsigned),      BKR_FN(RedisModule_SaveStringBuffer),
     BKR_FN(RedisModule_LoadStringBuffer),  BKR_FN(RedisModule_IsIOError),
+    BKR_FN(RedisModule_GetContextFromIO),
     BKR_FN(RedisModule_Log),               BKR_FN(RedisModule_LogIOError),
     BKR_FN(RedisModule_TryAlloc),          BKR_FN(RedisModule_NotifyKeyspaceEvent),
     BKR_FN(RedisModule_MallocSize),
@@ -159,6 +160,8 @@ static const struct {
     {"CBF.SCANDUMP", bkr_cmd_cbf_scandump, "readonly", 1},
     {"CBF.LOADCHUNK", bkr_cmd_cbf_loadchunk, "write deny-oom", 1},
     {"CBF.MERGE", bkr_cmd_cbf_merge, "write deny-oom", -1},
+    {"WBF.SCANDUMP", bkr_cmd_wbf_scandump, "readonly", 1},
+    {"WBF.LOADCHUNK", bkr_cmd_wbf_loadchunk, "write deny-oom", 1},
     /* Internal: how a key's creation (with its random seed) reaches
      * replicas and the AOF. */
     {"BKI.CREATE", bkr_cmd_create, "write deny-oom", 1},
@@ -194,7 +197,11 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_type_methods(&tm, BKR_CBF);
     tm.aof_rewrite = bkr_aof_rewrite;
     bkr_type_cbf = RedisModule_CreateDataType(ctx, "bkcount-1", BKR_ENCVER, &tm);
-    if (bkr_type_bf == NULL || bkr_type_cbf == NULL || bkr_wbf_register(ctx) != REDISMODULE_OK)
+    bkr_type_methods(&tm, BKR_WBF);
+    tm.aof_rewrite = bkr_aof_rewrite;
+    bkr_type_wbf = RedisModule_CreateDataType(ctx, "bkwindw-1", BKR_ENCVER, &tm);
+    if (bkr_type_bf == NULL || bkr_type_cbf == NULL || bkr_type_wbf == NULL ||
+        bkr_wbf_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
 
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -35,28 +35,22 @@
 #pragma GCC visibility push(hidden)
 
 typedef enum bkr_family {
-    BKR_BF = 1, /* BF.*: scalable Bloom filter (RedisBloom's semantics) */
-    BKR_CBF = 2 /* CBF.*: counting Bloom filter with delete */
+    BKR_BF = 1,  /* BF.*: scalable Bloom filter (RedisBloom's semantics) */
+    BKR_CBF = 2, /* CBF.*: counting Bloom filter with delete */
+    BKR_WBF = 3  /* WBF.*: window filter (seen in the last N adds or T seconds) */
 } bkr_family_t;
 
 typedef struct bkr_obj {
     bkr_family_t family;
     bk_filter_t *f; /* NULL while a chunked load is in progress */
-    uint64_t heap;  /* Redis memory f holds, as the allocator counted it */
+    uint64_t heap;  /* Redis memory f (or load) holds, as the allocator counted it */
     /* Nothing else about f is cached: its sizes and growth state come from
      * bk_filter_shape() in O(1) whenever needed. */
 
-    /* Serialized bytes kept while a SCANDUMP is in progress; any write
-     * drops them (bkr_obj_touch). */
-    uint8_t *dump;
-    size_t dump_len;
-
-    /* Chunked load in progress (f == NULL): pend_len of pend_total bytes
-     * received so far. */
-    uint8_t *pend;
-    uint64_t pend_len;
-    uint64_t pend_cap;
-    uint64_t pend_total;
+    /* Chunked load in progress (f == NULL): the library's incremental
+     * loader, which holds the filter being filled (bytes are copied into
+     * place as they arrive, never collected first). */
+    bk_filter_loader_t *load;
 } bkr_obj_t;
 
 /* Settings from module arguments (see docs/REDIS.md). */
@@ -70,12 +64,20 @@ typedef struct bkr_config {
     uint64_t chunk_bytes;    /* SCANDUMP / AOF rewrite chunk size */
 } bkr_config_t;
 
-/* Encoding version of both data types' RDB values (obj.c). */
-#define BKR_ENCVER 1
+/* Encoding version of the data types' RDB values (obj.c). */
+#define BKR_ENCVER 2
+
+/* The largest EXPANSION a BF takes (BF.RESERVE, BF.INSERT, BKI.CREATE). */
+#define BKR_MAX_EXPANSION 32768
+
+/* Size of the pieces a filter is written in (RDB strings, AOF LOADCHUNK
+ * commands): the only memory a save needs beyond Redis' own. */
+#define BKR_PIECE_BYTES (UINT64_C(1) << 20)
 
 extern bkr_config_t bkr_config;
 extern RedisModuleType *bkr_type_bf;
 extern RedisModuleType *bkr_type_cbf;
+extern RedisModuleType *bkr_type_wbf;
 
 /* ---- settings, replies, arguments (util.c) ---- */
 
@@ -116,21 +118,40 @@ int bkr_done(RedisModuleKey *key);
  * f gets MAX_BYTES as its library-held size cap. */
 bkr_obj_t *bkr_obj_new(bkr_family_t family, bk_filter_t *f, uint64_t since);
 void bkr_obj_free(void *value);
-/* Called before every change to o->f: drops the cached dump. */
-void bkr_obj_touch(bkr_obj_t *o);
 RedisModuleType *bkr_family_type(bkr_family_t family);
-const char *bkr_family_prefix(bkr_family_t family); /* "BF" or "CBF" */
+const char *bkr_family_prefix(bkr_family_t family); /* "BF", "CBF" or "WBF" */
 /* True if the filter kind belongs in a key of this family. */
 bool bkr_kind_fits(bkr_family_t family, bk_kind_t kind);
-/* True if f's payload is within MAX_BYTES; *bytes receives its size. A
- * filter loaded from outside (RDB, RESTORE, LOADCHUNK, the AOF) is held to
- * the same cap as one created or grown here. */
-bool bkr_within_cap(const bk_filter_t *f, uint64_t *bytes);
+/* The size cap that applies to what the command in ctx creates or grows:
+ * MAX_BYTES for a client's command; none (UINT64_MAX) while the server
+ * replays its AOF or loads an RDB, or for a command from its master, since
+ * those rebuild keys that exist already: a cap limits growth, never data
+ * (docs/REDIS.md). */
+uint64_t bkr_cap(RedisModuleCtx *ctx);
+/* True while the server is loading (its AOF or an RDB, at start or from a
+ * master). */
+bool bkr_loading(RedisModuleCtx *ctx);
+/* Stops the server with a log line: an AOF replay that cannot rebuild a
+ * key must not go on with a key missing or made up (Redis then refuses to
+ * start, and nothing is half-loaded). Only called while loading. */
+void bkr_fatal_load(RedisModuleCtx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+/* True if f's payload is within cap; *bytes receives its size. */
+bool bkr_within_cap(const bk_filter_t *f, uint64_t cap, uint64_t *bytes);
 /* The data type callbacks of a family but aof_rewrite (dump.c's). */
 void bkr_type_methods(RedisModuleTypeMethods *tm, bkr_family_t family);
-/* Serializes a filter into a new RedisModule_Alloc'ed buffer; NULL when
- * memory cannot be had. */
-uint8_t *bkr_serialize(const bk_filter_t *f, size_t *len);
+/* Loads a chunk into a pending key's loader, keeping o->heap. */
+bk_status_t bkr_obj_feed(bkr_obj_t *o, const void *bytes, size_t len, const char **why);
+/* A pending key whose bytes are all in: its filter, validated (loader
+ * gone), or the status and reason. */
+bk_status_t bkr_obj_finish(bkr_obj_t *o, const char **why);
+/* Bytes of the serialized form of o: a filter's, or a pending load's
+ * total. */
+uint64_t bkr_obj_total(const bkr_obj_t *o);
+/* Bytes [off, off + len) of o's serialized form (a pending load: of those
+ * received), read from it without a copy of the whole; false if the range
+ * is not there. */
+bool bkr_obj_read(const bkr_obj_t *o, uint64_t off, void *buf, size_t len);
 
 typedef enum bkr_lookup {
     BKR_FOUND = 0,
@@ -175,9 +196,10 @@ bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
                                    RedisModuleString *keyname, bkr_family_t family,
                                    const bkr_params_t *p);
 /* Before adding a new item to a BF: NULL, or the error to reply because
- * the chain would grow past MAX_BYTES (an O(1) look at the filter's shape;
- * a fixed-size filter answers NULL, the library refuses it when full). */
-const char *bkr_growth_check(const bkr_obj_t *o);
+ * the chain would grow past the cap in ctx (bkr_cap; an O(1) look at the
+ * filter's shape; a fixed-size filter answers NULL, the library refuses it
+ * when full). */
+const char *bkr_growth_check(RedisModuleCtx *ctx, const bkr_obj_t *o);
 /* True if m items can be added in one batch: none of them can make the
  * filter grow or find it full, so no check is due between them. */
 bool bkr_batch_safe(const bkr_obj_t *o, int m);
@@ -241,6 +263,8 @@ int bkr_cmd_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 int bkr_cmd_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_cbf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_cbf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int bkr_cmd_wbf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int bkr_cmd_wbf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_cbf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);

@@ -52,7 +52,8 @@
 #define REDISMODULE_NOTIFY_MODULE (1 << 13)
 
 /* GetContextFlags bits */
-#define REDISMODULE_CTX_FLAGS_LOADING (1 << 9)
+#define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12) /* the command came from the master */
+#define REDISMODULE_CTX_FLAGS_LOADING (1 << 13)    /* loading the AOF or an RDB */
 
 #define REDISMODULE_ERRORMSG_WRONGTYPE \
     "WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -180,6 +181,7 @@ BKR_API(uint64_t, RedisModule_LoadUnsigned, (RedisModuleIO *io));
 BKR_API(void, RedisModule_SaveStringBuffer, (RedisModuleIO *io, const char *str, size_t len));
 BKR_API(char *, RedisModule_LoadStringBuffer, (RedisModuleIO *io, size_t *lenptr));
 BKR_API(int, RedisModule_IsIOError, (RedisModuleIO *io));
+BKR_API(RedisModuleCtx *, RedisModule_GetContextFromIO, (RedisModuleIO *io));
 
 BKR_API(int, RedisModule_NotifyKeyspaceEvent, (RedisModuleCtx *ctx, int type, const char *event,
                                                 RedisModuleString *key));
