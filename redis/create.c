@@ -75,8 +75,16 @@ static bool within_limit_or_reply(RedisModuleCtx *ctx, bkr_family_t family, uint
     uint64_t cap = bkr_cap(ctx);
     bk_status_t st =
         plan_for(family, capacity, error, first_sub_error(error, nonscaling), &plan);
-    if (st == BK_OK && plan.bytes <= cap)
+    if (st == BK_OK && plan.bytes <= cap) {
+        if (plan.bytes > bkr_config.max_bytes) /* rebuilt whole: see bkr_cap */
+            RedisModule_Log(ctx, "notice",
+                            "bloomkit: rebuilding a %s filter of %llu bytes, over the limit of "
+                            "%llu bytes (module argument MAX_BYTES): it is kept whole, but a "
+                            "client cannot grow it",
+                            bkr_family_prefix(family), (unsigned long long)plan.bytes,
+                            (unsigned long long)bkr_config.max_bytes);
         return true;
+    }
     if (st != BK_OK && st != BK_ENOMEM) {
         bkr_reply_errorf(ctx, "ERR capacity %llu at error rate %g: %s",
                          (unsigned long long)capacity, error, bk_strerror(st));
@@ -221,6 +229,13 @@ const char *bkr_growth_check(RedisModuleCtx *ctx, const bkr_obj_t *o)
     uint64_t next_bytes = 0;
     bk_status_t st = bk_filter_next_growth(o->f, NULL, NULL, &next_bytes);
     bool fits = next_bytes > 0 && s.bytes + next_bytes <= cap;
+    if (fits && st == BK_OK && s.bytes + next_bytes > bkr_config.max_bytes)
+        RedisModule_Log(ctx, "notice",
+                        "bloomkit: rebuilding a filter's growth to %llu bytes, over the limit of "
+                        "%llu bytes (module argument MAX_BYTES): it is kept whole, but a client "
+                        "cannot grow it",
+                        (unsigned long long)(s.bytes + next_bytes),
+                        (unsigned long long)bkr_config.max_bytes);
     if (st == BK_OK && fits)
         return NULL;
     if (st == BK_EFULL && (next_bytes == 0 || fits))

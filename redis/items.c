@@ -99,9 +99,10 @@ static long add_batch_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleStr
 }
 
 /* Adds items and replies (one boolean, or an array ended early by an
- * error); returns how many items were new. */
+ * error); returns how many items were new, and in *done how many were
+ * taken before an error (all n without one). */
 static long add_items(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **items, int n,
-                      bool multi)
+                      bool multi, int *done)
 {
     bool was_new;
     /* The library holds the cap on growth too: MAX_BYTES for a client,
@@ -111,13 +112,15 @@ static long add_items(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **ite
     bk_filter_set_max_bytes(o->f, cap == UINT64_MAX ? 0 : cap);
     uint64_t mark = bkr_lib_bytes(); /* a scalable filter may grow */
     if (!multi) {
-        long added = add_one_or_reply(ctx, o, items[0], &was_new) && was_new;
+        bool ok = add_one_or_reply(ctx, o, items[0], &was_new);
+        *done = ok ? 1 : 0;
         o->heap += bkr_lib_bytes() - mark;
-        return added;
+        return ok && was_new;
     }
     RedisModule_ReplyWithArray(ctx, REDISMODULE_POSTPONED_LEN);
     long replied = 0, added = 0;
-    for (int i = 0; i < n;) {
+    int i = 0;
+    while (i < n) {
         int m = n - i < BKR_BATCH ? n - i : BKR_BATCH;
         if (bkr_batch_safe(o, m)) {
             long got = add_batch_or_reply(ctx, o, items + i, m);
@@ -136,6 +139,7 @@ static long add_items(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **ite
     }
     RedisModule_ReplySetArrayLength(ctx, replied);
     o->heap += bkr_lib_bytes() - mark;
+    *done = i;
     return added;
 }
 
@@ -156,8 +160,17 @@ int bkr_add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr
         bkr_reply_lookup_error(ctx, st);
         return bkr_done(key);
     }
-    long added = add_items(ctx, obj, argv + first, argc - first, multi);
-    bkr_propagate(ctx, created, argv, argc);
+    int done = 0;
+    long added = add_items(ctx, obj, argv + first, argc - first, multi, &done);
+    /* Replicas and the AOF get the items that were taken, and only those:
+     * a replay (which no cap stops, bkr_cap) must not add what the master
+     * refused. A command that took none is not propagated (its key's
+     * creation, BKI.CREATE, went already). */
+    if (done == argc - first)
+        bkr_propagate(ctx, created, argv, argc);
+    else if (done > 0)
+        RedisModule_Replicate(ctx, RedisModule_StringPtrLen(argv[0], NULL), "v", argv + 1,
+                              (size_t)(first - 1 + done));
     if (created || added > 0)
         bkr_notify(ctx, argv[0], argv[1]);
     return bkr_done(key);

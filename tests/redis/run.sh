@@ -3,7 +3,9 @@
 # processes on 127.0.0.1: a first server driven with redis-cli and the two
 # cache-guard examples (PHP phpredis, Python redis-py), then
 # tests/redis/test_module.py for the bulk (every command and error, RESP3,
-# dumps, RDB/AOF restarts, DUMP/RESTORE/COPY, a replica, a 3-node cluster).
+# dumps, RDB/AOF restarts, DUMP/RESTORE/COPY, a replica, a 3-node cluster),
+# tests/redis/test_durability.py (saves under memory limits, lowered caps,
+# older data) and tests/redis/test_window.py.
 # Every server runs in a temporary directory, is started with
 # --daemonize no in the background and stopped by its pid (trap on exit).
 # Ends with "N passed, N failed"; exit status 1 on any failure.
@@ -110,6 +112,15 @@ fi
 if [ -z "$line" ] || { [ $rc -ne 0 ] && [ "${f%% failed*}" -eq 0 ]; }; then
     bad "test_module.py ran to the end (exit $rc)"
 fi
+# Durability: saves under an address-space limit, a lowered MAX_BYTES,
+# a damaged AOF, hostile clocks, data of encoding version 1.
+"$PY" tests/redis/test_durability.py "$SERVER" "$MODULE" "$WORK" >"$WORK/dur.log" 2>&1
+rc=$?
+cat "$WORK/dur.log"
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$WORK/dur.log" | tail -n 1)
+[ -n "$line" ] && pass=$((pass + ${line%% passed*})) && f=${line#*passed, } &&
+    fail=$((fail + ${f%% failed*}))
+if [ -z "$line" ] || [ $rc -ne 0 ]; then bad "test_durability.py ran clean (exit $rc)"; fi
 # Window filters (WBF.*), their own script.
 "$PY" tests/redis/test_window.py "$SERVER" "$MODULE" "$WORK" >"$WORK/wbf.log" 2>&1
 rc=$?
