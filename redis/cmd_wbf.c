@@ -1,8 +1,8 @@
 /*
  * WBF.*: window filters in Redis, "seen in the last N adds or the last T
  * seconds?" (the library's window kind, docs/REDIS.md). A key of its own
- * data type holds one window filter; the bytes it persists are the file
- * format's.
+ * data type holds one window filter in the module's object (obj.c), saved,
+ * loaded, dumped and restored as every family's is.
  *
  * The generation clock must not diverge between a master and its replicas
  * (or an AOF replayed later), so nothing a replica applies reads a clock:

@@ -10,18 +10,20 @@
  *   args.c     the options of BF.RESERVE / BF.INSERT / CBF.RESERVE
  *   items.c    what BF and CBF commands share: reserve, add, exists, card
  *   dump.c     SCANDUMP / LOADCHUNK and the AOF rewrite
- *   cmd_bf.c, cmd_cbf.c, cmd_merge.c   the command handlers
+ *   cmd_bf.c, cmd_cbf.c, cmd_merge.c, cmd_wbf.c   the command handlers
  *   module.c   registration: API lookup, module arguments, command table
  *
  * One value type per command family: BF.* keys hold a scalable (or
- * non-scaling) Bloom filter, CBF.* keys a counting filter. Two Redis data
- * types (not one with a tag) so that TYPE, WRONGTYPE and a key's encoding
- * say which family a key belongs to.
+ * non-scaling) Bloom filter, CBF.* keys a counting filter, WBF.* keys a
+ * window filter. Three Redis data types (not one with a tag) so that TYPE,
+ * WRONGTYPE and a key's encoding say which family a key belongs to; one
+ * object (bkr_obj_t) and one set of callbacks for all three.
  *
- * A key may also hold a chunked load in progress (BF.LOADCHUNK /
- * CBF.LOADCHUNK): the dump's bytes are collected first and turned into a
- * filter only once all of them have arrived and the library has validated
- * them, so a key never holds a half-trusted filter.
+ * A key may also hold a chunked load in progress (XX.LOADCHUNK): the
+ * library's incremental loader copies the dump's bytes into the filter as
+ * they arrive and validates them, and the key becomes that filter only once
+ * all of them have arrived and passed, so a key never holds a half-trusted
+ * filter.
  */
 #ifndef BLOOMKIT_REDIS_MODULE_H
 #define BLOOMKIT_REDIS_MODULE_H
@@ -268,7 +270,7 @@ int bkr_cmd_wbf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int arg
 int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_cbf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-/* The WBF.* window filters (cmd_wbf.c): their data type and commands. */
+/* The WBF.* window filters' commands (cmd_wbf.c). */
 int bkr_wbf_register(RedisModuleCtx *ctx);
 
 int bkr_cmd_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
