@@ -104,8 +104,7 @@ int bkr_cmd_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bk_filter_shape(o->f, &shape);
     const bk_filter_shape_t *in = &shape;
     bool scaling = in->kind == BK_KIND_SCALABLE && !in->nonscaling;
-    long long values[4] = {(long long)in->capacity, (long long)in->bytes,
-                           (long long)in->filters, (long long)in->items};
+    uint64_t values[4] = {in->capacity, in->bytes, in->filters, in->items};
     if (only >= 0)
         RedisModule_ReplyWithArray(ctx, 1);
     else
@@ -116,9 +115,9 @@ int bkr_cmd_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         if (only < 0)
             RedisModule_ReplyWithSimpleString(ctx, labels[i]);
         if (i < 4)
-            RedisModule_ReplyWithLongLong(ctx, values[i]);
+            bkr_reply_u64(ctx, values[i]);
         else if (scaling)
-            RedisModule_ReplyWithLongLong(ctx, (long long)in->growth);
+            bkr_reply_number(ctx, in->growth);
         else
             RedisModule_ReplyWithNull(ctx);
     }

@@ -99,7 +99,7 @@ int bkr_cmd_cbf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     } else {
         size_t len;
         const char *s = RedisModule_StringPtrLen(argv[2], &len);
-        RedisModule_ReplyWithLongLong(ctx, (long long)bk_filter_count(o->f, s, len));
+        bkr_reply_u64(ctx, bk_filter_count(o->f, s, len));
     }
     return bkr_done(key);
 }
@@ -119,17 +119,17 @@ int bkr_cmd_cbf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     const bk_filter_info_t *in = &info;
     RedisModule_ReplyWithMap(ctx, 6);
     RedisModule_ReplyWithSimpleString(ctx, "Capacity");
-    RedisModule_ReplyWithLongLong(ctx, (long long)in->capacity);
+    bkr_reply_u64(ctx, in->capacity);
     RedisModule_ReplyWithSimpleString(ctx, "Size");
-    RedisModule_ReplyWithLongLong(ctx, (long long)in->bytes);
+    bkr_reply_u64(ctx, in->bytes);
     RedisModule_ReplyWithSimpleString(ctx, "Number of items inserted");
-    RedisModule_ReplyWithLongLong(ctx, (long long)in->items);
+    bkr_reply_u64(ctx, in->items);
     RedisModule_ReplyWithSimpleString(ctx, "Error rate");
     RedisModule_ReplyWithDouble(ctx, in->fpr_target);
     RedisModule_ReplyWithSimpleString(ctx, "Number of counters");
-    RedisModule_ReplyWithLongLong(ctx, (long long)in->cells);
+    bkr_reply_u64(ctx, in->cells);
     RedisModule_ReplyWithSimpleString(ctx, "Hash functions");
-    RedisModule_ReplyWithLongLong(ctx, (long long)in->k);
+    bkr_reply_u64(ctx, in->k);
     return bkr_done(key);
 }
 

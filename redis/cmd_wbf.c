@@ -248,7 +248,7 @@ static int cmd_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModuleKey *key;
     bkr_obj_t *o = open_or_reply(ctx, argv[1], REDISMODULE_READ, &key);
     if (o)
-        RedisModule_ReplyWithLongLong(ctx, (long long)bk_filter_items(o->f));
+        bkr_reply_u64(ctx, bk_filter_items(o->f));
     return o ? bkr_done(key) : REDISMODULE_OK;
 }
 
@@ -265,20 +265,20 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bk_filter_info(o->f, &in);
     const struct {
         const char *name;
-        long long value;
-    } rows[] = {{"Capacity", (long long)in.capacity},
-                {"Size", (long long)in.bytes},
-                {"Window seconds", (long long)in.window_span},
-                {"Generations", (long long)in.filters},
-                {"Generation", (long long)in.window_generation},
-                {"Number of items inserted", (long long)in.items},
-                {"Adds", (long long)in.window_adds},
-                {"Clock", (long long)in.window_now}};
+        uint64_t value;
+    } rows[] = {{"Capacity", in.capacity},
+                {"Size", in.bytes},
+                {"Window seconds", in.window_span},
+                {"Generations", in.filters},
+                {"Generation", in.window_generation},
+                {"Number of items inserted", in.items},
+                {"Adds", in.window_adds},
+                {"Clock", in.window_now}};
     size_t n = sizeof rows / sizeof rows[0];
     RedisModule_ReplyWithArray(ctx, (long)(2 * n + 4));
     for (size_t i = 0; i < n; i++) {
         RedisModule_ReplyWithSimpleString(ctx, rows[i].name);
-        RedisModule_ReplyWithLongLong(ctx, rows[i].value);
+        bkr_reply_u64(ctx, rows[i].value);
     }
     RedisModule_ReplyWithSimpleString(ctx, "Error rate");
     RedisModule_ReplyWithDouble(ctx, in.fpr_target);

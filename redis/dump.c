@@ -325,8 +325,8 @@ void bkr_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *value)
     RedisModule_EmitAOF(aof, cmd, "slb", key, 1LL, (const char *)h, (size_t)HDR_LEN);
     for (uint64_t off = 0; off < have;) {
         size_t n = (size_t)(have - off < sizeof rewrite_piece ? have - off : sizeof rewrite_piece);
-        if (!bkr_obj_read(o, off, rewrite_piece, n)) /* a bug: the replay will refuse it */
-            RedisModule_LogIOError(aof, "warning", "bloomkit: could not read a filter's bytes");
+        if (!bkr_obj_read(o, off, rewrite_piece, n)) /* cannot happen short of a bug */
+            bkr_save_failed(aof);
         RedisModule_EmitAOF(aof, cmd, "slb", key, (long long)(off + n + 1),
                             (const char *)rewrite_piece, n);
         off += n;

@@ -213,6 +213,6 @@ int bkr_reply_card(RedisModuleCtx *ctx, RedisModuleString *keyname, bkr_family_t
     else if (st != BKR_FOUND)
         bkr_reply_lookup_error(ctx, st);
     else
-        RedisModule_ReplyWithLongLong(ctx, (long long)bk_filter_items(o->f));
+        bkr_reply_u64(ctx, bk_filter_items(o->f));
     return bkr_done(key);
 }

@@ -92,6 +92,12 @@ uint64_t bkr_lib_bytes(void);
 
 /* Replies with an error for a library status (bk_strerror text). */
 int bkr_reply_status(RedisModuleCtx *ctx, bk_status_t st);
+/* Replies with an unsigned number as stored: an integer, or past
+ * INT64_MAX (which RESP integers cannot carry) its decimal digits. */
+int bkr_reply_u64(RedisModuleCtx *ctx, uint64_t v);
+/* Replies with a stored double: an integer when it is a whole number that
+ * a double holds exactly, else the double. */
+int bkr_reply_number(RedisModuleCtx *ctx, double v);
 /* Replies with a printf-formatted error ("ERR ..."). */
 int bkr_reply_errorf(RedisModuleCtx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -140,6 +146,10 @@ void bkr_fatal_load(RedisModuleCtx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
 /* True if f's payload is within cap; *bytes receives its size. */
 bool bkr_within_cap(const bk_filter_t *f, uint64_t cap, uint64_t *bytes);
+/* A save that cannot read a filter's bytes (a bug, never memory: saves
+ * allocate nothing): logs, and in a fork child exits so that Redis reports
+ * the save failed. */
+void bkr_save_failed(RedisModuleIO *io);
 /* The data type callbacks of a family but aof_rewrite (dump.c's). */
 void bkr_type_methods(RedisModuleTypeMethods *tm, bkr_family_t family);
 /* Loads a chunk into a pending key's loader, keeping o->heap. */

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define BKR_TAG_FILTER_V1 1
 #define BKR_TAG_PENDING_V1 2
@@ -345,6 +346,20 @@ bool bkr_obj_read(const bkr_obj_t *o, uint64_t off, void *buf, size_t len)
     return st == BK_OK;
 }
 
+void bkr_save_failed(RedisModuleIO *io)
+{
+    RedisModule_LogIOError(io, "warning",
+                           "bloomkit: could not read a filter's bytes while saving; the save "
+                           "fails rather than write a value that would not load");
+    /* In a fork child (BGSAVE, a full sync, an AOF rewrite) the exit
+     * status is how Redis learns the save failed (rdb_last_bgsave_status:
+     * err). A foreground SAVE cannot be failed from here: what it wrote
+     * fails its checksums at load, with this line in the log. */
+    if (RedisModule_GetContextFlags(RedisModule_GetContextFromIO(io)) &
+        REDISMODULE_CTX_FLAGS_IS_CHILD)
+        _exit(1);
+}
+
 static void rdb_save(RedisModuleIO *io, void *value)
 {
     bkr_obj_t *o = value;
@@ -356,10 +371,9 @@ static void rdb_save(RedisModuleIO *io, void *value)
         RedisModule_SaveUnsigned(io, have);
     for (uint64_t off = 0; off < have;) {
         size_t n = (size_t)(have - off < sizeof piece ? have - off : sizeof piece);
-        /* Cannot fail: the range is within the object (a bug otherwise,
-         * and the load's checksums would refuse what was written). */
+        /* Cannot fail: the range is within the object (a bug otherwise). */
         if (!bkr_obj_read(o, off, piece, n))
-            RedisModule_LogIOError(io, "warning", "bloomkit: could not read a filter's bytes");
+            bkr_save_failed(io);
         RedisModule_SaveStringBuffer(io, (const char *)piece, n);
         off += n;
     }

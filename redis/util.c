@@ -163,3 +163,19 @@ void bkr_propagate(RedisModuleCtx *ctx, bool created, RedisModuleString **argv, 
     else
         RedisModule_ReplicateVerbatim(ctx);
 }
+
+int bkr_reply_u64(RedisModuleCtx *ctx, uint64_t v)
+{
+    if (v <= (uint64_t)INT64_MAX)
+        return RedisModule_ReplyWithLongLong(ctx, (long long)v);
+    char buf[24];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    return RedisModule_ReplyWithSimpleString(ctx, buf);
+}
+
+int bkr_reply_number(RedisModuleCtx *ctx, double v)
+{
+    if (v >= 0 && v < 9007199254740992.0 && v == (double)(uint64_t)v)
+        return RedisModule_ReplyWithLongLong(ctx, (long long)v);
+    return RedisModule_ReplyWithDouble(ctx, v);
+}

@@ -7,7 +7,10 @@
  *    format is canonical, so anything else means a field was lost or
  *    invented);
  *  - loading the same bytes from a file gives the same status as loading
- *    them from memory, and a mapped open accepts whatever those accept.
+ *    them from memory, and a mapped open accepts whatever those accept;
+ *  - the incremental loader, fed the bytes in pieces, gives the same
+ *    status as deserialize, and slices read back from what it loaded
+ *    (bk_filter_serialize_range) are the input's bytes.
  * Each input is tried twice: as given, and "resealed" with every checksum
  * recomputed, as a hostile writer would, so that mutations reach the field
  * checks behind the checksums instead of stopping at them.
@@ -126,6 +129,41 @@ static int reseal(uint8_t *b, size_t size)
     return 1;
 }
 
+/* The bytes fed to bk_filter_loader_* in pieces whose sizes come from
+ * the input itself (1 .. 256 bytes), so mutations vary the cuts too. */
+static void incremental(const uint8_t *data, size_t size, bk_status_t mem_status)
+{
+    bk_filter_loader_t *l = NULL;
+    if (bk_filter_loader_new(&l, size) != BK_OK)
+        return;
+    const char *why = NULL;
+    bk_status_t st = BK_OK;
+    for (size_t off = 0, i = 0; st == BK_OK && off < size; i++) {
+        size_t n = 1 + (size_t)data[i % size];
+        if (n > size - off)
+            n = size - off;
+        st = bk_filter_loader_feed(l, data + off, n, &why);
+        off += n;
+    }
+    bk_filter_t *f = NULL;
+    if (st == BK_OK)
+        st = bk_filter_loader_finish(l, &f, &why);
+    bk_filter_loader_free(l);
+    must(st == mem_status, "incremental load and deserialize disagree");
+    must(st == BK_OK || (f == NULL && why), "incremental load refusal without reason");
+    if (st != BK_OK)
+        return;
+    uint8_t *back = malloc(size);
+    must(back != NULL, "out of memory");
+    for (size_t off = 0; off < size; off += 4096) {
+        size_t n = size - off < 4096 ? size - off : 4096;
+        must(bk_filter_serialize_range(f, off, back + off, n) == BK_OK, "range read failed");
+    }
+    must(memcmp(back, data, size) == 0, "range bytes differ from the input");
+    free(back);
+    bk_filter_free(f);
+}
+
 static void one_input(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -161,6 +199,7 @@ static void one_input(const uint8_t *data, size_t size)
         must(f == NULL && why != NULL, "deserialize refusal without reason");
     }
     file_loaders(data, size, st);
+    incremental(data, size, st);
 
     bk_bitmap_t *b = NULL;
     if (bk_bitmap_deserialize(&b, data, size, &why) == BK_OK) {
