@@ -14,6 +14,31 @@
  * line in every live slot; moving to a new generation clears the slot of
  * the generation G back, so the newest slot is always empty when it starts.
  *
+ * Time windows rotate on fullness too ("slotted"). A time window is sized
+ * for at most N adds per T, and a crawl delivers them in bursts: with one
+ * generation per d = T / (G - 1) time units, a burst of N adds landed in
+ * one generation sized for N / (G - 1), overfilling it (G - 1) times: at
+ * p = 0.1% a burst measured 2% to 14% false positives. So a time window
+ * has S = 2 G slots of g adds each, and its newest slot moves on when it
+ * has g adds or when the clock enters a new generation (floor(now / d)),
+ * whichever comes first; every slot remembers the time of its last add and
+ * is cleared once that is T or more in the past. Why 2 G slots suffice for
+ * any arrival within the promise (at most N adds in any T): a live slot
+ * (last add within T) lies within one generation, and the live slots span
+ * at most G generations, so at most G of them are not full; the full ones
+ * hold the adds of the last T (at most N) plus those of the one slot
+ * straddling now - T (at most g), so at most (N + g) / g <= G are full.
+ * And the false-positive rate: the live slots hold at most N + g <= G g
+ * adds, no slot more than g, and a blocked filter's rate per add grows
+ * with its load (fpr(n) <= (n / g) fpr(g) for n <= g), so the rates of the
+ * live slots sum to at most G fpr(g): each slot is planned at p / G. The
+ * cost is memory: 2 G slots where a count window has G, about twice a
+ * count window's bits (docs/FORMAT.md). More than N adds within T (the
+ * promise broken) find no expired slot to move to; the oldest live slot
+ * is then cleared early (those keys read as new: forgetting early, never a
+ * false positive beyond p). Time windows stored before slotted ones keep
+ * their G generations and the rules they were made with.
+ *
  * Guarantees (tests/unit/test_window.c checks each against an exact model):
  *  - no false negatives within the window: a key added among the last N
  *    adds (count window), or at a time t with now - t < T (time window), is
@@ -22,11 +47,11 @@
  *  - forgotten after G generations: a key last added G * g adds ago (count)
  *    or G * d units ago (time) has no bits left and reads as new, up to p.
  *    Between N and G g (T and G d) a key may or may not still be present.
- *  - FPR <= p at any moment of a steady stream: each slot holds at most g
- *    adds (a time window: while no generation gets more than g adds, i.e. at
- *    most about N per T), each slot is planned as a blocked filter at
- *    1 - (1 - p)^(1/G) (aimed at 0.9 of that, as every plan), so even with
- *    every slot full the union of G independent filters stays under p.
+ *  - FPR <= p at any moment: a count window's slots hold at most g adds
+ *    each and are planned at 1 - (1 - p)^(1/G) (aimed at 0.9 of that, as
+ *    every plan), so even with every slot full the union of G independent
+ *    filters stays under p; a time window's, for any arrival of at most N
+ *    adds per T, as above.
  *  - time windows move with the caller's clock (bki_window_advance): a clock
  *    that goes back is ignored; an idle gap of G generations or more clears
  *    everything.
@@ -90,6 +115,27 @@ static double union_fpr(const double *each, uint32_t n)
     return 1.0 - none;
 }
 
+/* The error one slot is planned at: count windows, so that the union of G
+ * full slots is p; slotted time windows, so that G full slots' rates sum
+ * to p (the bound above). */
+static double planned_slot_fpr(double p, uint32_t gens, bool slotted)
+{
+    return slotted ? p / (double)gens : slot_fpr(p, gens);
+}
+
+/* The fields that follow from G, S, k, lines and the parameters. */
+static void derive_geom(const bki_window_params_t *p, bki_window_geom_t *g)
+{
+    g->gen_capacity = ceil_div(p->capacity, g->generations - 1);
+    g->gen_span = p->span ? ceil_div(p->span, g->generations - 1) : 0;
+    g->bytes = g->lines * g->slots * BKI_LINE_BYTES;
+    g->gen_fpr = bk_fpr_expected(BK_KIND_BLOCKED, g->lines * BKI_LINE_BITS, g->gen_capacity, g->k);
+    double each[BKI_WINDOW_MAX_GENS];
+    for (uint32_t i = 0; i < g->generations; i++)
+        each[i] = g->gen_fpr;
+    g->expected_fpr = union_fpr(each, g->generations);
+}
+
 bk_status_t bki_window_plan(const bki_window_params_t *p, bki_window_geom_t *out)
 {
     uint32_t gens = p->generations ? p->generations : BKI_WINDOW_DEFAULT_GENS;
@@ -98,22 +144,18 @@ bk_status_t bki_window_plan(const bki_window_params_t *p, bki_window_geom_t *out
         return BK_EINVAL;
     memset(out, 0, sizeof *out);
     out->generations = gens;
-    out->gen_capacity = ceil_div(p->capacity, gens - 1);
-    out->gen_span = p->span ? ceil_div(p->span, gens - 1) : 0;
+    out->slotted = p->span != 0;
+    out->slots = out->slotted ? 2 * gens : gens;
     bk_plan_t plan;
-    bk_status_t s = bk_plan(BK_KIND_BLOCKED, out->gen_capacity, slot_fpr(p->fpr, gens), &plan);
+    bk_status_t s = bk_plan(BK_KIND_BLOCKED, ceil_div(p->capacity, gens - 1),
+                            planned_slot_fpr(p->fpr, gens, out->slotted), &plan);
     if (s != BK_OK)
         return s;
     out->k = plan.k;
     out->lines = plan.bytes / BKI_LINE_BYTES;
-    if (out->lines > BKI_MAX_PAYLOAD_BYTES / BKI_LINE_BYTES / gens)
+    if (out->lines > BKI_MAX_PAYLOAD_BYTES / BKI_LINE_BYTES / out->slots)
         return BK_ENOMEM;
-    out->bytes = out->lines * gens * BKI_LINE_BYTES;
-    out->gen_fpr = plan.expected_fpr;
-    double each[BKI_WINDOW_MAX_GENS];
-    for (uint32_t i = 0; i < gens; i++)
-        each[i] = out->gen_fpr;
-    out->expected_fpr = union_fpr(each, gens);
+    derive_geom(p, out);
     return BK_OK;
 }
 
@@ -121,7 +163,7 @@ bk_status_t bki_window_plan(const bki_window_params_t *p, bki_window_geom_t *out
 
 static inline uint32_t slot_of(const bki_window_t *w, uint64_t epoch)
 {
-    return (uint32_t)(epoch % w->geom.generations);
+    return (uint32_t)(epoch % w->geom.slots);
 }
 
 
@@ -182,46 +224,70 @@ bk_status_t bki_window_create(bki_window_t **out, const bki_window_params_t *p,
 /* The geometry a stored window had: its own k and lines (a later release
  * may plan differently; the file keeps what this one was built with). */
 static bk_status_t stored_geom(const bki_window_params_t *p, uint32_t k, uint64_t lines,
-                               bki_window_geom_t *g)
+                               bool slotted, bki_window_geom_t *g)
 {
     const uint32_t gens = p->generations;
     if (p->capacity == 0 || !(p->fpr > 0.0 && p->fpr < 1.0) || gens < BKI_WINDOW_MIN_GENS ||
-        gens > BKI_WINDOW_MAX_GENS || k == 0 || k > BKI_BLOCKED_MAX_K || lines == 0)
-        return BK_ECORRUPT;
-    if (lines > BKI_MAX_PAYLOAD_BYTES / BKI_LINE_BYTES / gens)
+        gens > BKI_WINDOW_MAX_GENS || k == 0 || k > BKI_BLOCKED_MAX_K || lines == 0 ||
+        (slotted && p->span == 0))
         return BK_ECORRUPT;
     memset(g, 0, sizeof *g);
     g->generations = gens;
+    g->slotted = slotted;
+    g->slots = slotted ? 2 * gens : gens;
+    if (lines > BKI_MAX_PAYLOAD_BYTES / BKI_LINE_BYTES / g->slots)
+        return BK_ECORRUPT;
     g->k = k;
     g->lines = lines;
-    g->gen_capacity = ceil_div(p->capacity, gens - 1);
-    g->gen_span = p->span ? ceil_div(p->span, gens - 1) : 0;
-    g->bytes = lines * gens * BKI_LINE_BYTES;
-    g->gen_fpr = bk_fpr_expected(BK_KIND_BLOCKED, lines * BKI_LINE_BITS, g->gen_capacity, k);
-    double each[BKI_WINDOW_MAX_GENS];
-    for (uint32_t i = 0; i < gens; i++)
-        each[i] = g->gen_fpr;
-    g->expected_fpr = union_fpr(each, gens);
+    derive_geom(p, g);
     return BK_OK;
 }
 
 bk_status_t bki_window_restore(bki_window_t **out, const bki_window_params_t *p, uint32_t k,
-                               uint64_t lines, bk_hash_id_t hash, uint64_t seed, uint8_t *borrow)
+                               uint64_t lines, bool slotted, bk_hash_id_t hash, uint64_t seed,
+                               uint8_t *borrow)
 {
     *out = NULL;
     bki_window_geom_t geom;
-    bk_status_t s = stored_geom(p, k, lines, &geom);
+    bk_status_t s = stored_geom(p, k, lines, slotted, &geom);
     if (s != BK_OK)
         return s;
     return window_new(out, p, &geom, hash, seed, borrow);
+}
+
+/* A slotted window's state: every slot within its size, live (a slot
+ * whose last add is T in the past is cleared when the clock gets there),
+ * its last add no later than the clock, in one generation with the newest
+ * slot's generation the current one. */
+static const char *check_slotted(const bki_window_t *w)
+{
+    const bki_window_geom_t *g = &w->geom;
+    if (w->newest >= g->slots)
+        return "window newest slot out of range";
+    for (uint32_t s = 0; s < g->slots; s++) {
+        if (w->gen_adds[s] == 0) {
+            if (w->last[s] != 0)
+                return "empty window slot with a time";
+            continue;
+        }
+        if (w->gen_adds[s] > g->gen_capacity)
+            return "window generation over its size";
+        if (w->last[s] > w->now || w->now - w->last[s] >= w->params.span)
+            return "window slot time outside the window";
+    }
+    if (w->gen_adds[w->newest] && w->last[w->newest] / g->gen_span != w->epoch)
+        return "window generation does not match its clock";
+    if (w->epoch > w->now / g->gen_span)
+        return "window generation does not match its clock";
+    return NULL;
 }
 
 const char *bki_window_check_state(bki_window_t *w)
 {
     const bki_window_geom_t *g = &w->geom;
     uint64_t held = 0;
-    for (uint32_t s = 0; s < BKI_WINDOW_MAX_GENS; s++) {
-        if (s >= g->generations && w->gen_adds[s])
+    for (uint32_t s = 0; s < BKI_WINDOW_MAX_SLOTS; s++) {
+        if (s >= g->slots && (w->gen_adds[s] || w->last[s]))
             return "window generation count out of range";
         if (held > UINT64_MAX - w->gen_adds[s])
             return "window generation counts overflow";
@@ -229,6 +295,11 @@ const char *bki_window_check_state(bki_window_t *w)
     }
     if (held > w->adds)
         return "window holds more adds than were made";
+    if (g->slotted)
+        return check_slotted(w);
+    for (uint32_t s = 0; s < g->slots; s++)
+        if (w->last[s])
+            return "window slot time in a generation window";
     w->newest = slot_of(w, w->epoch);
     if (w->params.span == 0) {
         /* Every generation before the current one took exactly g adds. */
@@ -273,6 +344,7 @@ void bki_window_clear(bki_window_t *w)
 {
     memset(w->data, 0, (size_t)w->geom.bytes);
     memset(w->gen_adds, 0, sizeof w->gen_adds);
+    memset(w->last, 0, sizeof w->last);
     if (w->params.span == 0) {
         w->epoch = 0;
         w->newest = 0;
@@ -285,16 +357,17 @@ void bki_window_clear(bki_window_t *w)
 static inline uint8_t *bucket_of(const bki_window_t *w, uint64_t hi)
 {
     uint64_t b = bki_reduce(hi, w->geom.lines);
-    return w->data + b * w->geom.generations * BKI_LINE_BYTES;
+    return w->data + b * w->geom.slots * BKI_LINE_BYTES;
 }
 
 /* Zeroes one slot: line `slot` of every bucket. Only adds set bits, and
  * each counts in its slot, so a slot without adds is already zero. */
 static void clear_slot(bki_window_t *w, uint32_t slot)
 {
+    w->last[slot] = 0;
     if (w->gen_adds[slot] == 0)
         return;
-    const uint64_t stride = (uint64_t)w->geom.generations * BKI_LINE_BYTES;
+    const uint64_t stride = (uint64_t)w->geom.slots * BKI_LINE_BYTES;
     uint8_t *line = w->data + (uint64_t)slot * BKI_LINE_BYTES;
     for (uint64_t b = 0; b < w->geom.lines; b++, line += stride)
         memset(line, 0, BKI_LINE_BYTES);
@@ -306,7 +379,7 @@ static void clear_slot(bki_window_t *w, uint32_t slot)
  * G generations or more. */
 static void move_to(bki_window_t *w, uint64_t epoch)
 {
-    const uint32_t gens = w->geom.generations;
+    const uint32_t gens = w->geom.slots; /* S = G here: never slotted */
     if (epoch - w->epoch >= gens) {
         uint64_t held = 0;
         for (uint32_t s = 0; s < gens; s++)
@@ -322,23 +395,57 @@ static void move_to(bki_window_t *w, uint64_t epoch)
     w->newest = slot_of(w, epoch);
 }
 
+/* Slotted: clears every slot whose last add is T or more before now. */
+static void expire_slots(bki_window_t *w, uint64_t now)
+{
+    for (uint32_t s = 0; s < w->geom.slots; s++)
+        if (w->gen_adds[s] && now - w->last[s] >= w->params.span)
+            clear_slot(w, s);
+}
+
 void bki_window_advance(bki_window_t *w, uint64_t now)
 {
     if (w->params.span == 0)
         return;
     if (now <= w->now)
         return;
+    w->now = now;
+    if (w->geom.slotted) {
+        expire_slots(w, now);
+        return;
+    }
     uint64_t epoch = now / w->geom.gen_span;
     if (epoch > w->epoch)
         move_to(w, epoch);
-    w->now = now;
 }
 
-/* Count windows start a new generation when the current one has g adds. */
+/* Slotted: the newest slot moves on (to the next in the ring, which is
+ * expired unless more than N adds came within T, and is then cleared
+ * early) when it is full or its generation has passed. */
+static void next_slot(bki_window_t *w, uint64_t epoch)
+{
+    uint32_t next = w->newest + 1 == w->geom.slots ? 0 : w->newest + 1;
+    clear_slot(w, next);
+    w->newest = next;
+    w->epoch = epoch;
+}
+
+/* Count windows start a new generation when the current one has g adds;
+ * slotted ones as next_slot says. */
 static inline void before_add(bki_window_t *w)
 {
-    if (w->params.span == 0 && w->gen_adds[w->newest] >= w->geom.gen_capacity)
-        move_to(w, w->epoch + 1);
+    if (w->params.span == 0) {
+        if (w->gen_adds[w->newest] >= w->geom.gen_capacity)
+            move_to(w, w->epoch + 1);
+        return;
+    }
+    if (!w->geom.slotted)
+        return;
+    uint64_t epoch = w->now / w->geom.gen_span;
+    if (w->gen_adds[w->newest] == 0)
+        w->epoch = epoch; /* an empty slot takes the adds of now */
+    else if (w->gen_adds[w->newest] >= w->geom.gen_capacity || epoch != w->epoch)
+        next_slot(w, epoch);
 }
 
 /* ---- probes ---- */
@@ -387,7 +494,7 @@ static bool holds_scalar(const bki_window_t *w, const uint8_t *bucket, uint64_t 
     bool found = false;
     for (uint32_t j = 0; j < live; j++) {
         found |= line_holds(slot_line(bucket, slot), &m);
-        slot = slot ? slot - 1 : w->geom.generations - 1;
+        slot = slot ? slot - 1 : w->geom.slots - 1;
     }
     return found;
 }
@@ -395,7 +502,7 @@ static bool holds_scalar(const bki_window_t *w, const uint8_t *bucket, uint64_t 
 /* Sets the key's bits in the newest slot; true if it was in no slot. */
 static bool put_scalar(bki_window_t *w, uint8_t *bucket, uint64_t lo)
 {
-    bool present = holds_scalar(w, bucket, lo, w->geom.generations);
+    bool present = holds_scalar(w, bucket, lo, w->geom.slots);
     line_mask_t m = mask_of(w->geom.k, lo);
     uint64_t *line = (uint64_t *)(void *)(bucket + (uint64_t)w->newest * BKI_LINE_BYTES);
     for (int i = 0; i < 8; i++)
@@ -434,7 +541,7 @@ __attribute__((target("avx2"))) static inline bool slots_hold_avx2(const bki_win
         const __m256i *line = (const __m256i *)(const void *)slot_line(bucket, slot);
         found |= _mm256_testc_si256(_mm256_load_si256(line), mlo) &
                  _mm256_testc_si256(_mm256_load_si256(line + 1), mhi);
-        slot = slot ? slot - 1 : w->geom.generations - 1;
+        slot = slot ? slot - 1 : w->geom.slots - 1;
     }
     return found;
 }
@@ -453,7 +560,7 @@ __attribute__((target("avx2"))) static bool put_avx2(bki_window_t *w, uint8_t *b
 {
     __m256i mlo, mhi;
     masks_avx2(w, lo, &mlo, &mhi);
-    bool present = slots_hold_avx2(w, bucket, mlo, mhi, w->geom.generations);
+    bool present = slots_hold_avx2(w, bucket, mlo, mhi, w->geom.slots);
     __m256i *line = (__m256i *)(void *)(bucket + (uint64_t)w->newest * BKI_LINE_BYTES);
     _mm256_store_si256(line, _mm256_or_si256(_mm256_load_si256(line), mlo));
     _mm256_store_si256(line + 1, _mm256_or_si256(_mm256_load_si256(line + 1), mhi));
@@ -483,6 +590,7 @@ static inline bool put(bki_window_t *w, uint8_t *bucket, uint64_t lo)
 #endif
         fresh = put_scalar(w, bucket, lo);
     w->gen_adds[w->newest]++;
+    w->last[w->newest] = w->now; /* read only by slotted windows; 0 elsewhere */
     w->adds++;
     return fresh;
 }
@@ -490,9 +598,19 @@ static inline bool put(bki_window_t *w, uint8_t *bucket, uint64_t lo)
 /* Slots still inside the window if the clock stood at `now`. */
 static uint32_t live_slots(const bki_window_t *w, uint64_t now)
 {
-    const uint32_t gens = w->geom.generations;
+    const uint32_t gens = w->geom.slots;
     if (w->params.span == 0 || now <= w->now)
         return gens;
+    if (w->geom.slotted) {
+        /* Slots were filled in ring order, so their last adds grow towards
+         * the newest: the live ones are the newest few. */
+        uint32_t live = 0, slot = w->newest;
+        while (live < gens && w->gen_adds[slot] && now - w->last[slot] < w->params.span) {
+            live++;
+            slot = slot ? slot - 1 : gens - 1;
+        }
+        return live;
+    }
     uint64_t ahead = now / w->geom.gen_span - w->epoch;
     return ahead >= gens ? 0 : gens - (uint32_t)ahead;
 }
@@ -505,7 +623,7 @@ bool bki_window_add(bki_window_t *w, bk_hash_t h)
 
 bool bki_window_contains(const bki_window_t *w, bk_hash_t h)
 {
-    return holds(w, bucket_of(w, h.hi), h.lo, w->geom.generations);
+    return holds(w, bucket_of(w, h.hi), h.lo, w->geom.slots);
 }
 
 bool bki_window_contains_at(const bki_window_t *w, bk_hash_t h, uint64_t now)
@@ -534,7 +652,7 @@ static inline pending_t locate(const bki_window_t *w, bk_hash_t h)
 /* Requests a bucket's G lines: adjacent, so one page and one DRAM row. */
 static inline void prefetch(const bki_window_t *w, pending_t p)
 {
-    for (uint32_t s = 0; s < w->geom.generations; s++)
+    for (uint32_t s = 0; s < w->geom.slots; s++)
         __builtin_prefetch(slot_line(p.bucket, s));
 }
 
@@ -543,7 +661,7 @@ static inline void prefetch(const bki_window_t *w, pending_t p)
 static inline bool batch_one(bki_window_t *w, pending_t p, bool add)
 {
     if (!add)
-        return holds(w, p.bucket, p.lo, w->geom.generations);
+        return holds(w, p.bucket, p.lo, w->geom.slots);
     before_add(w);
     return put(w, p.bucket, p.lo);
 }
@@ -602,14 +720,22 @@ void bki_window_usage(const bki_window_t *w, bki_window_usage_t *out)
     for (uint64_t i = 0; i < g->bytes / 8; i++)
         out->bits_set += (uint64_t)__builtin_popcountll(words[i]);
     out->fill = (double)out->bits_set / ((double)g->bytes * 8.0);
-    double each[BKI_WINDOW_MAX_GENS];
-    for (uint32_t s = 0; s < g->generations; s++) {
+    double each[BKI_WINDOW_MAX_SLOTS];
+    for (uint32_t s = 0; s < g->slots; s++) {
         out->items += w->gen_adds[s];
         each[s] = bk_fpr_expected(BK_KIND_BLOCKED, g->lines * BKI_LINE_BITS, w->gen_adds[s], g->k);
     }
-    out->expected_fpr = union_fpr(each, g->generations);
+    out->expected_fpr = union_fpr(each, g->slots);
     uint64_t oldest = sub_sat(w->epoch, g->generations - 1);
-    if (w->params.span == 0) {
+    if (g->slotted) {
+        /* The oldest live slot's adds all lie in its last add's generation. */
+        uint32_t live = live_slots(w, w->now), slot = w->newest;
+        for (uint32_t j = 1; j < live; j++)
+            slot = slot ? slot - 1 : g->slots - 1;
+        out->certain_from = sub_sat(w->now + 1, w->params.span);
+        out->forgotten_before =
+            live ? w->last[slot] / g->gen_span * g->gen_span : w->now + 1;
+    } else if (w->params.span == 0) {
         out->certain_from = sub_sat(w->adds, w->params.capacity);
         out->forgotten_before = oldest * g->gen_capacity;
     } else {
@@ -668,7 +794,7 @@ void bki_window_filter_free(bk_filter_t *f)
 uint64_t bki_window_held(const bki_window_t *w)
 {
     uint64_t held = 0;
-    for (uint32_t s = 0; s < w->geom.generations; s++)
+    for (uint32_t s = 0; s < w->geom.slots; s++)
         held += w->gen_adds[s];
     return held;
 }

@@ -14,6 +14,9 @@
 #define BKI_WINDOW_MIN_GENS 2u
 #define BKI_WINDOW_MAX_GENS 16u
 #define BKI_WINDOW_DEFAULT_GENS 4u
+/* Slots a window may have: G for count windows (and time windows stored
+ * before slotted ones), 2 G for time windows (see window.c). */
+#define BKI_WINDOW_MAX_SLOTS (2u * BKI_WINDOW_MAX_GENS)
 
 /* What a window is asked to be. span == 0: a count window of the last
  * `capacity` adds. span > 0: a time window of `span` units of the caller's
@@ -28,13 +31,16 @@ typedef struct bki_window_params {
 /* The geometry derived from the parameters (bki_window_plan). */
 typedef struct bki_window_geom {
     uint32_t generations;  /* G */
+    uint32_t slots;        /* S: lines per bucket, the ring's size (G or 2 G) */
+    bool slotted;          /* a time window whose slots rotate when full too */
     uint32_t k;            /* probes per key, in one line per generation */
     uint64_t lines;        /* lines per generation: also the bucket count */
-    uint64_t gen_capacity; /* g: adds one generation is sized for */
+    uint64_t gen_capacity; /* g: adds one slot is sized for (and, slotted,
+                              takes at most) */
     uint64_t gen_span;     /* time windows: units per generation, else 0 */
-    uint64_t bytes;        /* payload: lines * G * 64 */
-    double gen_fpr;        /* the model's FPR of one full generation */
-    double expected_fpr;   /* of G full generations: the worst moment */
+    uint64_t bytes;        /* payload: lines * S * 64 */
+    double gen_fpr;        /* the model's FPR of one full slot */
+    double expected_fpr;   /* of G full slots: the worst moment */
 } bki_window_geom_t;
 
 typedef struct bki_window {
@@ -42,13 +48,15 @@ typedef struct bki_window {
     bki_window_geom_t geom;
     bk_hash_id_t hash;
     uint64_t seed;
-    uint64_t epoch;   /* number of the current (newest) generation */
-    uint32_t newest;  /* its slot, epoch mod G (kept: a division per key costs) */
+    uint64_t epoch;   /* number of the current (newest) generation; slotted:
+                         the generation (time / d) of the newest slot's adds */
+    uint32_t newest;  /* its slot: epoch mod G, or (slotted) where the ring is */
     uint64_t now;     /* time windows: the latest time seen (starts at 0) */
     uint64_t adds;    /* add calls over the filter's life */
-    uint64_t gen_adds[BKI_WINDOW_MAX_GENS]; /* add calls per slot */
+    uint64_t gen_adds[BKI_WINDOW_MAX_SLOTS]; /* add calls per slot */
+    uint64_t last[BKI_WINDOW_MAX_SLOTS];     /* slotted: time of a slot's last add */
     uint16_t lanes[128]; /* the k lanes a key probes, by hash bits 32..38 */
-    uint8_t *data;    /* buckets of G lines; slot e mod G holds generation e */
+    uint8_t *data;    /* buckets of S lines, one per slot */
     bki_mem_t mem;
 } bki_window_t;
 
@@ -63,14 +71,15 @@ BKI_HIDDEN void bki_window_free(bki_window_t *w);
 /* A deep copy (payload owned by the copy). */
 BKI_HIDDEN bk_status_t bki_window_clone(bki_window_t **out, const bki_window_t *w);
 
-/* A stored window, rebuilt with the k and lines it was built with (p gives
- * capacity, fpr, span and generations): BK_ECORRUPT if they are out of
- * range. Its payload borrows `borrow` (a mapping) or, when NULL, is
- * allocated zeroed for the caller to fill. The caller then sets epoch, now,
- * adds and gen_adds and calls check_state. */
+/* A stored window, rebuilt with the k, lines and slots it was built with
+ * (p gives capacity, fpr, span and generations; slotted as stored):
+ * BK_ECORRUPT if they are out of range. Its payload borrows `borrow` (a
+ * mapping) or, when NULL, is allocated zeroed for the caller to fill. The
+ * caller then sets epoch, newest, now, adds, gen_adds and last and calls
+ * check_state. */
 BKI_HIDDEN bk_status_t bki_window_restore(bki_window_t **out, const bki_window_params_t *p,
-                                          uint32_t k, uint64_t lines, bk_hash_id_t hash,
-                                          uint64_t seed, uint8_t *borrow);
+                                          uint32_t k, uint64_t lines, bool slotted,
+                                          bk_hash_id_t hash, uint64_t seed, uint8_t *borrow);
 /* Checks that a restored window's clock and counts agree (NULL) or says
  * how they do not; sets the derived fields. */
 BKI_HIDDEN const char *bki_window_check_state(bki_window_t *w);

@@ -3,10 +3,14 @@
  * window-specific half of the codec, called by codec.c at the points where
  * a window differs from the other kinds.
  *
- * A window is two parts: part 0 holds the generations (the buckets of G
- * lines, exactly the bytes in memory), part 1 the window's state (span,
- * clock, add counts), a small payload of its own so that it is
- * checksummed like any payload and the header keeps its meaning. The
+ * A window is two parts: part 0 holds the slots (the buckets of S lines,
+ * exactly the bytes in memory), part 1 the window's state (span, clock,
+ * add counts, and for a slotted time window each slot's last add), a small
+ * payload of its own so that it is checksummed like any payload and the
+ * header keeps its meaning. Part 1's k field says which state layout it
+ * has: 0 for windows of G generations (count windows, and time windows
+ * written before slotted ones: their bytes are unchanged), 1 for slotted
+ * time windows (S = 2 G slots). The
  * geometry is stored, not re-planned: a later release may size windows
  * differently, and a file keeps the k and lines it was built with.
  */
@@ -18,18 +22,34 @@
 /* Part 1, the state: offsets within its payload. */
 enum {
     S_SPAN = 0, S_EPOCH = 8, S_NOW = 16, S_ADDS = 24,
-    S_RESERVED = 32, /* .. 64, zero */
-    S_COUNTS = 64    /* G u64: adds held by slot s */
+    S_NEWEST = 32,   /* layout 1: u64, the newest slot; layout 0: zero */
+    S_RESERVED = 40, /* .. 64, zero */
+    S_COUNTS = 64    /* layout 0: S u64, adds held by slot s; layout 1: S pairs
+                        of u64, adds held by slot s and the time of its last */
 };
 
-static uint64_t state_len(uint64_t gens)
+#define LAYOUT_GENERATIONS 0u
+#define LAYOUT_SLOTTED 1u
+
+static uint64_t state_len(uint32_t layout, uint64_t slots)
 {
-    return S_COUNTS + 8 * gens;
+    return S_COUNTS + (layout == LAYOUT_SLOTTED ? 16 : 8) * slots;
 }
 
-static bool valid_gens(uint64_t gens)
+/* Slot counts a layout allows: G, or 2 G for slotted windows. */
+static bool valid_slots(uint32_t layout, uint64_t slots)
 {
-    return gens >= BKI_WINDOW_MIN_GENS && gens <= BKI_WINDOW_MAX_GENS;
+    if (layout == LAYOUT_SLOTTED)
+        return slots % 2 == 0 && slots / 2 >= BKI_WINDOW_MIN_GENS &&
+               slots / 2 <= BKI_WINDOW_MAX_GENS;
+    return layout == LAYOUT_GENERATIONS && slots >= BKI_WINDOW_MIN_GENS &&
+           slots <= BKI_WINDOW_MAX_GENS;
+}
+
+/* Part 1's layout, from the part table. */
+static uint32_t layout_of(const bkf_meta_t *m)
+{
+    return bkf_get_u32(m->table + BKF_PART + P_K);
 }
 
 void bkf_window_obj(bkf_obj_t *o, const bk_filter_t *f)
@@ -43,8 +63,16 @@ void bkf_window_obj(bkf_obj_t *o, const bk_filter_t *f)
     bkf_put_u64(st + S_EPOCH, w->epoch);
     bkf_put_u64(st + S_NOW, w->now);
     bkf_put_u64(st + S_ADDS, w->adds);
-    for (uint32_t s = 0; s < w->geom.generations; s++)
-        bkf_put_u64(st + S_COUNTS + 8 * s, w->gen_adds[s]);
+    for (uint32_t s = 0; s < w->geom.slots; s++) {
+        if (w->geom.slotted) {
+            bkf_put_u64(st + S_COUNTS + 16 * s, w->gen_adds[s]);
+            bkf_put_u64(st + S_COUNTS + 16 * s + 8, w->last[s]);
+        } else {
+            bkf_put_u64(st + S_COUNTS + 8 * s, w->gen_adds[s]);
+        }
+    }
+    if (w->geom.slotted)
+        bkf_put_u64(st + S_NEWEST, w->newest);
 }
 
 void bkf_window_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p)
@@ -61,19 +89,22 @@ void bkf_window_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p)
         p->data = w->data;
         p->length = w->geom.bytes;
     } else {
-        p->cells = w->geom.generations;
+        uint32_t layout = w->geom.slotted ? LAYOUT_SLOTTED : LAYOUT_GENERATIONS;
+        p->k = layout;
+        p->cells = w->geom.slots;
         p->data = o->window_state;
-        p->length = state_len(w->geom.generations);
+        p->length = state_len(layout, w->geom.slots);
     }
 }
 
 uint64_t bkf_window_part_len(const bkf_meta_t *m, uint32_t i, uint64_t cells)
 {
+    uint32_t layout = layout_of(m);
     if (i == 1)
-        return valid_gens(cells) ? state_len(cells) : 0;
-    /* The generations' bits: whole buckets of G lines, G from part 1. */
-    uint64_t gens = bkf_get_u64(m->table + BKF_PART + P_CELLS);
-    if (!valid_gens(gens) || cells == 0 || cells % (gens * BKI_LINE_BITS) != 0)
+        return valid_slots(layout, cells) ? state_len(layout, cells) : 0;
+    /* The slots' bits: whole buckets of S lines, S from part 1. */
+    uint64_t slots = bkf_get_u64(m->table + BKF_PART + P_CELLS);
+    if (!valid_slots(layout, slots) || cells == 0 || cells % (slots * BKI_LINE_BITS) != 0)
         return 0;
     return cells / 8;
 }
@@ -92,9 +123,8 @@ bk_status_t bkf_window_check_part(const bkf_meta_t *m, uint32_t i, const bkf_par
             p->items != m->items)
             FAIL(BK_ECORRUPT, "part fields disagree with the header");
     } else {
-        double zero = 0.0;
-        if (p->k != 0 || p->capacity != 0 || p->items != 0 ||
-            memcmp(&p->fpr, &zero, sizeof zero) != 0)
+        double zero = 0.0; /* k is the state's layout, 0 or 1 (checked by its length) */
+        if (p->capacity != 0 || p->items != 0 || memcmp(&p->fpr, &zero, sizeof zero) != 0)
             FAIL(BK_ECORRUPT, "window state part has filter fields set");
     }
     return BK_OK;
@@ -133,8 +163,18 @@ static const char *apply_state(bki_window_t *w, const uint8_t *st, uint64_t item
     w->epoch = bkf_get_u64(st + S_EPOCH);
     w->now = bkf_get_u64(st + S_NOW);
     w->adds = bkf_get_u64(st + S_ADDS);
-    for (uint32_t g = 0; g < w->geom.generations; g++)
-        w->gen_adds[g] = bkf_get_u64(st + S_COUNTS + 8 * g);
+    for (uint32_t s = 0; s < w->geom.slots; s++) {
+        if (w->geom.slotted) {
+            w->gen_adds[s] = bkf_get_u64(st + S_COUNTS + 16 * s);
+            w->last[s] = bkf_get_u64(st + S_COUNTS + 16 * s + 8);
+        } else {
+            w->gen_adds[s] = bkf_get_u64(st + S_COUNTS + 8 * s);
+        }
+    }
+    uint64_t newest = bkf_get_u64(st + S_NEWEST);
+    if (!w->geom.slotted && newest != 0)
+        return "reserved window state bytes are not zero";
+    w->newest = newest < w->geom.slots ? (uint32_t)newest : w->geom.slots;
     const char *bad = bki_window_check_state(w);
     if (!bad && bki_window_held(w) != items)
         bad = "window item count disagrees with its generations";
@@ -151,13 +191,14 @@ static bk_status_t window_from_state(bki_window_t **out, const bkf_meta_t *m,
     bkf_decode_part(m, 1, &state);
     if (!bkf_all_zero(st + S_RESERVED, S_COUNTS - S_RESERVED))
         FAIL(BK_ECORRUPT, "reserved window state bytes are not zero");
+    bool slotted = state.k == LAYOUT_SLOTTED;
     bki_window_params_t p = {.capacity = m->capacity, .fpr = m->fpr,
                              .span = bkf_get_u64(st + S_SPAN),
-                             .generations = (uint32_t)state.cells};
-    uint64_t lines = gens.cells / ((uint64_t)p.generations * BKI_LINE_BITS);
+                             .generations = (uint32_t)(slotted ? state.cells / 2 : state.cells)};
+    uint64_t lines = gens.cells / (state.cells * BKI_LINE_BITS);
     bki_window_t *w;
-    bk_status_t rc = bki_window_restore(&w, &p, gens.k, lines, (bk_hash_id_t)m->hash, m->seed,
-                                        data);
+    bk_status_t rc = bki_window_restore(&w, &p, gens.k, lines, slotted, (bk_hash_id_t)m->hash,
+                                        m->seed, data);
     if (rc != BK_OK)
         FAIL(rc, rc == BK_ENOMEM ? "out of memory" : "window geometry out of range");
     const char *bad = apply_state(w, st, m->items);
@@ -175,7 +216,7 @@ bk_status_t bkf_window_build(bk_filter_t **out, const bkf_meta_t *m, const bkf_s
     bkf_part_t gens, state;
     bkf_decode_part(m, 0, &gens);
     bkf_decode_part(m, 1, &state);
-    uint8_t st[S_COUNTS + 8 * BKI_WINDOW_MAX_GENS];
+    uint8_t st[BKF_WINDOW_STATE_MAX];
     bk_status_t rc = read_state(s, &state, map, st, why);
     if (rc != BK_OK)
         return rc;

@@ -68,9 +68,9 @@ typedef struct bkf_part {
 } bkf_part_t;
 
 /* The writer's view of an object: top-level fields plus its parts. */
-/* Bytes of a window's state part at most (window_codec.c: 64 + 8 per
- * generation, up to 16). */
-#define BKF_WINDOW_STATE_MAX 192u
+/* Bytes of a window's state part at most (window_codec.c: 64 + 16 per
+ * slot of a slotted time window, up to 32). */
+#define BKF_WINDOW_STATE_MAX 576u
 
 typedef struct bkf_obj {
     uint32_t kind, hash, nparts, sub_kind, flags;
