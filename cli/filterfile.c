@@ -129,10 +129,16 @@ void bkc_warn_over_capacity(const bk_filter_t *f, const char *name, const char *
         return; /* grows instead, or refuses when non-scaling */
     bk_filter_info_t in;
     bk_filter_info(f, &in);
-    /* A window holds up to G / (G - 1) of its capacity by design; it is
-     * over only when a time window's generations took too many lines. */
+    /* A window holds up to G / (G - 1) of its capacity by design. A time
+     * window is over it only when more lines than its capacity came within
+     * one span: it then forgets its oldest early (slotted windows), or its
+     * false-positive rate rises (windows made before slots). */
     if (in.kind == BK_KIND_WINDOW) {
-        if (in.expected_fpr > in.fpr_target)
+        if (in.window_cleared_early)
+            bkc_error("%s: warning: more than %llu lines within one window; the oldest were "
+                      "forgotten early and may be printed again (use a larger -n)",
+                      name, (unsigned long long)in.capacity);
+        else if (in.expected_fpr > in.fpr_target)
             bkc_error("%s: warning: more lines per window than the %llu it was sized for; %s "
                       "%.3g (sized for %g; use a larger -n)",
                       name, (unsigned long long)in.capacity, what, in.expected_fpr,

@@ -425,6 +425,7 @@ void bki_window_advance(bki_window_t *w, uint64_t now)
 static void next_slot(bki_window_t *w, uint64_t epoch)
 {
     uint32_t next = w->newest + 1 == w->geom.slots ? 0 : w->newest + 1;
+    w->cleared_early += w->gen_adds[next] != 0; /* live: expired ones are empty */
     clear_slot(w, next);
     w->newest = next;
     w->epoch = epoch;
@@ -599,11 +600,12 @@ static inline bool put(bki_window_t *w, uint8_t *bucket, uint64_t lo)
 static uint32_t live_slots(const bki_window_t *w, uint64_t now)
 {
     const uint32_t gens = w->geom.slots;
-    if (w->params.span == 0 || now <= w->now)
-        return gens;
     if (w->geom.slotted) {
         /* Slots were filled in ring order, so their last adds grow towards
-         * the newest: the live ones are the newest few. */
+         * the newest: the live ones are the newest few (those still
+         * holding adds, whose last add is within T of now). */
+        if (now < w->now)
+            now = w->now;
         uint32_t live = 0, slot = w->newest;
         while (live < gens && w->gen_adds[slot] && now - w->last[slot] < w->params.span) {
             live++;
@@ -611,6 +613,8 @@ static uint32_t live_slots(const bki_window_t *w, uint64_t now)
         }
         return live;
     }
+    if (w->params.span == 0 || now <= w->now)
+        return gens;
     uint64_t ahead = now / w->geom.gen_span - w->epoch;
     return ahead >= gens ? 0 : gens - (uint32_t)ahead;
 }
@@ -845,4 +849,6 @@ void bki_window_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
     out->window_adds = w->adds;
     out->window_certain_from = u.certain_from;
     out->window_forgotten_before = u.forgotten_before;
+    out->window_slots = w->geom.slots;
+    out->window_cleared_early = w->cleared_early;
 }

@@ -472,6 +472,14 @@ typedef struct bk_filter_info {
                                      (count, from 0) or time are present */
     uint64_t window_forgotten_before; /* keys last added before this are
                                          forgotten (read new up to p) */
+    uint32_t window_slots;       /* filters the window keeps: G for count
+                                    windows, 2 G for time windows (G for
+                                    time windows made before 0.1.1) */
+    uint64_t window_cleared_early; /* time windows, since this object was
+                                      made or loaded: slots cleared before
+                                      their time because more than `capacity`
+                                      adds came within one span (their keys
+                                      were forgotten early) */
 } bk_filter_info_t;
 
 /* Fills *out. Counting the set cells reads the whole payload: O(bytes).
