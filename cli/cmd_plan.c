@@ -9,6 +9,7 @@
 #include "message.h"
 #include "numbers.h"
 #include "options.h"
+#include "window_opt.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -17,6 +18,8 @@
 
 static const char usage[] =
     "usage: bloomkit plan -n N -p P [--kind KIND] [--no-speed]\n"
+    "       bloomkit plan --window COUNT -p P [--generations G]\n"
+    "       bloomkit plan --window TIME -n N -p P [--generations G]\n"
     "\n"
     "Sizes a filter for N items at false-positive rate P: bits, probes (k),\n"
     "bytes, bits per key, the expected FPR at N items, and a table of the\n"
@@ -33,9 +36,72 @@ static const char usage[] =
     "                     blocked for other P >= 0.001, blocked2 below\n"
     "      --no-speed     leave out the measured times (the output is then the\n"
     "                     same on every run and machine)\n"
+    "  -w, --window SPEC  a window filter (as create --window): a count (100M)\n"
+    "                     or a time (7d; N is the most lines within any TIME);\n"
+    "                     --kind window without it plans a count window of N.\n"
+    "                     Prints its memory, generations and slots, the FPR at\n"
+    "                     its fullest, when it forgets, and the same for other\n"
+    "                     generation counts and for the other type of window\n"
+    "      --generations G  window: generations, 2..16 (default 4)\n"
     "  -h, --help         this text\n";
 
-enum { OPT_NO_SPEED = 1000 };
+enum { OPT_NO_SPEED = 1000, OPT_GENERATIONS };
+
+/* One window plan as lines of the report; false after an error message. */
+static bool print_window(uint64_t n, double p, uint64_t span, uint32_t gens)
+{
+    bk_window_plan_t w;
+    bk_status_t st = bk_plan_window(n, p, span, gens, &w);
+    if (st != BK_OK) {
+        bkc_error("cannot size a window for n=%llu p=%g: %s", (unsigned long long)n, p,
+                  st == BK_ENOMEM ? "it would need more than the 64 TiB a filter may hold"
+                                  : bk_strerror(st));
+        return false;
+    }
+    char hb[32];
+    printf("kind            window\n");
+    if (span)
+        printf("window          the last %llu s of clock, at most %llu adds within any of them\n",
+               (unsigned long long)span, (unsigned long long)n);
+    else
+        printf("window          the last %llu adds\n", (unsigned long long)n);
+    printf("target FPR      %g\n", p);
+    printf("generations     %u, of %llu %s\n", w.generations,
+           (unsigned long long)(span ? w.slot_span : w.slot_capacity), span ? "s" : "adds");
+    printf("slots           %u of %llu adds each%s\n", w.slots,
+           (unsigned long long)w.slot_capacity,
+           span ? " (2 per generation: a burst cannot overfill one)" : "");
+    printf("k               %u\n", w.k);
+    printf("bytes           %llu (%s)\n", (unsigned long long)w.bytes,
+           bkc_human_bytes((double)w.bytes, hb, sizeof hb));
+    printf("bits per key    %.2f\n", w.bits_per_key);
+    printf("expected FPR    %.4g (at its fullest)\n", w.expected_fpr);
+    printf("forgets         a key not added for %.3g windows; present within 1\n",
+           w.forget_after);
+    printf("lines/lookup    %u (adjacent)\n", w.lines_per_lookup);
+    return true;
+}
+
+/* The other generation counts and the other type, to choose. */
+static void print_window_alternatives(uint64_t n, double p, uint64_t span)
+{
+    printf("\n%-12s  %11s  %11s  %13s  %8s\n", "generations", "count bytes", "time bytes",
+           "lines/lookup", "forgets");
+    static const uint32_t gens[] = {2, 3, 4, 6, 8, 16};
+    for (size_t i = 0; i < sizeof gens / sizeof gens[0]; i++) {
+        bk_window_plan_t c, t;
+        if (bk_plan_window(n, p, 0, gens[i], &c) != BK_OK ||
+            bk_plan_window(n, p, span ? span : 86400, gens[i], &t) != BK_OK)
+            continue;
+        char cb[32], tb[32], lines[32];
+        bkc_human_bytes((double)c.bytes, cb, sizeof cb);
+        bkc_human_bytes((double)t.bytes, tb, sizeof tb);
+        snprintf(lines, sizeof lines, "%u / %u", c.lines_per_lookup, t.lines_per_lookup);
+        printf("%-12u  %11s  %11s  %13s  %7.3gx\n", gens[i], cb, tb, lines, c.forget_after);
+    }
+    printf("(count: the last N adds; time: at most N adds within any window, however\n"
+           "they arrive; lines/lookup count / time; forgets: in windows)\n");
+}
 
 /* Keys of the speed measurement: distinct 64-bit values (splitmix64's
  * finalizer is a bijection). */
@@ -184,18 +250,38 @@ int bkc_cmd_plan(int argc, char **argv)
                                          {"fpr", required_argument, 0, 'p'},
                                          {"kind", required_argument, 0, 'k'},
                                          {"no-speed", no_argument, 0, OPT_NO_SPEED},
+                                         {"window", required_argument, 0, 'w'},
+                                         {"generations", required_argument, 0, OPT_GENERATIONS},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     bkc_sizing_opts_t sz;
     bkc_sizing_opts_init(&sz, 0, 0);
     int c, rc;
     bool speed = true;
+    const char *window = NULL;
+    uint64_t gens = 0;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
-    while ((c = getopt_long(argc, argv, "n:p:k:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "n:p:k:w:h", opts, NULL)) != -1) {
         if (c == OPT_NO_SPEED)
             speed = false;
-        else if ((rc = bkc_shared_option(c, argv, usage, &sz, NULL)) >= 0)
+        else if (c == 'w')
+            window = optarg;
+        else if (c == OPT_GENERATIONS) {
+            if (bkc_parse_u64(optarg, &gens) != 0 || gens < 2 || gens > 16)
+                return bkc_usage_error("bad generations '%s' (want 2..16)", optarg);
+        } else if ((rc = bkc_shared_option(c, argv, usage, &sz, NULL)) >= 0)
             return rc;
+    }
+    if (window) {
+        uint64_t given_n = sz.n;
+        bool time_window;
+        if ((rc = bkc_window_option(window, &sz, &time_window)) >= 0)
+            return rc;
+        if (!time_window && given_n != 0 && given_n != sz.n)
+            return bkc_usage_error("--window COUNT is the capacity: leave out -n");
+    } else if (gens) {
+        if (sz.o.kind != BK_KIND_WINDOW)
+            return bkc_usage_error("--generations needs --window or --kind window");
     }
     if (optind < argc)
         return bkc_usage_error("unexpected argument '%s'", argv[optind]);
@@ -204,9 +290,12 @@ int bkc_cmd_plan(int argc, char **argv)
     bk_kind_t kind = sz.o.kind;
     uint64_t n = sz.n;
     double p = sz.p;
-    if (kind == BK_KIND_WINDOW)
-        return bkc_usage_error("plan does not size window filters (their memory depends on "
-                               "the generations): create one and run 'bloomkit info' on it");
+    if (kind == BK_KIND_WINDOW) {
+        if (!print_window(n, p, sz.o.window_span, (uint32_t)gens))
+            return BKC_EXIT_ERROR;
+        print_window_alternatives(n, p, sz.o.window_span);
+        return 0;
+    }
 
     bk_plan_t pl;
     bk_status_t st = bk_plan(kind, n, p, &pl);

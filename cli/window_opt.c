@@ -10,6 +10,7 @@
 #include "numbers.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -64,6 +65,17 @@ int bkc_window_option(const char *spec, bkc_sizing_opts_t *sz, bool *is_time)
 
 uint64_t bkc_window_now(void)
 {
+    /* BLOOMKIT_NOW (seconds since the epoch) stands for the wall clock:
+     * tests drive time windows through it, and a user can replay a log
+     * with its own times. Ignored unless it is a whole number. */
+    static int fixed = -1; /* read once: dedup asks per line */
+    static uint64_t fixed_now;
+    if (fixed < 0) {
+        const char *env = getenv("BLOOMKIT_NOW");
+        fixed = env && *env && bkc_parse_u64(env, &fixed_now) == 0;
+    }
+    if (fixed)
+        return fixed_now;
     time_t t = time(NULL);
     return t > 0 ? (uint64_t)t : 0;
 }

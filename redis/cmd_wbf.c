@@ -270,6 +270,7 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
                 {"Size", in.bytes},
                 {"Window seconds", in.window_span},
                 {"Generations", in.filters},
+                {"Slots", in.window_slots},
                 {"Generation", in.window_generation},
                 {"Number of items inserted", in.items},
                 {"Adds", in.window_adds},

@@ -34,10 +34,11 @@
  * live slots sum to at most G fpr(g): each slot is planned at p / G. The
  * cost is memory: 2 G slots where a count window has G, about twice a
  * count window's bits (docs/FORMAT.md). More than N adds within T (the
- * promise broken) find no expired slot to move to; the oldest live slot
- * is then cleared early (those keys read as new: forgetting early, never a
- * false positive beyond p). Time windows stored before slotted ones keep
- * their G generations and the rules they were made with.
+ * promise broken) would hold more than G g adds: the oldest live slot is
+ * then cleared early (those keys read as new: forgetting early, never a
+ * rate above p), as it is when the ring has no expired slot to move to.
+ * Time windows stored before slotted ones keep their G generations and
+ * the rules they were made with.
  *
  * Guarantees (tests/unit/test_window.c checks each against an exact model):
  *  - no false negatives within the window: a key added among the last N
@@ -156,6 +157,36 @@ bk_status_t bki_window_plan(const bki_window_params_t *p, bki_window_geom_t *out
     if (out->lines > BKI_MAX_PAYLOAD_BYTES / BKI_LINE_BYTES / out->slots)
         return BK_ENOMEM;
     derive_geom(p, out);
+    return BK_OK;
+}
+
+bk_status_t bk_plan_window(uint64_t capacity, double fpr, uint64_t span, uint32_t generations,
+                           bk_window_plan_t *out)
+{
+    if (!out)
+        return BK_EINVAL;
+    bki_window_params_t p = {.capacity = capacity, .fpr = fpr, .span = span,
+                             .generations = generations};
+    bki_window_geom_t g;
+    bk_status_t s = bki_window_plan(&p, &g);
+    if (s != BK_OK)
+        return s;
+    memset(out, 0, sizeof *out);
+    out->capacity = capacity;
+    out->fpr_target = fpr;
+    out->span = span;
+    out->generations = g.generations;
+    out->slots = g.slots;
+    out->slot_capacity = g.gen_capacity;
+    out->slot_span = g.gen_span;
+    out->k = g.k;
+    out->bytes = g.bytes;
+    out->bits_per_key = (double)g.bytes * 8.0 / (double)capacity;
+    /* the fullest moment: G full slots (count: their union; slotted: the
+     * bound, G slots' rates summed) */
+    out->expected_fpr = g.slotted ? (double)g.generations * g.gen_fpr : g.expected_fpr;
+    out->forget_after = (double)g.generations / (double)(g.generations - 1);
+    out->lines_per_lookup = g.slots;
     return BK_OK;
 }
 
@@ -295,6 +326,7 @@ const char *bki_window_check_state(bki_window_t *w)
     }
     if (held > w->adds)
         return "window holds more adds than were made";
+    w->held = held;
     if (g->slotted)
         return check_slotted(w);
     for (uint32_t s = 0; s < g->slots; s++)
@@ -345,6 +377,7 @@ void bki_window_clear(bki_window_t *w)
     memset(w->data, 0, (size_t)w->geom.bytes);
     memset(w->gen_adds, 0, sizeof w->gen_adds);
     memset(w->last, 0, sizeof w->last);
+    w->held = 0;
     if (w->params.span == 0) {
         w->epoch = 0;
         w->newest = 0;
@@ -371,6 +404,7 @@ static void clear_slot(bki_window_t *w, uint32_t slot)
     uint8_t *line = w->data + (uint64_t)slot * BKI_LINE_BYTES;
     for (uint64_t b = 0; b < w->geom.lines; b++, line += stride)
         memset(line, 0, BKI_LINE_BYTES);
+    w->held -= w->gen_adds[slot];
     w->gen_adds[slot] = 0;
 }
 
@@ -387,6 +421,7 @@ static void move_to(bki_window_t *w, uint64_t epoch)
         if (held) /* a fresh filter's first time skips the pass */
             memset(w->data, 0, (size_t)w->geom.bytes);
         memset(w->gen_adds, 0, sizeof w->gen_adds);
+        w->held = 0;
     } else {
         for (uint64_t e = w->epoch + 1; e <= epoch; e++)
             clear_slot(w, slot_of(w, e));
@@ -431,6 +466,24 @@ static void next_slot(bki_window_t *w, uint64_t epoch)
     w->epoch = epoch;
 }
 
+/* Slotted: the live slots may hold G g adds at most (what each slot's
+ * p / G is planned for). Within the promise they never reach it (at most
+ * N - 1 + g before an add); past it, the oldest live slot is cleared early
+ * rather than let the rate rise. */
+static void hold_at_most(bki_window_t *w, uint64_t most)
+{
+    uint32_t slot = w->newest;
+    while (w->held >= most) {
+        slot = slot + 1 == w->geom.slots ? 0 : slot + 1; /* oldest first */
+        if (slot == w->newest)
+            return; /* the newest alone holds at most g < G g */
+        if (w->gen_adds[slot]) {
+            w->cleared_early++;
+            clear_slot(w, slot);
+        }
+    }
+}
+
 /* Count windows start a new generation when the current one has g adds;
  * slotted ones as next_slot says. */
 static inline void before_add(bki_window_t *w)
@@ -447,6 +500,8 @@ static inline void before_add(bki_window_t *w)
         w->epoch = epoch; /* an empty slot takes the adds of now */
     else if (w->gen_adds[w->newest] >= w->geom.gen_capacity || epoch != w->epoch)
         next_slot(w, epoch);
+    if (BKI_UNLIKELY(w->held >= (uint64_t)w->geom.generations * w->geom.gen_capacity))
+        hold_at_most(w, (uint64_t)w->geom.generations * w->geom.gen_capacity);
 }
 
 /* ---- probes ---- */
@@ -591,6 +646,7 @@ static inline bool put(bki_window_t *w, uint8_t *bucket, uint64_t lo)
 #endif
         fresh = put_scalar(w, bucket, lo);
     w->gen_adds[w->newest]++;
+    w->held++;
     w->last[w->newest] = w->now; /* read only by slotted windows; 0 elsewhere */
     w->adds++;
     return fresh;

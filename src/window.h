@@ -55,6 +55,7 @@ typedef struct bki_window {
     uint64_t adds;    /* add calls over the filter's life */
     uint64_t gen_adds[BKI_WINDOW_MAX_SLOTS]; /* add calls per slot */
     uint64_t last[BKI_WINDOW_MAX_SLOTS];     /* slotted: time of a slot's last add */
+    uint64_t held;    /* adds the slots hold (sum of gen_adds), kept current */
     uint64_t cleared_early; /* slotted: live slots cleared to make room (more
                                than N adds within T); not stored */
     uint16_t lanes[128]; /* the k lanes a key probes, by hash bits 32..38 */

@@ -188,6 +188,32 @@ typedef struct bk_plan {
  * size does not fit in 64 bits / size_t. */
 bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out);
 
+/* How a window filter (BK_KIND_WINDOW) is sized: a count window of the
+ * last `capacity` adds (span 0) or a time window of `span` units holding
+ * at most `capacity` adds within any span, with `generations` G (0: 4). */
+typedef struct bk_window_plan {
+    uint64_t capacity;     /* N */
+    double fpr_target;     /* p */
+    uint64_t span;         /* T; 0 for a count window */
+    uint32_t generations;  /* G */
+    uint32_t slots;        /* filters kept: G (count) or 2 G (time) */
+    uint64_t slot_capacity; /* adds per slot: ceil(N / (G - 1)) */
+    uint64_t slot_span;    /* time windows: units per generation, ceil(T / (G - 1)) */
+    uint32_t k;            /* probes per key, in one 64-byte line per slot */
+    uint64_t bytes;        /* payload bytes */
+    double bits_per_key;   /* bits / N */
+    double expected_fpr;   /* the model's FPR at the fullest moment, <= p */
+    double forget_after;   /* a key not added for this many windows (G / (G-1))
+                              is forgotten; within 1 window it is present */
+    uint32_t lines_per_lookup; /* 64-byte lines a lookup reads (adjacent) */
+} bk_window_plan_t;
+
+/* Sizes a window filter as bk_filter_create would make it. BK_EINVAL for
+ * capacity 0, fpr outside (0, 1) or generations outside 2..16; BK_ENOMEM
+ * when it would pass the 64 TiB payload limit. */
+bk_status_t bk_plan_window(uint64_t capacity, double fpr, uint64_t span, uint32_t generations,
+                           bk_window_plan_t *out);
+
 /* The expected FPR of a filter of the given kind with m cells, n items and
  * k probes (for counting, m counters). Returns 1.0 for m == 0 or k == 0. */
 double bk_fpr_expected(bk_kind_t kind, uint64_t m, uint64_t n, uint32_t k);

@@ -51,26 +51,60 @@ static PyObject *module_peek_kind(PyObject *mod, PyObject *arg)
 }
 
 PyDoc_STRVAR(plan_doc,
-"plan(capacity, fpr, kind=None) -> dict\n--\n\n"
+"plan(capacity, fpr, kind=None, window_span=0, generations=0) -> dict\n--\n\n"
 "How the library sizes a filter (kind=None: the kind Filter() would pick\n"
 "for this fpr): kind, capacity, fpr, bits, cells, k,\n"
-"bytes, bits_per_key, expected_fpr. InvalidArgumentError for capacity 0\n"
-"or fpr outside (0, 1).");
+"bytes, bits_per_key, expected_fpr. kind=\"window\" sizes a window filter as\n"
+"Filter(kind=\"window\", window_span=..., generations=...) makes it: a count\n"
+"window of the last `capacity` adds (window_span 0) or a time window of\n"
+"window_span units with at most `capacity` adds within any window_span,\n"
+"however they arrive; its dict adds window_span, generations,\n"
+"slots, slot_capacity, slot_span, forget_after (in windows) and\n"
+"lines_per_lookup, and expected_fpr is at its fullest moment.\n"
+"InvalidArgumentError for capacity 0, fpr outside (0, 1), generations\n"
+"outside 2..16, or window_span/generations for a kind that is not a window.");
+
+static PyObject *plan_window(uint64_t capacity, double fpr, uint64_t span, unsigned gens)
+{
+    bk_window_plan_t w;
+    bk_status_t st = bk_plan_window(capacity, fpr, span, gens, &w);
+    if (st != BK_OK)
+        return pybk_raise(st, NULL, NULL);
+    return Py_BuildValue(
+        "{s:s,s:K,s:d,s:K,s:I,s:I,s:K,s:K,s:I,s:K,s:d,s:d,s:d,s:I}", "kind", "window",
+        "capacity", (unsigned long long)w.capacity, "fpr", w.fpr_target, "window_span",
+        (unsigned long long)w.span, "generations", (unsigned)w.generations, "slots",
+        (unsigned)w.slots, "slot_capacity", (unsigned long long)w.slot_capacity, "slot_span",
+        (unsigned long long)w.slot_span, "k", (unsigned)w.k, "bytes",
+        (unsigned long long)w.bytes, "bits_per_key", w.bits_per_key, "expected_fpr",
+        w.expected_fpr, "forget_after", w.forget_after, "lines_per_lookup",
+        (unsigned)w.lines_per_lookup);
+}
 
 static PyObject *module_plan(PyObject *mod, PyObject *args, PyObject *kw)
 {
     (void)mod;
-    static char *kwlist[] = {"capacity", "fpr", "kind", NULL};
-    PyObject *cap_obj;
+    static char *kwlist[] = {"capacity", "fpr", "kind", "window_span", "generations", NULL};
+    PyObject *cap_obj, *span_obj = NULL;
     double fpr;
     const char *kind_name = NULL;
-    uint64_t capacity;
+    unsigned gens = 0;
+    uint64_t capacity, span = 0;
     bk_kind_t kind = BK_KIND_DEFAULT;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Od|z:plan", kwlist, &cap_obj, &fpr, &kind_name) ||
-        pybk_u64(cap_obj, "capacity", &capacity) < 0)
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Od|zOI:plan", kwlist, &cap_obj, &fpr, &kind_name,
+                                     &span_obj, &gens) ||
+        pybk_u64(cap_obj, "capacity", &capacity) < 0 ||
+        (span_obj && pybk_u64(span_obj, "window_span", &span) < 0))
         return NULL;
     if (kind_name && pybk_filter_kind(kind_name, &kind) < 0)
         return NULL;
+    if (kind == BK_KIND_WINDOW)
+        return plan_window(capacity, fpr, span, gens);
+    if (span || gens) {
+        PyErr_SetString(pybk_error_class(BK_EINVAL),
+                        "window_span and generations are for kind=\"window\"");
+        return NULL;
+    }
     bk_plan_t p;
     bk_status_t st = bk_plan(kind, capacity, fpr, &p);
     if (st != BK_OK)

@@ -374,6 +374,32 @@ out:
     bki_window_free(w);
 }
 
+/* Past the promise (three times N within one span): the rate stays
+ * within p, the newest N keys stay present, and the window says that it
+ * forgot early. */
+static void test_time_window_over_capacity(void)
+{
+    const uint64_t N = 2000;
+    bki_window_t *w = make(N, 0.01, 1000, 4);
+    if (!w)
+        return;
+    bki_window_advance(w, 5000);
+    for (uint64_t i = 0; i < 3 * N; i++)
+        bki_window_add(w, hash_of(i));
+    uint64_t rng = 9, missing = 0;
+    tally_t fresh = {0};
+    for (uint64_t i = 2 * N; i < 3 * N; i++)
+        missing += !bki_window_contains(w, hash_of(i));
+    for (int q = 0; q < 20000; q++)
+        tally(&fresh, bki_window_contains(w, hash_of(fresh_key(&rng))));
+    CHECK_EQ_U64(missing, 0);
+    CHECK_MSG(within(&fresh, 0.01), "over capacity: FPR %llu/%llu",
+              (unsigned long long)fresh.positive, (unsigned long long)fresh.asked);
+    CHECK(w->cleared_early > 0);
+    CHECK(bki_window_held(w) <= 4 * w->geom.gen_capacity);
+    bki_window_free(w);
+}
+
 static void test_time_window_arrivals(void)
 {
     for (int which = 0; which < NARRIVALS; which++) {
@@ -1134,6 +1160,7 @@ int main(void)
     bkt_run("count window edges", test_count_window_edges);
     bkt_run("time window vs exact model", test_time_window_model);
     bkt_run("time window: every arrival pattern", test_time_window_arrivals);
+    bkt_run("time window: over capacity", test_time_window_over_capacity);
     bkt_run("idle gap empties the window", test_idle_gap_empties);
     bkt_run("clock going back is ignored", test_clock_backwards_ignored);
     bkt_run("contains_at matches advance", test_contains_at_matches_advance);
