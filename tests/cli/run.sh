@@ -118,8 +118,10 @@ rc 2 "plan without -p" "$BK" plan -n 1000
 rc 2 "plan p out of range" "$BK" plan -n 1000 -p 1.5
 rc 2 "plan bad n" "$BK" plan -n 12x -p 0.1
 rc 2 "plan bad kind" "$BK" plan -n 100 -p 0.1 --kind nosuch
-rc 2 "plan --kind window" "$BK" plan -n 100 -p 0.1 --kind window
-check "plan --kind window says why" grep -q 'does not size window filters' err
+rc 0 "plan --kind window sizes a count window" "$BK" plan -n 100 -p 0.1 --kind window
+check "plan --kind window: its slots and memory" grep -q '^slots  *4 of 34 adds each$' out
+rc 2 "plan --generations without a window" "$BK" plan -n 100 -p 0.1 --generations 4
+check "plan --generations without a window says why" grep -q 'needs --window or --kind window' err
 
 # ---- create / add / check
 seq 1 2000 | sed 's/^/key-/' >all
