@@ -13,8 +13,10 @@
 #include "options.h"
 #include "window_opt.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char usage[] =
     "usage: bloomkit add FILE [INPUT...]\n"
@@ -31,6 +33,31 @@ static const char usage[] =
     "  -q, --quiet        no progress and no summary\n"
     "      --progress     progress and summaries even when not on a terminal\n"
     "  -h, --help         this text\n";
+
+/* Ctrl-C, SIGTERM and SIGHUP end the run after the lines read so far:
+ * they are added and saved, and the run says so (exit 128 + the signal),
+ * rather than die with nothing kept. No SA_RESTART: a read waiting on a
+ * pipe returns and the reader ends the input there. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+#define STOPPED 100
+
+static void catch_endings(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    bkc_reader_set_stop_flag(&stop_signal);
+}
 
 typedef struct {
     bk_filter_t *f;
@@ -77,7 +104,10 @@ static int add_line(void *vctx, const char *line, size_t len, const char *key, s
     if (bkc_batch_push(&c->batch, key, klen, key, klen) != 0)
         return bkc_line_error(c->prog, r, "out of memory");
     bkc_batch_set_line(&c->batch, bkc_reader_lineno(r));
-    return bkc_batch_full(&c->batch) ? flush(c, r) : 0;
+    int rc = bkc_batch_full(&c->batch) ? flush(c, r) : 0;
+    if (rc == 0 && stop_signal)
+        rc = flush(c, r) ? BKC_EXIT_ERROR : STOPPED;
+    return rc;
 }
 
 static int add_end(void *vctx, const bkc_reader_t *r)
@@ -100,11 +130,26 @@ int bkc_cmd_add(int argc, char **argv)
     prog.filter = f;
     add_ctx_t ctx = {.f = f, .path = path, .prog = &prog};
     bkc_batch_init(&ctx.batch);
+    catch_endings();
     rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, add_line, add_end, &ctx);
     bkc_batch_free(&ctx.batch);
+    bool stopped = rc == STOPPED || (rc == 0 && stop_signal);
+    if (stopped)
+        rc = 0;
     if (rc == 0 && bkc_save_filter(f, path) != 0)
         rc = BKC_EXIT_ERROR;
     bkc_lock_release(&lock);
+    if (stopped) {
+        bkc_progress_clear(&prog);
+        if (rc == 0)
+            bkc_error("%s: interrupted: the %llu lines read before it were added and saved",
+                      path, (unsigned long long)prog.items);
+        else
+            bkc_error("%s: interrupted, and the lines read before it could not be saved; "
+                      "the file is as it was",
+                      path);
+        rc = 128 + stop_signal;
+    }
     bool summary = rc == 0 && in.pmode != BKC_PROGRESS_OFF;
     bkc_progress_finish(&prog, summary, "");
     if (summary)

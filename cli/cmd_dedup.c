@@ -273,32 +273,25 @@ static bk_filter_t *new_seen_set(const bkc_sizing_opts_t *sz)
     return f;
 }
 
-/* Creates the state file with an empty seen-set unless it exists (link(2)
- * never replaces a file, so of two runs starting at once one creates it
- * and both then lock and load the same file). Doing it up front also finds
- * a state path that cannot be written before any line is printed. 0 or 2
- * after a message. */
+/* Creates the state file with an empty seen-set unless it exists
+ * (bk_filter_save_new never replaces a file, so of two runs starting at
+ * once one creates it and both then lock and load the same file; a
+ * dangling symbolic link gets its file where it points, as create and
+ * merge do). Doing it up front also finds a state path that cannot be
+ * written before any line is printed. 0 or 2 after a message. */
 static int publish_new_state(const char *state, const bkc_sizing_opts_t *sz)
 {
     bk_filter_t *f = new_seen_set(sz);
     if (!f)
         return BKC_EXIT_ERROR;
-    size_t len = strlen(state) + 32;
-    char *tmp = malloc(len);
-    int rc = BKC_EXIT_ERROR;
-    if (!tmp)
-        bkc_error("out of memory");
-    else {
-        snprintf(tmp, len, "%s.new-%ld", state, (long)getpid());
-        if (bkc_save_filter(f, tmp) == 0) {
-            if (link(tmp, state) == 0 || errno == EEXIST)
-                rc = 0;
-            else
-                bkc_error("%s: cannot create the state file: %s", state, strerror(errno));
-            unlink(tmp);
-        }
+    errno = 0;
+    bk_status_t st = bk_filter_save_new(f, state);
+    int rc = 0;
+    if (st != BK_OK && !(st == BK_EIO && errno == EEXIST)) {
+        bkc_error("%s: cannot create the state file: %s", state,
+                  st == BK_EIO || st == BK_ENOSPC ? strerror(errno) : bk_strerror(st));
+        rc = BKC_EXIT_ERROR;
     }
-    free(tmp);
     bk_filter_free(f);
     return rc;
 }

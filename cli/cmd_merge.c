@@ -168,8 +168,10 @@ int bkc_cmd_merge(int argc, char **argv)
     if (rc == BKC_EXIT_ERROR)
         return rc;
     bk_filter_t *acc = merge_inputs(ins, n, out);
+    bool out_is_new = rc == 1 && !force; /* bkc_lock_take: nothing there to lock */
     rc = acc ? check_promise(acc, out) : BKC_EXIT_ERROR;
-    if (rc == 0 && bkc_save_filter(acc, out) != 0)
+    if (rc == 0 &&
+        (out_is_new ? bkc_save_new_filter(acc, out) : bkc_save_filter(acc, out)) != 0)
         rc = BKC_EXIT_ERROR;
     bkc_lock_release(&lock);
     if (rc == 0)

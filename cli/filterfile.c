@@ -106,10 +106,18 @@ int bkc_verify_mapped(const bk_filter_t *f, const char *path)
     return -1;
 }
 
-int bkc_save_filter(const bk_filter_t *f, const char *path)
+/* Saves f at path: replacing what is there, or (only_new) only where
+ * nothing is yet. 0, or -1 after a message. */
+static int save_filter(const bk_filter_t *f, const char *path, bool only_new)
 {
     errno = 0;
-    bk_status_t st = bk_filter_save(f, path);
+    bk_status_t st = only_new ? bk_filter_save_new(f, path) : bk_filter_save(f, path);
+    if (only_new && st == BK_EIO && errno == EEXIST) {
+        bkc_error("%s: not written: another process created it while this one worked (it "
+                  "is left as that process wrote it)",
+                  path);
+        return -1;
+    }
     if (st == BK_EIO && (errno == EINVAL || errno == EISDIR)) {
         /* the library refuses to replace anything but a regular file */
         bkc_error("%s: cannot save filter: not a regular file (%s); left unchanged", path,
@@ -121,6 +129,16 @@ int bkc_save_filter(const bk_filter_t *f, const char *path)
         return -1;
     }
     return 0;
+}
+
+int bkc_save_filter(const bk_filter_t *f, const char *path)
+{
+    return save_filter(f, path, false);
+}
+
+int bkc_save_new_filter(const bk_filter_t *f, const char *path)
+{
+    return save_filter(f, path, true);
 }
 
 void bkc_warn_over_capacity(const bk_filter_t *f, const char *name, const char *what)

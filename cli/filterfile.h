@@ -41,6 +41,10 @@ void bkc_filter_operand_free(bk_filter_t *f);
 
 /* Saves atomically, printing one line naming the file on failure. 0 or -1. */
 int bkc_save_filter(const bk_filter_t *f, const char *path);
+/* As bkc_save_filter, but only where nothing is yet (a new OUT that
+ * another process may create meanwhile): -1 after a message naming the
+ * file if something is there. */
+int bkc_save_new_filter(const bk_filter_t *f, const char *path);
 
 /* If a non-scaling filter holds more items than it was sized for, warns
  * "NAME: warning: N items exceed the capacity C; WHAT P (...)" with P its

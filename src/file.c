@@ -11,9 +11,11 @@
 #define _GNU_SOURCE
 #include "codec.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +49,21 @@ static bk_status_t write_all(int fd, const void *buf, uint64_t n)
     return BK_OK;
 }
 
+/* A tag of this machine's name for temp file names: which machine's pid a
+ * temp file's pid is (a directory may be shared over the network). */
+static unsigned long host_tag(void)
+{
+    char name[256] = "";
+    if (gethostname(name, sizeof name - 1) != 0)
+        name[0] = '\0';
+    return (unsigned long)(bkf_checksum(name, strlen(name)) & 0xffffffffu);
+}
+
 /* Opens a fresh temp file next to path (same directory, so rename is
- * atomic). The name carries the pid and a counter so concurrent savers,
- * in this process or others, never collide. *tmp_out is heap-owned. */
+ * atomic). The name carries the pid, this machine's tag and a counter so
+ * concurrent savers, in this process or others, never collide, and so a
+ * later save can tell a dead saver's leftover (remove_stale_temps).
+ * *tmp_out is heap-owned. */
 static int open_temp(const char *path, char **tmp_out, mode_t mode)
 {
     static _Atomic unsigned long counter;
@@ -62,7 +76,7 @@ static int open_temp(const char *path, char **tmp_out, mode_t mode)
         unsigned long c = atomic_fetch_add(&counter, 1);
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        snprintf(tmp, cap, "%s.tmp-%ld-%lu-%lx", path, (long)getpid(), c,
+        snprintf(tmp, cap, "%s.tmp-%ld-h%08lx-%lu-%lx", path, (long)getpid(), host_tag(), c,
                  (unsigned long)ts.tv_nsec);
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
         if (fd >= 0) {
@@ -127,17 +141,35 @@ static bk_status_t write_obj(int fd, const bkf_obj_t *o, const uint8_t *meta)
     return st;
 }
 
-/* Closes the written temp file and renames it over path, or removes it
- * after an error; then makes the rename durable. errno is kept. */
+/* Puts tmp in place at path only if nothing is there (EEXIST if
+ * something is): renameat2's RENAME_NOREPLACE where the file system has
+ * it, else link(2), which never replaces either. */
+static int rename_noreplace(const char *tmp, const char *path)
+{
+#ifdef RENAME_NOREPLACE
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+        return -1;
+#endif
+    if (link(tmp, path) != 0)
+        return -1;
+    unlink(tmp);
+    return 0;
+}
+
+/* Closes the written temp file and renames it over path (or, noreplace,
+ * into place only if path is free), or removes it after an error; then
+ * makes the rename durable. errno is kept. */
 static bk_status_t commit_temp(int fd, bk_status_t st, const char *tmp, const char *path,
-                               const char *dir)
+                               const char *dir, bool noreplace)
 {
     int saved = errno;
     if (close(fd) != 0 && st == BK_OK) {
         st = errno_status();
         saved = errno;
     }
-    if (st == BK_OK && rename(tmp, path) != 0) {
+    if (st == BK_OK && (noreplace ? rename_noreplace(tmp, path) : rename(tmp, path)) != 0) {
         st = errno_status();
         saved = errno;
     }
@@ -196,15 +228,70 @@ static char *link_target(const char *path)
     return NULL;
 }
 
+/* Whether a process with this id runs on this machine. */
+static bool process_alive(long pid)
+{
+    return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+/* Removes the temp files of earlier saves of target that were killed
+ * before they could rename or remove their own (a SIGKILL, a power loss):
+ * "<target>.tmp-<pid>-h<machine>-..." made on this machine by a process
+ * that is gone. A temp file of another machine sharing the directory is
+ * left alone (its pid means nothing here), and so is one named by a
+ * release before the machine tag while anything wrote it in the last
+ * minute. Best effort: a name that does not parse, or any error, leaves
+ * the file. `mine` is this save's own temp name, never removed. */
+static void remove_stale_temps(const char *target, const char *mine)
+{
+    char *dir = parent_dir(target);
+    const char *slash = strrchr(target, '/');
+    const char *base = slash ? slash + 1 : target;
+    size_t blen = strlen(base);
+    DIR *d = dir ? opendir(dir) : NULL;
+    struct dirent *e;
+    time_t now = time(NULL);
+    while (d && (e = readdir(d)) != NULL) {
+        const char *name = e->d_name;
+        if (strncmp(name, base, blen) != 0 || strncmp(name + blen, ".tmp-", 5) != 0)
+            continue;
+        char *end;
+        long pid = strtol(name + blen + 5, &end, 10);
+        if (end == name + blen + 5 || *end != '-' || process_alive(pid))
+            continue;
+        bool tagged = end[1] == 'h';
+        if (tagged && strtoul(end + 2, NULL, 16) != host_tag())
+            continue;
+        size_t plen = strlen(dir) + 1 + strlen(name) + 1;
+        char *path = bki_malloc(plen);
+        if (!path)
+            break;
+        snprintf(path, plen, "%s/%s", dir, name);
+        struct stat sb;
+        if (strcmp(path, mine) != 0 && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+            (tagged || now - sb.st_mtime >= 60))
+            unlink(path);
+        bki_free(path);
+    }
+    if (d)
+        closedir(d);
+    bki_free(dir);
+}
+
 /* Saves o over target (already resolved). A target that exists must be a
  * regular file: a device, FIFO, socket or directory is never replaced
  * (BK_EIO, errno EINVAL or EISDIR). A replaced file keeps its mode, owner
  * and group (when the saver may set them: root saving a service account's
  * file leaves it the account's); a new one gets 0666 & ~umask. */
-static bk_status_t save_to(const bkf_obj_t *o, const uint8_t *meta, const char *target)
+static bk_status_t save_to(const bkf_obj_t *o, const uint8_t *meta, const char *target,
+                           bool noreplace)
 {
     struct stat old;
-    bool exists = stat(target, &old) == 0;
+    bool exists = lstat(target, &old) == 0 && stat(target, &old) == 0;
+    if (noreplace && exists) {
+        errno = EEXIST;
+        return BK_EIO;
+    }
     if (exists && !S_ISREG(old.st_mode)) {
         errno = S_ISDIR(old.st_mode) ? EISDIR : EINVAL;
         return BK_EIO;
@@ -225,7 +312,9 @@ static bk_status_t save_to(const bkf_obj_t *o, const uint8_t *meta, const char *
             if (fchown(fd, old.st_uid, old.st_gid) == 0)
                 (void)fchmod(fd, old.st_mode & 07777); /* chown clears set-id bits */
         }
-        st = commit_temp(fd, write_obj(fd, o, meta), tmp, target, dir);
+        st = commit_temp(fd, write_obj(fd, o, meta), tmp, target, dir, noreplace);
+        if (st == BK_OK)
+            remove_stale_temps(target, tmp);
     }
     int saved = errno;
     bki_free(tmp);
@@ -234,7 +323,7 @@ static bk_status_t save_to(const bkf_obj_t *o, const uint8_t *meta, const char *
     return st;
 }
 
-bk_status_t bkf_save_obj(const bkf_obj_t *o, const char *path)
+static bk_status_t save_obj(const bkf_obj_t *o, const char *path, bool noreplace)
 {
     if (!path || !*path)
         return BK_EINVAL;
@@ -250,12 +339,17 @@ bk_status_t bkf_save_obj(const bkf_obj_t *o, const char *path)
     if (!target)
         st = errno == ENOMEM ? BK_ENOMEM : BK_EIO;
     else
-        st = save_to(o, meta, target);
+        st = save_to(o, meta, target, noreplace);
     int saved = errno;
     bki_free(target);
     bki_free(meta);
     errno = saved;
     return st;
+}
+
+bk_status_t bkf_save_obj(const bkf_obj_t *o, const char *path)
+{
+    return save_obj(o, path, false);
 }
 
 /* ---- reading ---- */
@@ -359,7 +453,16 @@ bk_status_t bk_filter_save(const bk_filter_t *f, const char *path)
     bk_status_t st = bkf_obj_from_filter(&o, f);
     if (st != BK_OK)
         return st;
-    return bkf_save_obj(&o, path);
+    return save_obj(&o, path, false);
+}
+
+bk_status_t bk_filter_save_new(const bk_filter_t *f, const char *path)
+{
+    bkf_obj_t o;
+    bk_status_t st = bkf_obj_from_filter(&o, f);
+    if (st != BK_OK)
+        return st;
+    return save_obj(&o, path, true);
 }
 
 bk_status_t bk_filter_load(bk_filter_t **out, const char *path, const char **why)

@@ -657,7 +657,9 @@ void bk_filter_loader_free(bk_filter_loader_t *l);
 
 /* Atomic save: temp file in the same directory, fsync, rename, fsync of the
  * directory. On any error the old file at path is untouched and the temp
- * file removed. BK_EIO / BK_ENOSPC (errno is kept).
+ * file removed. BK_EIO / BK_ENOSPC (errno is kept). A save killed before
+ * it could remove its temp file (SIGKILL, power loss) leaves it; the next
+ * successful save of the same path on the same machine removes it.
  * A symbolic link at path is followed: the file it names is replaced, in
  * its own directory, and the link stays. A path that names a directory,
  * device, FIFO or socket is refused (BK_EIO, errno EISDIR or EINVAL) and
@@ -665,6 +667,16 @@ void bk_filter_loader_free(bk_filter_loader_t *l);
  * the caller may set them. Other hard links to a replaced file keep the
  * old contents (the rename gives the path a new inode). */
 bk_status_t bk_filter_save(const bk_filter_t *f, const char *path);
+
+/* As bk_filter_save, but only where nothing is yet: the file appears whole
+ * at path (following a dangling symbolic link to where it points), or,
+ * when something is already there or appears meanwhile, nothing changes
+ * and the call fails with BK_EIO and errno EEXIST. For a writer that must
+ * not replace another's new file (two processes creating the same file:
+ * one wins, the other learns it). Like every save, it removes the temp
+ * files that earlier saves of path on this machine left when they were
+ * killed. */
+bk_status_t bk_filter_save_new(const bk_filter_t *f, const char *path);
 
 /* Reads a file into memory and validates it. *why as for deserialize. */
 bk_status_t bk_filter_load(bk_filter_t **out, const char *path, const char **why);

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char tmpdir[256];
@@ -1048,6 +1050,63 @@ static int count_entries(const char *dir)
     return n;
 }
 
+/* bk_filter_save_new writes only where nothing is: EEXIST otherwise, the
+ * existing file untouched; through a dangling link it creates the file
+ * the link names. Every save removes this machine's leftovers of killed
+ * saves (a temp file whose process is gone), and keeps others'. */
+static void test_save_new_and_leftovers(void)
+{
+    bk_filter_t *f = make_filter(BK_KIND_BLOCKED, 4096, 6, 3, 100);
+    bk_filter_t *g = make_filter(BK_KIND_BLOCKED, 4096, 6, 3, 7);
+    const char *path = path_in_tmp("new.bkf");
+    unlink(path);
+    CHECK_OK(bk_filter_save_new(f, path));
+    size_t before_len;
+    uint8_t *before = read_whole(path, &before_len);
+    errno = 0;
+    CHECK_STATUS(bk_filter_save_new(g, path), BK_EIO);
+    CHECK(errno == EEXIST);
+    size_t after_len;
+    uint8_t *after = read_whole(path, &after_len);
+    CHECK(before && after && before_len == after_len && memcmp(before, after, after_len) == 0);
+    free(before);
+    free(after);
+    const char *link = path_in_tmp("new-link.bkf"), *target = path_in_tmp("new-target.bkf");
+    unlink(link);
+    unlink(target);
+    CHECK(symlink(target, link) == 0);
+    CHECK_OK(bk_filter_save_new(f, link));
+    struct stat sb;
+    CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode) && stat(target, &sb) == 0 &&
+          S_ISREG(sb.st_mode));
+    /* leftovers: one of a process that is gone, with an old-style name;
+     * one of another machine; both made a minute ago */
+    pid_t dead = fork();
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    char stale[600], foreign[600];
+    snprintf(stale, sizeof stale, "%s.tmp-%ld-0-0", path, (long)dead);
+    snprintf(foreign, sizeof foreign, "%s.tmp-%ld-h00000000-0-0", path, (long)dead);
+    for (int i = 0; i < 2; i++) {
+        int fd = open(i ? foreign : stale, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        CHECK(fd >= 0);
+        if (fd >= 0)
+            close(fd);
+        struct timespec old[2] = {{time(NULL) - 120, 0}, {time(NULL) - 120, 0}};
+        utimensat(AT_FDCWD, i ? foreign : stale, old, 0);
+    }
+    CHECK_OK(bk_filter_save(g, path));
+    CHECK(access(stale, F_OK) != 0);
+    CHECK(access(foreign, F_OK) == 0);
+    unlink(foreign);
+    unlink(path);
+    unlink(link);
+    unlink(target);
+    bk_filter_free(f);
+    bk_filter_free(g);
+}
+
 static void test_save_bad_path(void)
 {
     bk_filter_t *f = make_filter(BK_KIND_BLOCKED, 4096, 6, 3, 10);
@@ -1692,6 +1751,7 @@ int main(void)
     bkt_run("hostile_fields", test_hostile_fields);
     bkt_run("hostile_bitmap_payload", test_hostile_bitmap_payload);
     bkt_run("alloc_failures", test_alloc_failures);
+    bkt_run("save_new_and_leftovers", test_save_new_and_leftovers);
     bkt_run("save_bad_path", test_save_bad_path);
     bkt_run("save_keeps_mode", test_save_keeps_mode);
     if (mount_small_tmpfs()) {
