@@ -15,11 +15,23 @@
  * batch's new lines are written out before the batch is recorded in the
  * filter (a probe finds them; the add follows the write), so a write that
  * fails leaves the filter holding only lines already written.
+ *
+ * When the output is a pipe, "written" is not enough: a reader that goes
+ * away (`| head`) leaves lines unread in the pipe, and they were never
+ * delivered. So a new line is recorded only once its reader has taken it:
+ * until then it is in flight (inflight.h), a duplicate of it is still
+ * dropped, and at each batch the kernel's count of unread bytes
+ * (FIONREAD) says which lines the reader has read since. When the reader
+ * goes away, those it never read are not recorded, so the next run prints
+ * them. At a normal end the lines still in the pipe are recorded: the
+ * reader is there and will read them. A window seen-set (each printed
+ * line moves the window for the next) records at once, as before.
  */
 #define _GNU_SOURCE
 #include "batch.h"
 #include "commands.h"
 #include "filterfile.h"
+#include "inflight.h"
 #include "keyform.h"
 #include "lines.h"
 #include "message.h"
@@ -55,7 +67,8 @@ static const char usage[] =
     "                     size and kind are used) and save it back atomically\n"
     "                     at checkpoints, at the end and when interrupted\n"
     "                     (SIGINT, SIGTERM, SIGHUP, a closed output pipe);\n"
-    "                     FILE never records a line not yet printed, so a\n"
+    "                     FILE never records a line not yet printed (into a\n"
+    "                     pipe: not yet read by its reader), so a\n"
     "                     re-run after any crash repeats lines, never skips\n"
     "      --checkpoint S save the state every S seconds (default 30; 0: only\n"
     "                     at the end and when interrupted)\n"
@@ -101,7 +114,37 @@ typedef struct {
     bool dirty;                 /* lines recorded since the last save */
     bool recorded_ahead;        /* the filter holds lines a failed write lost */
     bool window;                /* a window seen-set: only printed lines count */
+    bool track;                 /* --state into a pipe: record lines once read */
+    bkc_inflight_t inflight;    /* printed lines the reader has not read yet */
+    uint64_t out_end;           /* output offset after the last printed line */
 } dedup_ctx_t;
+
+/* Records the lines in flight that the reader has read (all of them when
+ * `all`: the reader is there and will read the rest). 0, or 2 after a
+ * message. */
+static int settle(dedup_ctx_t *c, bool all)
+{
+    if (!c->track)
+        return 0;
+    uint64_t consumed = UINT64_MAX, unread;
+    if (!all && bkc_out_unread(&unread) == 0) {
+        uint64_t written = bkc_out_written();
+        consumed = written > unread ? written - unread : 0;
+    }
+    bk_hash_t hs[256];
+    size_t n;
+    while ((n = bkc_inflight_pop_upto(&c->inflight, consumed, hs, 256)) > 0) {
+        bk_status_t st = bk_filter_add_hash_batch(c->f, hs, n, NULL, NULL);
+        if (st != BK_OK) {
+            bkc_progress_clear(c->prog);
+            bkc_error("%s: cannot record printed lines: %s; state file left at its last "
+                      "checkpoint",
+                      c->state, bk_strerror(st));
+            return BKC_EXIT_ERROR;
+        }
+    }
+    return 0;
+}
 
 static int add_failed(dedup_ctx_t *c, const bkc_reader_t *r, bk_status_t st)
 {
@@ -151,13 +194,22 @@ static int flush_fast(dedup_ctx_t *c, const bkc_reader_t *r, uint64_t *n_new)
     return 0;
 }
 
-/* Writes out the batch's new lines; on failure notes a closed pipe. */
-static int write_new_lines(dedup_ctx_t *c)
+/* Writes out the batch's new lines (tracking, each goes in flight with
+ * the offset its line ends at); on failure notes a closed pipe. */
+static int write_new_lines(dedup_ctx_t *c, const bk_hash_t *hashes)
 {
     bkc_batch_t *b = &c->batch;
-    for (size_t i = 0; i < b->n; i++)
-        if (b->flags[i] && bkc_out_line(bkc_batch_line(b, i), b->line_len[i]) != 0)
+    for (size_t i = 0; i < b->n; i++) {
+        if (!b->flags[i])
+            continue;
+        c->out_end += b->line_len[i] + 1;
+        if (c->track && bkc_inflight_push(&c->inflight, hashes[i], c->out_end) != 0) {
+            bkc_error("out of memory");
+            return BKC_EXIT_ERROR;
+        }
+        if (bkc_out_line(bkc_batch_line(b, i), b->line_len[i]) != 0)
             break;
+    }
     if (bkc_out_flush() != 0) {
         c->out_closed = bkc_out_error() == EPIPE;
         return BKC_EXIT_ERROR; /* reported by bkc_stdout_finish */
@@ -175,19 +227,30 @@ static int flush_safe(dedup_ctx_t *c, const bkc_reader_t *r, uint64_t *n_new)
     bkc_batch_t *b = &c->batch;
     if (c->window) {
         *n_new = add_printed(c->f, b);
-        int rc = write_new_lines(c);
+        int rc = write_new_lines(c, NULL);
         c->recorded_ahead = rc != 0;
         return rc;
     }
     bool seen[BKC_BATCH_KEYS];
-    (void)bk_filter_contains_batch(c->f, b->keys, b->n, seen);
+    bk_hash_t hashes[BKC_BATCH_KEYS];
+    if (c->track) { /* hashed once: for the probe, the lines in flight, the record */
+        for (size_t i = 0; i < b->n; i++)
+            hashes[i] = bk_filter_hash(c->f, b->keys[i].ptr, b->keys[i].len);
+        (void)bk_filter_contains_hash_batch(c->f, hashes, b->n, seen);
+        for (size_t i = 0; i < b->n; i++) /* a line in flight is seen, not yet recorded */
+            seen[i] = seen[i] || bkc_inflight_has(&c->inflight, hashes[i]);
+    } else {
+        (void)bk_filter_contains_batch(c->f, b->keys, b->n, seen);
+    }
     bkc_batch_first_fresh(b, seen, b->flags);
     *n_new = 0;
     for (size_t i = 0; i < b->n; i++)
         *n_new += b->flags[i];
-    int rc = write_new_lines(c);
+    int rc = write_new_lines(c, hashes);
     if (rc)
         return rc;
+    if (c->track)
+        return settle(c, false);
     bk_status_t st = bk_filter_add_batch(c->f, b->keys, b->n, NULL, NULL);
     return st == BK_OK ? 0 : add_failed(c, r, st);
 }
@@ -197,6 +260,8 @@ static int maybe_checkpoint(dedup_ctx_t *c)
 {
     if (!c->state || c->every <= 0 || !c->dirty || bkc_now() - c->last_save < c->every)
         return 0;
+    if (settle(c, false) != 0) /* what the reader took since: the rest waits */
+        return BKC_EXIT_ERROR;
     c->last_save = bkc_now();
     c->dirty = false;
     return bkc_save_filter(c->f, c->state) == 0 ? 0 : BKC_EXIT_ERROR;
@@ -413,6 +478,10 @@ static int finish_run(dedup_ctx_t *c, int rc)
         rc = 128 + SIGPIPE;
     else if (bkc_stdout_finish() != 0)
         rc = BKC_EXIT_ERROR;
+    /* Lines the reader took are recorded; with the reader gone, the rest
+     * never reached it and stay unrecorded; else they will be read. */
+    if ((rc == 0 || c->out_closed) && settle(c, !c->out_closed) != 0)
+        rc = BKC_EXIT_ERROR;
     bool save = c->state && (rc == 0 || (c->out_closed && !c->recorded_ahead));
     if (save && bkc_save_filter(c->f, c->state) != 0)
         rc = BKC_EXIT_ERROR;
@@ -445,6 +514,9 @@ int bkc_cmd_dedup(int argc, char **argv)
     prog.filter = f;
     dedup_ctx_t ctx = {.f = f, .state = o.state, .prog = &prog, .every = o.every,
                        .window = bk_filter_kind(f) == BK_KIND_WINDOW};
+    uint64_t unread;
+    ctx.track = o.state && !ctx.window && bkc_out_unread(&unread) == 0;
+    bkc_inflight_init(&ctx.inflight);
     ctx.last_save = bkc_now();
     bkc_batch_init(&ctx.batch);
     bkc_reader_set_idle_hook(dedup_idle, &ctx);
@@ -453,6 +525,7 @@ int bkc_cmd_dedup(int argc, char **argv)
     bkc_reader_set_idle_hook(NULL, NULL);
     bkc_batch_free(&ctx.batch);
     rc = finish_run(&ctx, rc);
+    bkc_inflight_free(&ctx.inflight);
     bkc_lock_release(&lock);
     bool summary = (rc == 0 || rc > 128) && o.in.pmode != BKC_PROGRESS_OFF;
     bkc_progress_finish(&prog, summary, rc > 128 ? "interrupted: " : "");

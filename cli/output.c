@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int bkc_write_all(int fd, const void *buf, size_t n)
@@ -38,14 +40,40 @@ static size_t out_used;
 static int out_errno;
 static int out_tty = -1;
 
+static uint64_t out_written; /* bytes the kernel took, a failed write's included */
+
 /* Writes to standard output, remembering the first error for
- * bkc_stdout_finish. */
+ * bkc_stdout_finish and counting every byte taken, so that a caller can
+ * tell how far a write that failed half-way got (bkc_out_written). */
 static int out_write(const char *p, size_t n)
 {
-    if (bkc_write_all(1, p, n) != 0) {
-        out_errno = errno;
-        return -1;
+    while (n > 0) {
+        ssize_t w = write(1, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            out_errno = w < 0 ? errno : ENOSPC;
+            return -1;
+        }
+        out_written += (uint64_t)w;
+        p += w;
+        n -= (size_t)w;
     }
+    return 0;
+}
+
+uint64_t bkc_out_written(void)
+{
+    return out_written;
+}
+
+int bkc_out_unread(uint64_t *unread)
+{
+    struct stat sb;
+    int n = 0;
+    if (fstat(1, &sb) != 0 || !S_ISFIFO(sb.st_mode) || ioctl(1, FIONREAD, &n) != 0 || n < 0)
+        return -1;
+    *unread = (uint64_t)n;
     return 0;
 }
 

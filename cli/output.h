@@ -10,6 +10,7 @@
 #define BKC_OUTPUT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Writes buf[0..n) to fd, retrying short writes and EINTR. 0, or -1 with
  * errno set. */
@@ -28,6 +29,15 @@ int bkc_out_flush(void);
 /* The errno of the first write error of bkc_out_line/bkc_out_flush, or 0,
  * for a subcommand that words the message itself. */
 int bkc_out_error(void);
+
+/* Bytes of bkc_out_line's output the kernel has taken so far, including
+ * those of a write that then failed. */
+uint64_t bkc_out_written(void);
+
+/* When standard output is a pipe: *unread receives how many bytes written
+ * into it its reader has not read yet (still so after the reader went
+ * away), and 0 is returned; -1 for anything else. */
+int bkc_out_unread(uint64_t *unread);
 
 /* bkc_out_flush() when stdout is a terminal (a person sees lines as they
  * come); callers use it after each batch. */

@@ -462,4 +462,27 @@ rc 0 "... and the lines read are in the file" "$BK" check intr.bk two
 check "... both printed as present" test "$(wc -l <out)" -eq 2
 rm -f intr.bk intr.fifo
 
+# dedup --state into a pipe whose reader goes away: a line is recorded only
+# once the reader has read it. dd reads exactly 100000 bytes and exits; the
+# next run must print exactly the lines that end past that byte (an exact
+# model: awk over the same input). Before, the lines still in the pipe
+# were recorded too, and lost for good.
+rm -f pipe.bk
+seq 1 100000 | "$BK" dedup -q --state pipe.bk | dd bs=1000 count=100 iflag=fullblock 2>/dev/null >first
+check "the reader took its 100000 bytes" test "$(wc -c <first)" -eq 100000
+seq 1 100000 | "$BK" dedup -q --state pipe.bk >second
+seq 1 100000 | awk '{ off += length($0) + 1; if (off > 100000) print }' >want
+check "a re-run prints exactly the lines the reader never read ($(wc -l <second) of $(wc -l <want))" \
+    cmp -s second want
+rm -f pipe.bk
+seq 1 100000 | "$BK" dedup -q --state pipe.bk | head -n 1 >/dev/null
+seq 1 100000 | "$BK" dedup -q --state pipe.bk >second
+check "after | head -n 1, a re-run prints all but what head read ($(wc -l <second))" \
+    test "$(wc -l <second)" -ge 95000
+# within one run, a line still in the pipe is a duplicate all the same
+printf 'a\nb\na\nc\nb\n' | "$BK" dedup -q --state pipe2.bk | cat >out
+check "duplicates of lines in flight are dropped" sh -c 'printf "a\nb\nc\n" | cmp -s - out'
+printf 'a\nb\nc\n' | "$BK" check -c pipe2.bk >out
+check "... and, the reader having read them, all three are recorded" test "$(cat out)" = 3
+
 finish
