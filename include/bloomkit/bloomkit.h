@@ -464,6 +464,23 @@ bk_key_form_t bk_filter_key_form(const bk_filter_t *f);
 /* "unrecorded", "as-given", "url", "email"; NULL for an unknown value. */
 const char *bk_key_form_name(bk_key_form_t form);
 
+/* Spells a key in a key form: the canonical spelling of a URL
+ * (BK_KEY_FORM_URL: RFC 3986 section 6.2.2, syntax-based: surrounding
+ * blanks trimmed; scheme and host lowercased; an empty port and the
+ * scheme's default port dropped (http/ws 80, https/wss 443, ftp 21); the
+ * fragment dropped; percent-escapes uppercased and escaped unreserved
+ * characters decoded; "." and ".." segments resolved in a path that starts
+ * with "/"; an empty path after a host becomes "/") or of an e-mail address
+ * (BK_KEY_FORM_EMAIL: surrounding blanks trimmed, ASCII letters
+ * lowercased); the other forms copy the key. Bytes outside ASCII pass
+ * through. Writes *out_len bytes to out, which holds cap >= len + 1 bytes
+ * (the result is at most one byte longer than the key), with no NUL added.
+ * BK_EINVAL for a smaller cap or an unknown form. What the bloomkit tool's
+ * --normalize and the Python package do before they hash a key of a filter
+ * that records a form, so every front end finds the same keys. */
+bk_status_t bk_key_normalize(bk_key_form_t form, const void *key, size_t len, void *out,
+                             size_t cap, size_t *out_len);
+
 typedef struct bk_filter_info {
     bk_kind_t kind;
     bk_kind_t sub_kind;      /* scalable: kind of the sub-filters */

@@ -63,24 +63,30 @@ def file_kind(path):
         return peek_kind(f.read(_HEADER_PEEK))
 
 
-def load(path):
+def load(path, normalize=None):
     """Reads a filter or bitmap file into memory and validates it (checksums
-    included). Returns a Filter or a Bitmap, whichever the file holds."""
+    included). Returns a Filter or a Bitmap, whichever the file holds. A
+    filter's keys are spelled in the form the file records, as the bloomkit
+    tool does ('url', 'email': see Filter); normalize= must agree with it."""
     if file_kind(path) == "bitmap":
+        if normalize is not None:
+            raise InvalidArgumentError("normalize= is for filters, not bitmaps")
         return Bitmap.load(path)
-    return Filter.load(path)
+    return Filter.load(path, normalize=normalize)
 
 
-def open(path, mmap=True, writable=False):  # noqa: A001 - the package's verb
+def open(path, mmap=True, writable=False, normalize=None):  # noqa: A001 - the package's verb
     """Opens a filter file. mmap=True maps it (instant for any size; the
     payload checksum is checked only by verify()); writable=True updates the
     file in place (sync() or close() writes the checksums). mmap=False reads
-    it like load(). Use the result as a context manager to unmap promptly."""
+    it like load(). Keys are spelled in the form the file records, as the
+    bloomkit tool does; normalize= must agree with it. Use the result as a
+    context manager to unmap promptly."""
     if not mmap:
         if writable:
             raise ValueError("writable=True needs mmap=True (or load() and save())")
-        return load(path)
-    return Filter.open(path, writable=writable)
+        return load(path, normalize=normalize)
+    return Filter.open(path, writable=writable, normalize=normalize)
 
 
 __all__ = [

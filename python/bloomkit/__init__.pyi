@@ -1,5 +1,5 @@
 # Type stubs of the bloomkit package.
-from typing import Union
+from typing import Literal, Optional, Union
 
 from ._bloomkit import (
     LIBRARY_VERSION as LIBRARY_VERSION,
@@ -27,5 +27,12 @@ __version__: str
 KINDS: tuple[str, ...]
 
 def file_kind(path: StrPath) -> str: ...
-def load(path: StrPath) -> Union[Filter, Bitmap]: ...
-def open(path: StrPath, mmap: bool = True, writable: bool = False) -> Filter: ...
+def load(
+    path: StrPath, normalize: Optional[Literal["url", "email", "none"]] = None
+) -> Union[Filter, Bitmap]: ...
+def open(
+    path: StrPath,
+    mmap: bool = True,
+    writable: bool = False,
+    normalize: Optional[Literal["url", "email", "none"]] = None,
+) -> Filter: ...

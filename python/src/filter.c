@@ -16,6 +16,9 @@ typedef struct {
     PyObject_HEAD
     bk_filter_t *f; /* NULL once closed */
     PyThread_type_lock lock;
+    bk_key_form_t norm; /* how keys are spelled before they reach f: the
+                           form f records, or the one this object was
+                           opened with for a file that records none */
 } filter_object;
 
 /* The filter, or NULL with ValueError if the object was closed. */
@@ -66,6 +69,7 @@ PyObject *pybk_filter_wrap(PyTypeObject *type, bk_filter_t *f)
         return NULL;
     }
     self->f = f;
+    self->norm = bk_filter_key_form(f);
     return (PyObject *)self;
 }
 
@@ -121,10 +125,76 @@ static int parse_options(bk_options_t *o, const char *kind, const char *hash, Py
     return 0;
 }
 
+/* normalize= as a key form: None (not given: *given false), "none" (keys
+ * as given), "url" or "email". 0, or -1 with InvalidArgumentError. */
+static int parse_normalize(PyObject *obj, bk_key_form_t *form, bool *given)
+{
+    *given = obj && obj != Py_None;
+    *form = BK_KEY_FORM_AS_GIVEN;
+    if (!*given)
+        return 0;
+    const char *name = PyUnicode_Check(obj) ? PyUnicode_AsUTF8(obj) : NULL;
+    if (name && strcmp(name, "url") == 0)
+        *form = BK_KEY_FORM_URL;
+    else if (name && strcmp(name, "email") == 0)
+        *form = BK_KEY_FORM_EMAIL;
+    else if (!name || strcmp(name, "none") != 0) {
+        PyErr_Clear();
+        PyErr_Format(pybk_error_class(BK_EINVAL),
+                     "bad normalize %R (want 'url', 'email', 'none' or None)", obj);
+        return -1;
+    }
+    return 0;
+}
+
+/* How the tool and this package name a key form in a message. */
+static const char *form_words(bk_key_form_t form)
+{
+    return form == BK_KEY_FORM_URL     ? "normalize='url'"
+           : form == BK_KEY_FORM_EMAIL ? "normalize='email'"
+                                       : "normalize='none' (keys as given)";
+}
+
+/* The key form of a filter this object took from a file, against the
+ * normalize= it was asked for, as the bloomkit tool settles --normalize:
+ * the file's form applies unless normalize= says otherwise; a file that
+ * records none takes the one asked for (recorded when `writes`: the copy
+ * in memory of load(), which save() writes); an empty file that records
+ * "as given" may still choose; any other disagreement is refused, since
+ * the keys would not match. 0, or -1 with InvalidArgumentError. */
+static int settle_form(filter_object *self, PyObject *normalize, bool writes, PyObject *path)
+{
+    bk_key_form_t asked, have = bk_filter_key_form(self->f);
+    bool given;
+    if (parse_normalize(normalize, &asked, &given) < 0)
+        return -1;
+    bool empty = bk_filter_items(self->f) == 0;
+    if (have == BK_KEY_FORM_UNRECORDED || (writes && empty && given &&
+                                           have == BK_KEY_FORM_AS_GIVEN)) {
+        self->norm = asked;
+        if (writes)
+            (void)bk_filter_set_key_form(self->f, asked);
+        return 0;
+    }
+    if (!given || asked == have) {
+        self->norm = have;
+        return 0;
+    }
+    PyObject *name = PyUnicode_DecodeFSDefault(PyBytes_AS_STRING(path));
+    if (name)
+        PyErr_Format(pybk_error_class(BK_EINVAL),
+                     "%U: its keys were added with %s and this call uses %s, so they would "
+                     "not match; leave normalize out to use the file's (Filter.key_form shows "
+                     "it)",
+                     name, form_words(have), form_words(asked));
+    Py_XDECREF(name);
+    return -1;
+}
+
 PyDoc_STRVAR(filter_doc,
 "Filter(capacity, fpr=0.01, *, kind=None, hash='xxh3', seed=None,\n"
 "       growth=2.0, tightening=0.5, nonscaling=False, sub_kind=None,\n"
-"       window_span=0, generations=0)\n"
+"       window_span=0, generations=0, normalize=None)\n"
 "--\n\n"
 "A Bloom filter sized for `capacity` keys at false-positive rate `fpr`.\n\n"
 "kind: None (default) lets the library choose by fpr, as the bloomkit tool\n"
@@ -138,27 +208,36 @@ PyDoc_STRVAR(filter_doc,
 "older ones (generations: 2..16, default 4).\n"
 "Keys are bytes, str (hashed as UTF-8) or bytes-like objects.\n"
 "seed=None draws a random hash seed; give one to get reproducible files.\n"
+"normalize: 'url' or 'email' spells every key canonically before it is\n"
+"hashed (bloomkit.h, bk_key_normalize: the bloomkit tool's --normalize),\n"
+"so 'HTTP://Example.com:80/a' and 'http://example.com/a' are one key; None\n"
+"(the default) takes keys as given. The form is recorded in saved files,\n"
+"and the tool and load()/open() apply it.\n"
 "Raises InvalidArgumentError for a zero capacity or an fpr outside (0, 1).");
 
 static int filter_init(filter_object *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"capacity", "fpr", "kind", "hash", "seed", "growth",
                              "tightening", "nonscaling", "sub_kind", "window_span",
-                             "generations", NULL};
-    PyObject *capacity_obj, *seed = Py_None;
+                             "generations", "normalize", NULL};
+    PyObject *capacity_obj, *seed = Py_None, *normalize = Py_None;
     double fpr = 0.01, growth = 0.0, tightening = 0.0;
     const char *kind = NULL, *hash = "xxh3", *sub_kind = NULL;
     int nonscaling = 0;
     unsigned long long window_span = 0;
     unsigned int generations = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|d$zsOddpzKI:Filter", kwlist, &capacity_obj,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|d$zsOddpzKIO:Filter", kwlist, &capacity_obj,
                                      &fpr, &kind, &hash, &seed, &growth, &tightening,
-                                     &nonscaling, &sub_kind, &window_span, &generations))
+                                     &nonscaling, &sub_kind, &window_span, &generations,
+                                     &normalize))
         return -1;
     uint64_t capacity;
     bk_options_t o = {0};
+    bk_key_form_t form;
+    bool given;
     if (pybk_u64(capacity_obj, "capacity", &capacity) < 0 ||
-        parse_options(&o, kind, hash, seed, sub_kind) < 0)
+        parse_options(&o, kind, hash, seed, sub_kind) < 0 ||
+        parse_normalize(normalize, &form, &given) < 0)
         return -1;
     o.growth = growth;
     o.tightening = tightening;
@@ -171,9 +250,12 @@ static int filter_init(filter_object *self, PyObject *args, PyObject *kw)
         pybk_raise(st, NULL, NULL);
         return -1;
     }
+    /* Recorded like the tool's create: a file says how its keys are spelled. */
+    (void)bk_filter_set_key_form(f, form);
     pybk_lock(self->lock);
     bk_filter_t *old = self->f;
     self->f = f;
+    self->norm = form;
     pybk_unlock(self->lock);
     bk_filter_free(old);
     return 0;
@@ -239,7 +321,7 @@ static PyObject *filter_add(filter_object *self, PyObject *key_obj)
 {
     bk_key_t key;
     PyObject *hold;
-    if (!live(self) || pybk_key(key_obj, &key, &hold) < 0)
+    if (!live(self) || pybk_key_in_form(key_obj, self->norm, &key, &hold) < 0)
         return NULL;
     bool was_new = false;
     pybk_lock(self->lock);
@@ -256,7 +338,7 @@ static int contains_key(filter_object *self, PyObject *key_obj)
 {
     bk_key_t key;
     PyObject *hold;
-    if (!live(self) || pybk_key(key_obj, &key, &hold) < 0)
+    if (!live(self) || pybk_key_in_form(key_obj, self->norm, &key, &hold) < 0)
         return -1;
     pybk_lock(self->lock);
     int found = self->f && bk_filter_contains(self->f, key.ptr, key.len);
@@ -285,7 +367,7 @@ static PyObject *filter_count(filter_object *self, PyObject *key_obj)
 {
     bk_key_t key;
     PyObject *hold;
-    if (!live(self) || pybk_key(key_obj, &key, &hold) < 0)
+    if (!live(self) || pybk_key_in_form(key_obj, self->norm, &key, &hold) < 0)
         return NULL;
     pybk_lock(self->lock);
     unsigned n = self->f ? bk_filter_count(self->f, key.ptr, key.len) : 0;
@@ -304,7 +386,7 @@ static PyObject *filter_remove(filter_object *self, PyObject *key_obj)
 {
     bk_key_t key;
     PyObject *hold;
-    if (!live(self) || pybk_key(key_obj, &key, &hold) < 0)
+    if (!live(self) || pybk_key_in_form(key_obj, self->norm, &key, &hold) < 0)
         return NULL;
     pybk_lock(self->lock);
     bk_status_t st = self->f ? bk_filter_remove(self->f, key.ptr, key.len) : BK_EINVAL;
@@ -368,7 +450,7 @@ static PyObject *filter_add_many(filter_object *self, PyObject *iterable)
     uint64_t total = 0;
     bk_status_t st = BK_OK;
     Py_ssize_t got;
-    while ((got = pybk_chunk_fill(c, it)) > 0) {
+    while ((got = pybk_chunk_fill(c, it, self->norm)) > 0) {
         uint64_t n_new = 0;
         st = add_chunk(self, c, &n_new);
         total += n_new;
@@ -413,7 +495,7 @@ static PyObject *filter_contains_many(filter_object *self, PyObject *iterable)
         return NULL;
     }
     Py_ssize_t got;
-    while ((got = pybk_chunk_fill(c, it)) > 0)
+    while ((got = pybk_chunk_fill(c, it, self->norm)) > 0)
         if (contains_chunk(self, c) < 0 || append_flags(out, c) < 0) {
             got = -1;
             break;
@@ -493,7 +575,10 @@ static PyObject *filter_copy(filter_object *self, PyObject *unused)
     pybk_unlock(self->lock);
     if (st != BK_OK)
         return pybk_raise(st, NULL, NULL);
-    return pybk_filter_wrap(Py_TYPE(self), copy);
+    PyObject *r = pybk_filter_wrap(Py_TYPE(self), copy);
+    if (r)
+        ((filter_object *)r)->norm = self->norm;
+    return r;
 }
 
 static PyObject *filter_deepcopy(filter_object *self, PyObject *memo)
@@ -766,15 +851,20 @@ static PyObject *filter_from_bytes(PyTypeObject *type, PyObject *arg)
 }
 
 PyDoc_STRVAR(load_doc,
-"load(path) -> Filter\n--\n\n"
+"load(path, normalize=None) -> Filter\n--\n\n"
 "Reads a filter file (as written by save() or the bloomkit tool) into\n"
 "memory and validates it: CorruptError / VersionError with the reason\n"
-"for a damaged or foreign file, FileError if it cannot be read.");
+"for a damaged or foreign file, FileError if it cannot be read. Keys are\n"
+"spelled in the form the file records (Filter.key_form); normalize= must\n"
+"agree with it (InvalidArgumentError otherwise, as the tool refuses a\n"
+"conflicting --normalize), and sets it for a file that records none.");
 
-static PyObject *filter_load(PyTypeObject *type, PyObject *args)
+static PyObject *filter_load(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-    PyObject *path;
-    if (!PyArg_ParseTuple(args, "O&:load", PyUnicode_FSConverter, &path))
+    static char *kwlist[] = {"path", "normalize", NULL};
+    PyObject *path, *normalize = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|O:load", kwlist, PyUnicode_FSConverter, &path,
+                                     &normalize))
         return NULL;
     bk_filter_t *f = NULL;
     const char *why = NULL;
@@ -783,25 +873,28 @@ static PyObject *filter_load(PyTypeObject *type, PyObject *args)
     st = bk_filter_load(&f, PyBytes_AS_STRING(path), &why);
     Py_END_ALLOW_THREADS
     PyObject *r = st == BK_OK ? pybk_filter_wrap(type, f) : raise_for_path(st, why, path);
+    if (r && settle_form((filter_object *)r, normalize, true, path) < 0)
+        Py_CLEAR(r);
     Py_DECREF(path);
     return r;
 }
 
 PyDoc_STRVAR(open_doc,
-"open(path, writable=False) -> Filter\n--\n\n"
+"open(path, writable=False, normalize=None) -> Filter\n--\n\n"
 "Maps a filter file instead of reading it: a multi-GB filter answers at\n"
 "once. The header is validated; the payload checksum only by verify().\n"
 "Read-only mappings raise ReadOnlyError on add; writable ones update the\n"
 "file in place (sync() or close() writes the checksums) and cannot grow\n"
-"a scalable filter. Use it as a context manager to unmap promptly.");
+"a scalable filter. Use it as a context manager to unmap promptly.\n"
+"Keys are spelled in the form the file records; normalize= as for load().");
 
 static PyObject *filter_open(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"path", "writable", NULL};
-    PyObject *path;
+    static char *kwlist[] = {"path", "writable", "normalize", NULL};
+    PyObject *path, *normalize = Py_None;
     int writable = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|p:open", kwlist, PyUnicode_FSConverter,
-                                     &path, &writable))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|pO:open", kwlist, PyUnicode_FSConverter,
+                                     &path, &writable, &normalize))
         return NULL;
     bk_filter_t *f = NULL;
     const char *why = NULL;
@@ -811,6 +904,9 @@ static PyObject *filter_open(PyTypeObject *type, PyObject *args, PyObject *kw)
                         &why);
     Py_END_ALLOW_THREADS
     PyObject *r = st == BK_OK ? pybk_filter_wrap(type, f) : raise_for_path(st, why, path);
+    /* A mapping's header is not rewritten for a form: it is applied only. */
+    if (r && settle_form((filter_object *)r, normalize, false, path) < 0)
+        Py_CLEAR(r);
     Py_DECREF(path);
     return r;
 }
@@ -853,7 +949,8 @@ static PyMethodDef filter_methods[] = {
     {"verify", (PyCFunction)filter_verify, METH_NOARGS, verify_doc},
     {"to_bytes", (PyCFunction)filter_to_bytes, METH_NOARGS, to_bytes_doc},
     {"from_bytes", (PyCFunction)filter_from_bytes, METH_O | METH_CLASS, from_bytes_doc},
-    {"load", (PyCFunction)filter_load, METH_VARARGS | METH_CLASS, load_doc},
+    {"load", (PyCFunction)(void (*)(void))filter_load, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     load_doc},
     {"open", (PyCFunction)(void (*)(void))filter_open, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      open_doc},
     {"close", (PyCFunction)filter_close, METH_NOARGS, close_doc},

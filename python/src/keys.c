@@ -40,6 +40,39 @@ int pybk_key(PyObject *obj, bk_key_t *key, PyObject **hold)
     return -1;
 }
 
+int pybk_key_in_form(PyObject *obj, bk_key_form_t form, bk_key_t *key, PyObject **hold)
+{
+    if (pybk_key(obj, key, hold) < 0)
+        return -1;
+    if (form != BK_KEY_FORM_URL && form != BK_KEY_FORM_EMAIL)
+        return 0;
+    /* The library's spelling, the same as the tool's --normalize. */
+    if (key->len > (size_t)PY_SSIZE_T_MAX - 1) {
+        Py_CLEAR(*hold);
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)key->len + 1);
+    if (!out) {
+        Py_CLEAR(*hold);
+        return -1;
+    }
+    size_t n = 0;
+    bk_status_t st = bk_key_normalize(form, key->ptr, key->len, PyBytes_AS_STRING(out),
+                                      key->len + 1, &n);
+    Py_CLEAR(*hold);
+    if (st != BK_OK || _PyBytes_Resize(&out, (Py_ssize_t)n) < 0) {
+        Py_XDECREF(out);
+        if (!PyErr_Occurred())
+            pybk_raise(st, NULL, NULL);
+        return -1;
+    }
+    key->ptr = PyBytes_AS_STRING(out);
+    key->len = n;
+    *hold = out;
+    return 0;
+}
+
 void pybk_chunk_release(pybk_chunk_t *c)
 {
     for (size_t i = 0; i < c->n; i++)
@@ -47,14 +80,14 @@ void pybk_chunk_release(pybk_chunk_t *c)
     c->n = 0;
 }
 
-Py_ssize_t pybk_chunk_fill(pybk_chunk_t *c, PyObject *it)
+Py_ssize_t pybk_chunk_fill(pybk_chunk_t *c, PyObject *it, bk_key_form_t form)
 {
     pybk_chunk_release(c);
     while (c->n < PYBK_CHUNK) {
         PyObject *item = PyIter_Next(it);
         if (!item)
             return PyErr_Occurred() ? -1 : (Py_ssize_t)c->n;
-        int rc = pybk_key(item, &c->keys[c->n], &c->hold[c->n]);
+        int rc = pybk_key_in_form(item, form, &c->keys[c->n], &c->hold[c->n]);
         Py_DECREF(item);
         if (rc < 0)
             return -1;

@@ -43,6 +43,10 @@ PyObject *pybk_error_class(bk_status_t status);
  * new reference that keeps those bytes alive; the caller releases it.
  * TypeError for other objects. Returns 0, or -1 with an exception set. */
 int pybk_key(PyObject *obj, bk_key_t *key, PyObject **hold);
+/* As pybk_key, then spelled in a key form (bk_key_normalize: url, email;
+ * other forms take the key as it is): the form the filter records, so
+ * Python finds the keys the tool added and the tool those Python adds. */
+int pybk_key_in_form(PyObject *obj, bk_key_form_t form, bk_key_t *key, PyObject **hold);
 
 /* A chunk of keys pulled from an iterator: owned references plus the
  * key views the library reads, and one flag per key for the answers. */
@@ -53,9 +57,10 @@ typedef struct pybk_chunk {
     size_t n;
 } pybk_chunk_t;
 
-/* Pulls up to PYBK_CHUNK keys from it into c (after releasing what c held).
+/* Pulls up to PYBK_CHUNK keys from it into c (after releasing what c held),
+ * spelled in `form` (pybk_key_in_form).
  * Returns how many (0 at the end), or -1 with an exception set. */
-Py_ssize_t pybk_chunk_fill(pybk_chunk_t *c, PyObject *it);
+Py_ssize_t pybk_chunk_fill(pybk_chunk_t *c, PyObject *it, bk_key_form_t form);
 /* Releases the references c holds. */
 void pybk_chunk_release(pybk_chunk_t *c);
 

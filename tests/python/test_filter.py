@@ -273,8 +273,10 @@ def test_key_form_from_the_tool(tool, tmp_path):
     assert run_tool(tool, "add", "-q", path, stdin=b"HTTP://Example.COM:80/a#x\n").returncode == 0
     f = bloomkit.load(path)
     assert f.key_form == "url"
-    assert "http://example.com/a" in f and "HTTP://Example.COM:80/a#x" not in f
-    assert bloomkit.Filter(100, 0.01).key_form == "unrecorded"
+    # the file's form applies: both spellings are the one key the tool added
+    assert "http://example.com/a" in f and "HTTP://Example.COM:80/a#x" in f
+    assert "http://example.com/b" not in f
+    assert bloomkit.Filter(100, 0.01).key_form == "as-given"  # recorded, as create does
     f.save(path)  # kept through Python
     assert bloomkit.load(path).key_form == "url"
 
@@ -605,3 +607,57 @@ def test_plan_takes_every_filter_kind(kind):
         assert f.info()["bytes"] == p["bytes"]
     with pytest.raises(ValueError):
         bloomkit.plan(100, 0.01, "bitmap")
+
+
+# ---- one key form everywhere: the file's recorded normalization --------------
+
+def test_a_files_email_form_applies_in_python_as_in_the_tool(tool, tmp_path):
+    # The tool records --normalize email; Python spells keys the same way,
+    # so what Python adds the tool finds under either spelling.
+    path = str(tmp_path / "e.bk")
+    assert run_tool(tool, "create", path, "-n", "1000", "-p", "0.01",
+                    "--normalize", "email").returncode == 0
+    with bloomkit.open(path, writable=True) as f:
+        assert f.key_form == "email"
+        assert f.add("Mixed@Case.COM")
+        assert "mixed@case.com" in f and "  MIXED@case.com " in f
+    out = run_tool(tool, "check", "-c", path, stdin=b"mixed@case.com\nMixed@Case.COM\n")
+    assert out.stdout.strip() == b"2", out
+    # and what the tool adds, Python finds
+    assert run_tool(tool, "add", "-q", path, stdin=b"Other@Example.ORG\n").returncode == 0
+    assert "other@example.org" in bloomkit.load(path)
+    assert "OTHER@example.org" in bloomkit.open(path)
+
+
+def test_a_conflicting_normalize_is_refused_as_the_tool_refuses(tool, tmp_path):
+    path = str(tmp_path / "u.bk")
+    assert run_tool(tool, "create", path, "-n", "1000", "-p", "0.01",
+                    "--normalize", "url").returncode == 0
+    assert run_tool(tool, "add", "-q", path, stdin=b"http://a.example/x\n").returncode == 0
+    for call in (lambda: bloomkit.load(path, normalize="email"),
+                 lambda: bloomkit.open(path, normalize="none")):
+        with pytest.raises(bloomkit.InvalidArgumentError, match="would not match"):
+            call()
+    assert bloomkit.load(path, normalize="url").key_form == "url"
+    with pytest.raises(bloomkit.InvalidArgumentError, match="bad normalize"):
+        bloomkit.Filter(10, 0.01, normalize="URLs")
+
+
+def test_python_records_the_form_it_writes(tool, tmp_path):
+    plain, url = str(tmp_path / "p.bk"), str(tmp_path / "url.bk")
+    bloomkit.Filter(100, 0.01, seed=1).save(plain)
+    out = run_tool(tool, "info", plain)
+    assert b"as given" in out.stdout and b"not recorded" not in out.stdout, out
+    f = bloomkit.Filter(100, 0.01, seed=2, normalize="url")
+    f.add("HTTP://Example.COM:80/a/./b#frag")
+    assert "http://example.com/a/b" in f
+    f.save(url)
+    out = run_tool(tool, "check", "-c", url, stdin=b"http://EXAMPLE.com/a/b\n")
+    assert out.stdout.strip() == b"1", out
+    # a file that records no form takes the one asked for, and records it
+    old = str(tmp_path / "old.bk")
+    assert run_tool(tool, "create", old, "-n", "100", "-p", "0.01").returncode == 0
+    g = bloomkit.load(old, normalize="email")  # empty, "as given": may still choose
+    g.add("A@B.C")
+    g.save(old)
+    assert bloomkit.load(old).key_form == "email" and "a@b.c" in bloomkit.load(old)
