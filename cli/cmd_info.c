@@ -22,7 +22,9 @@ static const char usage[] =
     "\n"
     "Describes the filter FILE: kind, cells, k, bytes, hash and seed, items\n"
     "added, fill, estimated items and the expected false-positive rate at the\n"
-    "current fill, and how keys are normalized before they are hashed.\n"
+    "current fill, and how keys are normalized before they are hashed. For a\n"
+    "bitmap file (distinct --save, once --save, Python's Bitmap): its range\n"
+    "of values, bytes, and how many values it holds.\n"
     "\n"
     "  -j, --json         one JSON object instead of text\n"
     "  -h, --help         this text\n";
@@ -162,6 +164,82 @@ static void print_text(const char *path, const bk_filter_info_t *inp, const char
     printf("checksums       verified (the whole file was read)\n");
 }
 
+/* A bitmap file (1-bit or 2-bit): its range and counts, loaded and so
+ * verified in full. 0, or 2 after a message. */
+static int info_bitmap(const char *path, bk_kind_t kind, bool json)
+{
+    const char *why = NULL;
+    bk_status_t st;
+    uint64_t n = 0, bytes = 0, counts[3] = {0, 0, 0};
+    if (kind == BK_KIND_BITMAP) {
+        bk_bitmap_t *b = NULL;
+        st = bk_bitmap_load(&b, path, &why);
+        if (st == BK_OK) {
+            n = bk_bitmap_size(b);
+            bytes = bk_bitmap_serialized_size(b);
+            counts[1] = bk_bitmap_count(b);
+            counts[0] = n - counts[1];
+        }
+        bk_bitmap_free(b);
+    } else {
+        bk_bitmap2_t *b = NULL;
+        st = bk_bitmap2_load(&b, path, &why);
+        if (st == BK_OK) {
+            n = bk_bitmap2_size(b);
+            bytes = bk_bitmap2_serialized_size(b);
+            bk_bitmap2_counts(b, counts);
+        }
+        bk_bitmap2_free(b);
+    }
+    if (st != BK_OK) {
+        bkc_error("%s: cannot load bitmap: %s%s%s", path, bk_strerror(st), why ? ": " : "",
+                  why ? why : "");
+        return BKC_EXIT_ERROR;
+    }
+    char hb[32];
+    if (json) {
+        printf("{\"file\":");
+        json_string(path);
+        printf(",\"kind\":\"%s\",\"values\":%llu,\"bytes\":%llu,", bk_kind_name(kind),
+               (unsigned long long)n, (unsigned long long)bytes);
+        if (kind == BK_KIND_BITMAP)
+            printf("\"set\":%llu}\n", (unsigned long long)counts[1]);
+        else
+            printf("\"once\":%llu,\"more\":%llu}\n", (unsigned long long)counts[1],
+                   (unsigned long long)counts[2]);
+        return 0;
+    }
+    printf("file            %s\n", path);
+    printf("kind            %s (%s)\n", bk_kind_name(kind),
+           kind == BK_KIND_BITMAP ? "one bit per value: seen or not"
+                                  : "two bits per value: never, once, more than once");
+    printf("values          0 .. %llu (%llu)\n", (unsigned long long)(n ? n - 1 : 0),
+           (unsigned long long)n);
+    printf("bytes           %llu (%s)\n", (unsigned long long)bytes,
+           bkc_human_bytes((double)bytes, hb, sizeof hb));
+    if (kind == BK_KIND_BITMAP) {
+        printf("set             %llu\n", (unsigned long long)counts[1]);
+    } else {
+        printf("seen once       %llu\n", (unsigned long long)counts[1]);
+        printf("seen more       %llu\n", (unsigned long long)counts[2]);
+    }
+    printf("checksums       verified (the whole file was read)\n");
+    return 0;
+}
+
+/* The kind a file holds, from its first bytes; false if it cannot tell
+ * (the filter loader then says why). */
+static bool file_kind(const char *path, bk_kind_t *kind)
+{
+    unsigned char head[4096];
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return false;
+    size_t got = fread(head, 1, sizeof head, fp);
+    fclose(fp);
+    return bk_peek_kind(head, got, kind) == BK_OK;
+}
+
 int bkc_cmd_info(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, 0, 'j'},
@@ -183,6 +261,12 @@ int bkc_cmd_info(int argc, char **argv)
     if (optind + 1 != argc)
         return bkc_usage_error(optind >= argc ? "FILE is required" : "one FILE only");
     const char *path = argv[optind];
+    bk_kind_t file_holds;
+    if (file_kind(path, &file_holds) &&
+        (file_holds == BK_KIND_BITMAP || file_holds == BK_KIND_BITMAP2)) {
+        rc = info_bitmap(path, file_holds, json);
+        return rc == 0 && bkc_stdout_finish() != 0 ? BKC_EXIT_ERROR : rc;
+    }
     bk_filter_t *f = bkc_load_filter(path);
     if (!f)
         return BKC_EXIT_ERROR;

@@ -118,6 +118,15 @@ rc 2 "plan without -p" "$BK" plan -n 1000
 rc 2 "plan p out of range" "$BK" plan -n 1000 -p 1.5
 rc 2 "plan bad n" "$BK" plan -n 12x -p 0.1
 rc 2 "plan bad kind" "$BK" plan -n 100 -p 0.1 --kind nosuch
+# info describes bitmap files too (the golden ones: multiples of 7 below
+# 1000; multiples of 3 and of 5, counted per value)
+rc 0 "info of a bitmap file" "$BK" info "$SRC/tests/data/bitmap.bkf"
+check "bitmap: its range and the values set ($(seq 0 7 999 | wc -l))" sh -c \
+    "grep -q '^values  *0 .. 999 (1000)\$' out && grep -q \"^set  *\$(seq 0 7 999 | wc -l)\\\$\" out"
+rc 0 "info of a 2-bit bitmap file" "$BK" info --json "$SRC/tests/data/bitmap2.bkf"
+once=$( (seq 0 3 999; seq 0 5 999) | sort | uniq -u | wc -l)
+more=$( (seq 0 3 999; seq 0 5 999) | sort | uniq -d | wc -l)
+check "bitmap2: once $once, more $more" grep -q "\"once\":$once,\"more\":$more}" out
 rc 0 "plan --kind window sizes a count window" "$BK" plan -n 100 -p 0.1 --kind window
 check "plan --kind window: its slots and memory" grep -q '^slots  *4 of 34 adds each$' out
 rc 2 "plan --generations without a window" "$BK" plan -n 100 -p 0.1 --generations 4

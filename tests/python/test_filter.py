@@ -661,3 +661,13 @@ def test_python_records_the_form_it_writes(tool, tmp_path):
     g.add("A@B.C")
     g.save(old)
     assert bloomkit.load(old).key_form == "email" and "a@b.c" in bloomkit.load(old)
+
+
+def test_tool_info_describes_a_bitmap_python_wrote(tool, tmp_path):
+    path = str(tmp_path / "b.bk")
+    b = bloomkit.Bitmap(5000)
+    b.add_many([3, 1000, 4999])
+    b.save(path)
+    out = run_tool(tool, "info", "--json", path)
+    assert out.returncode == 0, out
+    assert b'"kind":"bitmap","values":5000' in out.stdout and b'"set":3}' in out.stdout, out
