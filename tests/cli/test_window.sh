@@ -111,6 +111,22 @@ check "bursts with idle stretches: the last 7 days present ($(wc -l <out) missin
 BLOOMKIT_NOW=$now "$BK" check -q bi.bk absent >out
 check "bursts with idle stretches: at most 1% of absent lines present ($(wc -l <out))" \
     sh -c 'test "$(wc -l <out)" -le 200'
+# steady arrival over two windows: 100 lines every 1/30 of a window
+rm -f st.bk
+: >st-live
+i=0
+while [ $i -lt 60 ]; do
+    seq 1 100 | sed "s/^/st$i-/" | BLOOMKIT_NOW=$((t0 + i * T / 30)) "$BK" dedup -q -s st.bk \
+        --window 7d -n 3000 -p 0.01 >st-printed$i
+    [ $i -ge 30 ] && cat st-printed$i >>st-live # within the last 7 days at the end
+    i=$((i + 1))
+done
+now=$((t0 + 59 * T / 30))
+BLOOMKIT_NOW=$now "$BK" check -q -v st.bk st-live >out
+check "steady arrival: the last 7 days present ($(wc -l <st-live) lines)" sh -c 'test ! -s out'
+BLOOMKIT_NOW=$now "$BK" check -q st.bk absent >out
+check "steady arrival: at most 1% of absent lines present ($(wc -l <out))" \
+    sh -c 'test "$(wc -l <out)" -le 200'
 # a trickle over a whole window, then a burst up to the capacity
 rm -f tb.bk
 i=0

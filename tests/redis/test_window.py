@@ -70,7 +70,8 @@ def main():
     # capacity within one window (the oldest forgotten early, never a
     # rate above p). p = 1% and 20,000 fresh probes: the bound is 200.
     n, span = 3000, 7 * 86400
-    m.execute_command("WBF.RESERVE", "burst", 0.01, n, "SECONDS", span)
+    # fixed seeds: the rates measured are the same on every run
+    m.execute_command("WBF.RESERVE", "burst", 0.01, n, "SECONDS", span, "SEED", 101)
     its = ["b%d" % i for i in range(n)]
     for i in range(0, n, 1000):
         m.execute_command("WBF.MADD", "burst", *its[i:i + 1000])
@@ -78,7 +79,7 @@ def main():
     fp = sum(m.execute_command("WBF.MEXISTS", "burst", *fresh))
     tm.check("one burst of the capacity: every item present, %d of 20000 fresh present" % fp,
              all(m.execute_command("WBF.MEXISTS", "burst", *its)) and fp <= 200)
-    m.execute_command("WBF.RESERVE", "idle", 0.01, n, "SECONDS", span)
+    m.execute_command("WBF.RESERVE", "idle", 0.01, n, "SECONDS", span, "SEED", 102)
     t0 = int(time.time())
     for b in range(3):
         m.execute_command("WBF.ADDAT", "idle", t0 + b * (span // 2 + 1),
@@ -89,6 +90,29 @@ def main():
     tm.check("bursts half a window apart: the last window present, the first forgotten "
              "(%d left), %d of 20000 fresh present" % (gone, fp),
              all(m.execute_command("WBF.MEXISTS", "idle", *live)) and fp <= 200 and gone <= 30)
+    # steady arrival over three windows (100 items per 1/30 window), then
+    # the clock jumping ten windows ahead and a burst of the capacity
+    m.execute_command("WBF.RESERVE", "steady", 0.01, n, "SECONDS", span, "SEED", 103)
+    last = {}
+    for step in range(90):
+        t = t0 + step * span // 30
+        batch = ["s%d" % (step * 100 + j) for j in range(100)]
+        m.execute_command("WBF.ADDAT", "steady", t, *batch)
+        for k in batch:
+            last[k] = t
+    live = [k for k, t in last.items() if t0 + 89 * span // 30 - t < span]
+    fp = sum(m.execute_command("WBF.MEXISTS", "steady", *fresh))
+    tm.check("steady arrival: the last window present (%d), %d of 20000 fresh present" %
+             (len(live), fp),
+             all(m.execute_command("WBF.MEXISTS", "steady", *live)) and fp <= 200)
+    jump = t0 + 89 * span // 30 + 10 * span
+    m.execute_command("WBF.ADDAT", "steady", jump, *["j%d" % j for j in range(n)])
+    fp = sum(m.execute_command("WBF.MEXISTS", "steady", *fresh))
+    old = sum(m.execute_command("WBF.MEXISTS", "steady", *live))
+    tm.check("clock jump: the old window forgotten (%d left), the new burst present, "
+             "%d of 20000 fresh present" % (old, fp),
+             old <= len(live) // 50 and fp <= 200 and
+             all(m.execute_command("WBF.MEXISTS", "steady", *["j%d" % j for j in range(n)])))
     for i in range(0, 3 * n, 1000):
         m.execute_command("WBF.MADD", "burst", *["over%d" % j for j in range(i, i + 1000)])
     fp = sum(m.execute_command("WBF.MEXISTS", "burst", *fresh))
