@@ -86,7 +86,7 @@ t0=1800000000
 seq 1 20000 | sed 's/^/never-/' >absent
 rm -f b.bk
 seq 1 3000 | sed 's/^/burst-/' >burst
-BLOOMKIT_NOW=$t0 "$BK" dedup -q -s b.bk --window 7d -n 3000 -p 0.01 burst >printed
+BLOOMKIT_NOW=$t0 "$BK" dedup -q -s b.bk --window 7d -n 3000 -p 0.01 --seed 7 burst >printed
 check "one burst of 3000: at most 1% dropped as seen ($(wc -l <printed) printed)" \
     sh -c 'test "$(wc -l <printed)" -ge 2970'
 BLOOMKIT_NOW=$((t0 + 1)) "$BK" check -q -v b.bk printed >out
@@ -99,7 +99,7 @@ check "one burst: at most 1% of absent lines present ($(wc -l <out) of 20000)" \
 rm -f bi.bk
 for i in 0 1 2; do
     seq 1 1500 | sed "s/^/b$i-/" >b$i
-    BLOOMKIT_NOW=$((t0 + i * (T / 2 + 1))) "$BK" dedup -q -s bi.bk --window 7d -n 3000 \
+    BLOOMKIT_NOW=$((t0 + i * (T / 2 + 1))) "$BK" dedup -q -s bi.bk --window 7d -n 3000 --seed 7 \
         -p 0.01 b$i >printed$i
     check "burst $i of 1500 after an idle half window: at most 1% dropped" \
         sh -c "test \$(wc -l <printed$i) -ge 1485"
@@ -117,7 +117,7 @@ rm -f st.bk
 i=0
 while [ $i -lt 60 ]; do
     seq 1 100 | sed "s/^/st$i-/" | BLOOMKIT_NOW=$((t0 + i * T / 30)) "$BK" dedup -q -s st.bk \
-        --window 7d -n 3000 -p 0.01 >st-printed$i
+        --window 7d -n 3000 -p 0.01 --seed 7 >st-printed$i
     [ $i -ge 30 ] && cat st-printed$i >>st-live # within the last 7 days at the end
     i=$((i + 1))
 done
@@ -132,7 +132,7 @@ rm -f tb.bk
 i=0
 while [ $i -lt 30 ]; do
     echo "trickle-$i" | BLOOMKIT_NOW=$((t0 + i * T / 30)) "$BK" dedup -q -s tb.bk \
-        --window 7d -n 3000 -p 0.01 >/dev/null
+        --window 7d -n 3000 -p 0.01 --seed 7 >/dev/null
     i=$((i + 1))
 done
 seq 1 2970 | sed 's/^/late-/' >late
@@ -146,7 +146,7 @@ check "trickle then burst: at most 1% of absent lines present ($(wc -l <out))" \
 # the clock jumps 10 windows ahead (a machine that was off): the old burst
 # is forgotten, a new one is sized as the first
 rm -f j.bk
-BLOOMKIT_NOW=$t0 "$BK" dedup -q -s j.bk --window 7d -n 3000 -p 0.01 burst >/dev/null
+BLOOMKIT_NOW=$t0 "$BK" dedup -q -s j.bk --window 7d -n 3000 -p 0.01 --seed 7 burst >/dev/null
 seq 1 3000 | sed 's/^/after-/' >after
 BLOOMKIT_NOW=$((t0 + 10 * T)) "$BK" dedup -q -s j.bk after >out
 check "after a clock jump: a new burst, at most 1% dropped" sh -c 'test "$(wc -l <out)" -ge 2970'
@@ -154,7 +154,7 @@ BLOOMKIT_NOW=$((t0 + 10 * T)) "$BK" dedup -q -s j.bk burst >out
 check "after a clock jump: the old burst is printed again" sh -c 'test "$(wc -l <out)" -ge 2970'
 # more than -n within one window: forgetting early, said plainly
 rm -f o.bk
-seq 1 9000 | sed 's/^/over-/' | BLOOMKIT_NOW=$t0 "$BK" dedup -s o.bk --window 7d -n 3000 \
+seq 1 9000 | sed 's/^/over-/' | BLOOMKIT_NOW=$t0 "$BK" dedup -s o.bk --window 7d -n 3000 --seed 7 \
     -p 0.01 >/dev/null 2>err
 check "more lines than -n within the window: a warning names the cause" \
     grep -q "more than 3000 lines within one window; the oldest were forgotten early" err
