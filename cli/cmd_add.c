@@ -36,28 +36,10 @@ static const char usage[] =
 
 /* Ctrl-C, SIGTERM and SIGHUP end the run after the lines read so far:
  * they are added and saved, and the run says so (exit 128 + the signal),
- * rather than die with nothing kept. No SA_RESTART: a read waiting on a
- * pipe returns and the reader ends the input there. */
+ * rather than die with nothing kept (bkc_catch_endings). */
 static volatile sig_atomic_t stop_signal;
 
-static void on_signal(int sig)
-{
-    stop_signal = sig;
-}
-
 #define STOPPED 100
-
-static void catch_endings(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    bkc_reader_set_stop_flag(&stop_signal);
-}
 
 typedef struct {
     bk_filter_t *f;
@@ -130,7 +112,7 @@ int bkc_cmd_add(int argc, char **argv)
     prog.filter = f;
     add_ctx_t ctx = {.f = f, .path = path, .prog = &prog};
     bkc_batch_init(&ctx.batch);
-    catch_endings();
+    bkc_catch_endings(&stop_signal);
     rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, add_line, add_end, &ctx);
     bkc_batch_free(&ctx.batch);
     bool stopped = rc == STOPPED || (rc == 0 && stop_signal);

@@ -93,11 +93,6 @@ static const char usage[] =
 
 static volatile sig_atomic_t stop_signal;
 
-static void on_signal(int sig)
-{
-    stop_signal = sig;
-}
-
 #define STOPPED 100
 #define DEFAULT_CHECKPOINT 30.0
 
@@ -396,20 +391,12 @@ static bk_filter_t *open_state(const char *state, const bkc_sizing_opts_t *sz, b
 }
 
 /* Every ending that can be caught ends the run after the lines already
- * printed, so the state can be saved. No SA_RESTART: a read waiting on a
- * pipe returns, and the reader ends the input there. A closed output pipe
- * shows as EPIPE from write rather than a fatal SIGPIPE. */
+ * printed, so the state can be saved (bkc_catch_endings). A closed output
+ * pipe shows as EPIPE from write rather than a fatal SIGPIPE. */
 static void catch_endings(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    bkc_catch_endings(&stop_signal);
     signal(SIGPIPE, SIG_IGN);
-    bkc_reader_set_stop_flag(&stop_signal);
 }
 
 typedef struct dedup_opts {

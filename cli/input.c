@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,6 +40,26 @@ void bkc_reader_set_idle_hook(int (*fn)(void *ctx), void *ctx)
 void bkc_reader_set_stop_flag(volatile sig_atomic_t *flag)
 {
     g_stop_flag = flag;
+}
+
+static volatile sig_atomic_t *g_catch_flag;
+
+static void on_ending(int sig)
+{
+    *g_catch_flag = sig;
+}
+
+void bkc_catch_endings(volatile sig_atomic_t *flag)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_ending;
+    sigemptyset(&sa.sa_mask);
+    g_catch_flag = flag;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    bkc_reader_set_stop_flag(flag);
 }
 
 struct bkc_reader {

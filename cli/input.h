@@ -96,6 +96,12 @@ void bkc_reader_close(bkc_reader_t *r);
  * returns 0 and a partial last line is dropped. Lets a tool stop on SIGINT
  * while it waits on a pipe or terminal. NULL turns it off. */
 void bkc_reader_set_stop_flag(volatile sig_atomic_t *flag);
+/* Makes SIGINT, SIGTERM and SIGHUP end a run after the lines read so far
+ * instead of killing it: the handler stores the signal in *flag (also the
+ * readers' stop flag, above), and no SA_RESTART, so a read waiting on a
+ * pipe returns and the reader ends the input there. For the subcommands
+ * that save what they did (add, dedup --state). */
+void bkc_catch_endings(volatile sig_atomic_t *flag);
 
 /* fn(ctx) is called before a read that would wait: input from a pipe or
  * terminal with no bytes ready. A tool that holds lines or output back for
