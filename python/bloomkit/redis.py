@@ -46,6 +46,17 @@ COMMAND_ITEMS = 2000
 SIGMAS = 4.0
 
 
+# NAME:meta is written in one step, only if absent: a Lua script runs
+# atomically in the server (one key: fine on a cluster), so concurrent
+# openers never read a layout half written.
+_CREATE_META = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'shards', ARGV[1], 'capacity', ARGV[2], 'error_rate', ARGV[3])
+return 1
+"""
+_META_FIELDS = ("shards", "capacity", "error_rate")
+
+
 def _crc16(data):
     """CRC16-XMODEM, the hash Redis Cluster maps keys to slots with."""
     crc = 0
@@ -129,13 +140,17 @@ class ShardedFilter:
         self.meta_key = name + ":meta"
         self._cluster = hasattr(client, "get_node_from_key")
         meta = self._read_meta()
-        if meta is None and capacity is not None:
-            self.reserve(capacity, error_rate, shards=shards or 1, expansion=expansion,
-                         nonscaling=nonscaling)
+        if (meta is None or "partial" in meta) and capacity is not None:
+            self.reserve(capacity, error_rate, shards=shards or meta.get("shards", 1)
+                         if meta else shards or 1, expansion=expansion, nonscaling=nonscaling)
             meta = self._read_meta()
         if meta is None:
             raise LookupError("sharded filter %r does not exist (give a capacity to create it)"
                               % name)
+        if "partial" in meta:
+            raise LookupError("sharded filter %r was half created (its creator stopped before "
+                              "writing %s): give a capacity to complete it"
+                              % (name, ", ".join(meta["partial"])))
         if shards is not None and shards != meta["shards"]:
             raise ValueError("sharded filter %r has %d shards, not %d (the count is fixed at "
                              "creation)" % (name, meta["shards"], shards))
@@ -144,13 +159,25 @@ class ShardedFilter:
     # ---- layout -------------------------------------------------------------
 
     def _read_meta(self):
+        """The layout in NAME:meta; None if there is none; with "partial"
+        (the missing fields) if a creator of an earlier release, which wrote
+        it in two steps, stopped half-way."""
         raw = self.client.hgetall(self.meta_key)
         if not raw:
             return None
         text = {(k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes)
                                                                else v) for k, v in raw.items()}
-        return {"shards": int(text["shards"]), "capacity": int(text["capacity"]),
-                "error_rate": float(text["error_rate"])}
+        meta = {}
+        if "shards" in text:
+            meta["shards"] = int(text["shards"])
+        if "capacity" in text:
+            meta["capacity"] = int(text["capacity"])
+        if "error_rate" in text:
+            meta["error_rate"] = float(text["error_rate"])
+        missing = [f for f in _META_FIELDS if f not in meta]
+        if missing:
+            meta["partial"] = missing
+        return meta
 
     def _set_layout(self, meta):
         self.shards = meta["shards"]
@@ -176,13 +203,17 @@ class ShardedFilter:
         commands = [("BF.RESERVE", key, repr(error_rate), per_shard, *options)
                     for key in self.keys]
         self._execute(commands, tolerate="item exists")
-        # The layout is written once: a concurrent creator with another
-        # layout loses, and sees the error below.
-        if self.client.hsetnx(self.meta_key, "shards", shards):
-            self.client.hset(self.meta_key, mapping={"capacity": capacity,
-                                                     "error_rate": repr(error_rate)})
+        # The layout is written once, whole: a concurrent creator with
+        # another layout loses, and sees the error below. A layout an
+        # earlier release left half written is completed with these values
+        # (each field only if absent).
+        if not self.client.eval(_CREATE_META, 1, self.meta_key, shards, capacity,
+                                repr(error_rate)):
+            for field, value in (("shards", shards), ("capacity", capacity),
+                                 ("error_rate", repr(error_rate))):
+                self.client.hsetnx(self.meta_key, field, value)
         stored = self._read_meta()
-        if stored is None or stored["shards"] != shards:
+        if stored is None or "partial" in stored or stored["shards"] != shards:
             raise ValueError("sharded filter %r exists with another shard count" % self.name)
 
     def shard_of(self, items):

@@ -120,3 +120,35 @@ def test_sharded_filter_on_a_cluster(cluster):
     assert sum(sf.madd(more)) > 4900 and all(sf.mexists(more + present))
     assert rc.get_node_from_key(key).port == target.port
     assert abs(sf.card() - N - 5000) < N * 0.01
+
+
+def _open_new(args):
+    port, name = args
+    client = redis.Redis(port=port)
+    sf = ShardedFilter(client, name, shards=3, capacity=30_000, error_rate=0.001)
+    return sf.shards, sf.capacity
+
+
+def test_many_processes_create_one_filter_at_once(redis_server):
+    # Before, the layout was written in two steps and a concurrent opener
+    # could read it half written (KeyError: 'capacity').
+    import multiprocessing
+    ctx = multiprocessing.get_context("fork")
+    for round_ in range(5):
+        name = "race%d" % round_
+        with ctx.Pool(12) as pool:
+            got = pool.map(_open_new, [(redis_server.port, name)] * 36)
+        assert set(got) == {(3, 30_000)}, got
+
+
+def test_a_half_created_filter_can_be_opened(redis_server):
+    # What a creator of an earlier release that died between its two
+    # writes left: the shard count only.
+    c = redis_server.client
+    c.hset("half:meta", "shards", 2)
+    with pytest.raises(LookupError, match="half created"):
+        ShardedFilter(c, "half")
+    sf = ShardedFilter(c, "half", capacity=5000, error_rate=0.01)
+    assert (sf.shards, sf.capacity) == (2, 5000)
+    sf.add("x")
+    assert "x" in ShardedFilter(c, "half")
