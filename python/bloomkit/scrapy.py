@@ -9,9 +9,16 @@ REQUEST_FINGERPRINTER_CLASS settings behave as usual) in a Bloom filter.
 
 BloomDupeFilter (DUPEFILTER_CLASS = "bloomkit.scrapy.BloomDupeFilter")
     An in-process filter. With JOBDIR set it is loaded from
-    JOBDIR/requests.bloom when the crawl starts and saved there atomically
-    when it closes (pause with Ctrl-C, resume with the same JOBDIR: seen
-    requests are not fetched again).
+    JOBDIR/requests.bloom when the crawl starts, and saved there atomically
+    when it closes and every BLOOMKIT_CHECKPOINT seconds while requests
+    come, as Scrapy's own RFPDupeFilter appends to JOBDIR/requests.seen as
+    it goes. Pause with Ctrl-C and resume with the same JOBDIR: no request
+    seen is fetched again. Lose the process to kill -9 or a crash and
+    resume: only the requests of the last interval are fetched again. (What
+    a kill does lose is Scrapy's: its JOBDIR queue of pending requests is
+    written only when the crawl stops gracefully, so a resumed crawl does
+    not fetch the requests that were pending, with this filter as with
+    Scrapy's own.)
 
 BloomRedisDupeFilter (DUPEFILTER_CLASS = "bloomkit.scrapy.BloomRedisDupeFilter")
     One seen-set shared by many crawler processes, kept in Redis by the
@@ -25,6 +32,9 @@ Settings:
                                     wrongly skipped
     BLOOMKIT_DUPEFILTER_KIND        bloomkit filter kind ("scalable": grows
                                     past the capacity, keeping the rate)
+    BLOOMKIT_CHECKPOINT             seconds between saves of JOBDIR's
+                                    filter while the crawl runs (5; 0: only
+                                    when it closes)
     BLOOMKIT_REDIS_URL              redis://127.0.0.1:6379 (Redis variant)
     BLOOMKIT_REDIS_CLUSTER          connect with RedisCluster (False)
     BLOOMKIT_REDIS_KEY              filter name; "%(spider)s:seen"
@@ -37,6 +47,7 @@ are set when the crawl closes.
 """
 import logging
 import os
+import time
 
 from scrapy.dupefilters import BaseDupeFilter
 from scrapy.utils.job import job_dir
@@ -48,6 +59,7 @@ FILE_NAME = "requests.bloom"
 DEFAULT_CAPACITY = 1_000_000
 DEFAULT_ERROR_RATE = 1e-6
 DEFAULT_KIND = "scalable"
+DEFAULT_CHECKPOINT = 5.0
 
 logger = logging.getLogger(__name__)
 
@@ -99,9 +111,12 @@ class BloomDupeFilter(_LoggingDupeFilter):
     JOBDIR/requests.bloom when a JOBDIR is set."""
 
     def __init__(self, path=None, capacity=DEFAULT_CAPACITY, error_rate=DEFAULT_ERROR_RATE,
-                 kind=DEFAULT_KIND, debug=False, *, fingerprinter=None, stats=None):
+                 kind=DEFAULT_KIND, debug=False, *, fingerprinter=None, stats=None,
+                 checkpoint=DEFAULT_CHECKPOINT):
         super().__init__(fingerprinter, debug, stats)
         self.file = os.path.join(path, FILE_NAME) if path else None
+        self.checkpoint = checkpoint
+        self._last_save = time.monotonic()
         if self.file and os.path.exists(self.file):
             # A damaged file raises bloomkit.CorruptError: better a crawl
             # that stops than one that silently refetches everything.
@@ -117,7 +132,8 @@ class BloomDupeFilter(_LoggingDupeFilter):
                                                 DEFAULT_ERROR_RATE),
                    kind=settings.get("BLOOMKIT_DUPEFILTER_KIND", DEFAULT_KIND),
                    debug=settings.getbool("DUPEFILTER_DEBUG"),
-                   fingerprinter=fingerprinter, stats=stats)
+                   fingerprinter=fingerprinter, stats=stats,
+                   checkpoint=settings.getfloat("BLOOMKIT_CHECKPOINT", DEFAULT_CHECKPOINT))
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -125,7 +141,14 @@ class BloomDupeFilter(_LoggingDupeFilter):
                                  stats=crawler.stats)
 
     def request_seen(self, request):
-        return not self.filter.add(self.request_fingerprint(request))
+        new = self.filter.add(self.request_fingerprint(request))
+        if new and self.file and self.checkpoint > 0 and \
+                time.monotonic() - self._last_save >= self.checkpoint:
+            # Atomic (temp file and rename): a kill during it leaves the
+            # previous checkpoint whole.
+            self.filter.save(self.file)
+            self._last_save = time.monotonic()
+        return not new
 
     def close(self, reason):
         if self.file:
