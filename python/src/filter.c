@@ -77,9 +77,12 @@ PyObject *pybk_filter_wrap(PyTypeObject *type, bk_filter_t *f)
  * a mapping closed without it would read back as damaged. */
 static bk_status_t sync_if_writable_mapping(bk_filter_t *f)
 {
-    bk_filter_info_t info;
-    bk_filter_info(f, &info);
-    return info.mapped && !info.readonly ? bk_filter_sync(f) : BK_OK;
+    /* The shape, O(1): bk_filter_info counts the set bits, which read the
+     * whole payload (a 500 MB mapping took 4.5 s to close and became
+     * resident). */
+    bk_filter_shape_t shape;
+    bk_filter_shape(f, &shape);
+    return shape.mapped && !shape.readonly ? bk_filter_sync(f) : BK_OK;
 }
 
 static void filter_dealloc(filter_object *self)

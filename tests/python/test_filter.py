@@ -7,6 +7,7 @@ import errno
 import os
 import pickle
 import subprocess
+import sys
 import threading
 import time
 
@@ -671,3 +672,22 @@ def test_tool_info_describes_a_bitmap_python_wrote(tool, tmp_path):
     out = run_tool(tool, "info", "--json", path)
     assert out.returncode == 0, out
     assert b'"kind":"bitmap","values":5000' in out.stdout and b'"set":3}' in out.stdout, out
+
+
+def test_closing_a_mapping_reads_nothing(tool, tmp_path):
+    # close() used to count the set bits (bk_filter_info): a 500 MB
+    # read-only mapping took seconds to close and became resident.
+    path = str(tmp_path / "big.bk")
+    assert run_tool(tool, "create", path, "-n", "100M", "-p", "0.01", "--kind", "blocked",
+                    "--seed", "1").returncode == 0
+    size = os.path.getsize(path)
+    code = ("import bloomkit, resource, sys\n"
+            "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+            "f = bloomkit.open(sys.argv[1]); f.close()\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n")
+    out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(
+                             bloomkit.__file__))))
+    assert out.returncode == 0, out.stderr
+    grew_kb = int(out.stdout.strip())
+    assert size > 100_000_000 and grew_kb * 1024 < size // 20, (grew_kb, size)
