@@ -9,7 +9,7 @@
 typedef struct {
     PyObject_HEAD
     bk_bitmap_t *b;
-    PyThread_type_lock lock;
+    pybk_objlock_t lock;
 } bitmap_object;
 
 static PyObject *bitmap_new(PyTypeObject *type, PyObject *args, PyObject *kw)
@@ -19,10 +19,9 @@ static PyObject *bitmap_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     bitmap_object *self = (bitmap_object *)type->tp_alloc(type, 0);
     if (!self)
         return NULL;
-    self->lock = PyThread_allocate_lock();
-    if (!self->lock) {
+    if (pybk_objlock_init(&self->lock) < 0) {
         Py_DECREF(self);
-        return PyErr_NoMemory();
+        return NULL;
     }
     return (PyObject *)self;
 }
@@ -41,8 +40,7 @@ PyObject *pybk_bitmap_wrap(PyTypeObject *type, bk_bitmap_t *b)
 static void bitmap_dealloc(bitmap_object *self)
 {
     bk_bitmap_free(self->b);
-    if (self->lock)
-        PyThread_free_lock(self->lock);
+    pybk_objlock_free(&self->lock);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -74,10 +72,10 @@ static int bitmap_init(bitmap_object *self, PyObject *args, PyObject *kw)
         pybk_raise(st, NULL, NULL);
         return -1;
     }
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     bk_bitmap_t *old = self->b;
     self->b = b;
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     bk_bitmap_free(old);
     return 0;
 }
@@ -102,9 +100,9 @@ static PyObject *bitmap_add(bitmap_object *self, PyObject *obj)
     uint64_t v;
     if (!ready(self) || value_in_range(self, obj, &v) < 0)
         return NULL;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     bool was_new = bk_bitmap_set(self->b, v);
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     return PyBool_FromLong(was_new);
 }
 
@@ -123,9 +121,9 @@ static int bitmap_has(bitmap_object *self, PyObject *obj)
         PyErr_Clear(); /* negative or huge: not in any bitmap */
         return 0;
     }
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     int found = bk_bitmap_test(self->b, v);
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     return found;
 }
 
@@ -197,11 +195,11 @@ static PyObject *bitmap_add_many(bitmap_object *self, PyObject *iterable)
     uint64_t added = 0;
     Py_ssize_t n;
     while ((n = fill_values(self, it, vals, true)) > 0) {
-        pybk_lock(self->lock);
+        pybk_lock(&self->lock);
         Py_BEGIN_ALLOW_THREADS
         added += set_values(self->b, vals, n);
         Py_END_ALLOW_THREADS
-        pybk_unlock(self->lock);
+        pybk_unlock(&self->lock);
     }
     PyMem_Free(vals);
     Py_DECREF(it);
@@ -228,9 +226,9 @@ static PyObject *bitmap_contains_many(bitmap_object *self, PyObject *iterable)
     bool *flags = (bool *)(vals + PYBK_CHUNK);
     Py_ssize_t n;
     while ((n = fill_values(self, it, vals, false)) > 0) {
-        pybk_lock(self->lock);
+        pybk_lock(&self->lock);
         test_values(self->b, vals, n, flags);
-        pybk_unlock(self->lock);
+        pybk_unlock(&self->lock);
         for (Py_ssize_t i = 0; i < n && out; i++)
             if (PyList_Append(out, flags[i] ? Py_True : Py_False) < 0)
                 Py_CLEAR(out);
@@ -248,9 +246,9 @@ static Py_ssize_t bitmap_len(bitmap_object *self)
 {
     if (!ready(self))
         return -1;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     uint64_t n = bk_bitmap_count(self->b);
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     return (Py_ssize_t)n; /* at most 2^48 */
 }
 
@@ -272,9 +270,9 @@ static PyObject *bitmap_clear(bitmap_object *self, PyObject *unused)
     (void)unused;
     if (!ready(self))
         return NULL;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     bk_bitmap_clear(self->b);
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     Py_RETURN_NONE;
 }
 
@@ -287,11 +285,11 @@ static PyObject *bitmap_to_bytes(bitmap_object *self, PyObject *unused)
     (void)unused;
     if (!ready(self))
         return NULL;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     uint64_t size = bk_bitmap_serialized_size(self->b);
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
     bk_status_t st = out ? bk_bitmap_serialize(self->b, PyBytes_AS_STRING(out), size, NULL) : BK_OK;
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     if (out && st != BK_OK) {
         Py_CLEAR(out);
         pybk_raise(st, NULL, NULL);
@@ -341,11 +339,11 @@ static PyObject *bitmap_save(bitmap_object *self, PyObject *args)
     if (!ready(self) || !PyArg_ParseTuple(args, "O&:save", PyUnicode_FSConverter, &path))
         return NULL;
     bk_status_t st;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     Py_BEGIN_ALLOW_THREADS
     st = bk_bitmap_save(self->b, PyBytes_AS_STRING(path));
     Py_END_ALLOW_THREADS
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     PyObject *text = st == BK_OK ? NULL : PyUnicode_DecodeFSDefault(PyBytes_AS_STRING(path));
     Py_DECREF(path);
     if (st == BK_OK)
@@ -411,9 +409,9 @@ static PyObject *combine(bitmap_object *dst, PyObject *src_obj, combine_fn fn)
     bitmap_object *src = (bitmap_object *)bitmap_copy((bitmap_object *)src_obj, NULL);
     if (!src)
         return NULL;
-    pybk_lock(dst->lock);
+    pybk_lock(&dst->lock);
     bk_status_t st = fn(dst->b, src->b);
-    pybk_unlock(dst->lock);
+    pybk_unlock(&dst->lock);
     Py_DECREF(src);
     return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, NULL, NULL);
 }
@@ -461,9 +459,9 @@ static PyObject *bitmap_info(bitmap_object *self, PyObject *unused)
     (void)unused;
     if (!ready(self))
         return NULL;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     uint64_t size = bk_bitmap_size(self->b), count = bk_bitmap_count(self->b);
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     return Py_BuildValue("{s:s,s:K,s:K,s:K}", "kind", "bitmap", "size", (unsigned long long)size,
                          "count", (unsigned long long)count, "bytes",
                          (unsigned long long)((size + 63) / 64 * 8));
@@ -473,9 +471,9 @@ static PyObject *bitmap_repr(bitmap_object *self)
 {
     if (!self->b)
         return PyUnicode_FromString("<bloomkit.Bitmap uninitialized>");
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     uint64_t size = bk_bitmap_size(self->b), count = bk_bitmap_count(self->b);
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     return PyUnicode_FromFormat("<bloomkit.Bitmap size=%llu count=%llu>", (unsigned long long)size,
                                 (unsigned long long)count);
 }
@@ -503,9 +501,9 @@ static PyObject *bitmap_iter(bitmap_object *self)
 static PyObject *bitmap_iter_next(bitmap_iter_object *it)
 {
     uint64_t v;
-    pybk_lock(it->map->lock);
+    pybk_lock(&it->map->lock);
     bool found = it->next < bk_bitmap_size(it->map->b) && bk_bitmap_next(it->map->b, it->next, &v);
-    pybk_unlock(it->map->lock);
+    pybk_unlock(&it->map->lock);
     if (!found)
         return NULL; /* StopIteration */
     it->next = v + 1;

@@ -15,7 +15,7 @@
 typedef struct {
     PyObject_HEAD
     bk_filter_t *f; /* NULL once closed */
-    PyThread_type_lock lock;
+    pybk_objlock_t lock;
     bk_key_form_t norm; /* how keys are spelled before they reach f: the
                            form f records, or the one this object was
                            opened with for a file that records none */
@@ -53,10 +53,9 @@ static PyObject *filter_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     filter_object *self = (filter_object *)type->tp_alloc(type, 0);
     if (!self)
         return NULL;
-    self->lock = PyThread_allocate_lock();
-    if (!self->lock) {
+    if (pybk_objlock_init(&self->lock) < 0) {
         Py_DECREF(self);
-        return PyErr_NoMemory();
+        return NULL;
     }
     return (PyObject *)self;
 }
@@ -91,8 +90,7 @@ static void filter_dealloc(filter_object *self)
         (void)sync_if_writable_mapping(self->f);
         bk_filter_free(self->f);
     }
-    if (self->lock)
-        PyThread_free_lock(self->lock);
+    pybk_objlock_free(&self->lock);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -255,11 +253,11 @@ static int filter_init(filter_object *self, PyObject *args, PyObject *kw)
     }
     /* Recorded like the tool's create: a file says how its keys are spelled. */
     (void)bk_filter_set_key_form(f, form);
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     bk_filter_t *old = self->f;
     self->f = f;
     self->norm = form;
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     bk_filter_free(old);
     return 0;
 }
@@ -276,9 +274,9 @@ static PyObject *filter_advance(filter_object *self, PyObject *arg)
     uint64_t now;
     if (!live(self) || pybk_u64(arg, "now", &now) < 0)
         return NULL;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     bk_status_t st = self->f ? bk_filter_advance(self->f, now) : BK_EINVAL;
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, NULL, NULL);
 }
 
@@ -290,13 +288,13 @@ PyDoc_STRVAR(close_doc,
 static PyObject *filter_close(filter_object *self, PyObject *unused)
 {
     (void)unused;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     bk_status_t st = self->f ? sync_if_writable_mapping(self->f) : BK_OK;
     if (st == BK_OK) {
         bk_filter_free(self->f);
         self->f = NULL;
     }
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, NULL, NULL);
 }
 
@@ -327,9 +325,9 @@ static PyObject *filter_add(filter_object *self, PyObject *key_obj)
     if (!live(self) || pybk_key_in_form(key_obj, self->norm, &key, &hold) < 0)
         return NULL;
     bool was_new = false;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     bk_status_t st = self->f ? bk_filter_add(self->f, key.ptr, key.len, &was_new) : BK_EINVAL;
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     Py_DECREF(hold);
     if (st != BK_OK)
         return pybk_raise(st, NULL, NULL);
@@ -343,9 +341,9 @@ static int contains_key(filter_object *self, PyObject *key_obj)
     PyObject *hold;
     if (!live(self) || pybk_key_in_form(key_obj, self->norm, &key, &hold) < 0)
         return -1;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     int found = self->f && bk_filter_contains(self->f, key.ptr, key.len);
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     Py_DECREF(hold);
     return found;
 }
@@ -372,9 +370,9 @@ static PyObject *filter_count(filter_object *self, PyObject *key_obj)
     PyObject *hold;
     if (!live(self) || pybk_key_in_form(key_obj, self->norm, &key, &hold) < 0)
         return NULL;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     unsigned n = self->f ? bk_filter_count(self->f, key.ptr, key.len) : 0;
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     Py_DECREF(hold);
     return PyLong_FromUnsignedLong(n);
 }
@@ -391,9 +389,9 @@ static PyObject *filter_remove(filter_object *self, PyObject *key_obj)
     PyObject *hold;
     if (!live(self) || pybk_key_in_form(key_obj, self->norm, &key, &hold) < 0)
         return NULL;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     bk_status_t st = self->f ? bk_filter_remove(self->f, key.ptr, key.len) : BK_EINVAL;
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     Py_DECREF(hold);
     return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, NULL, NULL);
 }
@@ -403,7 +401,7 @@ static PyObject *filter_remove(filter_object *self, PyObject *key_obj)
 static bk_status_t add_chunk(filter_object *self, pybk_chunk_t *c, uint64_t *n_new)
 {
     bk_status_t st = BK_EINVAL;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     if (self->f && c->n >= PYBK_NOGIL_MIN) {
         Py_BEGIN_ALLOW_THREADS
         st = bk_filter_add_batch(self->f, c->keys, c->n, NULL, n_new);
@@ -411,13 +409,13 @@ static bk_status_t add_chunk(filter_object *self, pybk_chunk_t *c, uint64_t *n_n
     } else if (self->f) {
         st = bk_filter_add_batch(self->f, c->keys, c->n, NULL, n_new);
     }
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     return st;
 }
 
 static int contains_chunk(filter_object *self, pybk_chunk_t *c)
 {
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     const bk_filter_t *f = self->f;
     if (f && c->n >= PYBK_NOGIL_MIN) {
         Py_BEGIN_ALLOW_THREADS
@@ -426,7 +424,7 @@ static int contains_chunk(filter_object *self, pybk_chunk_t *c)
     } else if (f) {
         bk_filter_contains_batch(f, c->keys, c->n, c->flags);
     }
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     if (!f)
         PyErr_SetString(PyExc_ValueError, "bloomkit.Filter closed during a batch");
     return f ? 0 : -1;
@@ -520,9 +518,9 @@ static PyObject *filter_clear(filter_object *self, PyObject *unused)
     (void)unused;
     if (!live(self))
         return NULL;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     bk_status_t st = self->f ? bk_filter_clear(self->f) : BK_EINVAL;
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, NULL, NULL);
 }
 
@@ -531,14 +529,14 @@ static PyObject *filter_clear(filter_object *self, PyObject *unused)
 static bk_status_t union_into(filter_object *dst, filter_object *src)
 {
     bk_filter_t *copy = NULL;
-    pybk_lock(src->lock);
+    pybk_lock(&src->lock);
     bk_status_t st = src->f ? bk_filter_clone(&copy, src->f) : BK_EINVAL;
-    pybk_unlock(src->lock);
+    pybk_unlock(&src->lock);
     if (st != BK_OK)
         return st;
-    pybk_lock(dst->lock);
+    pybk_lock(&dst->lock);
     st = dst->f ? bk_filter_union(dst->f, copy) : BK_EINVAL;
-    pybk_unlock(dst->lock);
+    pybk_unlock(&dst->lock);
     bk_filter_free(copy);
     return st;
 }
@@ -573,9 +571,9 @@ static PyObject *filter_copy(filter_object *self, PyObject *unused)
     if (!live(self))
         return NULL;
     bk_filter_t *copy = NULL;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     bk_status_t st = self->f ? bk_filter_clone(&copy, self->f) : BK_EINVAL;
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     if (st != BK_OK)
         return pybk_raise(st, NULL, NULL);
     PyObject *r = pybk_filter_wrap(Py_TYPE(self), copy);
@@ -672,11 +670,11 @@ static PyObject *filter_info(filter_object *self, PyObject *unused)
     if (!live(self))
         return NULL;
     bk_filter_info_t info;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     bool ok = self->f != NULL;
     if (ok)
         bk_filter_info(self->f, &info);
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     if (!ok) {
         (void)live(self); /* closed by another thread meanwhile */
         return NULL;
@@ -691,9 +689,9 @@ static Py_ssize_t filter_len(filter_object *self)
 {
     if (!live(self))
         return -1;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     uint64_t n = self->f ? bk_filter_items(self->f) : 0;
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     return n > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)n;
 }
 
@@ -707,9 +705,9 @@ static PyObject *filter_repr(filter_object *self)
     if (!self->f)
         return PyUnicode_FromString("<bloomkit.Filter closed>");
     bk_filter_info_t i;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     bk_filter_info(self->f, &i);
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     char fpr[32];
     snprintf(fpr, sizeof fpr, "%g", i.fpr_target);
     return PyUnicode_FromFormat("<bloomkit.Filter kind=%s capacity=%llu fpr=%s items=%llu%s>",
@@ -756,13 +754,13 @@ static PyObject *filter_save(filter_object *self, PyObject *args)
     if (!live(self) || !PyArg_ParseTuple(args, "O&:save", PyUnicode_FSConverter, &path))
         return NULL;
     bk_status_t st = BK_EINVAL;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     if (self->f) {
         Py_BEGIN_ALLOW_THREADS
         st = bk_filter_save(self->f, PyBytes_AS_STRING(path));
         Py_END_ALLOW_THREADS
     }
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     PyObject *r = st == BK_OK ? Py_NewRef(Py_None) : raise_for_path(st, NULL, path);
     Py_DECREF(path);
     return r;
@@ -779,13 +777,13 @@ static PyObject *filter_sync(filter_object *self, PyObject *unused)
     if (!live(self))
         return NULL;
     bk_status_t st = BK_EINVAL;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     if (self->f) {
         Py_BEGIN_ALLOW_THREADS
         st = bk_filter_sync(self->f);
         Py_END_ALLOW_THREADS
     }
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, NULL, NULL);
 }
 
@@ -801,13 +799,13 @@ static PyObject *filter_verify(filter_object *self, PyObject *unused)
         return NULL;
     const char *why = NULL;
     bk_status_t st = BK_EINVAL;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     if (self->f) {
         Py_BEGIN_ALLOW_THREADS
         st = bk_filter_verify(self->f, &why);
         Py_END_ALLOW_THREADS
     }
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, why, NULL);
 }
 
@@ -819,14 +817,14 @@ static PyObject *filter_to_bytes(filter_object *self, PyObject *unused)
     (void)unused;
     if (!live(self))
         return NULL;
-    pybk_lock(self->lock);
+    pybk_lock(&self->lock);
     uint64_t size = self->f ? bk_filter_serialized_size(self->f) : 0;
     PyObject *out = size <= (uint64_t)PY_SSIZE_T_MAX
                         ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size) : PyErr_NoMemory();
     bk_status_t st = BK_OK;
     if (out && self->f)
         st = bk_filter_serialize(self->f, PyBytes_AS_STRING(out), (size_t)size, NULL);
-    pybk_unlock(self->lock);
+    pybk_unlock(&self->lock);
     if (out && st != BK_OK) {
         Py_CLEAR(out);
         pybk_raise(st, NULL, NULL);

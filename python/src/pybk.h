@@ -75,18 +75,57 @@ int pybk_u64(PyObject *obj, const char *what, uint64_t *out);
 /* ---- per-object lock ----------------------------------------------------- */
 
 /* Takes the lock, letting other Python threads run while it waits. */
-static inline void pybk_lock(PyThread_type_lock lock)
+/* An object's lock, remade in a fork child. A child inherits the parent's
+ * memory with only the forking thread: a lock another thread held in the
+ * parent (inside add_many, with the GIL released) would stay held forever
+ * and the child would hang on its first call. So every fork bumps
+ * pybk_fork_generation (an at-fork handler, module.c), and the first use
+ * of a lock of an earlier generation makes a new one; the old one is left
+ * as it is (freeing a lock another thread held is undefined). */
+typedef struct pybk_objlock {
+    PyThread_type_lock lock;
+    unsigned long generation;
+} pybk_objlock_t;
+
+extern volatile unsigned long pybk_fork_generation;
+
+/* 0, or -1 if the lock cannot be made (then with MemoryError set). */
+static inline int pybk_objlock_init(pybk_objlock_t *l)
 {
-    if (!PyThread_acquire_lock(lock, NOWAIT_LOCK)) {
+    l->generation = pybk_fork_generation;
+    l->lock = PyThread_allocate_lock();
+    if (!l->lock) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static inline void pybk_objlock_free(pybk_objlock_t *l)
+{
+    if (l->lock && l->generation == pybk_fork_generation)
+        PyThread_free_lock(l->lock);
+    l->lock = NULL;
+}
+
+static inline void pybk_lock(pybk_objlock_t *l)
+{
+    if (l->generation != pybk_fork_generation) { /* in a fork child */
+        PyThread_type_lock fresh = PyThread_allocate_lock();
+        if (fresh) /* else keep the old one: a hang is no worse than before */
+            l->lock = fresh;
+        l->generation = pybk_fork_generation;
+    }
+    if (!PyThread_acquire_lock(l->lock, NOWAIT_LOCK)) {
         Py_BEGIN_ALLOW_THREADS
-        PyThread_acquire_lock(lock, WAIT_LOCK);
+        PyThread_acquire_lock(l->lock, WAIT_LOCK);
         Py_END_ALLOW_THREADS
     }
 }
 
-static inline void pybk_unlock(PyThread_type_lock lock)
+static inline void pybk_unlock(pybk_objlock_t *l)
 {
-    PyThread_release_lock(lock);
+    PyThread_release_lock(l->lock);
 }
 
 /* ---- filter.c, bitmap.c ------------------------------------------------ */

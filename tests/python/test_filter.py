@@ -691,3 +691,44 @@ def test_closing_a_mapping_reads_nothing(tool, tmp_path):
     assert out.returncode == 0, out.stderr
     grew_kb = int(out.stdout.strip())
     assert size > 100_000_000 and grew_kb * 1024 < size // 20, (grew_kb, size)
+
+
+def test_fork_while_another_thread_is_inside_add_many():
+    # The child inherits the filter's lock as the other thread held it;
+    # before, its first call hung for ever (10 forks of 10).
+    import signal
+    f = bloomkit.Filter(2_000_000, 0.01, kind="blocked", seed=5)
+    f.add("before-the-threads")
+    stop = threading.Event()
+
+    def writer():
+        batch = ["w-%d" % i for i in range(200_000)]
+        while not stop.is_set():
+            f.add_many(batch)  # releases the GIL, holds the filter's lock
+
+    t = threading.Thread(target=writer)
+    t.start()
+    hung = 0
+    try:
+        for _ in range(10):
+            time.sleep(0.02)
+            pid = os.fork()
+            if pid == 0:  # the child: use the filter, then leave at once
+                ok = f.add("child-key") and "child-key" in f and "before-the-threads" in f
+                os._exit(0 if ok else 3)
+            deadline = time.monotonic() + 10
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+                    break
+                if time.monotonic() > deadline:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    hung += 1
+                    break
+                time.sleep(0.01)
+    finally:
+        stop.set()
+        t.join()
+    assert hung == 0, "%d of 10 children hung" % hung
