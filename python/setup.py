@@ -32,7 +32,7 @@ def compile_args():
     return args
 
 
-SOURCES = ["errors.c", "keys.c", "filter.c", "bitmap.c", "module.c"]
+SOURCES = ["errors.c", "keys.c", "mapguard.c", "filter.c", "bitmap.c", "module.c"]
 INCLUDE = os.environ.get("BLOOMKIT_INCLUDE") or os.path.join(TOP, "include")
 LIBRARY = static_library()
 

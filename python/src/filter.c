@@ -74,20 +74,25 @@ PyObject *pybk_filter_wrap(PyTypeObject *type, bk_filter_t *f)
 
 /* Writable mappings keep their checksums up to date only through sync:
  * a mapping closed without it would read back as damaged. */
-static bk_status_t sync_if_writable_mapping(bk_filter_t *f)
+static bk_status_t sync_if_writable_mapping(bk_filter_t *f, bool *faulted)
 {
     /* The shape, O(1): bk_filter_info counts the set bits, which read the
      * whole payload (a 500 MB mapping took 4.5 s to close and became
      * resident). */
     bk_filter_shape_t shape;
     bk_filter_shape(f, &shape);
-    return shape.mapped && !shape.readonly ? bk_filter_sync(f) : BK_OK;
+    bk_status_t st = BK_OK;
+    *faulted = false;
+    if (shape.mapped && !shape.readonly)
+        PYBK_GUARDED(f, *faulted, st = bk_filter_sync(f));
+    return st;
 }
 
 static void filter_dealloc(filter_object *self)
 {
     if (self->f) {
-        (void)sync_if_writable_mapping(self->f);
+        bool faulted;
+        (void)sync_if_writable_mapping(self->f, &faulted);
         bk_filter_free(self->f);
     }
     pybk_objlock_free(&self->lock);
@@ -289,12 +294,15 @@ static PyObject *filter_close(filter_object *self, PyObject *unused)
 {
     (void)unused;
     pybk_lock(&self->lock);
-    bk_status_t st = self->f ? sync_if_writable_mapping(self->f) : BK_OK;
-    if (st == BK_OK) {
+    bool faulted = false;
+    bk_status_t st = self->f ? sync_if_writable_mapping(self->f, &faulted) : BK_OK;
+    if (st == BK_OK || faulted) { /* a truncated file: unmapped all the same */
         bk_filter_free(self->f);
         self->f = NULL;
     }
     pybk_unlock(&self->lock);
+    if (faulted)
+        return pybk_raise_truncated();
     return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, NULL, NULL);
 }
 
@@ -324,11 +332,15 @@ static PyObject *filter_add(filter_object *self, PyObject *key_obj)
     PyObject *hold;
     if (!live(self) || pybk_key_in_form(key_obj, self->norm, &key, &hold) < 0)
         return NULL;
-    bool was_new = false;
+    bool was_new = false, faulted = false;
+    bk_status_t st = BK_EINVAL;
     pybk_lock(&self->lock);
-    bk_status_t st = self->f ? bk_filter_add(self->f, key.ptr, key.len, &was_new) : BK_EINVAL;
+    if (self->f)
+        PYBK_GUARDED(self->f, faulted, st = bk_filter_add(self->f, key.ptr, key.len, &was_new));
     pybk_unlock(&self->lock);
     Py_DECREF(hold);
+    if (faulted)
+        return pybk_raise_truncated();
     if (st != BK_OK)
         return pybk_raise(st, NULL, NULL);
     return PyBool_FromLong(was_new);
@@ -341,10 +353,17 @@ static int contains_key(filter_object *self, PyObject *key_obj)
     PyObject *hold;
     if (!live(self) || pybk_key_in_form(key_obj, self->norm, &key, &hold) < 0)
         return -1;
+    int found = 0;
+    bool faulted = false;
     pybk_lock(&self->lock);
-    int found = self->f && bk_filter_contains(self->f, key.ptr, key.len);
+    if (self->f)
+        PYBK_GUARDED(self->f, faulted, found = bk_filter_contains(self->f, key.ptr, key.len));
     pybk_unlock(&self->lock);
     Py_DECREF(hold);
+    if (faulted) {
+        pybk_raise_truncated();
+        return -1;
+    }
     return found;
 }
 
@@ -370,10 +389,15 @@ static PyObject *filter_count(filter_object *self, PyObject *key_obj)
     PyObject *hold;
     if (!live(self) || pybk_key_in_form(key_obj, self->norm, &key, &hold) < 0)
         return NULL;
+    unsigned n = 0;
+    bool faulted = false;
     pybk_lock(&self->lock);
-    unsigned n = self->f ? bk_filter_count(self->f, key.ptr, key.len) : 0;
+    if (self->f)
+        PYBK_GUARDED(self->f, faulted, n = bk_filter_count(self->f, key.ptr, key.len));
     pybk_unlock(&self->lock);
     Py_DECREF(hold);
+    if (faulted)
+        return pybk_raise_truncated();
     return PyLong_FromUnsignedLong(n);
 }
 
@@ -389,42 +413,59 @@ static PyObject *filter_remove(filter_object *self, PyObject *key_obj)
     PyObject *hold;
     if (!live(self) || pybk_key_in_form(key_obj, self->norm, &key, &hold) < 0)
         return NULL;
+    bk_status_t st = BK_EINVAL;
+    bool faulted = false;
     pybk_lock(&self->lock);
-    bk_status_t st = self->f ? bk_filter_remove(self->f, key.ptr, key.len) : BK_EINVAL;
+    if (self->f)
+        PYBK_GUARDED(self->f, faulted, st = bk_filter_remove(self->f, key.ptr, key.len));
     pybk_unlock(&self->lock);
     Py_DECREF(hold);
+    if (faulted)
+        return pybk_raise_truncated();
     return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, NULL, NULL);
 }
 
 /* ---- batches ------------------------------------------------------------ */
 
-static bk_status_t add_chunk(filter_object *self, pybk_chunk_t *c, uint64_t *n_new)
+/* The status, or -1 with an exception set (the mapped file was truncated). */
+static int add_chunk(filter_object *self, pybk_chunk_t *c, uint64_t *n_new, bk_status_t *st)
 {
-    bk_status_t st = BK_EINVAL;
+    volatile bool faulted = false; /* set across the guard's siglongjmp */
+    *st = BK_EINVAL;
     pybk_lock(&self->lock);
-    if (self->f && c->n >= PYBK_NOGIL_MIN) {
+    bk_filter_t *f = self->f;
+    if (f && c->n >= PYBK_NOGIL_MIN) {
         Py_BEGIN_ALLOW_THREADS
-        st = bk_filter_add_batch(self->f, c->keys, c->n, NULL, n_new);
+        PYBK_GUARDED(f, faulted, *st = bk_filter_add_batch(f, c->keys, c->n, NULL, n_new));
         Py_END_ALLOW_THREADS
-    } else if (self->f) {
-        st = bk_filter_add_batch(self->f, c->keys, c->n, NULL, n_new);
+    } else if (f) {
+        PYBK_GUARDED(f, faulted, *st = bk_filter_add_batch(f, c->keys, c->n, NULL, n_new));
     }
     pybk_unlock(&self->lock);
-    return st;
+    if (faulted) {
+        pybk_raise_truncated();
+        return -1;
+    }
+    return 0;
 }
 
 static int contains_chunk(filter_object *self, pybk_chunk_t *c)
 {
+    volatile bool faulted = false; /* set across the guard's siglongjmp */
     pybk_lock(&self->lock);
     const bk_filter_t *f = self->f;
     if (f && c->n >= PYBK_NOGIL_MIN) {
         Py_BEGIN_ALLOW_THREADS
-        bk_filter_contains_batch(f, c->keys, c->n, c->flags);
+        PYBK_GUARDED(f, faulted, bk_filter_contains_batch(f, c->keys, c->n, c->flags));
         Py_END_ALLOW_THREADS
     } else if (f) {
-        bk_filter_contains_batch(f, c->keys, c->n, c->flags);
+        PYBK_GUARDED(f, faulted, bk_filter_contains_batch(f, c->keys, c->n, c->flags));
     }
     pybk_unlock(&self->lock);
+    if (faulted) {
+        pybk_raise_truncated();
+        return -1;
+    }
     if (!f)
         PyErr_SetString(PyExc_ValueError, "bloomkit.Filter closed during a batch");
     return f ? 0 : -1;
@@ -453,7 +494,10 @@ static PyObject *filter_add_many(filter_object *self, PyObject *iterable)
     Py_ssize_t got;
     while ((got = pybk_chunk_fill(c, it, self->norm)) > 0) {
         uint64_t n_new = 0;
-        st = add_chunk(self, c, &n_new);
+        if (add_chunk(self, c, &n_new, &st) < 0) {
+            got = -1;
+            break;
+        }
         total += n_new;
         if (st != BK_OK)
             break;
@@ -671,10 +715,12 @@ static PyObject *filter_info(filter_object *self, PyObject *unused)
         return NULL;
     bk_filter_info_t info;
     pybk_lock(&self->lock);
-    bool ok = self->f != NULL;
+    bool ok = self->f != NULL, faulted = false;
     if (ok)
-        bk_filter_info(self->f, &info);
+        PYBK_GUARDED(self->f, faulted, bk_filter_info(self->f, &info));
     pybk_unlock(&self->lock);
+    if (faulted)
+        return pybk_raise_truncated();
     if (!ok) {
         (void)live(self); /* closed by another thread meanwhile */
         return NULL;
@@ -705,9 +751,12 @@ static PyObject *filter_repr(filter_object *self)
     if (!self->f)
         return PyUnicode_FromString("<bloomkit.Filter closed>");
     bk_filter_info_t i;
+    bool faulted = false;
     pybk_lock(&self->lock);
-    bk_filter_info(self->f, &i);
+    PYBK_GUARDED(self->f, faulted, bk_filter_info(self->f, &i));
     pybk_unlock(&self->lock);
+    if (faulted)
+        return PyUnicode_FromString("<bloomkit.Filter over a truncated file>");
     char fpr[32];
     snprintf(fpr, sizeof fpr, "%g", i.fpr_target);
     return PyUnicode_FromFormat("<bloomkit.Filter kind=%s capacity=%llu fpr=%s items=%llu%s>",
@@ -777,13 +826,17 @@ static PyObject *filter_sync(filter_object *self, PyObject *unused)
     if (!live(self))
         return NULL;
     bk_status_t st = BK_EINVAL;
+    bool faulted = false;
     pybk_lock(&self->lock);
-    if (self->f) {
+    bk_filter_t *f = self->f;
+    if (f) {
         Py_BEGIN_ALLOW_THREADS
-        st = bk_filter_sync(self->f);
+        PYBK_GUARDED(f, faulted, st = bk_filter_sync(f));
         Py_END_ALLOW_THREADS
     }
     pybk_unlock(&self->lock);
+    if (faulted)
+        return pybk_raise_truncated();
     return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, NULL, NULL);
 }
 
@@ -799,13 +852,17 @@ static PyObject *filter_verify(filter_object *self, PyObject *unused)
         return NULL;
     const char *why = NULL;
     bk_status_t st = BK_EINVAL;
+    bool faulted = false;
     pybk_lock(&self->lock);
-    if (self->f) {
+    bk_filter_t *f = self->f;
+    if (f) {
         Py_BEGIN_ALLOW_THREADS
-        st = bk_filter_verify(self->f, &why);
+        PYBK_GUARDED(f, faulted, st = bk_filter_verify(f, &why));
         Py_END_ALLOW_THREADS
     }
     pybk_unlock(&self->lock);
+    if (faulted)
+        return pybk_raise_truncated();
     return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, why, NULL);
 }
 

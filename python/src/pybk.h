@@ -14,6 +14,9 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+
+#include <setjmp.h>
+#include <stdbool.h>
 #include <pythread.h>
 #include <stdbool.h>
 
@@ -35,6 +38,43 @@ int pybk_errors_init(PyObject *module);
 PyObject *pybk_raise(bk_status_t status, const char *why, PyObject *path);
 /* The exception class for a status (borrowed), or NULL for BK_OK. */
 PyObject *pybk_error_class(bk_status_t status);
+
+/* ---- mapguard.c: mapped files truncated under us ---------------------- */
+
+/* One guarded library call (see mapguard.c). */
+typedef struct pybk_guard {
+    sigjmp_buf jb;
+    const void *lo, *hi;
+    struct pybk_guard *prev;
+} pybk_guard_t;
+
+/* Starts guarding f's mapping for this thread; false (nothing guarded)
+ * for a filter in memory. */
+bool pybk_guard_arm(pybk_guard_t *g, const bk_filter_t *f);
+void pybk_guard_disarm(pybk_guard_t *g);
+/* Sets FileError for a guarded call that hit a truncated mapping; NULL. */
+PyObject *pybk_raise_truncated(void);
+
+/* Runs `stmt` (a library call on f), *faulted set when the mapping's file
+ * turned out truncated (the call was abandoned at the fault: only read or
+ * bit-set of the filter's own memory was under way). sigsetjmp must be in
+ * the caller's frame, hence a macro; use it inside any
+ * Py_BEGIN/END_ALLOW_THREADS pair, never across one. */
+#define PYBK_GUARDED(f, faulted, stmt)                                           \
+    do {                                                                          \
+        pybk_guard_t pybk_g_;                                                     \
+        (faulted) = false;                                                        \
+        if (pybk_guard_arm(&pybk_g_, (f))) {                                      \
+            if (sigsetjmp(pybk_g_.jb, 1) == 0) {                                  \
+                stmt;                                                             \
+            } else {                                                              \
+                (faulted) = true;                                                 \
+            }                                                                     \
+            pybk_guard_disarm(&pybk_g_);                                          \
+        } else {                                                                  \
+            stmt;                                                                 \
+        }                                                                         \
+    } while (0)
 
 /* ---- keys.c ------------------------------------------------------------ */
 

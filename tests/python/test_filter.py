@@ -732,3 +732,31 @@ def test_fork_while_another_thread_is_inside_add_many():
         stop.set()
         t.join()
     assert hung == 0, "%d of 10 children hung" % hung
+
+
+def test_a_mapping_truncated_under_it_raises_instead_of_killing(tool, tmp_path):
+    # Another program truncates the file in place (cp over it, a rotation):
+    # the next access past the new end is SIGBUS, which killed the
+    # interpreter in contains() and close(). Now each call raises FileError.
+    for writable in (False, True):
+        path = str(tmp_path / ("t%d.bk" % writable))
+        assert run_tool(tool, "create", path, "-n", "2M", "-p", "0.01", "--kind", "blocked",
+                        "--seed", "1").returncode == 0
+        f = bloomkit.open(path, writable=writable)
+        assert "x" not in f
+        os.truncate(path, 4096)
+        probes = keys("t", 5000)
+        with pytest.raises(bloomkit.FileError, match="truncated"):
+            f.contains_many(probes)
+        with pytest.raises(bloomkit.FileError):
+            all(k in f for k in probes)
+        with pytest.raises(bloomkit.FileError):
+            f.info()
+        if writable:
+            with pytest.raises(bloomkit.FileError):
+                f.add_many(probes)
+            with pytest.raises(bloomkit.FileError):
+                f.close()  # its sync writes the checksums past the end
+        else:
+            f.close()
+        assert bloomkit.Filter(10, 0.01).add("still alive")
