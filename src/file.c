@@ -124,18 +124,56 @@ static bk_status_t fsync_dir(const char *dir)
     return st;
 }
 
-/* Writes the metadata and every payload (zero-padded) to fd. */
+#define SPARSE_BLOCK 4096u
+
+static bool zero_block(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+/* Writes a payload at file offset `at`, leaving every whole 4 KiB block
+ * of zeros (at a 4 KiB file offset) a hole: a new filter's file takes
+ * almost no disk, and one that fills takes disk as its pages get bits.
+ * The file is given its full size at the end (write_obj). */
+static bk_status_t write_sparse(int fd, const uint8_t *data, uint64_t len, uint64_t at)
+{
+    uint64_t done = 0;
+    while (done < len) {
+        uint64_t to_edge = SPARSE_BLOCK - (at + done) % SPARSE_BLOCK;
+        size_t n = (size_t)(len - done < to_edge ? len - done : to_edge);
+        if (n == SPARSE_BLOCK && zero_block(data + done, n)) {
+            if (lseek(fd, (off_t)n, SEEK_CUR) < 0)
+                return errno_status();
+        } else {
+            bk_status_t st = write_all(fd, data + done, n);
+            if (st != BK_OK)
+                return st;
+        }
+        done += n;
+    }
+    return BK_OK;
+}
+
+/* Writes the metadata and every payload (zero-padded) to fd, sparsely. */
 static bk_status_t write_obj(int fd, const bkf_obj_t *o, const uint8_t *meta)
 {
-    static const uint8_t zeros[64];
-    bk_status_t st = write_all(fd, meta, bkf_meta_len(o->nparts));
+    uint64_t at = bkf_meta_len(o->nparts);
+    bk_status_t st = write_all(fd, meta, at);
     for (uint32_t i = 0; i < o->nparts && st == BK_OK; i++) {
         bkf_part_t p;
         bkf_obj_part(o, i, &p);
-        st = write_all(fd, p.data, p.length);
-        if (st == BK_OK)
-            st = write_all(fd, zeros, bkf_align64(p.length) - p.length);
+        st = write_sparse(fd, p.data, p.length, at);
+        /* the zero padding after it: a hole too, filled in by ftruncate */
+        if (st == BK_OK && lseek(fd, (off_t)(bkf_align64(p.length) - p.length), SEEK_CUR) < 0)
+            st = errno_status();
+        at += bkf_align64(p.length);
     }
+    /* Holes at the end count only once the file reaches its size. */
+    if (st == BK_OK && ftruncate(fd, (off_t)at) != 0)
+        st = errno_status();
     if (st == BK_OK && fsync(fd) != 0)
         st = errno_status();
     return st;

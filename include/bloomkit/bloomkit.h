@@ -673,8 +673,9 @@ bk_status_t bk_filter_loader_finish(bk_filter_loader_t *l, bk_filter_t **out, co
 void bk_filter_loader_free(bk_filter_loader_t *l);
 
 /* Atomic save: temp file in the same directory, fsync, rename, fsync of the
- * directory. On any error the old file at path is untouched and the temp
- * file removed. BK_EIO / BK_ENOSPC (errno is kept). A save killed before
+ * directory. The file is sparse: every 4 KiB block of zeros is left a hole
+ * (a new 2 GB filter takes a few KB of disk). On any error the old file at
+ * path is untouched and the temp file removed. BK_EIO / BK_ENOSPC (errno is kept). A save killed before
  * it could remove its temp file (SIGKILL, power loss) leaves it; the next
  * successful save of the same path on the same machine removes it.
  * A symbolic link at path is followed: the file it names is replaced, in

@@ -1050,6 +1050,46 @@ static int count_entries(const char *dir)
     return n;
 }
 
+/* A saved filter is sparse: its zero 4 KiB blocks are holes, so a new
+ * 64 MB filter takes next to no disk, one with a few keys the blocks they
+ * touched, and the bytes read back are the same either way. */
+static void test_save_is_sparse(void)
+{
+    bk_options_t o = {.kind = BK_KIND_BLOCKED, .seed_set = true, .seed = 3};
+    bk_filter_t *f = NULL;
+    CHECK_OK(bk_filter_create(&f, 50000000, 0.01, &o));
+    if (!f)
+        return;
+    const char *path = path_in_tmp("sparse.bkf");
+    CHECK_OK(bk_filter_save(f, path));
+    struct stat sb;
+    CHECK(stat(path, &sb) == 0);
+    CHECK_EQ_U64(sb.st_size, bk_filter_serialized_size(f));
+    CHECK_MSG((uint64_t)sb.st_blocks * 512 < (uint64_t)sb.st_size / 100,
+              "a new filter's file takes %llu of %llu bytes on disk",
+              (unsigned long long)sb.st_blocks * 512, (unsigned long long)sb.st_size);
+    for (int i = 0; i < 100; i++) {
+        char key[16];
+        int len = snprintf(key, sizeof key, "s%d", i);
+        bk_filter_add(f, key, (size_t)len, NULL);
+    }
+    CHECK_OK(bk_filter_save(f, path));
+    CHECK(stat(path, &sb) == 0);
+    CHECK_MSG((uint64_t)sb.st_blocks * 512 <= 2 * (100 + 8) * 4096u,
+              "100 keys: %llu bytes on disk", (unsigned long long)sb.st_blocks * 512);
+    bk_filter_t *g = NULL;
+    const char *why = NULL;
+    CHECK_OK(bk_filter_load(&g, path, &why));
+    size_t la, lb;
+    uint8_t *a = serialize(f, &la), *b = g ? serialize(g, &lb) : NULL;
+    CHECK(a && b && la == lb && memcmp(a, b, la) == 0);
+    free(a);
+    free(b);
+    bk_filter_free(g);
+    bk_filter_free(f);
+    unlink(path);
+}
+
 /* bk_filter_save_new writes only where nothing is: EEXIST otherwise, the
  * existing file untouched; through a dangling link it creates the file
  * the link names. Every save removes this machine's leftovers of killed
@@ -1751,6 +1791,7 @@ int main(void)
     bkt_run("hostile_fields", test_hostile_fields);
     bkt_run("hostile_bitmap_payload", test_hostile_bitmap_payload);
     bkt_run("alloc_failures", test_alloc_failures);
+    bkt_run("save_is_sparse", test_save_is_sparse);
     bkt_run("save_new_and_leftovers", test_save_new_and_leftovers);
     bkt_run("save_bad_path", test_save_bad_path);
     bkt_run("save_keeps_mode", test_save_keeps_mode);
