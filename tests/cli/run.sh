@@ -118,6 +118,20 @@ rc 2 "plan without -p" "$BK" plan -n 1000
 rc 2 "plan p out of range" "$BK" plan -n 1000 -p 1.5
 rc 2 "plan bad n" "$BK" plan -n 12x -p 0.1
 rc 2 "plan bad kind" "$BK" plan -n 100 -p 0.1 --kind nosuch
+# help says the default kind the commands really make
+rc 0 "create --help" "$BK" create --help
+check "create --help names the default by rate" grep -q 'split for' out
+for pk in 0.01:split 0.001:blocked 1e-6:blocked2; do
+    rm -f kind.bk
+    "$BK" create kind.bk -n 1000 -p "${pk%%:*}" && "$BK" info kind.bk >out
+    check "create -p ${pk%%:*} makes ${pk#*:}, as its help says" grep -q "^kind  *${pk#*:}\$" out
+done
+rm -f kind.bk
+rc 0 "dedup --help" "$BK" dedup --help
+check "dedup --help: blocked2 at the default rate" grep -q 'blocked2 at the default 1e-6' out
+echo a | "$BK" dedup -q --state kind.bk >/dev/null && "$BK" info kind.bk >out
+check "... and a default seen-set is blocked2" grep -q '^kind  *blocked2$' out
+rm -f kind.bk
 # info describes bitmap files too (the golden ones: multiples of 7 below
 # 1000; multiples of 3 and of 5, counted per value)
 rc 0 "info of a bitmap file" "$BK" info "$SRC/tests/data/bitmap.bkf"
