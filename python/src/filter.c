@@ -197,6 +197,45 @@ static int settle_form(filter_object *self, PyObject *normalize, bool writes, Py
     return -1;
 }
 
+/* InvalidArgumentError "bad NAME VALUE (want WANT)"; -1. */
+static int bad_number(const char *name, double value, const char *want)
+{
+    PyObject *v = PyFloat_FromDouble(value);
+    if (v)
+        PyErr_Format(pybk_error_class(BK_EINVAL), "bad %s %R (want %s)", name, v, want);
+    Py_XDECREF(v);
+    return -1;
+}
+
+int pybk_check_size(uint64_t capacity, double fpr)
+{
+    if (capacity == 0) {
+        PyErr_SetString(pybk_error_class(BK_EINVAL),
+                        "bad capacity 0 (want the number of keys to hold, >= 1)");
+        return -1;
+    }
+    if (!(fpr > 0.0 && fpr < 1.0))
+        return bad_number("fpr", fpr, "a false-positive rate in (0, 1), such as 0.01");
+    return 0;
+}
+
+/* The other options' ranges, each named with its value, as the tool names
+ * its options; 0, or -1 with InvalidArgumentError. */
+static int check_options(const bk_options_t *o)
+{
+    if (o->growth != 0.0 && !(o->growth >= 1.0))
+        return bad_number("growth", o->growth, "a capacity factor >= 1, such as 2");
+    if (o->tightening != 0.0 && !(o->tightening > 0.0 && o->tightening < 1.0))
+        return bad_number("tightening", o->tightening, "an error factor in (0, 1), such as 0.5");
+    if (o->window_generations != 0 &&
+        (o->window_generations < 2 || o->window_generations > 16)) {
+        PyErr_Format(pybk_error_class(BK_EINVAL), "bad generations %u (want 2..16)",
+                     o->window_generations);
+        return -1;
+    }
+    return 0;
+}
+
 PyDoc_STRVAR(filter_doc,
 "Filter(capacity, fpr=0.01, *, kind=None, hash='xxh3', seed=None,\n"
 "       growth=2.0, tightening=0.5, nonscaling=False, sub_kind=None,\n"
@@ -250,6 +289,8 @@ static int filter_init(filter_object *self, PyObject *args, PyObject *kw)
     o.nonscaling = nonscaling != 0;
     o.window_span = window_span;
     o.window_generations = generations;
+    if (pybk_check_size(capacity, fpr) < 0 || check_options(&o) < 0)
+        return -1;
     bk_filter_t *f = NULL;
     bk_status_t st = bk_filter_create(&f, capacity, fpr, &o);
     if (st != BK_OK) {

@@ -98,8 +98,13 @@ static PyObject *module_plan(PyObject *mod, PyObject *args, PyObject *kw)
         pybk_u64(cap_obj, "capacity", &capacity) < 0 ||
         (span_obj && pybk_u64(span_obj, "window_span", &span) < 0))
         return NULL;
-    if (kind_name && pybk_filter_kind(kind_name, &kind) < 0)
+    if ((kind_name && pybk_filter_kind(kind_name, &kind) < 0) ||
+        pybk_check_size(capacity, fpr) < 0)
         return NULL;
+    if (gens != 0 && (gens < 2 || gens > 16)) {
+        PyErr_Format(pybk_error_class(BK_EINVAL), "bad generations %u (want 2..16)", gens);
+        return NULL;
+    }
     if (kind == BK_KIND_WINDOW)
         return plan_window(capacity, fpr, span, gens);
     if (span || gens) {

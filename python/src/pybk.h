@@ -76,6 +76,12 @@ PyObject *pybk_raise_truncated(void);
         }                                                                         \
     } while (0)
 
+/* ---- filter.c ------------------------------------------------------------ */
+
+/* capacity >= 1 and fpr in (0, 1), or InvalidArgumentError naming the
+ * argument and its value (as the tool's "bad capacity '0'"); 0 or -1. */
+int pybk_check_size(uint64_t capacity, double fpr);
+
 /* ---- keys.c ------------------------------------------------------------ */
 
 /* Points *key at the bytes of obj: bytes as they are, str as UTF-8,

@@ -760,3 +760,21 @@ def test_a_mapping_truncated_under_it_raises_instead_of_killing(tool, tmp_path):
         else:
             f.close()
         assert bloomkit.Filter(10, 0.01).add("still alive")
+
+
+@pytest.mark.parametrize("args,kw,says", [
+    ((0, 0.01), {}, "bad capacity 0"),
+    ((10, 2), {}, "bad fpr 2.0"),
+    ((10, 0.0), {}, "bad fpr 0.0"),
+    ((10, 0.01), {"kind": "scalable", "growth": 0.5}, "bad growth 0.5"),
+    ((10, 0.01), {"kind": "scalable", "tightening": 1.5}, "bad tightening 1.5"),
+    ((10, 0.01), {"kind": "window", "generations": 1}, "bad generations 1"),
+])
+def test_errors_name_the_argument_and_its_value(args, kw, says):
+    # As the tool does ("bad capacity '0'"); before, every one of these
+    # said "invalid argument".
+    with pytest.raises(bloomkit.InvalidArgumentError, match=says):
+        bloomkit.Filter(*args, **kw)
+    if not kw:
+        with pytest.raises(bloomkit.InvalidArgumentError, match=says):
+            bloomkit.plan(*args)
