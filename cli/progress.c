@@ -160,9 +160,10 @@ void bkc_progress_summary(bkc_progress_t *p, const char *what)
     filter_text(p, fil, sizeof fil);
     double el = bkc_now() - p->start;
     if (p->has_fresh)
-        fprintf(stderr, "bloomkit %s: %s%llu items, %llu new, %llu duplicates%s, %.2f s\n",
+        fprintf(stderr, "bloomkit %s: %s%llu items, %llu new, %llu duplicate%s%s, %.2f s\n",
                 bkc_cmd_name, what ? what : "", (unsigned long long)p->items,
-                (unsigned long long)p->fresh, (unsigned long long)p->dups, fil, el);
+                (unsigned long long)p->fresh, (unsigned long long)p->dups,
+                p->dups == 1 ? "" : "s", fil, el);
     else
         fprintf(stderr, "bloomkit %s: %s%llu items%s, %.2f s\n", bkc_cmd_name, what ? what : "",
                 (unsigned long long)p->items, fil, el);

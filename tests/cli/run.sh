@@ -289,6 +289,8 @@ awk '!seen[$0]++' urls >urls.awk
 rc 0 "dedup" "$BK" dedup --seed 1 -p 1e-9 urls
 check "dedup = awk !seen" same out urls.awk
 check "dedup summary" grep -q '3000 items, 1700 new, 1300 duplicates' err
+printf 'a\na\n' | "$BK" dedup >/dev/null 2>err --progress
+check "one duplicate is said in the singular" grep -q '2 items, 1 new, 1 duplicate,' err
 rc 0 "dedup stdin -q" sh -c "'$BK' dedup -q --seed 1 -p 1e-9 <urls >o3 && cmp -s o3 urls.awk"
 check "dedup -q silent" test ! -s err
 seq 1 1000 >r1
