@@ -133,10 +133,6 @@ int bkr_cmd_wbf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
 
 /* ---- LOADCHUNK ---- */
 
-/* Serialized bytes may exceed the payload by their header and checksums;
- * this much slack over MAX_BYTES covers that for any filter. */
-#define DUMP_SLACK (UINT64_C(1) << 20)
-
 /* A client's LOADCHUNK that fails gets an error; one replayed from the AOF
  * stops the server (the key would be missing, or later adds would make a
  * default filter in its place). */
@@ -167,7 +163,7 @@ static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleStri
         return refuse(ctx, msg);
     }
     uint64_t cap = bkr_cap(ctx);
-    if (cap != UINT64_MAX && total > cap + DUMP_SLACK) {
+    if (cap != UINT64_MAX && total > cap + BKR_SERIAL_SLACK) {
         snprintf(msg, sizeof msg,
                  "ERR dump of %llu bytes is over the limit of %llu bytes (module argument "
                  "MAX_BYTES)",

@@ -72,6 +72,11 @@ typedef struct bkr_config {
 /* The largest EXPANSION a BF takes (BF.RESERVE, BF.INSERT, BKI.CREATE). */
 #define BKR_MAX_EXPANSION 32768
 
+/* Serialized bytes exceed a filter's payload by their header, part table
+ * and padding; this much slack over MAX_BYTES covers that for any filter
+ * when a dump's announced size is checked against the cap. */
+#define BKR_SERIAL_SLACK (UINT64_C(1) << 20)
+
 /* Size of the pieces a filter is written in (RDB strings, AOF LOADCHUNK
  * commands): the only memory a save needs beyond Redis' own. */
 #define BKR_PIECE_BYTES (UINT64_C(1) << 20)

@@ -172,13 +172,9 @@ bool bkr_within_cap(const bk_filter_t *f, uint64_t cap, uint64_t *bytes)
     return s.bytes <= cap;
 }
 
-/* Serialized bytes may exceed the payload by their header and checksums;
- * this much slack over a cap covers that for any filter. */
-#define BKR_SERIAL_SLACK (UINT64_C(1) << 20)
-
-/* Reads `want` bytes stored as strings into o's loader (or, for an RDB
- * of encoding version 1, the one string holding them). NULL after a log
- * line. */
+/* Reads `want` bytes stored as strings of at most BKR_PIECE_BYTES into
+ * o's loader (encoding version 2). False after a log line, or on an I/O
+ * error (Redis reports those). */
 static bool load_pieces(RedisModuleIO *io, bkr_obj_t *o, uint64_t want)
 {
     uint64_t got = 0;
@@ -283,6 +279,18 @@ static void *rdb_load_family(RedisModuleIO *io, int encver, bkr_family_t family)
         received = pending && !v1 ? RedisModule_LoadUnsigned(io) : total;
         if (RedisModule_IsIOError(io))
             return NULL;
+        /* The loader allocates what the header describes, up to total: a
+         * client's RESTORE is held to the cap before that, a key the
+         * server already held is not (finish_load). */
+        if (total > bkr_config.max_bytes + BKR_SERIAL_SLACK &&
+            !bkr_loading(RedisModule_GetContextFromIO(io))) {
+            RedisModule_LogIOError(io, "warning",
+                                   "bloomkit: refusing a %s value of %llu bytes, over the limit "
+                                   "of %llu bytes (module argument MAX_BYTES)",
+                                   bkr_family_prefix(family), (unsigned long long)total,
+                                   (unsigned long long)bkr_config.max_bytes);
+            return NULL;
+        }
     }
     if (v1) {
         /* One string: its length is the total (or, pending, what came). */

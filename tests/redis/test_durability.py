@@ -247,6 +247,28 @@ def test_hostile_numbers(r):
           r.execute_command("BF.INFO", "bk2", "EXPANSION") == [32768])
 
 
+def test_restore_over_the_cap_refused_before_loading(s):
+    """A RESTORE payload announcing more bytes than MAX_BYTES is refused
+    from its sizes, before anything is allocated for it (the loader would
+    allocate what a crafted header describes, up to the announced size)."""
+    r = s.r
+    r.execute_command("BF.RESERVE", "small", "0.01", "100")
+    payload = r.dump("small")
+    body = payload[:-10]
+    # type, module id (0x81 + 8 bytes), then UINT tag 3, UINT total
+    assert body[10:13] == b"\x02\x03\x02", body[:16]
+    enc = body[13]
+    width = {0: 1, 1: 2}.get(enc >> 6) or (5 if enc == 0x80 else 9)
+    crafted = body[:13] + b"\x81" + (1 << 46).to_bytes(8, "big") + body[13 + width:]
+    crafted += payload[-10:-8]
+    crafted += tm.crc64(crafted).to_bytes(8, "little")
+    e = error_of(r.restore, "crafted", 0, crafted)
+    check("RESTORE announcing 64 TiB refused", e is not None and "Bad data format" in e, e)
+    check("... from its size, naming MAX_BYTES in the log",
+          "refusing a BF value of 70368744177664 bytes, over the limit" in log_of(s))
+    check("... and nothing created", r.exists("crafted") == 0 and r.ping())
+
+
 def test_scandump_holds_no_copy(r):
     r.execute_command("BF.RESERVE", "sd", "0.001", "5000000", "NONSCALING")
     usage = r.memory_usage("sd")
@@ -312,6 +334,7 @@ def main():
     try:
         test_hostile_numbers(s.r)
         test_scandump_holds_no_copy(s.r)
+        test_restore_over_the_cap_refused_before_loading(s)
     finally:
         s.stop()
     test_save_under_address_limit()
