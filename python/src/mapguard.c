@@ -9,12 +9,14 @@
  */
 #include "pybk.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 
 static _Thread_local pybk_guard_t *current;
 static struct sigaction previous;
-static volatile sig_atomic_t installed;
+static bool installed;
+static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 
 static void on_sigbus(int sig, siginfo_t *info, void *uctx)
 {
@@ -37,22 +39,27 @@ static void on_sigbus(int sig, siginfo_t *info, void *uctx)
     signal(SIGBUS, SIG_DFL);
 }
 
+static void install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    installed = sigaction(SIGBUS, &sa, &previous) == 0;
+}
+
 bool pybk_guard_arm(pybk_guard_t *g, const bk_filter_t *f)
 {
     const void *addr = NULL;
     size_t len = 0;
     if (!f || bk_filter_mapping(f, &addr, &len) != BK_OK || !addr)
         return false; /* in memory: nothing to guard */
-    if (!installed) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = on_sigbus;
-        sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-        sigemptyset(&sa.sa_mask);
-        if (sigaction(SIGBUS, &sa, &previous) != 0)
-            return false;
-        installed = 1;
-    }
+    /* Once, whatever the thread: batch calls arm guards without the GIL,
+     * and a second install would save this handler as "the one before". */
+    pthread_once(&install_once, install);
+    if (!installed)
+        return false;
     g->lo = addr;
     g->hi = (const char *)addr + len;
     g->prev = current;
