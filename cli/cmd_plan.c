@@ -244,6 +244,48 @@ static void print_alternatives(uint64_t n, double p, bk_kind_t chosen, bool spee
                use_precise ? "precise" : "classic", best->bits_per_key / optimum);
 }
 
+/* The plan of a filter of one kind, its fill table and the other kinds. 0,
+ * or 2 after a message. */
+static int print_filter_plan(bk_kind_t kind, uint64_t n, double p, bool speed)
+{
+    bk_plan_t pl;
+    bk_status_t st = bk_plan(kind, n, p, &pl);
+    if (st != BK_OK) {
+        const char *name = bk_kind_name(kind);
+        /* bk_plan's BK_ENOMEM here is its size limit, not this machine's
+         * memory: a filter's payload is at most 2^46 bytes (64 TiB). */
+        bkc_error("cannot size a %s filter for n=%llu p=%g: %s", name ? name : "default",
+                  (unsigned long long)n, p,
+                  st == BK_ENOMEM ? "it would need more than the 64 TiB a filter may hold"
+                                  : bk_strerror(st));
+        return BKC_EXIT_ERROR;
+    }
+    char hb[32];
+    printf("kind            %s\n", bk_kind_name(pl.kind));
+    printf("capacity        %llu\n", (unsigned long long)pl.capacity);
+    printf("target FPR      %g\n", pl.fpr_target);
+    printf("bits            %llu\n", (unsigned long long)pl.bits);
+    if (pl.cells != pl.bits)
+        printf("cells           %llu\n", (unsigned long long)pl.cells);
+    printf("k               %u\n", pl.k);
+    printf("bytes           %llu (%s)\n", (unsigned long long)pl.bytes,
+           bkc_human_bytes((double)pl.bytes, hb, sizeof hb));
+    printf("bits per key    %.2f\n", pl.bits_per_key);
+    printf("expected FPR    %.4g\n", pl.expected_fpr);
+    if (kind == BK_KIND_SCALABLE)
+        printf("(scalable: the first sub-filter; each further one is larger and tighter)\n");
+    printf("\n%8s  %14s  %s\n", "fill", "items", "expected FPR");
+    static const int pct[] = {10, 25, 50, 75, 100, 125, 150, 200};
+    bk_kind_t model = kind == BK_KIND_SCALABLE ? BK_KIND_BLOCKED : pl.kind;
+    for (size_t i = 0; i < sizeof pct / sizeof pct[0]; i++) {
+        uint64_t items = (uint64_t)((double)n * pct[i] / 100.0);
+        printf("%7d%%  %14llu  %.4g\n", pct[i], (unsigned long long)items,
+               bk_fpr_expected(model, pl.cells, items, pl.k));
+    }
+    print_alternatives(n, p, pl.kind, speed);
+    return 0;
+}
+
 int bkc_cmd_plan(int argc, char **argv)
 {
     static const struct option opts[] = {{"capacity", required_argument, 0, 'n'},
@@ -297,40 +339,5 @@ int bkc_cmd_plan(int argc, char **argv)
         return 0;
     }
 
-    bk_plan_t pl;
-    bk_status_t st = bk_plan(kind, n, p, &pl);
-    if (st != BK_OK) {
-        const char *name = bk_kind_name(kind);
-        /* bk_plan's BK_ENOMEM here is its size limit, not this machine's
-         * memory: a filter's payload is at most 2^46 bytes (64 TiB). */
-        bkc_error("cannot size a %s filter for n=%llu p=%g: %s", name ? name : "default",
-                  (unsigned long long)n, p,
-                  st == BK_ENOMEM ? "it would need more than the 64 TiB a filter may hold"
-                                  : bk_strerror(st));
-        return BKC_EXIT_ERROR;
-    }
-    char hb[32];
-    printf("kind            %s\n", bk_kind_name(pl.kind));
-    printf("capacity        %llu\n", (unsigned long long)pl.capacity);
-    printf("target FPR      %g\n", pl.fpr_target);
-    printf("bits            %llu\n", (unsigned long long)pl.bits);
-    if (pl.cells != pl.bits)
-        printf("cells           %llu\n", (unsigned long long)pl.cells);
-    printf("k               %u\n", pl.k);
-    printf("bytes           %llu (%s)\n", (unsigned long long)pl.bytes,
-           bkc_human_bytes((double)pl.bytes, hb, sizeof hb));
-    printf("bits per key    %.2f\n", pl.bits_per_key);
-    printf("expected FPR    %.4g\n", pl.expected_fpr);
-    if (kind == BK_KIND_SCALABLE)
-        printf("(scalable: the first sub-filter; each further one is larger and tighter)\n");
-    printf("\n%8s  %14s  %s\n", "fill", "items", "expected FPR");
-    static const int pct[] = {10, 25, 50, 75, 100, 125, 150, 200};
-    bk_kind_t model = kind == BK_KIND_SCALABLE ? BK_KIND_BLOCKED : pl.kind;
-    for (size_t i = 0; i < sizeof pct / sizeof pct[0]; i++) {
-        uint64_t items = (uint64_t)((double)n * pct[i] / 100.0);
-        printf("%7d%%  %14llu  %.4g\n", pct[i], (unsigned long long)items,
-               bk_fpr_expected(model, pl.cells, items, pl.k));
-    }
-    print_alternatives(n, p, pl.kind, speed);
-    return 0;
+    return print_filter_plan(kind, n, p, speed);
 }
