@@ -6,7 +6,8 @@
  * with their line end written as "\n".
  *
  * With --state the seen-set is a filter file, loaded at the start and
- * saved atomically at checkpoints: every --checkpoint seconds, at the end,
+ * saved at checkpoints (bk_checkpoint_save: the sectors that changed, in
+ * place through a journal, crash-safe): every --checkpoint seconds, at the end,
  * and on every ending that can be caught (SIGINT, SIGTERM, SIGHUP, a
  * closed output pipe). The file is locked for the whole run (lock.h). The
  * guarantee: the saved state never holds a line that was not written to
@@ -64,7 +65,7 @@ static const char usage[] =
     "crawler's \"re-fetch a URL not fetched in the last 7 days\".\n"
     "\n"
     "  -s, --state FILE   load the seen-set from FILE if it exists (its own\n"
-    "                     size and kind are used) and save it back atomically\n"
+    "                     size and kind are used) and save what changed back\n"
     "                     at checkpoints, at the end and when interrupted\n"
     "                     (SIGINT, SIGTERM, SIGHUP, a closed output pipe);\n"
     "                     FILE never records a line not yet printed (into a\n"
@@ -100,6 +101,7 @@ static volatile sig_atomic_t stop_signal;
 typedef struct {
     bk_filter_t *f;
     const char *state;
+    bk_checkpoint_t *cp;        /* the state's checkpoints (what changed) */
     bkc_progress_t *prog;
     bkc_batch_t batch;
     const bkc_reader_t *reader; /* the input being read */
@@ -260,7 +262,7 @@ static int maybe_checkpoint(dedup_ctx_t *c)
         return BKC_EXIT_ERROR;
     c->last_save = bkc_now();
     c->dirty = false;
-    return bkc_save_filter(c->f, c->state) == 0 ? 0 : BKC_EXIT_ERROR;
+    return bkc_checkpoint_save(c->cp, c->f, c->state) == 0 ? 0 : BKC_EXIT_ERROR;
 }
 
 /* Records the batch and prints its new lines, in input order. */
@@ -471,7 +473,7 @@ static int finish_run(dedup_ctx_t *c, int rc)
     if ((rc == 0 || c->out_closed) && settle(c, !c->out_closed) != 0)
         rc = BKC_EXIT_ERROR;
     bool save = c->state && (rc == 0 || (c->out_closed && !c->recorded_ahead));
-    if (save && bkc_save_filter(c->f, c->state) != 0)
+    if (save && bkc_checkpoint_save(c->cp, c->f, c->state) != 0)
         rc = BKC_EXIT_ERROR;
     if (rc == 0 && stopped)
         rc = 128 + stop_signal;
@@ -493,6 +495,12 @@ int bkc_cmd_dedup(int argc, char **argv)
         bk_filter_free(f);
         return BKC_EXIT_ERROR;
     }
+    bk_checkpoint_t *cp = o.state ? bkc_checkpoint_start(f, o.state) : NULL;
+    if (o.state && !cp) {
+        bkc_lock_release(&lock);
+        bk_filter_free(f);
+        return BKC_EXIT_ERROR;
+    }
     if (o.state)
         catch_endings();
     bkc_stdout_setup();
@@ -500,7 +508,7 @@ int bkc_cmd_dedup(int argc, char **argv)
     bkc_progress_init(&prog, o.in.pmode, bkc_inputs_size(argv + optind, argc - optind));
     prog.has_fresh = true;
     prog.filter = f;
-    dedup_ctx_t ctx = {.f = f, .state = o.state, .prog = &prog, .every = o.every,
+    dedup_ctx_t ctx = {.f = f, .state = o.state, .cp = cp, .prog = &prog, .every = o.every,
                        .window = bk_filter_kind(f) == BK_KIND_WINDOW};
     uint64_t unread;
     ctx.track = o.state && !ctx.window && bkc_out_unread(&unread) == 0;
@@ -520,6 +528,7 @@ int bkc_cmd_dedup(int argc, char **argv)
     if (summary)
         bkc_warn_over_capacity(f, o.state ? o.state : "the seen-set",
                                "new lines are dropped as seen with probability");
+    bk_checkpoint_free(cp);
     bk_filter_free(f);
     return rc;
 }

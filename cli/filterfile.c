@@ -106,18 +106,9 @@ int bkc_verify_mapped(const bk_filter_t *f, const char *path)
     return -1;
 }
 
-/* Saves f at path: replacing what is there, or (only_new) only where
- * nothing is yet. 0, or -1 after a message. */
-static int save_filter(const bk_filter_t *f, const char *path, bool only_new)
+/* 0 for a save that succeeded, else -1 after a message naming path. */
+static int save_status(const char *path, bk_status_t st)
 {
-    errno = 0;
-    bk_status_t st = only_new ? bk_filter_save_new(f, path) : bk_filter_save(f, path);
-    if (only_new && st == BK_EIO && errno == EEXIST) {
-        bkc_error("%s: not written: another process created it while this one worked (it "
-                  "is left as that process wrote it)",
-                  path);
-        return -1;
-    }
     if (st == BK_EIO && (errno == EINVAL || errno == EISDIR)) {
         /* the library refuses to replace anything but a regular file */
         bkc_error("%s: cannot save filter: not a regular file (%s); left unchanged", path,
@@ -131,6 +122,21 @@ static int save_filter(const bk_filter_t *f, const char *path, bool only_new)
     return 0;
 }
 
+/* Saves f at path: replacing what is there, or (only_new) only where
+ * nothing is yet. 0, or -1 after a message. */
+static int save_filter(const bk_filter_t *f, const char *path, bool only_new)
+{
+    errno = 0;
+    bk_status_t st = only_new ? bk_filter_save_new(f, path) : bk_filter_save(f, path);
+    if (only_new && st == BK_EIO && errno == EEXIST) {
+        bkc_error("%s: not written: another process created it while this one worked (it "
+                  "is left as that process wrote it)",
+                  path);
+        return -1;
+    }
+    return save_status(path, st);
+}
+
 int bkc_save_filter(const bk_filter_t *f, const char *path)
 {
     return save_filter(f, path, false);
@@ -139,6 +145,21 @@ int bkc_save_filter(const bk_filter_t *f, const char *path)
 int bkc_save_new_filter(const bk_filter_t *f, const char *path)
 {
     return save_filter(f, path, true);
+}
+
+bk_checkpoint_t *bkc_checkpoint_start(const bk_filter_t *f, const char *path)
+{
+    bk_checkpoint_t *cp = NULL;
+    bk_status_t st = bk_checkpoint_new(&cp, f, path);
+    if (st != BK_OK)
+        bkc_error("%s: cannot prepare checkpoints: %s", path, bk_strerror(st));
+    return cp;
+}
+
+int bkc_checkpoint_save(bk_checkpoint_t *cp, const bk_filter_t *f, const char *path)
+{
+    errno = 0;
+    return save_status(path, bk_checkpoint_save(cp, f, NULL));
 }
 
 void bkc_warn_over_capacity(const bk_filter_t *f, const char *name, const char *what)
@@ -159,8 +180,7 @@ void bkc_warn_over_capacity(const bk_filter_t *f, const char *name, const char *
         else if (in.expected_fpr > in.fpr_target)
             bkc_error("%s: warning: more lines per window than the %llu it was sized for; %s "
                       "%.3g (sized for %g; use a larger -n)",
-                      name, (unsigned long long)in.capacity, what, in.expected_fpr,
-                      in.fpr_target);
+                      name, (unsigned long long)in.capacity, what, in.expected_fpr, in.fpr_target);
         return;
     }
     if (in.items > in.capacity)

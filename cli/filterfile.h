@@ -46,6 +46,12 @@ int bkc_save_filter(const bk_filter_t *f, const char *path);
  * file if something is there. */
 int bkc_save_new_filter(const bk_filter_t *f, const char *path);
 
+/* Checkpoints of a long-running writer (bk_checkpoint_*: only the sectors
+ * that changed are written). start: for f as loaded from path; NULL after
+ * a message. save: 0, or -1 after a message naming the file. */
+bk_checkpoint_t *bkc_checkpoint_start(const bk_filter_t *f, const char *path);
+int bkc_checkpoint_save(bk_checkpoint_t *cp, const bk_filter_t *f, const char *path);
+
 /* If a non-scaling filter holds more items than it was sized for, warns
  * "NAME: warning: N items exceed the capacity C; WHAT P (...)" with P its
  * expected FPR now. */

@@ -70,6 +70,10 @@ void bkf_obj_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p)
         p->data = o->bm_data;
         p->length = payload_len(p->kind, p->cells);
     }
+    if (o->sums) {
+        p->sum = o->sums[i];
+        p->sum_known = true;
+    }
 }
 
 /* Describes a filter for writing; BK_EINVAL if it cannot be written (a
@@ -189,7 +193,7 @@ static void encode_entry(const bkf_part_t *p, uint64_t off, uint8_t e[BKF_PART])
     put_u64(e + P_SEED, p->seed);
     put_u64(e + P_OFFSET, off);
     put_u64(e + P_LENGTH, p->length);
-    put_u64(e + P_CHECKSUM, bkf_checksum(p->data, p->length));
+    put_u64(e + P_CHECKSUM, p->sum_known ? p->sum : bkf_checksum(p->data, p->length));
 }
 
 /* Encodes the metadata (header, part table with payload checksums, header

@@ -45,10 +45,34 @@ BKI_HIDDEN bk_status_t bkf_save_obj(const bkf_obj_t *o, const char *path);
 /* Opens path (with flags) and checks it is a regular file; *size its size. */
 BKI_HIDDEN bk_status_t bkf_open_regular(const char *path, int flags, int *fd_out,
                                         uint64_t *size, const char **why);
+/* bkf_open_regular, then bkf_settle: a checkpoint in progress waited for,
+ * an interrupted one finished, the shared checkpoint lock held on return
+ * (bkf_settle_end or close drops it); *size is the size after that. */
+BKI_HIDDEN bk_status_t bkf_open_settled(const char *path, int flags, int *fd_out,
+                                        uint64_t *size, const char **why);
 /* Reads and validates the metadata of an open file into a heap buffer
  * (*meta_buf, caller frees), never larger than the file. */
 BKI_HIDDEN bk_status_t bkf_read_file_meta(int fd, uint64_t size, uint8_t **meta_buf,
                                           bkf_meta_t *m, const char **why);
+/* BK_ENOSPC for a full disk or quota (errno ENOSPC, EDQUOT), else BK_EIO. */
+BKI_HIDDEN bk_status_t bkf_errno_status(void);
+/* The directory part of path ("." if none); heap-owned, NULL without memory. */
+BKI_HIDDEN char *bkf_parent_dir(const char *path);
+/* fsync of a directory, so a rename, creation or removal in it lasts. */
+BKI_HIDDEN bk_status_t bkf_fsync_dir(const char *dir);
+/* The file a save must change: path, or what its chain of symbolic links
+ * finally names (which may not exist yet). Heap-owned; NULL with errno. */
+BKI_HIDDEN char *bkf_link_target(const char *path);
+
+/* ---- checkpoint.c ---- */
+
+/* Run by every load and open of a filter file, on its open descriptor fd:
+ * waits for a checkpoint in progress (a shared lock on fd, held on return
+ * until bkf_settle_end or close), and finishes one a killed writer left
+ * (its journal), so what is read next is a whole checkpoint. */
+BKI_HIDDEN bk_status_t bkf_settle(int fd, const char *path, const char **why);
+BKI_HIDDEN void bkf_settle_end(int fd);
+
 /* A source that reads fd with pread. */
 BKI_HIDDEN bkf_source_t bkf_file_source(int fd);
 

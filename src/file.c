@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static bk_status_t errno_status(void)
+bk_status_t bkf_errno_status(void)
 {
     return (errno == ENOSPC || errno == EDQUOT) ? BK_ENOSPC : BK_EIO;
 }
@@ -37,7 +37,7 @@ static bk_status_t write_all(int fd, const void *buf, uint64_t n)
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            return errno_status();
+            return bkf_errno_status();
         }
         if (w == 0) {
             errno = ENOSPC;
@@ -95,7 +95,7 @@ static int open_temp(const char *path, char **tmp_out, mode_t mode)
 /* The directory part of path ("." if none), heap-owned; NULL if out of
  * memory. Computed before the rename so nothing can fail for want of
  * memory once the new file is in place. */
-static char *parent_dir(const char *path)
+char *bkf_parent_dir(const char *path)
 {
     const char *slash = strrchr(path, '/');
     size_t n = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
@@ -110,7 +110,7 @@ static char *parent_dir(const char *path)
     return dir;
 }
 
-static bk_status_t fsync_dir(const char *dir)
+bk_status_t bkf_fsync_dir(const char *dir)
 {
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
@@ -146,7 +146,7 @@ static bk_status_t write_sparse(int fd, const uint8_t *data, uint64_t len, uint6
         size_t n = (size_t)(len - done < to_edge ? len - done : to_edge);
         if (n == SPARSE_BLOCK && zero_block(data + done, n)) {
             if (lseek(fd, (off_t)n, SEEK_CUR) < 0)
-                return errno_status();
+                return bkf_errno_status();
         } else {
             bk_status_t st = write_all(fd, data + done, n);
             if (st != BK_OK)
@@ -168,14 +168,14 @@ static bk_status_t write_obj(int fd, const bkf_obj_t *o, const uint8_t *meta)
         st = write_sparse(fd, p.data, p.length, at);
         /* the zero padding after it: a hole too, filled in by ftruncate */
         if (st == BK_OK && lseek(fd, (off_t)(bkf_align64(p.length) - p.length), SEEK_CUR) < 0)
-            st = errno_status();
+            st = bkf_errno_status();
         at += bkf_align64(p.length);
     }
     /* Holes at the end count only once the file reaches its size. */
     if (st == BK_OK && ftruncate(fd, (off_t)at) != 0)
-        st = errno_status();
+        st = bkf_errno_status();
     if (st == BK_OK && fsync(fd) != 0)
-        st = errno_status();
+        st = bkf_errno_status();
     return st;
 }
 
@@ -204,18 +204,18 @@ static bk_status_t commit_temp(int fd, bk_status_t st, const char *tmp, const ch
 {
     int saved = errno;
     if (close(fd) != 0 && st == BK_OK) {
-        st = errno_status();
+        st = bkf_errno_status();
         saved = errno;
     }
     if (st == BK_OK && (noreplace ? rename_noreplace(tmp, path) : rename(tmp, path)) != 0) {
-        st = errno_status();
+        st = bkf_errno_status();
         saved = errno;
     }
     if (st != BK_OK) {
         unlink(tmp);
     } else {
         /* The rename is done; this makes it survive a power loss. */
-        st = fsync_dir(dir);
+        st = bkf_fsync_dir(dir);
         saved = errno;
     }
     errno = saved;
@@ -228,7 +228,7 @@ static bk_status_t commit_temp(int fd, bk_status_t st, const char *tmp, const ch
  * points at, as the user meant; replacing the link itself would leave the
  * real file behind, and the data split in two. Heap-owned; NULL with errno
  * set (ELOOP for a cycle, ENOMEM). */
-static char *link_target(const char *path)
+char *bkf_link_target(const char *path)
 {
     char *cur = bki_malloc(strlen(path) + 1);
     if (!cur) {
@@ -282,7 +282,7 @@ static bool process_alive(long pid)
  * the file. `mine` is this save's own temp name, never removed. */
 static void remove_stale_temps(const char *target, const char *mine)
 {
-    char *dir = parent_dir(target);
+    char *dir = bkf_parent_dir(target);
     const char *slash = strrchr(target, '/');
     const char *base = slash ? slash + 1 : target;
     size_t blen = strlen(base);
@@ -334,14 +334,14 @@ static bk_status_t save_to(const bkf_obj_t *o, const uint8_t *meta, const char *
         errno = S_ISDIR(old.st_mode) ? EISDIR : EINVAL;
         return BK_EIO;
     }
-    char *dir = parent_dir(target);
+    char *dir = bkf_parent_dir(target);
     char *tmp = NULL;
     if (!dir)
         return BK_ENOMEM;
     bk_status_t st;
     int fd = open_temp(target, &tmp, 0666);
     if (fd < 0) {
-        st = fd == -2 ? BK_ENOMEM : errno_status();
+        st = fd == -2 ? BK_ENOMEM : bkf_errno_status();
     } else {
         if (exists) {
             (void)fchmod(fd, old.st_mode & 07777);
@@ -373,7 +373,7 @@ static bk_status_t save_obj(const bkf_obj_t *o, const char *path, bool noreplace
         return BK_ENOMEM;
     bkf_encode_meta(o, meta);
     bk_status_t st;
-    char *target = link_target(path);
+    char *target = bkf_link_target(path);
     if (!target)
         st = errno == ENOMEM ? BK_ENOMEM : BK_EIO;
     else
@@ -483,6 +483,24 @@ bk_status_t bkf_open_regular(const char *path, int flags, int *fd_out, uint64_t 
     return BK_OK;
 }
 
+bk_status_t bkf_open_settled(const char *path, int flags, int *fd_out, uint64_t *size,
+                             const char **why)
+{
+    bk_status_t st = bkf_open_regular(path, flags, fd_out, size, why);
+    if (st != BK_OK)
+        return st;
+    st = bkf_settle(*fd_out, path, why);
+    struct stat sb;
+    if (st == BK_OK && fstat(*fd_out, &sb) == 0)
+        *size = (uint64_t)sb.st_size; /* a finished checkpoint may change it */
+    if (st != BK_OK) {
+        int saved = errno;
+        close(*fd_out);
+        errno = saved;
+    }
+    return st;
+}
+
 /* ---- public API ---- */
 
 bk_status_t bk_filter_save(const bk_filter_t *f, const char *path)
@@ -510,7 +528,8 @@ bk_status_t bk_filter_load(bk_filter_t **out, const char *path, const char **why
     *out = NULL;
     int fd;
     uint64_t size;
-    bk_status_t st = bkf_open_regular(path, O_RDONLY, &fd, &size, why);
+    /* the shared checkpoint lock lasts until close */
+    bk_status_t st = bkf_open_settled(path, O_RDONLY, &fd, &size, why);
     if (st != BK_OK)
         return st;
 #ifdef POSIX_FADV_SEQUENTIAL

@@ -34,7 +34,8 @@ bk_status_t bk_filter_open(bk_filter_t **out, const char *path, bk_map_mode_t mo
     bool writable = mode == BK_MAP_WRITABLE;
     int fd;
     uint64_t size;
-    bk_status_t st = bkf_open_regular(path, writable ? O_RDWR : O_RDONLY, &fd, &size, why);
+    /* No checkpoint writes in place until the metadata is validated. */
+    bk_status_t st = bkf_open_settled(path, writable ? O_RDWR : O_RDONLY, &fd, &size, why);
     if (st != BK_OK)
         return st;
     if (size < BKF_HEADER || size > SIZE_MAX) {
@@ -43,13 +44,13 @@ bk_status_t bk_filter_open(bk_filter_t **out, const char *path, bk_map_mode_t mo
         bkf_meta_t m;
         st = bkf_read_file_meta(fd, size, &mb, &m, why);
         bki_free(mb);
-        close(fd);
+        close(fd); /* drops the lock */
         if (st == BK_OK)
             FAIL(BK_ENOMEM, "file too large to map");
         return st;
     }
-    void *map = mmap(NULL, (size_t)size, writable ? PROT_READ | PROT_WRITE : PROT_READ,
-                     MAP_SHARED, fd, 0);
+    void *map =
+        mmap(NULL, (size_t)size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) {
         int saved = errno;
         close(fd);
@@ -62,6 +63,7 @@ bk_status_t bk_filter_open(bk_filter_t **out, const char *path, bk_map_mode_t mo
         bkf_source_t s = {.buf = map, .read = NULL, .fd = -1};
         st = bkf_build_filter(out, &m, &s, map, why);
     }
+    bkf_settle_end(fd);
     if (st != BK_OK) {
         munmap(map, (size_t)size);
         close(fd);

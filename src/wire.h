@@ -65,6 +65,7 @@ typedef struct bkf_part {
     uint64_t cells, capacity, items, seed, offset, length, sum;
     double fpr;
     const uint8_t *data; /* writer: source bytes */
+    bool sum_known;      /* writer: sum is the payload's checksum already */
 } bkf_part_t;
 
 /* The writer's view of an object: top-level fields plus its parts. */
@@ -81,6 +82,10 @@ typedef struct bkf_obj {
     const uint8_t *bm_data; /* bitmaps */
     uint64_t bm_n;
     uint8_t window_state[BKF_WINDOW_STATE_MAX]; /* windows: part 1's bytes */
+    /* Payload checksums computed by the caller (nparts of them), or NULL:
+     * the checkpointer hashes every payload anyway, so the metadata need
+     * not read them a second time. */
+    const uint64_t *sums;
 } bkf_obj_t;
 
 /* The decoded and validated metadata. */

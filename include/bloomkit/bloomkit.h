@@ -696,8 +696,54 @@ bk_status_t bk_filter_save(const bk_filter_t *f, const char *path);
  * killed. */
 bk_status_t bk_filter_save_new(const bk_filter_t *f, const char *path);
 
-/* Reads a file into memory and validates it. *why as for deserialize. */
+/* Reads a file into memory and validates it. *why as for deserialize.
+ * Like bk_filter_open, it first waits for a checkpoint in progress
+ * (bk_checkpoint_save) and finishes one a killed writer left; a journal
+ * that needs finishing without write access to the file is BK_EIO with
+ * *why saying so. */
 bk_status_t bk_filter_load(bk_filter_t **out, const char *path, const char **why);
+
+/* ---- checkpoints: writing only what changed ---- */
+
+/* Keeps a filter's file up to date a checkpoint at a time, writing only
+ * the 512-byte sectors that changed since the last one: in place, through
+ * a journal beside the file (PATH-journal; docs/FORMAT.md), so a process
+ * killed at any instant leaves the previous checkpoint or this one. For a
+ * long-running writer of a large filter (a crawler's seen-set saved every
+ * few seconds). The file stays an ordinary filter file. */
+typedef struct bk_checkpoint bk_checkpoint_t;
+
+typedef struct bk_checkpoint_stats {
+    bool whole;             /* written whole, as bk_filter_save does */
+    uint64_t sectors;       /* 512-byte sectors that changed */
+    uint64_t pages;         /* 4 KiB pages of the file they lie in */
+    uint64_t bytes_written; /* journal bytes plus the pages written in place
+                               (whole: the file's size) */
+} bk_checkpoint_stats_t;
+
+/* Starts checkpoints of f into path (symbolic links followed). f is what
+ * was loaded from path, or path does not hold f's bytes (nothing there
+ * yet, another filter), in which case the first checkpoint writes the
+ * file whole. Reads f once, keeping a 64-bit hash per sector: 1/64 of the
+ * file's size in memory. *out is the caller's (bk_checkpoint_free); f
+ * stays the caller's and is not retained. BK_EINVAL, BK_ENOMEM. */
+bk_status_t bk_checkpoint_new(bk_checkpoint_t **out, const bk_filter_t *f, const char *path);
+
+/* Makes the file at cp's path hold f as it is now (f is the filter given
+ * to bk_checkpoint_new, changed since). Reads all of f to find what
+ * changed (about 0.1 s per GB) and writes those sectors, or the whole
+ * file, atomically, when that writes less, when the layout changed (a
+ * scalable filter grew) or when the file is not the one this checkpointer
+ * last wrote (replaced, or changed by another writer). Loads wait while it
+ * writes in place. stats (may be NULL) says what was written. Errors as
+ * bk_filter_save: BK_ENOSPC or BK_EIO with errno, the file then holding
+ * the previous checkpoint (or, once its journal is whole, this one, which
+ * the next load or checkpoint finishes); BK_ENOMEM. */
+bk_status_t bk_checkpoint_save(bk_checkpoint_t *cp, const bk_filter_t *f,
+                               bk_checkpoint_stats_t *stats);
+
+/* Frees cp (NULL is fine); the file is left as the last checkpoint made it. */
+void bk_checkpoint_free(bk_checkpoint_t *cp);
 
 typedef enum bk_map_mode {
     BK_MAP_READONLY = 0, /* queries only; adds give BK_EREADONLY */

@@ -9,8 +9,9 @@ REQUEST_FINGERPRINTER_CLASS settings behave as usual) in a Bloom filter.
 
 BloomDupeFilter (DUPEFILTER_CLASS = "bloomkit.scrapy.BloomDupeFilter")
     An in-process filter. With JOBDIR set it is loaded from
-    JOBDIR/requests.bloom when the crawl starts, and saved there atomically
-    when it closes and every BLOOMKIT_CHECKPOINT seconds while requests
+    JOBDIR/requests.bloom when the crawl starts, and saved there (crash-safe
+    checkpoints that write only what changed: Filter.checkpoint) when it
+    closes and every BLOOMKIT_CHECKPOINT seconds while requests
     come, as Scrapy's own RFPDupeFilter appends to JOBDIR/requests.seen as
     it goes. Pause with Ctrl-C and resume with the same JOBDIR: no request
     seen is fetched again. Lose the process to kill -9 or a crash and
@@ -144,15 +145,15 @@ class BloomDupeFilter(_LoggingDupeFilter):
         new = self.filter.add(self.request_fingerprint(request))
         if new and self.file and self.checkpoint > 0 and \
                 time.monotonic() - self._last_save >= self.checkpoint:
-            # Atomic (temp file and rename): a kill during it leaves the
-            # previous checkpoint whole.
-            self.filter.save(self.file)
+            # Writes the sectors that changed, through a journal: a kill
+            # during it leaves the previous checkpoint or this one whole.
+            self.filter.checkpoint(self.file)
             self._last_save = time.monotonic()
         return not new
 
     def close(self, reason):
         if self.file:
-            self.filter.save(self.file)
+            self.filter.checkpoint(self.file)
         info = self.filter.info()
         self._set_stat("bloomkit/dupefilter/items", info["items"])
         self._set_stat("bloomkit/dupefilter/bytes", info["bytes"])

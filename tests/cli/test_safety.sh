@@ -154,6 +154,18 @@ check "kill -9 after a checkpoint: the re-run does not repeat the checkpointed l
     test "$(wc -l <k2.out)" -eq 0
 check "kill -9: nothing was lost" sh -c "cat k1.out k2.out | sort -n | cmp -s - K"
 
+# Checkpoints write the sectors that changed, in place through a journal
+# (docs/FORMAT.md): a run adding a few lines to a large state keeps its inode.
+seq 1 1000 | "$BK" dedup -q --state ip.bk -n 1000000 -p 0.001 >/dev/null
+ino1=$(stat -c %i ip.bk)
+seq 1 1100 >IP
+"$BK" dedup -q --state ip.bk IP >ip.out
+check "dedup --state adding 100 lines to a 1.8 MB state writes it in place" \
+    test "$(stat -c %i ip.bk)" = "$ino1"
+check "... prints only the new lines" test "$(wc -l <ip.out)" -eq 100
+check "... leaves no journal behind" test ! -e ip.bk-journal
+check "... and the state holds all 1100 lines" test "$("$BK" check -c ip.bk IP)" = 1100
+
 for sig in HUP TERM; do
     rm -f g.fifo g.bk g1.out # a stale g1.out would let the test signal a run not yet started
     mkfifo g.fifo

@@ -778,3 +778,31 @@ def test_errors_name_the_argument_and_its_value(args, kw, says):
     if not kw:
         with pytest.raises(bloomkit.InvalidArgumentError, match=says):
             bloomkit.plan(*args)
+
+
+def test_checkpoint_writes_changes_in_place(tmp_path):
+    """checkpoint() leaves the bytes save() would write; after the first,
+    a few new keys are written into the same file (same inode), and the
+    file loads with them."""
+    path = str(tmp_path / "seen.bk")
+    whole = str(tmp_path / "whole.bk")
+    f = bloomkit.Filter(200000, 1e-6, kind="blocked2", seed=5)
+    f.add_many([b"a%d" % i for i in range(1000)])
+    f.checkpoint(path)
+    ino = os.stat(path).st_ino
+    f.add_many([b"b%d" % i for i in range(20)])
+    f.checkpoint(path)
+    f.save(whole)
+    with open(path, "rb") as a, open(whole, "rb") as b:
+        assert a.read() == b.read()
+    assert os.stat(path).st_ino == ino, "a few keys rewrote the file"
+    assert not os.path.exists(path + "-journal")
+    g = bloomkit.load(path)
+    assert b"b19" in g and b"a999" in g
+    # another path: its own first checkpoint, written whole
+    other = str(tmp_path / "other.bk")
+    f.checkpoint(other)
+    assert bloomkit.load(other).info()["items"] == f.info()["items"]
+    f.close()
+    with pytest.raises(ValueError):
+        f.checkpoint(path)

@@ -1,0 +1,907 @@
+/*
+ * Checkpoints that write what changed (bk_checkpoint_*), and finishing one
+ * that a killed writer left half done (bkf_settle, run by every load and
+ * open of a filter file).
+ *
+ * Why: a crawler's seen-set of a billion keys is a 2 GB file saved every
+ * 30 s; rewriting it whole costs 2 GB of writes for the few thousand keys
+ * that arrived since. A checkpoint instead finds the 512-byte sectors of
+ * the serialized form that differ from what it last wrote, by a 64-bit
+ * XXH3 of each sector it keeps (1/64 of the file; nothing is added to the
+ * add path), and writes only those, in place, made crash-safe by a redo
+ * journal next to the file (docs/FORMAT.md, "Checkpoint journal"):
+ *
+ *   1. lock the file (an OFD write lock on one byte far past its end, which
+ *      loads take shared) and check it is still the file last written;
+ *   2. allocate the blocks the changed sectors need, so that a full disk
+ *      fails here, with the file untouched;
+ *   3. write PATH-journal: the changed runs, then a checksum over it all;
+ *      fsync it and its directory;
+ *   4. write the runs into the file; fsync;
+ *   5. remove the journal; fsync the directory (so a removed journal never
+ *      comes back after a power loss to be replayed over a later state).
+ *
+ * Killed before step 3 ends, the file is as it was and the journal is
+ * absent or fails its checksum; after, every load replays the journal
+ * before reading (replaying is idempotent). Between checkpoints the file is
+ * an ordinary bloomkit file: the format does not change. A checkpoint is an
+ * ordinary atomic save instead when that writes less (most sectors
+ * changed), the layout changed (a scalable filter grew), or the file is not
+ * the one last written (replaced, or written by someone else).
+ */
+#define _GNU_SOURCE
+#include "codec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#define CP_SECTOR 512u
+#define CP_PAGE 4096u
+#define CP_CHUNK (64u * CP_SECTOR) /* hashed while in cache, twice */
+#define CP_JHEAD 64u
+#define CP_JRUN 16u
+#define CP_JVERSION 1u
+#define CP_BUF (1u << 20)
+/* The byte the lock covers: past any file, so it never blocks I/O. */
+#define CP_LOCK_AT ((off_t)1 << 62)
+
+static const uint8_t cp_jmagic[8] = {0x89, 'B', 'K', 'J', '\r', '\n', 0x1a, '\n'};
+
+/* Journal header field offsets (docs/FORMAT.md). */
+enum { J_MAGIC = 0, J_VERSION = 8, J_FILESIZE = 16, J_INODE = 24, J_HEADSUM = 32, J_NRUNS = 40 };
+
+/* Tests only (tests/unit/test_checkpoint.c): make the next in-place
+ * checkpoint stop as a killed process would, 1 with its journal half
+ * written, 2 with the journal whole and half of the runs written. */
+BKI_HIDDEN int bki_checkpoint_crash;
+
+struct bk_checkpoint {
+    char *target;  /* the file, links followed */
+    char *journal; /* target + "-journal" */
+    char *dir;     /* their directory */
+    uint64_t size; /* serialized size the shadow describes; 0: none */
+    uint64_t nsectors;
+    uint64_t *shadow;  /* XXH3-64 of each sector as the file holds it */
+    uint64_t head_sum; /* the file's header checksum as last written */
+    dev_t dev;
+    ino_t ino;
+};
+
+/* ---- the lock ---- */
+
+/* Takes (F_RDLCK, F_WRLCK, waiting) or drops (F_UNLCK) the checkpoint lock
+ * of fd's open file. 0; -1 with errno. A filesystem without such locks
+ * goes on unlocked: the journal alone still keeps every file whole. */
+static int cp_lock(int fd, short type)
+{
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = type;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = CP_LOCK_AT;
+    fl.l_len = 1;
+    while (fcntl(fd, F_OFD_SETLKW, &fl) != 0) {
+        if (errno == EINTR)
+            continue;
+        if (errno == EINVAL || errno == ENOLCK || errno == EOPNOTSUPP)
+            return 0;
+        return -1;
+    }
+    return 0;
+}
+
+static char *journal_path(const char *target)
+{
+    size_t n = strlen(target);
+    char *j = bki_malloc(n + sizeof "-journal");
+    if (j) {
+        memcpy(j, target, n);
+        memcpy(j + n, "-journal", sizeof "-journal");
+    }
+    return j;
+}
+
+static bk_status_t pread_full(int fd, void *dst, uint64_t n, uint64_t off)
+{
+    uint8_t *p = dst;
+    while (n > 0) {
+        ssize_t r = pread(fd, p, n > CP_BUF ? CP_BUF : (size_t)n, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (r == 0)
+                errno = EIO;
+            return BK_EIO;
+        }
+        p += r;
+        off += (uint64_t)r;
+        n -= (uint64_t)r;
+    }
+    return BK_OK;
+}
+
+static bk_status_t pwrite_full(int fd, const void *src, uint64_t n, uint64_t off)
+{
+    const uint8_t *p = src;
+    while (n > 0) {
+        ssize_t w = pwrite(fd, p, n > CP_BUF ? CP_BUF : (size_t)n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = ENOSPC;
+            return bkf_errno_status();
+        }
+        p += w;
+        off += (uint64_t)w;
+        n -= (uint64_t)w;
+    }
+    return BK_OK;
+}
+
+/* ---- reading and replaying a journal ---- */
+
+typedef enum { J_NONE, J_STALE, J_APPLIES } jstate_t;
+
+/* Whether the journal in jfd is whole (every byte its checksum covers, and
+ * nothing after) and written for the file fd (same inode and size). Walks
+ * it once; with replay_fd >= 0 also writes every run there. */
+static bk_status_t journal_walk(int jfd, int fd, int replay_fd, jstate_t *state, uint8_t *buf)
+{
+    *state = J_STALE;
+    struct stat js, fs;
+    if (fstat(jfd, &js) != 0 || fstat(fd, &fs) != 0)
+        return BK_EIO;
+    uint64_t jsize = (uint64_t)js.st_size;
+    uint8_t h[CP_JHEAD];
+    if (jsize < CP_JHEAD + 8 || pread_full(jfd, h, CP_JHEAD, 0) != BK_OK)
+        return BK_OK;
+    if (memcmp(h + J_MAGIC, cp_jmagic, 8) != 0 || bkf_get_u32(h + J_VERSION) != CP_JVERSION)
+        return BK_OK;
+    uint64_t fsize = get_u64(h + J_FILESIZE), nruns = get_u64(h + J_NRUNS);
+    XXH3_state_t sum;
+    XXH3_64bits_reset(&sum);
+    XXH3_64bits_update(&sum, h, CP_JHEAD);
+    uint64_t at = CP_JHEAD, last_end = 0;
+    for (uint64_t r = 0; r < nruns; r++) {
+        uint8_t e[CP_JRUN];
+        if (jsize - at < CP_JRUN + 8 || pread_full(jfd, e, CP_JRUN, at) != BK_OK)
+            return BK_OK;
+        XXH3_64bits_update(&sum, e, CP_JRUN);
+        at += CP_JRUN;
+        uint64_t off = get_u64(e), len = get_u64(e + 8);
+        if (off < last_end || off > fsize || len > fsize - off || len > jsize - at - 8)
+            return BK_OK;
+        last_end = off + len;
+        for (uint64_t done = 0; done < len;) {
+            uint64_t n = len - done > CP_BUF ? CP_BUF : len - done;
+            if (pread_full(jfd, buf, n, at + done) != BK_OK)
+                return BK_OK;
+            XXH3_64bits_update(&sum, buf, n);
+            if (replay_fd >= 0) {
+                bk_status_t st = pwrite_full(replay_fd, buf, n, off + done);
+                if (st != BK_OK)
+                    return st;
+            }
+            done += n;
+        }
+        at += len;
+    }
+    uint8_t c[8];
+    if (jsize - at != 8 || pread_full(jfd, c, 8, at) != BK_OK ||
+        get_u64(c) != (uint64_t)XXH3_64bits_digest(&sum))
+        return BK_OK;
+    if (get_u64(h + J_INODE) != (uint64_t)fs.st_ino || fsize != (uint64_t)fs.st_size)
+        return BK_OK;
+    *state = J_APPLIES;
+    return BK_OK;
+}
+
+/* Finishes the checkpoint the journal of fd's file describes, or removes a
+ * journal that cannot apply. The caller holds the write lock on fd (open
+ * for writing), so no writer is between steps 1 and 5. */
+static bk_status_t journal_finish(int fd, const char *journal, const char *dir)
+{
+    int jfd = open(journal, O_RDONLY | O_CLOEXEC);
+    if (jfd < 0)
+        return errno == ENOENT ? BK_OK : BK_EIO;
+    uint8_t *buf = bki_malloc(CP_BUF);
+    if (!buf) {
+        close(jfd);
+        return BK_ENOMEM;
+    }
+    jstate_t state;
+    bk_status_t st = journal_walk(jfd, fd, -1, &state, buf);
+    if (st == BK_OK && state == J_APPLIES) {
+        st = journal_walk(jfd, fd, fd, &state, buf);
+        if (st == BK_OK && fdatasync(fd) != 0)
+            st = bkf_errno_status();
+    }
+    bki_free(buf);
+    close(jfd);
+    if (st != BK_OK)
+        return st; /* the journal stays for the next try */
+    if (unlink(journal) != 0 && errno != ENOENT)
+        return BK_EIO;
+    return bkf_fsync_dir(dir);
+}
+
+/* Whether a journal exists next to target, and whether it applies to fd
+ * (read without the write lock: a hint, checked again under it). */
+static jstate_t journal_peek(int fd, const char *journal)
+{
+    int jfd = open(journal, O_RDONLY | O_CLOEXEC);
+    if (jfd < 0)
+        return J_NONE;
+    uint8_t *buf = bki_malloc(CP_BUF);
+    jstate_t state = J_STALE;
+    if (buf)
+        (void)journal_walk(jfd, fd, -1, &state, buf);
+    else
+        state = J_APPLIES; /* cannot tell: let the writer path decide */
+    bki_free(buf);
+    close(jfd);
+    return state;
+}
+
+bk_status_t bkf_settle(int fd, const char *path, const char **why)
+{
+    if (cp_lock(fd, F_RDLCK) != 0)
+        FAIL(BK_EIO, "cannot lock the file");
+    char *target = bkf_link_target(path);
+    char *journal = target ? journal_path(target) : NULL;
+    char *dir = target ? bkf_parent_dir(target) : NULL;
+    bk_status_t st = BK_OK;
+    const char *reason = NULL;
+    if (!journal || !dir) {
+        st = BK_ENOMEM;
+        goto out;
+    }
+    jstate_t state = journal_peek(fd, journal);
+    if (state == J_NONE)
+        goto out;
+    if (state == J_STALE) {
+        /* Under the shared lock no writer is between steps 1 and 5, so
+         * this is a dead writer's unfinished journal, or one for a file
+         * since replaced: the file does not depend on it. */
+        (void)unlink(journal);
+        goto out;
+    }
+    /* A killed writer's whole journal: replay it, under the write lock. */
+    int wfd = open(target, O_RDWR | O_CLOEXEC);
+    if (wfd < 0) {
+        st = BK_EIO;
+        reason = "a checkpoint was interrupted and must be finished from its journal, which "
+                 "needs write access to the file";
+        goto out;
+    }
+    (void)cp_lock(fd, F_UNLCK);
+    if (cp_lock(wfd, F_WRLCK) != 0) {
+        st = BK_EIO;
+        reason = "cannot lock the file";
+    } else {
+        struct stat a, b;
+        if (fstat(fd, &a) == 0 && fstat(wfd, &b) == 0 && a.st_ino == b.st_ino &&
+            a.st_dev == b.st_dev)
+            st = journal_finish(wfd, journal, dir);
+        if (st != BK_OK)
+            reason = "cannot finish an interrupted checkpoint from its journal";
+    }
+    int saved = errno;
+    close(wfd); /* drops its lock */
+    errno = saved;
+    if (st == BK_OK && cp_lock(fd, F_RDLCK) != 0) {
+        st = BK_EIO;
+        reason = "cannot lock the file";
+    }
+out:
+    if (reason && why)
+        *why = reason;
+    bki_free(dir);
+    bki_free(journal);
+    bki_free(target);
+    return st;
+}
+
+void bkf_settle_end(int fd)
+{
+    int saved = errno;
+    (void)cp_lock(fd, F_UNLCK);
+    errno = saved;
+}
+
+/* ---- finding what changed ---- */
+
+/* One payload as the file holds it. */
+typedef struct cp_part {
+    uint64_t off, len;
+    const uint8_t *data;
+} cp_part_t;
+
+typedef struct cp_change {
+    uint64_t sector, hash;
+} cp_change_t;
+
+/* One pass over a filter's serialized form. */
+typedef struct cp_scan {
+    bkf_obj_t o;
+    uint64_t total, mlen, nsectors;
+    cp_part_t *parts;
+    uint64_t *sums;
+    uint8_t *meta;        /* mlen bytes, encoded with sums */
+    cp_change_t *changes; /* sectors whose hash differs from the shadow */
+    uint64_t nchanges, cap;
+} cp_scan_t;
+
+static void scan_free(cp_scan_t *c)
+{
+    bki_free(c->parts);
+    bki_free(c->sums);
+    bki_free(c->meta);
+    bki_free(c->changes);
+}
+
+static bool note_change(cp_scan_t *c, uint64_t sector, uint64_t hash)
+{
+    if (c->nchanges == c->cap) {
+        uint64_t cap = c->cap ? 2 * c->cap : 1024;
+        cp_change_t *n = bki_realloc(c->changes, (size_t)(cap * sizeof *n));
+        if (!n)
+            return false;
+        c->changes = n;
+        c->cap = cap;
+    }
+    c->changes[c->nchanges++] = (cp_change_t){sector, hash};
+    return true;
+}
+
+/* Records sector s's hash h: into the shadow (building) or as a change. */
+static bool visit(cp_scan_t *c, uint64_t *shadow, bool build, uint64_t s, uint64_t h)
+{
+    if (build) {
+        shadow[s] = h;
+        return true;
+    }
+    return shadow[s] == h || note_change(c, s, h);
+}
+
+static uint32_t sector_len(const cp_scan_t *c, uint64_t s)
+{
+    uint64_t left = c->total - s * CP_SECTOR;
+    return left < CP_SECTOR ? (uint32_t)left : CP_SECTOR;
+}
+
+/* Sector s's bytes into buf: metadata, payload bytes and zero padding. */
+static void fill_sector(const cp_scan_t *c, uint64_t s, uint8_t *buf)
+{
+    uint64_t a = s * CP_SECTOR;
+    uint32_t n = sector_len(c, s);
+    memset(buf, 0, n);
+    bkf_copy_overlap(buf, a, n, c->meta, 0, c->mlen);
+    /* the first part ending after a, by bisection */
+    uint32_t lo = 0, hi = c->o.nparts;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (c->parts[mid].off + c->parts[mid].len <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (uint32_t i = lo; i < c->o.nparts && c->parts[i].off < a + n; i++)
+        bkf_copy_overlap(buf, a, n, c->parts[i].data, c->parts[i].off, c->parts[i].len);
+}
+
+/* Prepares a scan of f: its layout and parts. */
+static bk_status_t scan_init(cp_scan_t *c, const bk_filter_t *f)
+{
+    memset(c, 0, sizeof *c);
+    bk_status_t st = bkf_obj_from_filter(&c->o, f);
+    if (st != BK_OK)
+        return st;
+    c->total = bkf_obj_size(&c->o);
+    c->mlen = bkf_meta_len(c->o.nparts);
+    c->nsectors = (c->total + CP_SECTOR - 1) / CP_SECTOR;
+    if (c->total > SIZE_MAX / 2)
+        return BK_ENOMEM;
+    c->parts = bki_calloc(c->o.nparts, sizeof *c->parts);
+    c->sums = bki_calloc(c->o.nparts, sizeof *c->sums);
+    c->meta = bki_malloc((size_t)c->mlen);
+    if (!c->parts || !c->sums || !c->meta)
+        return BK_ENOMEM;
+    uint64_t off = c->mlen;
+    for (uint32_t i = 0; i < c->o.nparts; i++) {
+        bkf_part_t p;
+        bkf_obj_part(&c->o, i, &p);
+        c->parts[i] = (cp_part_t){off, p.length, p.data};
+        off += bkf_align64(p.length);
+    }
+    return BK_OK;
+}
+
+/* Hashes every sector of the serialized form once, computing the payload
+ * checksums on the way (the same pass): into shadow (build) or comparing
+ * with it. Sectors wholly inside a payload are hashed in place; the rest
+ * (metadata, payload edges and padding) are assembled first. */
+static bk_status_t scan_run(cp_scan_t *c, uint64_t *shadow, bool build)
+{
+    for (uint32_t i = 0; i < c->o.nparts; i++) {
+        const cp_part_t *p = &c->parts[i];
+        uint64_t first = (p->off + CP_SECTOR - 1) / CP_SECTOR;
+        uint64_t end = (p->off + p->len) / CP_SECTOR;
+        XXH3_state_t sum;
+        XXH3_64bits_reset(&sum);
+        if (end <= first) {
+            XXH3_64bits_update(&sum, p->data, (size_t)p->len);
+        } else {
+            uint64_t head = first * CP_SECTOR - p->off;
+            XXH3_64bits_update(&sum, p->data, (size_t)head);
+            for (uint64_t s = first; s < end; s += CP_CHUNK / CP_SECTOR) {
+                uint64_t n = end - s < CP_CHUNK / CP_SECTOR ? end - s : CP_CHUNK / CP_SECTOR;
+                const uint8_t *q = p->data + (s * CP_SECTOR - p->off);
+                XXH3_64bits_update(&sum, q, (size_t)(n * CP_SECTOR));
+                for (uint64_t k = 0; k < n; k++)
+                    if (!visit(c, shadow, build, s + k, XXH3_64bits(q + k * CP_SECTOR, CP_SECTOR)))
+                        return BK_ENOMEM;
+            }
+            uint64_t tail = end * CP_SECTOR - p->off;
+            XXH3_64bits_update(&sum, p->data + tail, (size_t)(p->len - tail));
+        }
+        c->sums[i] = XXH3_64bits_digest(&sum);
+    }
+    c->o.sums = c->sums;
+    bkf_encode_meta(&c->o, c->meta);
+    /* the sectors no payload holds whole */
+    uint8_t buf[CP_SECTOR];
+    uint64_t s = 0;
+    for (uint32_t i = 0; i <= c->o.nparts; i++) {
+        uint64_t first = c->nsectors, end = c->nsectors;
+        if (i < c->o.nparts) {
+            const cp_part_t *p = &c->parts[i];
+            first = (p->off + CP_SECTOR - 1) / CP_SECTOR;
+            end = (p->off + p->len) / CP_SECTOR;
+            if (end <= first)
+                continue;
+        }
+        for (; s < first; s++) {
+            fill_sector(c, s, buf);
+            if (!visit(c, shadow, build, s, XXH3_64bits(buf, sector_len(c, s))))
+                return BK_ENOMEM;
+        }
+        s = end;
+    }
+    return BK_OK;
+}
+
+static int by_sector(const void *a, const void *b)
+{
+    uint64_t x = ((const cp_change_t *)a)->sector, y = ((const cp_change_t *)b)->sector;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t header_sum(const cp_scan_t *c)
+{
+    return get_u64(c->meta + BKF_HEADER + (uint64_t)BKF_PART * c->o.nparts);
+}
+
+/* ---- writing ---- */
+
+/* Buffered, checksummed writes of the journal. */
+typedef struct jwriter {
+    int fd;
+    uint8_t *buf;
+    size_t used;
+    uint64_t written;
+    XXH3_state_t sum;
+    bk_status_t st;
+} jwriter_t;
+
+static void jw_put(jwriter_t *w, const void *src, uint64_t n)
+{
+    const uint8_t *p = src;
+    XXH3_64bits_update(&w->sum, p, (size_t)n);
+    while (n > 0 && w->st == BK_OK) {
+        size_t k = CP_BUF - w->used < n ? CP_BUF - w->used : (size_t)n;
+        memcpy(w->buf + w->used, p, k);
+        w->used += k;
+        p += k;
+        n -= k;
+        if (w->used == CP_BUF) {
+            w->st = pwrite_full(w->fd, w->buf, w->used, w->written);
+            w->written += w->used;
+            w->used = 0;
+        }
+    }
+}
+
+static bk_status_t jw_flush(jwriter_t *w)
+{
+    if (w->st == BK_OK && w->used) {
+        w->st = pwrite_full(w->fd, w->buf, w->used, w->written);
+        w->written += w->used;
+        w->used = 0;
+    }
+    return w->st;
+}
+
+/* A run: sectors [first, end) that all changed. */
+static uint64_t run_end(const cp_scan_t *c, uint64_t i)
+{
+    uint64_t j = i + 1;
+    while (j < c->nchanges && c->changes[j].sector == c->changes[j - 1].sector + 1)
+        j++;
+    return j;
+}
+
+static uint64_t run_bytes(const cp_scan_t *c, uint64_t i, uint64_t j)
+{
+    uint64_t a = c->changes[i].sector * CP_SECTOR;
+    uint64_t b = c->changes[j - 1].sector * CP_SECTOR + sector_len(c, c->changes[j - 1].sector);
+    return b - a;
+}
+
+/* The bytes [a, a + n) of the serialized form into buf (n <= CP_BUF). */
+static void fill_range(const cp_scan_t *c, uint64_t a, uint64_t n, uint8_t *buf)
+{
+    for (uint64_t s = a / CP_SECTOR; s * CP_SECTOR < a + n; s++)
+        fill_sector(c, s, buf + (s * CP_SECTOR - a));
+}
+
+/* Writes the journal of the changes: header, runs, checksum. */
+static bk_status_t write_journal(const cp_scan_t *c, int jfd, uint64_t ino, uint8_t *buf,
+                                 uint8_t *data)
+{
+    jwriter_t w = {.fd = jfd, .buf = buf};
+    XXH3_64bits_reset(&w.sum);
+    uint64_t nruns = 0;
+    for (uint64_t i = 0; i < c->nchanges; i = run_end(c, i))
+        nruns++;
+    uint8_t h[CP_JHEAD] = {0};
+    memcpy(h + J_MAGIC, cp_jmagic, 8);
+    put_u32(h + J_VERSION, CP_JVERSION);
+    put_u64(h + J_FILESIZE, c->total);
+    put_u64(h + J_INODE, ino);
+    put_u64(h + J_HEADSUM, header_sum(c));
+    put_u64(h + J_NRUNS, nruns);
+    jw_put(&w, h, CP_JHEAD);
+    for (uint64_t i = 0, j; i < c->nchanges && w.st == BK_OK; i = j) {
+        j = run_end(c, i);
+        uint64_t a = c->changes[i].sector * CP_SECTOR, len = run_bytes(c, i, j);
+        uint8_t e[CP_JRUN];
+        put_u64(e, a);
+        put_u64(e + 8, len);
+        jw_put(&w, e, CP_JRUN);
+        for (uint64_t done = 0; done < len; done += CP_BUF) {
+            uint64_t n = len - done < CP_BUF ? len - done : CP_BUF;
+            fill_range(c, a + done, n, data);
+            jw_put(&w, data, n);
+        }
+    }
+    uint8_t sum[8];
+    put_u64(sum, XXH3_64bits_digest(&w.sum));
+    jw_put(&w, sum, 8);
+    bk_status_t st = jw_flush(&w);
+    if (st == BK_OK && ftruncate(jfd, (off_t)w.written) != 0)
+        st = bkf_errno_status();
+    if (st == BK_OK && fdatasync(jfd) != 0)
+        st = bkf_errno_status();
+    return st;
+}
+
+/* Allocates the file's blocks under every run (a full disk fails here,
+ * before anything is written), or writes the runs. */
+static bk_status_t each_run(const cp_scan_t *c, int fd, uint8_t *data, bool write)
+{
+    for (uint64_t i = 0, j; i < c->nchanges; i = j) {
+        j = run_end(c, i);
+        uint64_t a = c->changes[i].sector * CP_SECTOR, len = run_bytes(c, i, j);
+        if (!write) {
+            if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)a, (off_t)len) != 0 &&
+                errno != EOPNOTSUPP && errno != ENOSYS)
+                return bkf_errno_status();
+            continue;
+        }
+        for (uint64_t done = 0; done < len; done += CP_BUF) {
+            uint64_t n = len - done < CP_BUF ? len - done : CP_BUF;
+            fill_range(c, a + done, n, data);
+            bk_status_t st = pwrite_full(fd, data, n, a + done);
+            if (st != BK_OK)
+                return st;
+        }
+    }
+    return BK_OK;
+}
+
+/* The 4 KiB file pages the changes lie in, and the journal's size. */
+static void change_costs(const cp_scan_t *c, uint64_t *pages, uint64_t *journal)
+{
+    *pages = 0;
+    *journal = CP_JHEAD + 8;
+    uint64_t last_page = UINT64_MAX;
+    for (uint64_t i = 0, j; i < c->nchanges; i = j) {
+        j = run_end(c, i);
+        *journal += CP_JRUN + run_bytes(c, i, j);
+        for (uint64_t k = i; k < j; k++) {
+            uint64_t page = c->changes[k].sector * CP_SECTOR / CP_PAGE;
+            if (page != last_page)
+                (*pages)++;
+            last_page = page;
+        }
+    }
+}
+
+/* The state a process killed inside a checkpoint leaves (tests). */
+static bk_status_t crash(const cp_scan_t *c, int fd, int jfd, uint8_t *buf, uint8_t *data)
+{
+    struct stat js;
+    if (bki_checkpoint_crash == 1 && fstat(jfd, &js) == 0)
+        (void)ftruncate(jfd, js.st_size / 2);
+    if (bki_checkpoint_crash == 2) {
+        cp_scan_t half = *c;
+        half.nchanges = c->nchanges / 2;
+        (void)each_run(&half, fd, data, true);
+    }
+    bki_checkpoint_crash = 0;
+    close(jfd);
+    bki_free(buf);
+    bki_free(data);
+    errno = EIO;
+    return BK_EIO;
+}
+
+/* Steps 1-5 of the header comment, on the open file fd. */
+static bk_status_t write_in_place(bk_checkpoint_t *cp, const cp_scan_t *c, int fd, mode_t mode)
+{
+    uint8_t *buf = bki_malloc(CP_BUF), *data = bki_malloc(CP_BUF);
+    bk_status_t st = buf && data ? BK_OK : BK_ENOMEM;
+    if (st == BK_OK)
+        st = each_run(c, fd, data, false);
+    int jfd = -1;
+    if (st == BK_OK) {
+        jfd = open(cp->journal, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, mode & 0666);
+        if (jfd < 0)
+            st = bkf_errno_status();
+    }
+    if (st == BK_OK) {
+        st = write_journal(c, jfd, (uint64_t)cp->ino, buf, data);
+        if (st == BK_OK && bki_checkpoint_crash)
+            return crash(c, fd, jfd, buf, data);
+        if (st == BK_OK)
+            st = bkf_fsync_dir(cp->dir);
+        if (st != BK_OK) {
+            /* never complete: nothing depends on it */
+            (void)unlink(cp->journal);
+        }
+    }
+    if (jfd >= 0)
+        close(jfd);
+    if (st == BK_OK) {
+        /* A reader (the load, for one) leaves the file in the page cache
+         * in large folios, and a 512-byte write dirties a whole folio (up
+         * to 2 MiB written back for it). Dropped first, the written pages
+         * are cached as single 4 KiB pages. Clean pages only: mapped ones
+         * stay. */
+        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        st = each_run(c, fd, data, true);
+        if (st == BK_OK && fdatasync(fd) != 0)
+            st = bkf_errno_status();
+        /* On failure the whole journal stays, and the next load or
+         * checkpoint finishes the job. */
+        if (st == BK_OK && unlink(cp->journal) != 0)
+            st = BK_EIO;
+        if (st == BK_OK)
+            st = bkf_fsync_dir(cp->dir);
+    }
+    int saved = errno;
+    bki_free(buf);
+    bki_free(data);
+    errno = saved;
+    return st;
+}
+
+/* Whether the file open at fd is the one this checkpointer last wrote:
+ * the same inode and size, with the header checksum it wrote. */
+static bool still_ours(const bk_checkpoint_t *cp, const cp_scan_t *c, int fd, const struct stat *sb)
+{
+    if (!cp->shadow || cp->size != c->total || sb->st_ino != cp->ino || sb->st_dev != cp->dev ||
+        (uint64_t)sb->st_size != c->total)
+        return false;
+    uint8_t b[8];
+    uint64_t at = BKF_HEADER + (uint64_t)BKF_PART * c->o.nparts;
+    return pread_full(fd, b, 8, at) == BK_OK && get_u64(b) == cp->head_sum;
+}
+
+/* Makes the shadow describe the scanned form, as the file now holds it. */
+static bk_status_t adopt(bk_checkpoint_t *cp, cp_scan_t *c, const char *target, bool rebuild)
+{
+    if (rebuild) {
+        bki_free(cp->shadow);
+        cp->shadow = NULL;
+        cp->size = 0;
+        uint64_t *shadow = bki_malloc((size_t)(c->nsectors ? c->nsectors : 1) * 8);
+        if (!shadow)
+            return BK_ENOMEM;
+        c->nchanges = 0;
+        bk_status_t st = scan_run(c, shadow, true);
+        if (st != BK_OK) {
+            bki_free(shadow);
+            return st;
+        }
+        cp->shadow = shadow;
+    } else {
+        for (uint64_t i = 0; i < c->nchanges; i++)
+            cp->shadow[c->changes[i].sector] = c->changes[i].hash;
+    }
+    struct stat sb;
+    if (stat(target, &sb) != 0) {
+        bki_free(cp->shadow);
+        cp->shadow = NULL;
+        return BK_OK; /* no shadow: the next checkpoint writes it whole */
+    }
+    cp->size = c->total;
+    cp->nsectors = c->nsectors;
+    cp->head_sum = header_sum(c);
+    cp->dev = sb.st_dev;
+    cp->ino = sb.st_ino;
+    return BK_OK;
+}
+
+/* ---- public API ---- */
+
+bk_status_t bk_checkpoint_new(bk_checkpoint_t **out, const bk_filter_t *f, const char *path)
+{
+    if (!out || !f || !path || !*path)
+        return BK_EINVAL;
+    *out = NULL;
+    bk_checkpoint_t *cp = bki_calloc(1, sizeof *cp);
+    if (!cp)
+        return BK_ENOMEM;
+    cp->target = bkf_link_target(path);
+    cp->journal = cp->target ? journal_path(cp->target) : NULL;
+    cp->dir = cp->target ? bkf_parent_dir(cp->target) : NULL;
+    cp_scan_t c;
+    memset(&c, 0, sizeof c);
+    bk_status_t st = cp->dir && cp->journal ? scan_init(&c, f) : BK_ENOMEM;
+    if (st == BK_OK) {
+        uint64_t *shadow = bki_malloc((size_t)(c.nsectors ? c.nsectors : 1) * 8);
+        st = shadow ? scan_run(&c, shadow, true) : BK_ENOMEM;
+        if (st == BK_OK)
+            cp->shadow = shadow;
+        else
+            bki_free(shadow);
+    }
+    /* The shadow describes the file only if the file's metadata is f's:
+     * it holds every payload's checksum, so equal metadata means equal
+     * payloads. Otherwise the first checkpoint writes the file whole. */
+    int fd = st == BK_OK ? open(cp->target, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd >= 0) {
+        struct stat sb;
+        uint8_t *m = bki_malloc((size_t)c.mlen);
+        if (m && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size == c.total &&
+            pread_full(fd, m, c.mlen, 0) == BK_OK && memcmp(m, c.meta, (size_t)c.mlen) == 0) {
+            cp->size = c.total;
+            cp->nsectors = c.nsectors;
+            cp->head_sum = header_sum(&c);
+            cp->dev = sb.st_dev;
+            cp->ino = sb.st_ino;
+        }
+        bki_free(m);
+        close(fd);
+    }
+    if (cp->size == 0) {
+        bki_free(cp->shadow);
+        cp->shadow = NULL;
+    }
+    scan_free(&c);
+    if (st != BK_OK) {
+        bk_checkpoint_free(cp);
+        return st;
+    }
+    *out = cp;
+    return BK_OK;
+}
+
+void bk_checkpoint_free(bk_checkpoint_t *cp)
+{
+    if (!cp)
+        return;
+    bki_free(cp->shadow);
+    bki_free(cp->target);
+    bki_free(cp->journal);
+    bki_free(cp->dir);
+    bki_free(cp);
+}
+
+/* The whole file, as bk_filter_save writes it, and any journal left for
+ * the file it replaced removed. */
+static bk_status_t save_whole(bk_checkpoint_t *cp, cp_scan_t *c, bk_checkpoint_stats_t *stats)
+{
+    c->o.sums = NULL; /* the saver reads the payloads itself */
+    bk_status_t st = bkf_save_obj(&c->o, cp->target);
+    c->o.sums = c->sums;
+    if (st != BK_OK) {
+        bki_free(cp->shadow);
+        cp->shadow = NULL;
+        cp->size = 0;
+        return st;
+    }
+    (void)unlink(cp->journal);
+    stats->whole = true;
+    stats->bytes_written = c->total;
+    return adopt(cp, c, cp->target, true);
+}
+
+bk_status_t bk_checkpoint_save(bk_checkpoint_t *cp, const bk_filter_t *f,
+                               bk_checkpoint_stats_t *stats)
+{
+    bk_checkpoint_stats_t ignored;
+    if (!stats)
+        stats = &ignored;
+    memset(stats, 0, sizeof *stats);
+    if (!cp || !f)
+        return BK_EINVAL;
+    cp_scan_t c;
+    bk_status_t st = scan_init(&c, f);
+    if (st != BK_OK) {
+        scan_free(&c);
+        return st;
+    }
+    int fd = cp->shadow && cp->size == c.total ? open(cp->target, O_RDWR | O_CLOEXEC) : -1;
+    struct stat sb;
+    if (fd >= 0 && (fstat(fd, &sb) != 0 || cp_lock(fd, F_WRLCK) != 0)) {
+        close(fd);
+        fd = -1;
+    }
+    /* A journal a failed checkpoint of ours left is finished first. */
+    if (fd >= 0 && journal_finish(fd, cp->journal, cp->dir) != BK_OK) {
+        close(fd);
+        fd = -1;
+    }
+    if (fd < 0 || !still_ours(cp, &c, fd, &sb)) {
+        if (fd >= 0)
+            close(fd);
+        st = save_whole(cp, &c, stats);
+        scan_free(&c);
+        return st;
+    }
+    st = scan_run(&c, cp->shadow, false);
+    if (st == BK_OK) {
+        if (c.nchanges > 1)
+            qsort(c.changes, (size_t)c.nchanges, sizeof *c.changes, by_sector);
+        uint64_t pages, journal;
+        change_costs(&c, &pages, &journal);
+        stats->sectors = c.nchanges;
+        stats->pages = pages;
+        if (c.nchanges == 0) {
+            /* nothing to write */
+        } else if (journal + pages * CP_PAGE >= c.total) {
+            close(fd);
+            fd = -1;
+            st = save_whole(cp, &c, stats);
+        } else {
+            st = write_in_place(cp, &c, fd, sb.st_mode);
+            if (st == BK_OK) {
+                stats->bytes_written = journal + pages * CP_PAGE;
+                st = adopt(cp, &c, cp->target, false);
+            } else {
+                /* the file may hold part of this checkpoint: trust
+                 * nothing of it until the next whole write */
+                bki_free(cp->shadow);
+                cp->shadow = NULL;
+                cp->size = 0;
+            }
+        }
+    }
+    int saved = errno;
+    if (fd >= 0)
+        close(fd);
+    scan_free(&c);
+    errno = saved;
+    return st;
+}
