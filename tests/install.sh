@@ -69,5 +69,30 @@ else
     bad "program linked against the static library"
 fi
 
+# README.md's C example, taken from README.md itself, built and run with
+# exactly its commands against a real install at a non-default prefix
+# (PKG_CONFIG_PATH as the README says; no LD_LIBRARY_PATH, no ldconfig).
+unset PKG_CONFIG_SYSROOT_DIR
+real=$root/real
+readme=$(cd "$(dirname "$0")/.." && pwd)/README.md
+mkdir -p "$root/user"
+awk '/^  ```c$/ { on = 1; next } on && /^  ```$/ { exit } on { sub(/^  /, ""); print }' \
+    "$readme" >"$root/user/app.c"
+build_cmd=$(sed -n 's/^  \(cc app\.c .*\)$/\1/p' "$readme" | head -n 1)
+run_cmd=$(sed -n 's/^  \(\.\/app .*\)$/\1/p' "$readme" | head -n 1)
+if [ -s "$root/user/app.c" ] && [ -n "$build_cmd" ] && [ -n "$run_cmd" ] &&
+    make -s install BUILD="$BUILD" PREFIX="$real" >"$root/log2" 2>&1; then
+    out=$(cd "$root/user" && export PKG_CONFIG_PATH="$real/lib/pkgconfig" &&
+        env -u LD_LIBRARY_PATH sh -c "$build_cmd && $run_cmd" 2>&1)
+    case "$out" in
+    *"https://a.example/: new"*"https://b.example/: new"*"https://a.example/: seen before"*)
+        ok "README's C example builds and runs as written (custom prefix)" ;;
+    *) bad "README's C example: $out" ;;
+    esac
+else
+    bad "README's C example: not found in README.md, or install failed"
+    cat "$root/log2" 2>/dev/null
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
