@@ -161,13 +161,11 @@ PY        ?= /usr/bin/python3
 PIP_FLAGS ?=
 python: $(STATIC)
 	@sh scripts/need.sh python
-	cd python && BLOOMKIT_STATIC_LIB=$(abspath $(STATIC)) $(PY) setup.py -q build_ext --inplace \
-	    --build-temp $(abspath $(BUILD))/python
+	BLOOMKIT_STATIC_LIB=$(abspath $(STATIC)) $(PY) python/bkbuild.py --inplace >/dev/null
 
 install-python: $(STATIC)
 	@sh scripts/need.sh python
-	BLOOMKIT_STATIC_LIB=$(abspath $(STATIC)) $(PY) -m pip install --no-build-isolation \
-	    --no-index $(PIP_FLAGS) ./python
+	BLOOMKIT_STATIC_LIB=$(abspath $(STATIC)) $(PY) -m pip install --no-index $(PIP_FLAGS) ./python
 
 fuzz: deps
 	@BUILD=$(BUILD) sh tests/fuzz/run.sh

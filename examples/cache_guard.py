@@ -10,12 +10,20 @@ query, and the miss is then cached briefly.
 
     python3 examples/cache_guard.py [PORT]   (redis-server with bloomkit.so)
 
+Needs redis-py: Debian's python3-redis for /usr/bin/python3, or
+`python3 -m pip install redis` for another Python.
+
 Prints what happened and exits 1 if the guard let an existing user down or
 let through far more than its error rate allows.
 """
 import sys
 
-import redis
+try:
+    import redis
+except ImportError:
+    sys.exit("cache_guard.py needs redis-py, the Redis client for Python: "
+             "apt-get install python3-redis (for /usr/bin/python3), or "
+             "%s -m pip install redis" % (sys.executable or "python3"))
 
 FILTER = "guard:users"
 ERROR_RATE = 0.001

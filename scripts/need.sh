@@ -25,13 +25,10 @@ test  php-cli /usr/bin/php
 test  php-redis /usr/share/doc/php-redis/copyright
 test  time /usr/bin/time
 python python3-dev /usr/bin/python3-config
-python python3-setuptools /usr/lib/python3/dist-packages/setuptools/__init__.py
 test  python3-dev /usr/bin/python3-config
-test  python3-setuptools /usr/lib/python3/dist-packages/setuptools/__init__.py
 test  python3-pytest /usr/lib/python3/dist-packages/pytest/__init__.py
 test  python3-scrapy /usr/lib/python3/dist-packages/scrapy/__init__.py
 test  python3-pip /usr/lib/python3/dist-packages/pip/__init__.py
-test  python3-wheel /usr/lib/python3/dist-packages/wheel/__init__.py
 test  python3-venv /usr/share/doc/python3-venv/copyright
 bench time /usr/bin/time
 bench libbloom-dev /usr/include/bloom.h
@@ -40,7 +37,6 @@ bench redis-server /usr/bin/redis-server
 bench redis-tools /usr/bin/redis-benchmark
 bench gawk /usr/bin/gawk
 bench python3-dev /usr/bin/python3-config
-bench python3-setuptools /usr/lib/python3/dist-packages/setuptools/__init__.py
 bench python3-scrapy /usr/lib/python3/dist-packages/scrapy/__init__.py
 bench python3-redis /usr/lib/python3/dist-packages/redis/__init__.py
 bench python3-flor /usr/lib/python3/dist-packages/flor/__init__.py
