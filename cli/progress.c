@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -71,41 +72,85 @@ static void counts_text(const bkc_progress_t *p, char *out, size_t len)
         snprintf(out, len, "%s items", human_count(p->items, a, sizeof a));
 }
 
-static void draw_bar(bkc_progress_t *p, double t)
+/* The terminal's width now (read at each redraw: a resize is followed
+ * without a signal handler), or 80 when it cannot be told. */
+static int term_cols(void)
 {
-    char line[256], counts[128], rate[32];
+    struct winsize ws;
+    if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    const char *env = getenv("COLUMNS");
+    int c = env ? atoi(env) : 0;
+    return c > 0 ? c : 80;
+}
+
+/* Erases the bar. It was drawn on one row, shorter than the terminal was
+ * wide; a terminal narrowed since (tmux and most terminals re-wrap lines)
+ * may now show it on several rows, with the cursor on the last: go up to
+ * its first row, then clear to the end of the screen. */
+static void erase_bar(bkc_progress_t *p, int cols)
+{
+    if (!p->drawn)
+        return;
+    int rows = cols > 0 && p->drawn > cols ? (p->drawn + cols - 1) / cols : 1;
+    if (rows > 1)
+        fprintf(stderr, "\r\033[%dA\033[J", rows - 1);
+    else
+        fputs("\r\033[K", stderr);
+    p->drawn = 0;
+}
+
+/* The bar's text in at most max characters: the whole form, then without
+ * the 20-character bar, then with only the item count, then cut. */
+static int bar_text(const bkc_progress_t *p, double t, char *line, size_t len, int max)
+{
+    char counts[128], items[32], rate[32], done[32], bar[21] = "";
     double el = t - p->start;
     double bps = el > 0 ? (double)p->done / el : 0;
     counts_text(p, counts, sizeof counts);
+    human_count(p->items, items, sizeof items);
     bkc_human_bytes(bps, rate, sizeof rate);
-    int n;
-    if (p->total > 0) {
-        double frac = (double)p->done / (double)p->total;
-        if (frac > 1)
-            frac = 1;
-        char bar[21];
-        int fill = (int)(frac * 20);
-        for (int i = 0; i < 20; i++)
-            bar[i] = i < fill ? '#' : '-';
-        bar[20] = '\0';
-        double eta = bps > 0 ? ((double)p->total - (double)p->done) / bps : 0;
-        if (eta < 0)
-            eta = 0;
-        n = snprintf(line, sizeof line, "[%s] %5.1f%%  %s/s  ETA %d:%02d  %s", bar, frac * 100,
-                     rate, (int)eta / 60, (int)eta % 60, counts);
-    } else {
-        char done[32];
-        n = snprintf(line, sizeof line, "%s  %s/s  %s",
-                     bkc_human_bytes((double)p->done, done, sizeof done), rate, counts);
+    int n = 0;
+    for (int form = 0; form < 3; form++) {
+        const char *c = form < 2 ? counts : items;
+        const char *tail = form < 2 ? "" : " items";
+        if (p->total > 0) {
+            double frac = (double)p->done / (double)p->total;
+            frac = frac > 1 ? 1 : frac;
+            for (int i = 0; i < 20; i++)
+                bar[i] = i < (int)(frac * 20) ? '#' : '-';
+            double eta = bps > 0 ? ((double)p->total - (double)p->done) / bps : 0;
+            eta = eta < 0 ? 0 : eta;
+            n = snprintf(line, len, "%s%s%s%5.1f%%  %s/s  ETA %d:%02d  %s%s", form ? "" : "[",
+                         form ? "" : bar, form ? "" : "] ", frac * 100, rate, (int)eta / 60,
+                         (int)eta % 60, c, tail);
+        } else {
+            n = snprintf(line, len, "%s  %s/s  %s%s",
+                         bkc_human_bytes((double)p->done, done, sizeof done), rate, c, tail);
+        }
+        if (n >= 0 && n <= max)
+            return n;
     }
-    if (n < 0)
-        return;
-    if (n >= (int)sizeof line)
-        n = (int)sizeof line - 1;
-    fprintf(stderr, "\r%s", line);
-    for (int i = n; i < p->drawn; i++)
-        fputc(' ', stderr);
+    n = n < 0 ? 0 : n;
+    if (n > max)
+        n = max;
+    if ((size_t)n >= len)
+        n = (int)len - 1;
+    line[n] = '\0';
+    return n;
+}
+
+/* Draws the bar on one row: never in the terminal's last column, where
+ * the cursor would wrap and leave the row behind. */
+static void draw_bar(bkc_progress_t *p, double t)
+{
+    int cols = term_cols();
+    char line[256];
+    int n = bar_text(p, t, line, sizeof line, cols - 1);
+    erase_bar(p, cols);
+    fputs(line, stderr);
     p->drawn = n;
+    p->drawn_cols = cols;
     fflush(stderr);
 }
 
@@ -148,9 +193,8 @@ void bkc_progress_clear(bkc_progress_t *p)
 {
     if (!p || !p->drawn)
         return;
-    fprintf(stderr, "\r%*s\r", p->drawn, "");
+    erase_bar(p, term_cols());
     fflush(stderr);
-    p->drawn = 0;
 }
 
 void bkc_progress_summary(bkc_progress_t *p, const char *what)
@@ -159,14 +203,22 @@ void bkc_progress_summary(bkc_progress_t *p, const char *what)
     char fil[96];
     filter_text(p, fil, sizeof fil);
     double el = bkc_now() - p->start;
+    char head[256];
     if (p->has_fresh)
-        fprintf(stderr, "bloomkit %s: %s%llu items, %llu new, %llu duplicate%s%s, %.2f s\n",
-                bkc_cmd_name, what ? what : "", (unsigned long long)p->items,
-                (unsigned long long)p->fresh, (unsigned long long)p->dups,
-                p->dups == 1 ? "" : "s", fil, el);
+        snprintf(head, sizeof head, "bloomkit %s: %s%llu items, %llu new, %llu duplicate%s",
+                 bkc_cmd_name, what ? what : "", (unsigned long long)p->items,
+                 (unsigned long long)p->fresh, (unsigned long long)p->dups,
+                 p->dups == 1 ? "" : "s");
     else
-        fprintf(stderr, "bloomkit %s: %s%llu items%s, %.2f s\n", bkc_cmd_name, what ? what : "",
-                (unsigned long long)p->items, fil, el);
+        snprintf(head, sizeof head, "bloomkit %s: %s%llu items", bkc_cmd_name,
+                 what ? what : "", (unsigned long long)p->items);
+    /* One line; on a terminal too narrow for it, the filter's figures go
+     * on a second, indented, rather than the terminal cutting mid-word. */
+    int len = (int)(strlen(head) + strlen(fil)) + 12;
+    if (p->tty && fil[0] && len > term_cols() - 1)
+        fprintf(stderr, "%s, %.2f s\n  %s\n", head, el, fil + 2);
+    else
+        fprintf(stderr, "%s%s, %.2f s\n", head, fil, el);
 }
 
 void bkc_progress_finish(bkc_progress_t *p, bool summary, const char *what)

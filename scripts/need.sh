@@ -24,6 +24,7 @@ test  python3-redis /usr/lib/python3/dist-packages/redis/__init__.py
 test  php-cli /usr/bin/php
 test  php-redis /usr/share/doc/php-redis/copyright
 test  time /usr/bin/time
+test  tmux /usr/bin/tmux
 python python3-dev /usr/bin/python3-config
 test  python3-dev /usr/bin/python3-config
 test  python3-pytest /usr/lib/python3/dist-packages/pytest/__init__.py
