@@ -79,7 +79,7 @@ i=0
 while [ "$i" -lt "$RUNS" ]; do
     for mem in $MEMS; do
         peer "$mem"
-        run "bk.$mem" sh -c "'$BK' common --memory $mem --tmpdir '$T' -v '$T/A' '$T/B' >'$T/out.bk' 2>'$T/err.$mem'"
+        run "bk.$mem" sh -c "'$BK' common --memory $mem --tmpdir '$T' --verbose '$T/A' '$T/B' >'$T/out.bk' 2>'$T/err.$mem'"
         same "$T/out.bk" || ok=NO
         run "bk1.$mem" sh -c "'$BK' common --memory $mem --threads 1 --tmpdir '$T' '$T/A' '$T/B' >'$T/out.bk'"
         same "$T/out.bk" || ok=NO

@@ -1,8 +1,9 @@
 /*
  * bloomkit add: adds the lines of the inputs to a filter file and reports
  * how many were new. The filter is loaded, updated in memory and saved
- * atomically, so an error part-way (a bad input, a full filter) leaves the
- * file exactly as it was.
+ * atomically, so an error part-way (a bad input) leaves the file exactly as
+ * it was; a full non-scaling filter keeps the lines that fit, as
+ * RedisBloom's BF.MADD does.
  */
 #define _GNU_SOURCE
 #include "batch.h"
@@ -23,9 +24,13 @@ static const char usage[] =
     "\n"
     "Adds each line of the INPUTs (files, or - for standard input; default\n"
     "standard input) to the filter FILE, then saves it atomically. Reports\n"
-    "how many lines were new on standard error. On any error FILE is left\n"
-    "unchanged. A window filter records each line as added now (a time\n"
-    "window: at the wall clock), and forgets it once it leaves the window.\n"
+    "how many lines were new on standard error. On an error FILE is left\n"
+    "unchanged, but for a full non-scaling filter: the lines before the one\n"
+    "that did not fit are kept (exit 2). A filter left far past its capacity\n"
+    "(expected false-positive rate over twice the one it was sized for) is\n"
+    "saved, said so, and the exit status is 3. A window filter records each\n"
+    "line as added now (a time window: at the wall clock), and forgets it once\n"
+    "it leaves the window.\n"
     "\n"
     "      --normalize M  url or email: canonicalize keys first (see bloomkit(1))\n"
     "      --no-wait      if another process is writing FILE, fail (exit 2)\n"
@@ -46,6 +51,7 @@ typedef struct {
     const char *path;
     bkc_progress_t *prog;
     bkc_batch_t batch;
+    bool full; /* a non-scaling filter filled up: save what fit, exit 2 */
 } add_ctx_t;
 
 static int flush(add_ctx_t *c, const bkc_reader_t *r)
@@ -59,14 +65,18 @@ static int flush(add_ctx_t *c, const bkc_reader_t *r)
     bk_status_t st = bk_filter_add_batch(c->f, b->keys, b->n, NULL, &n_new);
     if (st != BK_OK) {
         bkc_progress_clear(c->prog);
+        /* the keys before the failing one are in the filter */
         size_t at = bkc_batch_failing_key(c->f, b);
         uint64_t line = b->lineno[at < b->n ? at : b->n - 1];
-        if (st == BK_EFULL)
-            bkc_error("%s: the filter is full (non-scaling, %llu items) at %s line %llu; "
-                      "file left unchanged",
+        if (st == BK_EFULL) {
+            /* As BF.MADD does: what fit is kept. */
+            c->full = true;
+            bkc_error("%s: the filter is full (non-scaling, %llu items) at %s line %llu: the "
+                      "%llu lines before it were added and saved, that line and the rest "
+                      "were not",
                       c->path, (unsigned long long)bk_filter_items(c->f), bkc_reader_name(r),
-                      (unsigned long long)line);
-        else
+                      (unsigned long long)line, (unsigned long long)(c->prog->items + at));
+        } else
             bkc_error("%s: cannot add %s line %llu: %s; file left unchanged", c->path,
                       bkc_reader_name(r), (unsigned long long)line, bk_strerror(st));
         return BKC_EXIT_ERROR;
@@ -118,7 +128,7 @@ int bkc_cmd_add(int argc, char **argv)
     bool stopped = rc == STOPPED || (rc == 0 && stop_signal);
     if (stopped)
         rc = 0;
-    if (rc == 0 && bkc_save_filter(f, path) != 0)
+    if ((rc == 0 || ctx.full) && bkc_save_filter(f, path) != 0)
         rc = BKC_EXIT_ERROR;
     bkc_lock_release(&lock);
     if (stopped) {
@@ -134,7 +144,9 @@ int bkc_cmd_add(int argc, char **argv)
     }
     bool summary = rc == 0 && in.pmode != BKC_PROGRESS_OFF;
     bkc_progress_finish(&prog, summary, "");
-    if (summary)
+    if (rc == 0 && bkc_far_over_capacity(f, path))
+        rc = BKC_EXIT_OVER; /* said even with -q: the exit status changes */
+    else if (summary)
         bkc_warn_over_capacity(f, path, "absent keys are now found with probability");
     bk_filter_free(f);
     return rc;

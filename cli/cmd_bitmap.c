@@ -30,18 +30,22 @@ static const char distinct_usage[] =
     "possible value. Prints the count, or with --print the distinct values in\n"
     "increasing order.\n"
     "\n"
-    "  -m, --max N        values are below N (default 2^32; 11-digit phone\n"
+    "      --max N        values are below N (default 2^32; 11-digit phone\n"
     "                     numbers: --max 2e10, a 2.5 GB bitmap)\n"
-    "  -w, --width W      numbers of exactly W digits, leading zeros counted\n"
-    "                     and printed back (phone numbers: -w 8); --max\n"
+    "      --width W      numbers of exactly W digits, leading zeros counted\n"
+    "                     and printed back (phone numbers: --width 8); --max\n"
     "                     defaults to 10^W. Without it a leading zero is an\n"
     "                     error, so 0123 and 123 are never merged\n"
     "  -P, --print        print the distinct values instead of their count\n"
-    "      --memory SIZE  stop with an error rather than hold more than SIZE\n"
+    "  -m, --memory SIZE  stop with an error rather than hold more than SIZE\n"
     "                     (default: the memory available at the start)\n"
     "  -q, --quiet        no progress\n"
     "      --progress     progress even when not on a terminal\n"
-    "  -h, --help         this text\n";
+    "  -h, --help         this text\n"
+    "\n"
+    "One meaning per letter in every command: -m is --memory (it was --max\n"
+    "here before; a bare number after -m is refused) and -w is --window, so\n"
+    "--max and --width have no letter.\n";
 
 static const char once_usage[] =
     "usage: bloomkit once [--max N] [--count] [INPUT...]\n"
@@ -50,16 +54,20 @@ static const char once_usage[] =
     "INPUTs (files, or - for standard input; default standard input), one per\n"
     "line, exactly, with two bits per possible value.\n"
     "\n"
-    "  -m, --max N        values are below N (default 2^32, a 1 GB bitmap)\n"
-    "  -w, --width W      numbers of exactly W digits, leading zeros counted\n"
+    "      --max N        values are below N (default 2^32, a 1 GB bitmap)\n"
+    "      --width W      numbers of exactly W digits, leading zeros counted\n"
     "                     and printed back; --max defaults to 10^W. Without\n"
     "                     it a leading zero is an error (0123 is not 123)\n"
     "  -c, --count        print only how many there are\n"
-    "      --memory SIZE  stop with an error rather than hold more than SIZE\n"
+    "  -m, --memory SIZE  stop with an error rather than hold more than SIZE\n"
     "                     (default: the memory available at the start)\n"
     "  -q, --quiet        no progress\n"
     "      --progress     progress even when not on a terminal\n"
-    "  -h, --help         this text\n";
+    "  -h, --help         this text\n"
+    "\n"
+    "One meaning per letter in every command: -m is --memory (it was --max\n"
+    "here before; a bare number after -m is refused) and -w is --window, so\n"
+    "--max and --width have no letter.\n";
 
 /* Values are parsed into a buffer and set in batches: the library then
  * requests each value's word ahead of its update, so the cache misses of a
@@ -358,10 +366,10 @@ typedef struct bm_opts {
 /* -1 when parsing went on to the inputs, else the exit status. */
 static int parse_options(int argc, char **argv, bool once, bm_opts_t *o)
 {
-    enum { OPT_MEMORY = BKC_OPT_OWN };
-    static const struct option opts[] = {{"max", required_argument, 0, 'm'},
+    enum { OPT_MEMORY = BKC_OPT_OWN, OPT_MAX, OPT_WIDTH };
+    static const struct option opts[] = {{"max", required_argument, 0, OPT_MAX},
                                          {"memory", required_argument, 0, OPT_MEMORY},
-                                         {"width", required_argument, 0, 'w'},
+                                         {"width", required_argument, 0, OPT_WIDTH},
                                          {"print", no_argument, 0, 'P'},
                                          {"count", no_argument, 0, 'c'},
                                          {"quiet", no_argument, 0, 'q'},
@@ -376,12 +384,25 @@ static int parse_options(int argc, char **argv, bool once, bm_opts_t *o)
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, once ? "m:w:cqh" : "m:w:Pqh", opts, NULL)) != -1) {
         switch (c) {
-        case 'm':
+        case OPT_MAX:
             if (bkc_parse_count(optarg, &o->max) != 0 || o->max == 0 ||
                 o->max > (UINT64_C(1) << 48))
                 return bkc_usage_error("bad --max '%s' (1 to 2^48)", optarg);
             break;
+        case 'm':
+            /* One meaning per letter across the tool: -m is --memory, as
+             * in common. It was --max here: a bare number is refused
+             * rather than read as bytes. */
+            if (optarg[0] && optarg[strspn(optarg, "0123456789")] == '\0')
+                return bkc_usage_error("-m is --memory (a size with a unit, e.g. 512M), as in "
+                                       "common; for the largest value write --max %s",
+                                       optarg);
+            if (bkc_parse_size(optarg, &o->memory) != 0 || o->memory == 0)
+                return bkc_usage_error("bad --memory '%s' (a size, e.g. 512M, 4G)", optarg);
+            break;
         case 'w':
+            return bkc_usage_error("-w is --window in every command; write --width %s", optarg);
+        case OPT_WIDTH:
             /* 10^14 is the largest power of ten within --max's 2^48 */
             if (bkc_parse_count(optarg, &w) != 0 || w == 0 || w > 14)
                 return bkc_usage_error("bad --width '%s' (1 to 14 digits)", optarg);
@@ -394,7 +415,7 @@ static int parse_options(int argc, char **argv, bool once, bm_opts_t *o)
         case 'P':
         case 'c':
             if (once != (c == 'c'))
-                return bkc_bad_option(argv);
+                return bkc_bad_option(argv, usage);
             *(c == 'c' ? &o->count : &o->print) = true;
             break;
         default:

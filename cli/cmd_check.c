@@ -151,6 +151,9 @@ int bkc_cmd_check(int argc, char **argv)
         bkc_filter_operand_free(f);
         return BKC_EXIT_ERROR;
     }
+    /* A filter far past its capacity answers "present" for many absent
+     * keys: said on every check (stderr), never silently. */
+    bkc_warn_far_over_capacity(f, path);
     bkc_stdout_setup();
     bkc_progress_t prog;
     bkc_progress_init(&prog, in.pmode, bkc_inputs_size(argv + optind, argc - optind));

@@ -38,8 +38,7 @@ static const char usage[] =
     "dropped. Output order: first appearance in the smallest input within\n"
     "each partition (not sorted).\n"
     "\n"
-    "  -m, --memory SIZE     memory cap, e.g. 512M, 4G (default: 1/4 of RAM);\n"
-    "                        in distinct and once, -m is --max\n"
+    "  -m, --memory SIZE     memory cap, e.g. 512M, 4G (default: 1/4 of RAM)\n"
     "  -T, --tmpdir DIR      where to spill (default: $TMPDIR or /tmp)\n"
     "  -t, --threads N       threads for the exact join, each with 1/N of --memory\n"
     "                        (default: the online CPUs, at most 64; one when an\n"
@@ -53,12 +52,13 @@ static const char usage[] =
     "                        that are not common (the rate goes to stderr)\n"
     "  -p, --fpr P           --approx: false-positive rate per filter (0.001,\n"
     "                        or 0.1%)\n"
-    "  -v, --verbose         statistics on stderr\n"
+    "      --verbose         statistics on stderr (-v, check's --absent, is\n"
+    "                        no longer accepted for it)\n"
     "  -h, --help            this help\n"
     "\n"
     "Exit status: 0 if some line is common, 1 if none, 2 on error.\n";
 
-enum { OPT_APPROX = BKC_OPT_OWN };
+enum { OPT_APPROX = BKC_OPT_OWN, OPT_VERBOSE };
 
 /* More threads than this only split the memory finer. */
 #define MAX_THREADS 64
@@ -101,7 +101,7 @@ static int parse_options(int argc, char **argv, common_opts_t *o)
         {"count", no_argument, 0, 'c'},        {"ignore-case", no_argument, 0, 'i'},
         {"normalize", required_argument, 0, BKC_OPT_NORMALIZE},
         {"approx", no_argument, 0, OPT_APPROX}, {"fpr", required_argument, 0, 'p'},
-        {"verbose", no_argument, 0, 'v'},      {"help", no_argument, 0, 'h'},
+        {"verbose", no_argument, 0, OPT_VERBOSE}, {"help", no_argument, 0, 'h'},
         {"threads", required_argument, 0, 't'},
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
@@ -128,7 +128,11 @@ static int parse_options(int argc, char **argv, common_opts_t *o)
         case 'c': o->count_only = true; break;
         case 'i': o->icase = true; break;
         case OPT_APPROX: o->approx = true; break;
-        case 'v': o->verbose = true; break;
+        case OPT_VERBOSE: o->verbose = true; break;
+        case 'v':
+            /* one meaning per letter across the tool: -v is check's --absent */
+            return bkc_usage_error("-v is no longer --verbose here (-v means --absent, as in "
+                                   "check); write --verbose");
         default:
             if ((rc = bkc_shared_option(c, argv, usage, &o->sz, &o->in)) >= 0)
                 return rc;

@@ -162,6 +162,43 @@ int bkc_checkpoint_save(bk_checkpoint_t *cp, const bk_filter_t *f, const char *p
     return save_status(path, bk_checkpoint_save(cp, f, NULL));
 }
 
+/* Whether f is far past its capacity, with its figures in *in. */
+static bool far_over(const bk_filter_t *f, bk_filter_info_t *in)
+{
+    bk_filter_shape_t sh;
+    bk_filter_shape(f, &sh);
+    /* the shape is O(1); the info (its expected FPR) reads the payload,
+     * so only for a filter already past its capacity */
+    if (sh.kind == BK_KIND_SCALABLE || sh.kind == BK_KIND_WINDOW || sh.items <= sh.capacity)
+        return false;
+    bk_filter_info(f, in);
+    return in->items > in->capacity && in->expected_fpr > 2 * in->fpr_target;
+}
+
+void bkc_warn_far_over_capacity(const bk_filter_t *f, const char *name)
+{
+    bk_filter_info_t in;
+    if (far_over(f, &in))
+        bkc_error("%s: warning: far over capacity (%llu items in a filter sized for %llu): "
+                  "absent keys are found with probability %.3g (sized for %g)",
+                  name, (unsigned long long)in.items, (unsigned long long)in.capacity,
+                  in.expected_fpr, in.fpr_target);
+}
+
+bool bkc_far_over_capacity(const bk_filter_t *f, const char *name)
+{
+    bk_filter_info_t in;
+    if (!far_over(f, &in))
+        return false;
+    bkc_error("%s: far over capacity: %llu items in a filter sized for %llu, so absent keys "
+              "are found with probability %.3g (sized for %g). The lines were added, but "
+              "its answers are unreliable: make a filter whose -n is the number of distinct "
+              "lines it must hold (or --kind scalable) and add them to it",
+              name, (unsigned long long)in.items, (unsigned long long)in.capacity,
+              in.expected_fpr, in.fpr_target);
+    return true;
+}
+
 void bkc_warn_over_capacity(const bk_filter_t *f, const char *name, const char *what)
 {
     if (bk_filter_kind(f) == BK_KIND_SCALABLE)

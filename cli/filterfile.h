@@ -46,6 +46,14 @@ int bkc_save_filter(const bk_filter_t *f, const char *path);
  * file if something is there. */
 int bkc_save_new_filter(const bk_filter_t *f, const char *path);
 
+/* For a filter far past its capacity (its expected false-positive rate
+ * over twice the one it was sized for; windows and scalable filters never
+ * are): says so, naming it, and what to do; true. The caller then exits
+ * BKC_EXIT_OVER, so no script misses it. */
+bool bkc_far_over_capacity(const bk_filter_t *f, const char *name);
+/* The same finding as a warning, for readers of such a filter (check). */
+void bkc_warn_far_over_capacity(const bk_filter_t *f, const char *name);
+
 /* Checkpoints of a long-running writer (bk_checkpoint_*: only the sectors
  * that changed are written). start: for f as loaded from path; NULL after
  * a message. save: 0, or -1 after a message naming the file. */

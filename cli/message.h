@@ -16,6 +16,9 @@
 #define BKC_EXIT_YES 0
 #define BKC_EXIT_NO 1
 #define BKC_EXIT_ERROR 2
+/* add: the lines were added and saved, but the filter is far past its
+ * capacity (bkc_far_over_capacity) */
+#define BKC_EXIT_OVER 3
 
 /* The subcommand being run, for messages ("bloomkit add: ..."). */
 extern const char *bkc_cmd_name;
@@ -38,7 +41,9 @@ int bkc_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *bkc_shown(const char *s, size_t len, char *buf);
 
 /* For getopt's '?': "unknown option or missing value: '-x'" as a usage
- * error (argv as given to the subcommand). Returns 2. */
-int bkc_bad_option(char **argv);
+ * error (argv as given to the subcommand), with "did you mean --fpr?" for
+ * a misspelled long option: the closest of the --names in usage (the
+ * subcommand's help text; may be NULL). Returns 2. */
+int bkc_bad_option(char **argv, const char *usage);
 
 #endif /* BKC_MESSAGE_H */

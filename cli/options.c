@@ -103,7 +103,7 @@ int bkc_shared_option(int c, char **argv, const char *usage, bkc_sizing_opts_t *
     if (rc < 0 && in)
         rc = input_option(c, optarg, in);
     if (rc < 0)
-        return bkc_bad_option(argv);
+        return bkc_bad_option(argv, usage);
     return rc ? rc : -1;
 }
 

@@ -194,8 +194,16 @@ rc 1 "B still absent after failed add" "$BK" check f.bk setB
 
 # past capacity: a warning with the FPR now expected, still exit 0
 rc 0 "create small" "$BK" create small.bk -n 100 -p 0.01 --seed 1
-rc 0 "add past capacity" "$BK" add small.bk setA
-check "over-capacity warning" grep -q 'small.bk: warning: [0-9]* items exceed the capacity 100;' err
+rc 3 "add far past capacity: exit 3" "$BK" add small.bk setA
+check "... saying so, naming the file" grep -q 'small.bk: far over capacity: [0-9]* items in a filter sized for 100' err
+check "... and the lines were kept" test "$("$BK" check -c small.bk setA 2>/dev/null)" = 1000
+rc 0 "check of that filter: answers" "$BK" check -c small.bk setA
+check "... with a warning on stderr" grep -q 'small.bk: warning: far over capacity' err
+rc 3 "add -q far past capacity: still exit 3 and said" "$BK" add -q small.bk setA
+check "... said" grep -q 'far over capacity' err
+"$BK" create slight.bk -n 950 -p 0.01 --seed 1 2>/dev/null
+rc 0 "add slightly past capacity: exit 0" "$BK" add slight.bk setA
+check "over-capacity warning" grep -q 'slight.bk: warning: [0-9]* items exceed the capacity 950;' err
 rc 0 "dedup past capacity" "$BK" dedup -n 100 -p 0.01 setA
 check "dedup over-capacity warning" grep -q 'warning: [0-9]* items exceed the capacity 100;' err
 rc 0 "no warning within capacity" "$BK" dedup -n 5000 -p 0.01 setA
@@ -369,7 +377,7 @@ check "--progress summary line" grep -q 'fill .*expected FPR' err
 # lines when forced onto a file, nothing with -q
 seq 1 20000 >seq20k
 if command -v script >/dev/null 2>&1; then
-    BLOOMKIT_PROGRESS_INTERVAL=0 script -qec "'$BK' dedup seq20k >/dev/null" /dev/null >tty.out 2>&1
+    BLOOMKIT_PROGRESS_INTERVAL=0 script -qec "stty cols 120; '$BK' dedup seq20k >/dev/null" /dev/null >tty.out 2>&1
     check "progress bar on a terminal" grep -q 'ETA' tty.out
     check "progress bar redrawn in place" sh -c "tr '\\r' '\\n' <tty.out | grep -q '^\\[#*-*\\] '"
     check "final summary on a terminal" grep -q '20000 items, 20000 new' tty.out
@@ -439,12 +447,38 @@ printf '01234567\n1234567\n' >zeros
 rc 2 "a leading zero without --width is refused" "$BK" distinct zeros
 check "... naming the line and --width" grep -q 'zeros: line 1: 01234567 has a leading zero.*--width 8' err
 awk 'BEGIN { srand(5); for (i = 0; i < 3000; i++) printf "%08d\n", int(rand() * 2000) }' >fixed
-rc 0 "distinct --width 8" "$BK" distinct -w 8 --print fixed
+rc 0 "distinct --width 8" "$BK" distinct --width 8 --print fixed
 check "distinct --width 8 prints the numbers as given (= sort -u)" sh -c "sort -u fixed | cmp -s - out"
 rc 0 "once --width 8" "$BK" once --width 8 fixed
 check "once --width 8 = uniq -u, zeros kept" sh -c "sort fixed | uniq -u | cmp -s - out"
-rc 2 "a number of another width is refused" "$BK" distinct -w 8 zeros
+rc 2 "a number of another width is refused" "$BK" distinct --width 8 zeros
 check "... naming its line" grep -q 'zeros: line 2: 1234567 has 7 digits' err
+
+# ---- one meaning per option letter, and "did you mean"
+# Every "-X, --name" pair in every command's help: a letter names one long
+# option across the whole tool.
+for cmd in create add check remove dedup common distinct once merge info plan; do
+    "$BK" "$cmd" --help | sed -n "s/^ *-\([A-Za-z]\), --\([a-z-]*\).*/\1 \2 $cmd/p"
+done | sort -u >letters
+awk '{ if ($1 in long && long[$1] != $2) { print "-" $1 ": --" long[$1] " (" cmd[$1] ") and --" $2 " (" $3 ")"; bad = 1 }
+       long[$1] = $2; cmd[$1] = $3 } END { exit bad }' letters >clashes
+check "each short option means one thing in every command ($(tr '\n' ';' <clashes))" test ! -s clashes
+check "... (the pairs were found: -p is --fpr)" grep -q '^p fpr ' letters
+echo 7 >seven
+rc 2 "distinct -m 100: -m is --memory now, a bare number is refused" "$BK" distinct -m 100 seven
+check "... saying to write --max" grep -q -- '--max 100' err
+rc 0 "distinct -m 64M is --memory" "$BK" distinct -m 64M --max 10 seven
+check "... and counts" test "$(cat out)" = 1
+rc 2 "distinct -w 8: -w is --window, refused here" "$BK" distinct -w 8 seven
+check "... saying to write --width" grep -q -- '--width 8' err
+rc 2 "common -v: -v is --absent, not --verbose" "$BK" common -v seven seven
+check "... saying to write --verbose" grep -q -- '--verbose' err
+rc 2 "a misspelled long option" "$BK" create typo.bk --fprr 0.01
+check "... gets 'did you mean --fpr?'" grep -q "unknown option '--fprr' (did you mean --fpr?)" err
+rc 2 "a misspelled option of dedup" "$BK" dedup --chekpoint 5 seven
+check "... gets 'did you mean --checkpoint?'" grep -q 'did you mean --checkpoint?' err
+rc 2 "an option like none" "$BK" create typo.bk --zzzz
+check "... gets no guess" sh -c '! grep -q "did you mean" err'
 
 # ---- full non-scaling filter
 if "$BK" create full.bk -n 100 -p 0.01 --kind scalable --nonscaling --seed 1 2>/dev/null; then
@@ -453,7 +487,10 @@ if "$BK" create full.bk -n 100 -p 0.01 --kind scalable --nonscaling --seed 1 2>/
     rc 2 "full non-scaling filter" "$BK" add full.bk many
     check "full: one line naming file" names full.bk
     check "full: says full" grep -q 'full' err
-    check "full: file unchanged" same full.bk full.orig
+    kept=$(sed -n 's/.*: the \([0-9]*\) lines before it were added and saved.*/\1/p' err)
+    check "full: the lines before the one that did not fit are kept ($kept)" \
+        sh -c "[ '$kept' -ge 100 ] && [ \"\$(head -n '$kept' many | '$BK' check -c full.bk)\" = '$kept' ]"
+    check "full: the file changed" sh -c '! cmp -s full.bk full.orig'
 else
     echo "skip: scalable filters not in this build"
 fi

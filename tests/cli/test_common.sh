@@ -82,9 +82,9 @@ gen 2 20000 15000 45000 t >"$W/b"
 ref "$W/want" "$W/a" "$W/b"
 [ -s "$W/want" ] || bad "setup: the random inputs share no line"
 check "text, in memory" 0 "$W/a" "$W/b"
-check "text, spilling (--memory 1M)" 0 --memory 1M --tmpdir "$W" -v "$W/a" "$W/b"
+check "text, spilling (--memory 1M)" 0 --memory 1M --tmpdir "$W" --verbose "$W/a" "$W/b"
 if spilled; then ok "--memory 1M did spill"; else bad "--memory 1M did not spill: $(cat "$W/err")"; fi
-check "text, re-partitioning (--memory 64K)" 0 --memory 64K --tmpdir "$W" -v "$W/a" "$W/b"
+check "text, re-partitioning (--memory 64K)" 0 --memory 64K --tmpdir "$W" --verbose "$W/a" "$W/b"
 if grep -q ' [2-9] levels' "$W/err"; then ok "--memory 64K partitioned more than once"; else
     bad "--memory 64K: expected several levels: $(cat "$W/err")"; fi
 check "argument order does not matter" 0 --memory 1M --tmpdir "$W" "$W/b" "$W/a"
@@ -217,7 +217,7 @@ check "--tmpdir unused when the inputs fit" 0 --tmpdir "$W/a/sub" "$W/a" "$W/b"
 
 # Spill files leave nothing behind.
 mkdir "$W/spill"
-"$BK" common --memory 64K --tmpdir "$W/spill" -v "$W/a" "$W/b" >/dev/null 2>"$W/err"
+"$BK" common --memory 64K --tmpdir "$W/spill" --verbose "$W/a" "$W/b" >/dev/null 2>"$W/err"
 if spilled && [ -z "$(ls -A "$W/spill")" ]; then ok "spill directory empty after success"; else
     bad "spill directory after success: $(ls -A "$W/spill" | head -3)"; fi
 "$BK" common --memory 64K --tmpdir "$W/spill" "$W/a" - <"$W/long1" >/dev/null 2>&1
@@ -280,7 +280,7 @@ MNT=
 if [ -x /usr/bin/time ]; then
     gen 8 300000 0 400000 u >"$W/big1"
     gen 9 300000 200000 600000 u >"$W/big2"
-    /usr/bin/time -f '%M' -o "$W/rss" "$BK" common --memory 8M --tmpdir "$W" -v \
+    /usr/bin/time -f '%M' -o "$W/rss" "$BK" common --memory 8M --tmpdir "$W" --verbose \
         "$W/big1" "$W/big2" >"$W/got.raw" 2>"$W/err"
     kb=$(tail -n 1 "$W/rss")
     sz=$(($(wc -c <"$W/big1") / 1024))
@@ -303,7 +303,7 @@ if [ -x /usr/bin/time ]; then
     for t in 1 2; do
         mem=$((32 + 8 * t))M
         BLOOMKIT_NO_MMAP=1 /usr/bin/time -f '%M' -o "$W/rss" "$BK" common -t $t --memory $mem \
-            --tmpdir "$W" -v "$W/big1" "$W/big2" >"$W/got.raw" 2>"$W/err"
+            --tmpdir "$W" --verbose "$W/big1" "$W/big2" >"$W/got.raw" 2>"$W/err"
         kb=$(tail -n 1 "$W/rss")
         sort "$W/got.raw" >"$W/got"
         if cmp -s "$W/got" "$W/want" && grep -q "$t threads; in memory;.* 0 bytes spilled" "$W/err" &&
@@ -315,7 +315,7 @@ if [ -x /usr/bin/time ]; then
     done
 
     # Partitions solved by two threads, within --memory in total.
-    /usr/bin/time -f '%M' -o "$W/rss" "$BK" common -t 2 --memory 8M --tmpdir "$W" -v \
+    /usr/bin/time -f '%M' -o "$W/rss" "$BK" common -t 2 --memory 8M --tmpdir "$W" --verbose \
         "$W/big1" "$W/big2" >"$W/got.raw" 2>"$W/err"
     kb=$(tail -n 1 "$W/rss")
     sort "$W/got.raw" >"$W/got"
@@ -331,7 +331,7 @@ if [ -x /usr/bin/time ]; then
     { sed 's/$/\r/' "$W/big1" | head -n 1000; tail -n +1001 "$W/big1"; printf 'no newline'; } >"$W/self"
     sed 's/\r$//' "$W/self" | sort -u >"$W/want.self"
     for t in 2 3 5; do
-        "$BK" common -t $t --memory 4M --tmpdir "$W" -v "$W/self" "$W/self" >"$W/got.raw" 2>"$W/err"
+        "$BK" common -t $t --memory 4M --tmpdir "$W" --verbose "$W/self" "$W/self" >"$W/got.raw" 2>"$W/err"
         rc=$?
         sort "$W/got.raw" >"$W/got"
         if [ "$rc" -eq 0 ] && cmp -s "$W/got" "$W/want.self" &&
@@ -352,7 +352,7 @@ if [ -x /usr/bin/time ]; then
     { i=0; while [ $i -lt 5000 ]; do printf '%0999d\n' $i; i=$((i + 1)); done; seq 1 1000000; } >"$W/r1"
     { seq 500000 2500000; i=2000; while [ $i -le 3000 ]; do printf '%0999d\n' $i; i=$((i + 1)); done; } >"$W/r2"
     ref "$W/want" "$W/r1" "$W/r2"
-    /usr/bin/time -f '%M' -o "$W/rss" "$BK" common -t 1 --memory 24M --tmpdir "$W" -v \
+    /usr/bin/time -f '%M' -o "$W/rss" "$BK" common -t 1 --memory 24M --tmpdir "$W" --verbose \
         "$W/r1" "$W/r2" >"$W/got.raw" 2>"$W/err"
     kb=$(tail -n 1 "$W/rss")
     sort "$W/got.raw" >"$W/got"
@@ -390,7 +390,7 @@ if [ -x /usr/bin/time ]; then
     { cat "$W/long"; echo; tail -n +250001 "$W/big1"; } >>"$W/h1"
     { cat "$W/big2" "$W/long"; echo; } >"$W/h2"
     ref "$W/want" "$W/h1" "$W/h2"
-    "$BK" common -t 2 --memory 8M --tmpdir "$W" -v "$W/h1" "$W/h2" >"$W/got.raw" 2>"$W/err"
+    "$BK" common -t 2 --memory 8M --tmpdir "$W" --verbose "$W/h1" "$W/h2" >"$W/got.raw" 2>"$W/err"
     rc=$?
     sort "$W/got.raw" >"$W/got"
     if [ "$rc" -eq 0 ] && cmp -s "$W/got" "$W/want" && grep -q 'byte ranges' "$W/err" &&
@@ -439,7 +439,7 @@ gen 33 100000 0 150000 bn >"$W/m3"
 first_order "$W/want.order" "$W/m3" "$W/m1" "$W/m2"
 [ -s "$W/want.order" ] || bad "setup: the mapped-path inputs share no line"
 for t in 1 2 3; do
-    "$BK" common -t $t -v --memory 512M "$W/m1" "$W/m2" "$W/m3" >"$W/got.raw" 2>"$W/err"
+    "$BK" common -t $t --verbose --memory 512M "$W/m1" "$W/m2" "$W/m3" >"$W/got.raw" 2>"$W/err"
     rc=$?
     if [ "$rc" -eq 0 ] && cmp -s "$W/got.raw" "$W/want.order" &&
         grep -q "$t threads; in memory (the smallest input mapped)" "$W/err"; then
@@ -459,7 +459,7 @@ if [ "$(cat "$W/got.raw")" = "$(wc -l <"$W/want.order" | tr -d ' ')" ]; then ok 
     bad "mapped --count: $(cat "$W/got.raw") $(cat "$W/err")"; fi
 gen 34 50000 0 50000 u >"$W/d1"
 gen 35 50000 100000 150000 u >"$W/d2"
-"$BK" common -v --memory 512M "$W/d1" "$W/d2" >"$W/got.raw" 2>"$W/err"
+"$BK" common --verbose --memory 512M "$W/d1" "$W/d2" >"$W/got.raw" 2>"$W/err"
 rc=$?
 if [ "$rc" -eq 1 ] && [ ! -s "$W/got.raw" ] && grep -q "mapped" "$W/err"; then
     ok "mapped, nothing in common: exit 1, no output"
@@ -473,7 +473,7 @@ long=$(head -c 70000 /dev/zero | tr '\0' 'L')
 { head -n 3000 "$W/m1"; echo "$long"; } >"$W/l1"
 { echo "$long"; head -n 9000 "$W/m2"; echo "$long"; cat "$W/m1"; } >"$W/l2"
 first_order "$W/want.order" "$W/l1" "$W/l2"
-"$BK" common -v -t 2 --memory 512M "$W/l1" "$W/l2" >"$W/got.raw" 2>"$W/err"
+"$BK" common --verbose -t 2 --memory 512M "$W/l1" "$W/l2" >"$W/got.raw" 2>"$W/err"
 sort "$W/got.raw" >"$W/got"
 sort "$W/want.order" >"$W/want"
 if cmp -s "$W/got" "$W/want" && ! grep -q "mapped" "$W/err"; then
@@ -484,7 +484,7 @@ fi
 { head -n 3000 "$W/m1"; } >"$W/l1"
 { echo "$long"; head -n 9000 "$W/m2"; printf '%s\r\n' "$long"; cat "$W/m1"; printf '%s' "$long"; } >"$W/l2"
 first_order "$W/want.order" "$W/l1" "$W/l2"
-"$BK" common -v -t 2 --memory 512M "$W/l1" "$W/l2" >"$W/got.raw" 2>"$W/err"
+"$BK" common --verbose -t 2 --memory 512M "$W/l1" "$W/l2" >"$W/got.raw" 2>"$W/err"
 if cmp -s "$W/got.raw" "$W/want.order" && grep -q "mapped" "$W/err"; then
     ok "70000-byte lines in the larger input are read past, the rest joined"
 else
@@ -512,7 +512,7 @@ for t in 1 2 3; do
     done
 done
 ref "$W/want" "$W/x" "$W/y"
-"$BK" common -t 2 -v --memory 256K --tmpdir "$W" "$W/x" - <"$W/y" >"$W/got.raw" 2>"$W/err"
+"$BK" common -t 2 --verbose --memory 256K --tmpdir "$W" "$W/x" - <"$W/y" >"$W/got.raw" 2>"$W/err"
 sort "$W/got.raw" >"$W/got"
 if cmp -s "$W/got" "$W/want" && grep -q '1 threads' "$W/err"; then
     ok "-t 2 with standard input runs on one thread"
@@ -522,7 +522,7 @@ fi
 # A named pipe can be read once too.
 mkfifo "$W/fifo"
 cat "$W/y" >"$W/fifo" &
-"$BK" common -t 2 -v --memory 256K --tmpdir "$W" "$W/x" "$W/fifo" >"$W/got.raw" 2>"$W/err"
+"$BK" common -t 2 --verbose --memory 256K --tmpdir "$W" "$W/x" "$W/fifo" >"$W/got.raw" 2>"$W/err"
 wait
 sort "$W/got.raw" >"$W/got"
 if cmp -s "$W/got" "$W/want" && grep -q '1 threads' "$W/err"; then

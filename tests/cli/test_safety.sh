@@ -348,7 +348,7 @@ rc 0 "a key added 20 times stays present after 20 removes (counters saturate at 
 "$BK" create full.bk -k scalable --nonscaling -n 100 -p 1e-9 --seed 8 2>/dev/null
 (seq 1 50; seq 1 50; seq 51 200) >fill
 rc 2 "a non-scaling filter that fills is refused" "$BK" add full.bk fill
-check "... naming the exact line of the 101st new key (151)" grep -q 'at fill line 151;' err
+check "... naming the exact line of the 101st new key (151)" grep -q 'at fill line 151:' err
 echo x >./-dash.txt
 rc 2 "check FILE -dash.txt is a usage error" "$BK" check f.bk -dash.txt
 check "... about -dash.txt, not the filter file" grep -q "in '-dash.txt'; to name a file" err
