@@ -271,22 +271,58 @@ PyDoc_STRVAR(filter_doc,
 "and the tool and load()/open() apply it.\n"
 "Raises InvalidArgumentError for a zero capacity or an fpr outside (0, 1).");
 
+static int init_filter(filter_object *self, PyObject *capacity_obj, double fpr,
+                       const char *kind, const char *hash, PyObject *seed, double growth,
+                       double tightening, int nonscaling, const char *sub_kind,
+                       unsigned long long window_span, unsigned int generations,
+                       PyObject *normalize, PyObject *path);
+
 static int filter_init(filter_object *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"capacity", "fpr", "kind", "hash", "seed", "growth",
                              "tightening", "nonscaling", "sub_kind", "window_span",
-                             "generations", "normalize", NULL};
-    PyObject *capacity_obj, *seed = Py_None, *normalize = Py_None;
+                             "generations", "normalize", "path", NULL};
+    PyObject *capacity_obj, *seed = Py_None, *normalize = Py_None, *path = NULL;
     double fpr = 0.01, growth = 0.0, tightening = 0.0;
     const char *kind = NULL, *hash = "xxh3", *sub_kind = NULL;
     int nonscaling = 0;
     unsigned long long window_span = 0;
     unsigned int generations = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|d$zsOddpzKIO:Filter", kwlist, &capacity_obj,
-                                     &fpr, &kind, &hash, &seed, &growth, &tightening,
-                                     &nonscaling, &sub_kind, &window_span, &generations,
-                                     &normalize))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|d$zsOddpzKIOO&:Filter", kwlist,
+                                     &capacity_obj, &fpr, &kind, &hash, &seed, &growth,
+                                     &tightening, &nonscaling, &sub_kind, &window_span,
+                                     &generations, &normalize, PyUnicode_FSConverter, &path))
         return -1;
+    int rc = init_filter(self, capacity_obj, fpr, kind, hash, seed, growth, tightening,
+                         nonscaling, sub_kind, window_span, generations, normalize, path);
+    Py_XDECREF(path);
+    return rc;
+}
+
+/* A new file at path holding f (never replacing one), then f swapped for
+ * that file mapped writable: pybloomfiltermmap3's file-backed filter. */
+static bk_status_t back_with_file(bk_filter_t **f, PyObject *path, const char **why)
+{
+    bk_filter_t *mapped = NULL;
+    bk_status_t st;
+    Py_BEGIN_ALLOW_THREADS
+    st = bk_filter_save_new(*f, PyBytes_AS_STRING(path));
+    if (st == BK_OK)
+        st = bk_filter_open(&mapped, PyBytes_AS_STRING(path), BK_MAP_WRITABLE, why);
+    Py_END_ALLOW_THREADS
+    if (st == BK_OK) {
+        bk_filter_free(*f);
+        *f = mapped;
+    }
+    return st;
+}
+
+static int init_filter(filter_object *self, PyObject *capacity_obj, double fpr,
+                       const char *kind, const char *hash, PyObject *seed, double growth,
+                       double tightening, int nonscaling, const char *sub_kind,
+                       unsigned long long window_span, unsigned int generations,
+                       PyObject *normalize, PyObject *path)
+{
     uint64_t capacity;
     bk_options_t o = {0};
     bk_key_form_t form;
@@ -310,6 +346,25 @@ static int filter_init(filter_object *self, PyObject *args, PyObject *kw)
     }
     /* Recorded like the tool's create: a file says how its keys are spelled. */
     (void)bk_filter_set_key_form(f, form);
+    if (path) {
+        const char *why = NULL;
+        errno = 0;
+        st = back_with_file(&f, path, &why);
+        if (st != BK_OK) {
+            bk_filter_free(f);
+            if (st == BK_EIO && errno == EEXIST) {
+                PyObject *text = path_text(path);
+                if (text)
+                    PyErr_Format(PyExc_FileExistsError,
+                                 "'%U' exists: open it with bloomkit.open(path, writable=True)",
+                                 text);
+                Py_XDECREF(text);
+                return -1;
+            }
+            Py_XDECREF(raise_for_path(st, why, path));
+            return -1;
+        }
+    }
     pybk_lock(&self->lock);
     bk_filter_t *old = self->f;
     self->f = f;
@@ -868,6 +923,58 @@ static PyObject *filter_save(filter_object *self, PyObject *args)
     return r;
 }
 
+PyDoc_STRVAR(update_doc,
+"update(*others)\n--\n\n"
+"Adds every key of each argument, as set.update() does: an iterable of\n"
+"keys (add_many()) or another Filter (union(), so the same shape and\n"
+"seed). Returns None; f |= g is the same for one Filter.");
+
+static PyObject *filter_update(filter_object *self, PyObject *args)
+{
+    if (!live(self))
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++) {
+        PyObject *other = PyTuple_GET_ITEM(args, i);
+        PyObject *r = PyObject_TypeCheck(other, &pybk_filter_type)
+                          ? filter_union(self, other)
+                          : filter_add_many(self, other);
+        if (!r)
+            return NULL;
+        Py_DECREF(r);
+    }
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(approx_len_doc,
+"approx_len()\n--\n\n"
+"An estimate of how many distinct keys the filter holds, from the share\n"
+"of its bits that are set (info()['estimated_items'], rounded): what\n"
+"other libraries' len() or approx_items give. Reads the whole filter.\n"
+"len(f) is exact for what it counts: the adds that were new (a key\n"
+"falsely found present when added is not counted; merged filters count\n"
+"both sides).");
+
+static PyObject *filter_approx_len(filter_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (!live(self))
+        return NULL;
+    bk_filter_info_t info;
+    pybk_lock(&self->lock);
+    bool ok = self->f != NULL, faulted = false;
+    if (ok)
+        PYBK_GUARDED(self->f, faulted, bk_filter_info(self->f, &info));
+    pybk_unlock(&self->lock);
+    if (faulted)
+        return pybk_raise_truncated();
+    if (!ok) {
+        (void)live(self);
+        return NULL;
+    }
+    double e = info.estimated_items;
+    return PyLong_FromDouble(e > 0 ? floor(e + 0.5) : 0);
+}
+
 PyDoc_STRVAR(checkpoint_doc,
 "checkpoint(path)\n--\n\n"
 "Brings the file at `path` up to date with the filter, writing only the\n"
@@ -1090,6 +1197,8 @@ static PyMethodDef filter_methods[] = {
     {"clear", (PyCFunction)filter_clear, METH_NOARGS, clear_doc},
     {"advance", (PyCFunction)filter_advance, METH_O, advance_doc},
     {"union", (PyCFunction)filter_union, METH_O, union_doc},
+    {"update", (PyCFunction)filter_update, METH_VARARGS, update_doc},
+    {"approx_len", (PyCFunction)filter_approx_len, METH_NOARGS, approx_len_doc},
     {"copy", (PyCFunction)filter_copy, METH_NOARGS, copy_doc},
     {"__copy__", (PyCFunction)filter_copy, METH_NOARGS, copy_doc},
     {"__deepcopy__", (PyCFunction)filter_deepcopy, METH_O, copy_doc},

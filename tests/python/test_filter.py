@@ -806,3 +806,28 @@ def test_checkpoint_writes_changes_in_place(tmp_path):
     f.close()
     with pytest.raises(ValueError):
         f.checkpoint(path)
+
+
+def test_set_like_update_approx_len_and_file_backed(tmp_path):
+    """What users of pybloomfiltermmap3 and rbloom reach for: update() with
+    iterables and filters, approx_len(), a filename in the constructor."""
+    f = bloomkit.Filter(20000, 0.001, seed=9)
+    g = bloomkit.Filter(20000, 0.001, seed=9)
+    g.add_many("g%d" % i for i in range(500))
+    assert f.update(["a", "b"], ("n%d" % i for i in range(3000)), g) is None
+    assert "a" in f and "n2999" in f and "g499" in f
+    assert abs(len(f) - 3502) <= 10  # a union counts its items approximately
+    est = f.approx_len()
+    assert isinstance(est, int) and abs(est - 3502) < 3502 * 0.05, est
+    assert bloomkit.Filter(100, 0.01).approx_len() == 0
+    with pytest.raises(TypeError):
+        f.update(5)
+    path = str(tmp_path / "backed.bk")
+    h = bloomkit.Filter(10000, 0.01, path=path, seed=1)
+    assert h.info()["mapped"]
+    h.update("k%d" % i for i in range(100))
+    h.close()
+    back = bloomkit.open(path)
+    assert all("k%d" % i in back for i in range(100)) and len(back) == 100
+    with pytest.raises(FileExistsError, match="backed.bk' exists"):
+        bloomkit.Filter(10, 0.01, path=path)
