@@ -35,8 +35,8 @@ static const char usage[] =
     "      --normalize M  url or email: canonicalize keys first (see bloomkit(1))\n"
     "      --no-wait      if another process is writing FILE, fail (exit 2)\n"
     "                     instead of waiting for it\n"
-    "  -q, --quiet        no progress and no summary\n"
-    "      --progress     progress and summaries even when not on a terminal\n"
+    "  -q, --quiet        no progress, summary or warnings\n"
+    "      --progress     progress and the summary even when not on a terminal\n"
     "  -h, --help         this text\n";
 
 /* Ctrl-C, SIGTERM and SIGHUP end the run after the lines read so far:
@@ -142,11 +142,13 @@ int bkc_cmd_add(int argc, char **argv)
                       path);
         rc = 128 + stop_signal;
     }
-    bool summary = rc == 0 && in.pmode != BKC_PROGRESS_OFF;
-    bkc_progress_finish(&prog, summary, "");
+    /* The summary is for a person watching (a terminal, or --progress): a
+     * cron job's mail stays empty when all went well. Warnings are not
+     * summaries: they go out unless -q. */
+    bkc_progress_finish(&prog, rc == 0 && prog.enabled, "");
     if (rc == 0 && bkc_far_over_capacity(f, path))
         rc = BKC_EXIT_OVER; /* said even with -q: the exit status changes */
-    else if (summary)
+    else if (rc == 0 && in.pmode != BKC_PROGRESS_OFF)
         bkc_warn_over_capacity(f, path, "absent keys are now found with probability");
     bk_filter_free(f);
     return rc;

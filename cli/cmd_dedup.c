@@ -523,9 +523,11 @@ int bkc_cmd_dedup(int argc, char **argv)
     rc = finish_run(&ctx, rc);
     bkc_inflight_free(&ctx.inflight);
     bkc_lock_release(&lock);
-    bool summary = (rc == 0 || rc > 128) && o.in.pmode != BKC_PROGRESS_OFF;
-    bkc_progress_finish(&prog, summary, rc > 128 ? "interrupted: " : "");
-    if (summary)
+    /* The summary on a terminal or with --progress (not in a cron job's
+     * mail); warnings unless -q. */
+    bool ended = rc == 0 || rc > 128;
+    bkc_progress_finish(&prog, ended && prog.enabled, rc > 128 ? "interrupted: " : "");
+    if (ended && o.in.pmode != BKC_PROGRESS_OFF)
         bkc_warn_over_capacity(f, o.state ? o.state : "the seen-set",
                                "new lines are dropped as seen with probability");
     bk_checkpoint_free(cp);

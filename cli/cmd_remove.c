@@ -103,7 +103,7 @@ int bkc_cmd_remove(int argc, char **argv)
     char what[96];
     snprintf(what, sizeof what, "%llu removed, %llu not in the filter, of ",
              (unsigned long long)prog.fresh, (unsigned long long)ctx.missing);
-    bkc_progress_finish(&prog, rc == 0 && in.pmode != BKC_PROGRESS_OFF, what);
+    bkc_progress_finish(&prog, rc == 0 && prog.enabled, what); /* terminal or --progress */
     bk_filter_free(f);
     if (rc)
         return BKC_EXIT_ERROR;

@@ -14,8 +14,40 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* Whether the file at path starts with text (as an input does): its
+ * first bytes are printable, blanks or line ends, or UTF-8. */
+static bool starts_with_text(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return false;
+    unsigned char b[256];
+    size_t n = fread(b, 1, sizeof b, fp);
+    fclose(fp);
+    if (n == 0)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (b[i] < 0x20 && b[i] != '\n' && b[i] != '\r' && b[i] != '\t')
+            return false;
+    return true;
+}
+
+/* A file that is not a filter but text was most likely an input given
+ * where the filter goes (`bloomkit check urls.txt seen.bk`): say so. */
+static bool explain_text_operand(const char *path, bk_status_t st, const char *why)
+{
+    if (st != BK_ECORRUPT || !why || !strstr(why, "bad magic") || !starts_with_text(path))
+        return false;
+    bkc_error("%s: not a bloomkit filter file: it holds text, like an input. The filter "
+              "file comes first: bloomkit %s FILE [INPUT...]",
+              path, bkc_cmd_name);
+    return true;
+}
+
 static void status_message(const char *path, const char *doing, bk_status_t st, const char *why)
 {
+    if (explain_text_operand(path, st, why))
+        return;
     if (st == BK_EIO || st == BK_ENOSPC)
         bkc_error("%s: %s: %s", path, doing, errno ? strerror(errno) : bk_strerror(st));
     else if (why && *why)
@@ -72,6 +104,8 @@ bk_filter_t *bkc_filter_operand(int argc, char **argv, bool map, const char **pa
     const char *why = NULL;
     bk_status_t st = bk_filter_open(&f, *path, BK_MAP_READONLY, &why);
     if (st != BK_OK) {
+        if (explain_text_operand(*path, st, why))
+            return NULL;
         if (why)
             bkc_error("%s: cannot open filter: %s (%s)", *path, bk_strerror(st), why);
         else

@@ -336,7 +336,7 @@ fi
 # ---- messages that name the right thing ---------------------------------------
 "$BK" create rc.bk -k counting -n 100 -p 0.01 --seed 3 2>/dev/null
 seq 1 5 | "$BK" add -q rc.bk
-seq 1 20 | "$BK" remove rc.bk >out 2>err
+seq 1 20 | "$BK" remove --progress rc.bk >out 2>err
 check "remove names the key that is not in the filter" grep -q "line 6: '6' is not in rc.bk" err
 check "... lists the first 10" test "$(grep -c 'is not in rc.bk; not removed' err)" = 10
 check "... and says the rest are counted, not listed" grep -q 'more keys are not in it' err

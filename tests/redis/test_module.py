@@ -1357,7 +1357,32 @@ def test_low_error_kind(r):
           dump_bytes(r, "old2") == data)
 
 
+def test_readme_commands():
+    """README.md's redis-cli lines, taken from README.md, answer without an
+    error on a fresh server, in order (as a new user types them)."""
+    import shlex
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+    with open(readme) as f:
+        lines = [ln for ln in f.read().splitlines() if ln.startswith("redis-cli ")]
+    check("README: redis-cli lines found", len(lines) >= 8, len(lines))
+    s = Server("readme").start()
+    try:
+        for line in lines:
+            args = shlex.split(line.split("#")[0])[1:]
+            try:
+                s.r.execute_command(*args)
+                ok_ = True
+            except ResponseError as e:
+                ok_ = False
+                line = "%s -> %s" % (line, e)
+            check("README: " + line.split("#")[0].strip(), ok_)
+        check("README: the merge holds the item of shard1", s.r.execute_command("BF.EXISTS", "all", "a") == 1)
+    finally:
+        s.stop()
+
+
 def main():
+    test_readme_commands()
     s = Server("main", module_args=["CHUNK_BYTES", "4096"]).start()
     try:
         r = s.r
