@@ -14,17 +14,21 @@
 #define _GNU_SOURCE
 #include "commands.h"
 #include "join.h"
+#include "lines.h"
 #include "message.h"
 #include "numbers.h"
 #include "options.h"
 #include "output.h"
+#include "progress.h"
 
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MIN_MEMORY ((uint64_t)64 << 10)
@@ -54,6 +58,10 @@ static const char usage[] =
     "                        or 0.1%)\n"
     "      --verbose         statistics on stderr (-v, check's --absent, is\n"
     "                        no longer accepted for it)\n"
+    "  -q, --quiet           no progress and no summary\n"
+    "      --progress        progress and the summary even when not on a\n"
+    "                        terminal (the time so far and the common lines\n"
+    "                        found; a line every 5 s)\n"
     "  -h, --help            this help\n"
     "\n"
     "Exit status: 0 if some line is common, 1 if none, 2 on error.\n";
@@ -103,6 +111,7 @@ static int parse_options(int argc, char **argv, common_opts_t *o)
         {"approx", no_argument, 0, OPT_APPROX}, {"fpr", required_argument, 0, 'p'},
         {"verbose", no_argument, 0, OPT_VERBOSE}, {"help", no_argument, 0, 'h'},
         {"threads", required_argument, 0, 't'},
+        {"quiet", no_argument, 0, 'q'},        {"progress", no_argument, 0, BKC_OPT_PROGRESS},
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     bkc_sizing_opts_init(&o->sz, 1, 0.001);
@@ -112,7 +121,7 @@ static int parse_options(int argc, char **argv, common_opts_t *o)
         o->tmpdir = "/tmp";
     int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
-    while ((c = getopt_long(argc, argv, "m:T:t:cip:vh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "m:T:t:cip:vqh", opts, NULL)) != -1) {
         switch (c) {
         case 'm':
             if (bkc_parse_size(optarg, &o->memory) != 0 || o->memory < MIN_MEMORY)
@@ -236,6 +245,70 @@ static int finish(const bkc_join_t *join, const common_opts_t *o, int rc)
     return join->found ? BKC_EXIT_YES : BKC_EXIT_NO;
 }
 
+/* The progress display: the join runs on its own threads and counts no
+ * bytes, so a ticker thread shows the time so far and the common lines
+ * found, every progress interval (on a terminal, in place; with
+ * --progress, a line), and the summary at the end. */
+typedef struct {
+    bkc_progress_t prog;
+    const bkc_join_t *join;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool running, stop;
+} ticker_t;
+
+static void *ticker_main(void *arg)
+{
+    ticker_t *t = arg;
+    pthread_mutex_lock(&t->mu);
+    while (!t->stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        double at = (double)until.tv_sec + (double)until.tv_nsec * 1e-9 + t->prog.interval;
+        until.tv_sec = (time_t)at;
+        until.tv_nsec = (long)((at - (double)until.tv_sec) * 1e9);
+        if (pthread_cond_timedwait(&t->cv, &t->mu, &until) == 0 || t->stop)
+            continue;
+        char text[160];
+        uint64_t found = __atomic_load_n(&t->join->found, __ATOMIC_RELAXED);
+        snprintf(text, sizeof text, "%.1f s, %" PRIu64 " common lines so far",
+                 bkc_now() - t->prog.start, found);
+        bkc_progress_status(&t->prog, text);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+static void ticker_start(ticker_t *t, const bkc_join_t *join, char **paths, uint32_t n,
+                         bkc_progress_mode_t mode)
+{
+    memset(t, 0, sizeof *t);
+    bkc_progress_init(&t->prog, mode, bkc_inputs_size(paths, (int)n));
+    t->join = join;
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->cv, NULL);
+    if (t->prog.enabled && t->prog.interval > 0)
+        t->running = pthread_create(&t->thread, NULL, ticker_main, t) == 0;
+}
+
+static void ticker_stop(ticker_t *t, bool summary)
+{
+    if (t->running) {
+        pthread_mutex_lock(&t->mu);
+        t->stop = true;
+        pthread_cond_signal(&t->cv);
+        pthread_mutex_unlock(&t->mu);
+        pthread_join(t->thread, NULL);
+    }
+    bkc_progress_clear(&t->prog);
+    if (summary && t->prog.enabled)
+        fprintf(stderr, "bloomkit common: %" PRIu64 " common lines, %.2f s\n", t->join->found,
+                bkc_now() - t->prog.start);
+    pthread_mutex_destroy(&t->mu);
+    pthread_cond_destroy(&t->cv);
+}
+
 int bkc_cmd_common(int argc, char **argv)
 {
     common_opts_t o;
@@ -251,7 +324,10 @@ int bkc_cmd_common(int argc, char **argv)
         bkc_error("%s", join.err);
         return BKC_EXIT_ERROR;
     }
+    ticker_t tick;
+    ticker_start(&tick, &join, argv + optind, n, o.in.pmode);
     rc = o.approx ? bkc_join_approx(&join, srcs, n, o.sz.p) : bkc_join_exact(&join, srcs, n);
+    ticker_stop(&tick, rc == 0 && !join.emit_failed);
     rc = finish(&join, &o, rc);
     bkc_join_sources_free(srcs, n);
     bkc_join_release(&join);

@@ -189,6 +189,30 @@ void bkc_progress_update(bkc_progress_t *p)
         fprintf(stderr, "bloomkit %s: %.0f s: %s%s\n", bkc_cmd_name, t - p->start, counts, fil);
 }
 
+void bkc_progress_status(bkc_progress_t *p, const char *text)
+{
+    if (!p->enabled)
+        return;
+    if (!p->tty) {
+        fprintf(stderr, "bloomkit %s: %s\n", bkc_cmd_name, text);
+        return;
+    }
+    int cols = term_cols();
+    char line[256];
+    int n = snprintf(line, sizeof line, "%s: %s", bkc_cmd_name, text);
+    if (n < 0)
+        return;
+    if (n >= (int)sizeof line)
+        n = (int)sizeof line - 1;
+    if (n > cols - 1)
+        n = cols > 1 ? cols - 1 : 0;
+    erase_bar(p, cols);
+    fprintf(stderr, "%.*s", n, line);
+    p->drawn = n;
+    p->drawn_cols = cols;
+    fflush(stderr);
+}
+
 void bkc_progress_clear(bkc_progress_t *p)
 {
     if (!p || !p->drawn)

@@ -56,6 +56,12 @@ static inline void bkc_progress_tick(bkc_progress_t *p)
 /* Erases the bar (before other messages, and at the end). */
 void bkc_progress_clear(bkc_progress_t *p);
 
+/* For work that cannot count bytes (common's join): shows text as the
+ * status, redrawn in place on a terminal (fitted to its width), or as a
+ * line "bloomkit CMD: text" when forced onto a file; call it about every
+ * p->interval seconds. Nothing when progress is off. */
+void bkc_progress_status(bkc_progress_t *p, const char *text);
+
 /* One summary line on stderr: "N items, N new, N duplicates, fill F%,
  * expected FPR P, T s". */
 void bkc_progress_summary(bkc_progress_t *p, const char *what);

@@ -554,5 +554,19 @@ extra=$(wc -l <"$W/got.raw")
 if [ "$extra" -gt 0 ]; then ok "--approx with a tiny filter does print false positives ($extra)"; else
     bad "--approx with a tiny filter printed no false positive: is it exact?"; fi
 
+# -q and --progress, as every command takes them
+seq 1 200000 >"$W/pa"
+seq 100000 300000 >"$W/pb"
+"$BK" common -q -c "$W/pa" "$W/pb" >"$W/out" 2>"$W/err"
+if [ "$(cat "$W/out")" = 100001 ] && [ ! -s "$W/err" ]; then ok "common -q: the count, nothing on stderr"
+else bad "common -q: the count, nothing on stderr"; fi
+BLOOMKIT_PROGRESS_INTERVAL=0.001 "$BK" common --progress -c "$W/pa" "$W/pb" >"$W/out" 2>"$W/err"
+if grep -q 'common lines so far' "$W/err" && grep -q '^bloomkit common: 100001 common lines' "$W/err"
+then ok "common --progress: status lines and the summary on stderr"
+else bad "common --progress: status lines and the summary on stderr"; fi
+"$BK" common -c "$W/pa" "$W/pb" >"$W/out" 2>"$W/err"
+if [ ! -s "$W/err" ]; then ok "common not on a terminal, without --progress: nothing on stderr"
+else bad "common not on a terminal, without --progress: nothing on stderr"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -44,6 +44,13 @@ check "80 columns: no bar left behind" sh -c '! grep -q "ETA\|/s " pane.txt'
 check "80 columns: nothing wrapped by the terminal" cmp -s pane.txt joined.txt
 check "80 columns: only the summary's two lines" test "$(wc -l <pane.txt)" -eq 2
 
+# common: a live count on a terminal, then only its summary.
+seq 1 3000000 >a
+seq 1500000 4000000 >b
+run "common" 80 "BLOOMKIT_PROGRESS_INTERVAL=0.02 '$BK' common -c a b >/dev/null"
+check "common on a terminal: its summary on screen" grep -q '^bloomkit common: 1500001 common lines' pane.txt
+check "common on a terminal: nothing else left" test "$(wc -l <pane.txt)" -eq 1
+
 # Narrowed from 120 to 40 columns while the bar of a paused input shows;
 # the re-wrapped bar is erased whole by the next redraw.
 rm -f go
