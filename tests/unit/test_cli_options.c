@@ -306,9 +306,10 @@ static void test_filter_inputs_command(void)
     path_in_tmp(missing, sizeof missing, "missing.bk");
     path_in_tmp(garbage, sizeof garbage, "garbage.bk");
     make_filter_file(good);
-    FILE *g = fopen(garbage, "w");
+    /* Binary garbage: "cannot load"; text garbage is told apart below. */
+    FILE *g = fopen(garbage, "wb");
     if (g) {
-        fputs("not a filter\n", g);
+        fputs("\x01\x02not a filter\n", g);
         fclose(g);
     }
 
@@ -357,6 +358,26 @@ static void test_filter_inputs_command(void)
         CHECK_MSG(strncmp(cap_err, want, strlen(want)) == 0, "stderr %s", cap_err);
         CHECK(strchr(cap_err, '\n') == cap_err + strlen(cap_err) - 1);
     }
+    /* Text where the filter goes: named as an input given first. */
+    char text[300];
+    path_in_tmp(text, sizeof text, "lines.txt");
+    g = fopen(text, "w");
+    if (g) {
+        fputs("https://a.example/\nhttps://b.example/\n", g);
+        fclose(g);
+    }
+    for (int map = 0; map <= 1; map++) {
+        char *argv[] = {"test", text, NULL};
+        optind = 1;
+        capture_begin();
+        f = bkc_filter_operand(2, argv, map, &path);
+        capture_end();
+        CHECK(f == NULL);
+        CHECK_MSG(strstr(cap_err, "lines.txt: not a bloomkit filter file: it holds text, like an "
+                                  "input. The filter file comes first") != NULL,
+                  "stderr %s", cap_err);
+    }
+    unlink(text);
     char *argv[] = {"test", good, "in", NULL};
     optind = 1;
     f = bkc_filter_operand(3, argv, true, &path);
