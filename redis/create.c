@@ -29,22 +29,16 @@
 /* Tightening of the error per sub-filter, as in RedisBloom. */
 #define BKR_TIGHTENING 0.5
 
-/* A BF's sub-filters: blocked (one line per key, the fastest) down to the
- * error where the library's default kind switches, blocked2 (two lines per
- * key) below it, where blocked needs 1.2-1.4x the classic optimum's bits
- * and blocked2 stays within 1.1x (BF.RESERVE at 1e-6 for 300M items: 1.61 GB
- * of blocked sub-filter against about 1.2 GB). The error asked for decides
- * it, as bk_plan's default kind does; the chain keeps the kind as it grows.
- * Filters stored before keep the kind they were made with. Where the
- * library's default is split (0.4% to 2%), a BF stays blocked: a command's
- * round trip costs microseconds, so split's faster probe (nanoseconds) is
- * invisible here, while its 5-7% more bits count against maxmemory. */
+/* A BF's sub-filters are classic Bloom filters, at every error rate: the
+ * classic optimum's bits, as RedisBloom spends, where blocked needs 1.2-1.4x
+ * them and blocked2 up to 1.1x. Memory is what a Redis operator pays for;
+ * a classic lookup's k cache lines cost nanoseconds against a command's
+ * round trip of microseconds (and batches prefetch them). Filters stored
+ * before keep the kind they were made with. */
 static bk_kind_t bf_sub_kind(double error)
 {
-    bk_plan_t plan;
-    if (bk_plan(BK_KIND_DEFAULT, 1000, error, &plan) == BK_OK && plan.kind == BK_KIND_BLOCKED2)
-        return BK_KIND_BLOCKED2;
-    return BK_KIND_BLOCKED;
+    (void)error;
+    return BK_KIND_CLASSIC;
 }
 
 /* Sizes one array: a CBF's counters, or the first sub-filter of a BF at

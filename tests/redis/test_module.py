@@ -1294,10 +1294,10 @@ def load_file_as(r, key, data):
 
 
 def test_low_error_kind(r):
-    """Below an error of 1e-3 a BF's sub-filters are blocked2 (two lines per
-    key), as the library's default kind is: about 33 bits per item at 1e-6
-    (first sub-filter at 5e-7; blocked sub-filters took 43, the classic
-    optimum is 30.2). At 1e-3 and above they stay blocked. A filter stored
+    """A BF's sub-filters are classic at every error: the classic optimum's
+    bits (30.2 per item at 1e-6, whose first sub-filter is at 5e-7;
+    blocked sub-filters took 43, blocked2 about 33), and at 1e-3 (first
+    sub-filter 5e-4: 15.8) where blocked took 17.5. A filter stored
     with blocked sub-filters at a low error (made by the tool, loaded with
     LOADCHUNK) keeps its kind, its size and its answers, also through
     DUMP / RESTORE (the RDB encoding)."""
@@ -1306,12 +1306,12 @@ def test_low_error_kind(r):
     r.execute_command("BF.RESERVE", "lo", "0.000001", n)
     size = r.execute_command("BF.INFO", "lo", "SIZE")[0]
     bits = size * 8.0 / n
-    check("1e-6: %.1f bits per item, between the optimum 30.2 and 36" % bits, 30.2 < bits < 36,
-          size)
+    check("1e-6: %.2f bits per item, within 1.05x of the classic optimum 30.2" % bits,
+          30.2 < bits < 30.2 * 1.05, size)
     r.execute_command("BF.RESERVE", "hi", "0.001", n)
     hi_bits = r.execute_command("BF.INFO", "hi", "SIZE")[0] * 8.0 / n
-    check("1e-3: still blocked, %.1f bits per item (blocked2 would be ~16.3)" % hi_bits,
-          16.8 < hi_bits < 18.5, hi_bits)
+    check("1e-3: %.2f bits per item, within 1.05x of the classic optimum 15.82" % hi_bits,
+          15.8 < hi_bits < 15.82 * 1.05, hi_bits)
     added = items("lo", 20000)
     for i in range(0, len(added), 1000):
         r.execute_command("BF.MADD", "lo", *added[i:i + 1000])
