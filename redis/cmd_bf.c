@@ -105,14 +105,18 @@ int bkr_cmd_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     const bk_filter_shape_t *in = &shape;
     bool scaling = in->kind == BK_KIND_SCALABLE && !in->nonscaling;
     uint64_t values[4] = {in->capacity, in->bytes, in->filters, in->items};
-    if (only >= 0)
+    /* One field: a one-element array in RESP2, and in RESP3 a map of its
+     * label to its value, as RedisBloom replies. */
+    bool resp3 = (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0;
+    bool labelled = only < 0 || resp3;
+    if (only >= 0 && !resp3)
         RedisModule_ReplyWithArray(ctx, 1);
     else
-        RedisModule_ReplyWithMap(ctx, 5);
+        RedisModule_ReplyWithMap(ctx, only >= 0 ? 1 : 5);
     for (int i = 0; i < 5; i++) {
         if (only >= 0 && i != only)
             continue;
-        if (only < 0)
+        if (labelled)
             RedisModule_ReplyWithSimpleString(ctx, labels[i]);
         if (i < 4)
             bkr_reply_u64(ctx, values[i]);

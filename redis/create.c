@@ -29,16 +29,28 @@
 /* Tightening of the error per sub-filter, as in RedisBloom. */
 #define BKR_TIGHTENING 0.5
 
-/* A BF's sub-filters are classic Bloom filters, at every error rate: the
- * classic optimum's bits, as RedisBloom spends, where blocked needs 1.2-1.4x
- * them and blocked2 up to 1.1x. Memory is what a Redis operator pays for;
- * a classic lookup's k cache lines cost nanoseconds against a command's
- * round trip of microseconds (and batches prefetch them). Filters stored
- * before keep the kind they were made with. */
-static bk_kind_t bf_sub_kind(double error)
+/* A BF's sub-filters are classic Bloom filters, as RedisBloom's are: the
+ * classic optimum's bits, where blocked needs 1.2-1.4x them and blocked2 up
+ * to 1.1x. Memory is what a Redis operator pays for; a classic lookup's k
+ * cache lines cost nanoseconds against a command's round trip of
+ * microseconds (and batches prefetch them). Only where the classic layout
+ * itself needs more (a few items at a tiny error: 100 items at 5e-7 need
+ * 3 KB, its k probes kept sparse) does the smallest of blocked2 and blocked
+ * serve instead, decided by the first sub-filter's size and kept by the
+ * chain. Filters stored before keep the kind they were made with. */
+static bk_kind_t bf_sub_kind(uint64_t capacity, double sub_error)
 {
-    (void)error;
-    return BK_KIND_CLASSIC;
+    static const bk_kind_t kinds[] = {BK_KIND_CLASSIC, BK_KIND_BLOCKED2, BK_KIND_BLOCKED};
+    bk_kind_t best = BK_KIND_CLASSIC;
+    uint64_t best_bytes = UINT64_MAX;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        bk_plan_t plan;
+        if (bk_plan(kinds[i], capacity, sub_error, &plan) == BK_OK && plan.bytes < best_bytes) {
+            best = kinds[i];
+            best_bytes = plan.bytes;
+        }
+    }
+    return best;
 }
 
 /* Sizes one array: a CBF's counters, or the first sub-filter of a BF at
@@ -48,7 +60,7 @@ static bk_status_t plan_for(bkr_family_t family, uint64_t capacity, double error
 {
     if (family == BKR_CBF)
         return bk_plan(BK_KIND_COUNTING, capacity, error, plan);
-    return bk_plan(bf_sub_kind(error), capacity, sub_error, plan);
+    return bk_plan(bf_sub_kind(capacity, sub_error), capacity, sub_error, plan);
 }
 
 /* The error of a BF's first sub-filter, as RedisBloom sets it: a scaling
@@ -119,7 +131,7 @@ bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const
         opts.kind = BK_KIND_COUNTING;
     } else {
         opts.kind = BK_KIND_SCALABLE;
-        opts.sub_kind = bf_sub_kind(p->error);
+        opts.sub_kind = bf_sub_kind(p->capacity, first_sub_error(p->error, p->nonscaling));
         opts.growth = (double)p->expansion;
         opts.tightening = BKR_TIGHTENING;
         opts.nonscaling = p->nonscaling;

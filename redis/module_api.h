@@ -55,6 +55,7 @@
 #define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12) /* the command came from the master */
 #define REDISMODULE_CTX_FLAGS_LOADING (1 << 13)    /* loading the AOF or an RDB */
 #define REDISMODULE_CTX_FLAGS_IS_CHILD (1 << 20)   /* in a fork child (BGSAVE, rewrite) */
+#define REDISMODULE_CTX_FLAGS_RESP3 (1 << 22)      /* the client speaks RESP3 */
 
 #define REDISMODULE_ERRORMSG_WRONGTYPE \
     "WRONGTYPE Operation against a key holding the wrong kind of value"

@@ -564,6 +564,13 @@ def test_resp3(r, port):
     check("resp3 CBF.ADD boolean", cadd == b"#t\r\n", cadd)
     check("resp3 CBF.INFO map", cinfo.startswith(b"%6\r\n"), cinfo)
     check("resp2 BF.ADD is integer", r.execute_command("BF.ADD", "r3", "zz") == 1)
+    one, items = resp3(port, ("BF.INFO", "r3", "CAPACITY"), ("BF.INFO", "r3", "ITEMS"))
+    check("resp3 BF.INFO key CAPACITY is a map of its label", one == b"%1\r\n+Capacity\r\n:100\r\n",
+          one)
+    check("resp3 BF.INFO key ITEMS likewise",
+          items == b"%1\r\n+Number of items inserted\r\n:3\r\n", items)
+    check("resp2 BF.INFO key CAPACITY is a one-element array",
+          r.execute_command("BF.INFO", "r3", "CAPACITY") == [100])
 
 
 # --------------------------------------------------------------------------
