@@ -142,6 +142,14 @@ test: deps all $(UNIT_BIN) $(UNIT_SANB) $(if $(CLI_SRC),$(BUILD)/cli-san/bloomki
 	@sh scripts/need.sh test
 	@BUILD=$(BUILD) sh tests/run.sh
 
+# One suite by name (tests/run.sh lists them): make test-cli, test-redis, ...
+TEST_SUITES := unit unit-san install cli cli-san redis python
+.PHONY: $(TEST_SUITES:%=test-%)
+$(TEST_SUITES:%=test-%): deps all $(UNIT_BIN) $(UNIT_SANB) \
+    $(if $(CLI_SRC),$(BUILD)/cli-san/bloomkit) python
+	@sh scripts/need.sh test
+	@BUILD=$(BUILD) sh tests/run.sh $(@:test-%=%)
+
 unit-test: $(UNIT_BIN)
 	@for t in $(UNIT_BIN); do $$t || exit 1; done
 
