@@ -79,3 +79,29 @@ row distinct bk_distinct bk_distinct "bloomkit distinct --max 1e8"
 row distinct sort_distinct bk_distinct "LC_ALL=C sort -u \\| wc -l"
 row once bk_once bk_once "bloomkit once --count --max 1e8"
 row once sort_once bk_once "LC_ALL=C sort \\| uniq -u \\| wc -l"
+
+# Scaling: --threads 1, 2, 4, ... up to the CPUs, same input, each thread
+# parsing its own byte range (median of 3 runs each).
+echo
+echo "## distinct / once --threads (same input; $(nproc) CPUs; median of 3)"
+echo
+echo "| threads | distinct (s) | speedup | once (s) | speedup |"
+echo "|---:|---:|---:|---:|---:|"
+cpus=$(nproc)
+t=1
+d1="" o1=""
+while [ "$t" -le "$cpus" ]; do
+    times_d="" times_o=""
+    for r in 1 2 3; do
+        s=$(/usr/bin/time -f '%e' "$BK" distinct -q -t "$t" --max 1e8 "$nums" 2>&1 >/dev/null | tail -n 1)
+        times_d="$times_d $s"
+        s=$(/usr/bin/time -f '%e' "$BK" once -q --count -t "$t" --max 1e8 "$nums" 2>&1 >/dev/null | tail -n 1)
+        times_o="$times_o $s"
+    done
+    d=$(echo $times_d | tr ' ' '\n' | sort -n | sed -n 2p)
+    o=$(echo $times_o | tr ' ' '\n' | sort -n | sed -n 2p)
+    [ -z "$d1" ] && d1=$d o1=$o
+    awk -v t="$t" -v d="$d" -v o="$o" -v d1="$d1" -v o1="$o1" \
+        'BEGIN { printf "| %d | %.2f | %.2fx | %.2f | %.2fx |\n", t, d, d1 / d, o, o1 / o }'
+    if [ "$t" -lt "$cpus" ] && [ $((t * 2)) -gt "$cpus" ]; then t=$cpus; else t=$((t * 2)); fi
+done

@@ -37,6 +37,8 @@ static const char distinct_usage[] =
     "                     defaults to 10^W. Without it a leading zero is an\n"
     "                     error, so 0123 and 123 are never merged\n"
     "  -P, --print        print the distinct values instead of their count\n"
+    "  -t, --threads N    threads reading a regular file, each its own byte\n"
+    "                     range (default: the online CPUs)\n"
     "  -m, --memory SIZE  stop with an error rather than hold more than SIZE\n"
     "                     (default: the memory available at the start)\n"
     "  -q, --quiet        no progress\n"
@@ -59,6 +61,8 @@ static const char once_usage[] =
     "                     and printed back; --max defaults to 10^W. Without\n"
     "                     it a leading zero is an error (0123 is not 123)\n"
     "  -c, --count        print only how many there are\n"
+    "  -t, --threads N    threads reading a regular file, each its own byte\n"
+    "                     range (default: the online CPUs)\n"
     "  -m, --memory SIZE  stop with an error rather than hold more than SIZE\n"
     "                     (default: the memory available at the start)\n"
     "  -q, --quiet        no progress\n"
@@ -79,6 +83,7 @@ typedef struct {
     bk_bitmap2_t *b2;
     uint64_t max;
     unsigned width; /* --width: digits per value, 0 for plain numbers */
+    unsigned threads; /* --threads (0: the online CPUs) */
     bkc_progress_t *prog;
     uint64_t memory; /* --memory: the most this process may hold */
     size_t nvals;
@@ -308,8 +313,9 @@ static int read_values(void *vctx, bkc_reader_t *r)
 static bool read_in_parallel(bm_ctx_t *c, const char *path)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned threads = c->threads ? c->threads : cpus > 1 ? (unsigned)cpus : 1;
     bkc_numscan_t s = {.b1 = c->b1, .b2 = c->b2, .max = c->max, .width = c->width,
-                       .threads = cpus > 1 ? (unsigned)cpus : 1, .path = path};
+                       .threads = threads, .path = path};
     struct stat sb;
     /* stat before open: opening a FIFO would wait for its writer, and
      * take the data the usual reader is to read */
@@ -358,7 +364,7 @@ static bool print_value(uint64_t v, void *ctx)
 
 typedef struct bm_opts {
     uint64_t max, memory;
-    unsigned width;
+    unsigned width, threads; /* threads: 0 for the online CPUs */
     bool print, count;
     bkc_input_opts_t in; /* --normalize is not offered: values are integers */
 } bm_opts_t;
@@ -368,6 +374,7 @@ static int parse_options(int argc, char **argv, bool once, bm_opts_t *o)
 {
     enum { OPT_MEMORY = BKC_OPT_OWN, OPT_MAX, OPT_WIDTH };
     static const struct option opts[] = {{"max", required_argument, 0, OPT_MAX},
+                                         {"threads", required_argument, 0, 't'},
                                          {"memory", required_argument, 0, OPT_MEMORY},
                                          {"width", required_argument, 0, OPT_WIDTH},
                                          {"print", no_argument, 0, 'P'},
@@ -382,7 +389,7 @@ static int parse_options(int argc, char **argv, bool once, bm_opts_t *o)
     int c, rc;
     uint64_t w;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
-    while ((c = getopt_long(argc, argv, once ? "m:w:cqh" : "m:w:Pqh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, once ? "m:w:t:cqh" : "m:w:t:Pqh", opts, NULL)) != -1) {
         switch (c) {
         case OPT_MAX:
             if (bkc_parse_count(optarg, &o->max) != 0 || o->max == 0 ||
@@ -411,6 +418,12 @@ static int parse_options(int argc, char **argv, bool once, bm_opts_t *o)
         case OPT_MEMORY:
             if (bkc_parse_size(optarg, &o->memory) != 0 || o->memory == 0)
                 return bkc_usage_error("bad --memory '%s' (a size, e.g. 512M, 4G)", optarg);
+            break;
+        case 't':
+            if (bkc_parse_u64(optarg, &w) != 0 || w < 1 || w > BKC_NUMSCAN_MAX_THREADS)
+                return bkc_usage_error("bad --threads '%s' (1 to %d)", optarg,
+                                       BKC_NUMSCAN_MAX_THREADS);
+            o->threads = (unsigned)w;
             break;
         case 'P':
         case 'c':
@@ -445,6 +458,7 @@ static int run(int argc, char **argv, bool once)
     memset(&ctx, 0, sizeof ctx);
     ctx.max = max;
     ctx.width = o.width;
+    ctx.threads = o.threads;
     ctx.memory = o.memory ? o.memory : available_bytes();
     bk_status_t st = once ? bk_bitmap2_create(&ctx.b2, max) : bk_bitmap_create(&ctx.b1, max);
     if (st != BK_OK) {

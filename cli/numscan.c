@@ -40,34 +40,24 @@ const char *bkc_scan_plain(const char *p, const char *end, uint64_t max, unsigne
 
 bool bkc_numscan_usable(const bkc_numscan_t *s)
 {
-    uint64_t bytes = s->b1 ? (bk_bitmap_size(s->b1) + 7) / 8 : (bk_bitmap2_size(s->b2) + 3) / 4;
-    /* the library keeps a touched-page record from 64 MiB of payload on
-     * (bitmap.c), the payload being these bytes rounded up to 64 */
-    return s->threads > 1 && bytes + 64 < (UINT64_C(64) << 20);
+    return s->threads > 1;
 }
 
 #define SCAN_BATCH 4096
 
 typedef struct worker {
     const bkc_numscan_t *s;
-    const char *text, *end;  /* whole lines, ending with "\n" */
-    uint64_t lo, hi;         /* this thread's values */
+    const char *text, *end;  /* this thread's whole lines, ending with "\n" */
     _Atomic int *failed;     /* a line was not plain: everyone stops */
     uint64_t lines, fresh;
-    uint64_t vals[SCAN_BATCH], mine[SCAN_BATCH];
+    uint64_t vals[SCAN_BATCH];
 } worker_t;
-
-static uint64_t set_values(const bkc_numscan_t *s, const uint64_t *v, size_t n)
-{
-    return s->b1 ? bk_bitmap_set_batch(s->b1, v, n) : bk_bitmap2_add_batch(s->b2, v, n);
-}
 
 static void *work(void *arg)
 {
     worker_t *w = arg;
     const bkc_numscan_t *s = w->s;
     const char *p = w->text;
-    size_t nmine = 0;
     while (p < w->end) {
         if (atomic_load_explicit(w->failed, memory_order_relaxed))
             return NULL;
@@ -78,19 +68,21 @@ static void *work(void *arg)
             return NULL;
         }
         w->lines += n;
+        w->fresh += s->b1 ? bk_bitmap_set_batch_shared(s->b1, w->vals, n)
+                          : bk_bitmap2_add_batch_shared(s->b2, w->vals, n);
         p = q;
-        for (size_t i = 0; i < n; i++) {
-            uint64_t v = w->vals[i];
-            w->mine[nmine] = v;
-            nmine += v - w->lo < w->hi - w->lo; /* no branch: half are kept */
-            if (nmine == SCAN_BATCH) {
-                w->fresh += set_values(s, w->mine, nmine);
-                nmine = 0;
-            }
-        }
     }
-    w->fresh += set_values(s, w->mine, nmine);
     return NULL;
+}
+
+/* The start of the line holding byte at (text <= at <= end): just after
+ * the previous "\n", so every line belongs to exactly one range. */
+static const char *line_start(const char *text, const char *at, const char *end)
+{
+    if (at >= end)
+        return end;
+    const char *nl = at > text ? memchr(at - 1, '\n', (size_t)(end - at + 1)) : NULL;
+    return at == text ? text : nl ? nl + 1 : end;
 }
 
 /* The last line when it has no "\n": plain digits (and an optional "\r")
@@ -122,18 +114,22 @@ int bkc_numscan_file(bkc_numscan_t *s, int fd, uint64_t size)
     const char *body_end = nl ? nl + 1 : map;
     uint64_t tail = 0;
     bool ok = body_end == end || plain_tail(body_end, end, s, &tail);
-    unsigned t = s->threads > 8 ? 8 : s->threads;
+    unsigned t = s->threads > BKC_NUMSCAN_MAX_THREADS ? BKC_NUMSCAN_MAX_THREADS : s->threads;
+    /* ranges of at least a megabyte: fewer threads for a small file */
+    uint64_t body = (uint64_t)(body_end - map);
+    if (body / t < (UINT64_C(1) << 20))
+        t = body >> 20 > 0 ? (unsigned)(body >> 20) : 1;
     worker_t *w = ok ? calloc(t, sizeof *w) : NULL;
-    pthread_t tid[8];
+    pthread_t *tid = ok ? calloc(t, sizeof *tid) : NULL;
     _Atomic int failed = 0;
     unsigned started = 0;
-    if (w) {
-        /* Ranges on 512-value boundaries: whole cache lines of either map. */
-        uint64_t per = ((s->max + t - 1) / t + 511) & ~(uint64_t)511;
+    if (w && tid) {
+        const char *from = map;
         for (unsigned i = 0; i < t; i++) {
-            w[i] = (worker_t){.s = s, .text = map, .end = body_end, .failed = &failed};
-            w[i].lo = per * i;
-            w[i].hi = per * (i + 1);
+            const char *to =
+                i + 1 == t ? body_end : line_start(map, map + body / t * (i + 1), body_end);
+            w[i] = (worker_t){.s = s, .text = from, .end = to, .failed = &failed};
+            from = to;
             if (pthread_create(&tid[i], NULL, work, &w[i]) != 0) {
                 atomic_store(&failed, 1);
                 break;
@@ -144,17 +140,20 @@ int bkc_numscan_file(bkc_numscan_t *s, int fd, uint64_t size)
             pthread_join(tid[i], NULL);
     }
     int rc = 0;
-    if (w && !failed && started == t) {
-        s->lines = w[0].lines;
-        for (unsigned i = 0; i < t; i++)
+    if (w && tid && !failed && started == t) {
+        for (unsigned i = 0; i < t; i++) {
+            s->lines += w[i].lines;
             s->fresh += w[i].fresh;
+        }
         if (body_end != end) {
             s->lines++;
-            s->fresh += set_values(s, &tail, 1);
+            s->fresh += s->b1 ? bk_bitmap_set_batch_shared(s->b1, &tail, 1)
+                              : bk_bitmap2_add_batch_shared(s->b2, &tail, 1);
         }
         rc = 1;
     }
     free(w);
+    free(tid);
     bkc_map_unguard(map);
     munmap(map, (size_t)size);
     return rc;

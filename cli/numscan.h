@@ -6,10 +6,12 @@
  * careful parser, which explains what is wrong with it.
  *
  * bkc_numscan_file reads a whole regular file with several threads at
- * once: every thread parses the whole (mapped) file and keeps the values
- * of its own range of the map, so the updates, most of the time, are
- * shared out, the map is still one bit (two bits) per value, and no two
- * threads ever write the same cache line.
+ * once: the (mapped) file is cut into one byte range per thread at line
+ * ends, each thread parses only its own range, and all set their values in
+ * the one map with the library's shared batch calls (atomic word updates:
+ * bk_bitmap_set_batch_shared, bk_bitmap2_add_batch_shared), so the counts
+ * stay exact. Parsing, the bulk of the work, is divided; before, every
+ * thread parsed the whole file and kept its share of the values.
  */
 #ifndef BKC_NUMSCAN_H
 #define BKC_NUMSCAN_H
@@ -35,20 +37,20 @@ static inline bool bkc_digits_fit(const char *s, size_t ndigits, unsigned width)
 const char *bkc_scan_plain(const char *p, const char *end, uint64_t max, unsigned width,
                            uint64_t *vals, size_t cap, size_t *n);
 
+#define BKC_NUMSCAN_MAX_THREADS 256
+
 typedef struct bkc_numscan {
     bk_bitmap_t *b1;  /* distinct: the map to set, or NULL */
     bk_bitmap2_t *b2; /* once: the map to add to, or NULL */
     uint64_t max;
     unsigned width;
-    unsigned threads;
+    unsigned threads; /* at most BKC_NUMSCAN_MAX_THREADS are used */
     const char *path; /* the file's name, for the message if it shrinks (mapguard.h) */
     /* results */
     uint64_t lines, fresh;
 } bkc_numscan_t;
 
-/* Whether bkc_numscan_file may be used with these maps: more than one
- * thread to run, and a map without a touched-page record (whose words
- * threads of neighbouring ranges would share). */
+/* Whether bkc_numscan_file is worth using: more than one thread to run. */
 bool bkc_numscan_usable(const bkc_numscan_t *s);
 
 /* Sets the values of every line of the regular file fd (size bytes) in

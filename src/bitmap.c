@@ -178,6 +178,43 @@ uint64_t bk_bitmap_set_batch(bk_bitmap_t *b, const uint64_t *v, size_t n)
     return fresh;
 }
 
+/* bki_touched_mark for maps that several threads update at once: the
+ * summary's bits are set with atomic ORs, and a page is counted by the
+ * thread whose OR set its bit. */
+static inline void touched_mark_shared(bki_touched_t *t, uint64_t word)
+{
+    uint64_t page = word / BKI_PAGE_WORDS, group = page >> 12;
+    uint64_t bit = UINT64_C(1) << (page & 63);
+    if (__atomic_load_n(&t->l1[page >> 6], __ATOMIC_RELAXED) & bit)
+        return;
+    if (!(__atomic_fetch_or(&t->l1[page >> 6], bit, __ATOMIC_RELAXED) & bit)) {
+        __atomic_fetch_or(&t->l2[group >> 6], UINT64_C(1) << (group & 63), __ATOMIC_RELAXED);
+        __atomic_fetch_add(&t->marked, 1, __ATOMIC_RELAXED);
+    }
+}
+
+uint64_t bk_bitmap_set_batch_shared(bk_bitmap_t *b, const uint64_t *v, size_t n)
+{
+    uint64_t fresh = 0;
+    bki_touched_t *t = b->touched.l1 ? &b->touched : NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (i + BITMAP_AHEAD < n)
+            prefetch_bit(b->words, v[i + BITMAP_AHEAD], b->n);
+        uint64_t x = v[i];
+        if (BKI_UNLIKELY(x >= b->n))
+            continue;
+        uint64_t *w = &b->words[x >> 6];
+        uint64_t bit = UINT64_C(1) << (x & 63);
+        /* a plain load first: a set bit (a duplicate) needs no locked op */
+        if (__atomic_load_n(w, __ATOMIC_RELAXED) & bit)
+            continue;
+        fresh += (__atomic_fetch_or(w, bit, __ATOMIC_RELAXED) & bit) == 0;
+        if (t)
+            touched_mark_shared(t, x >> 6);
+    }
+    return fresh;
+}
+
 bool bk_bitmap_test(const bk_bitmap_t *b, uint64_t v)
 {
     if (BKI_UNLIKELY(v >= b->n))
@@ -377,6 +414,34 @@ uint64_t bk_bitmap2_add_batch(bk_bitmap2_t *b, const uint64_t *v, size_t n)
         first += state == 0;
         if (t)
             bki_touched_mark(t, x >> 5);
+    }
+    return first;
+}
+
+uint64_t bk_bitmap2_add_batch_shared(bk_bitmap2_t *b, const uint64_t *v, size_t n)
+{
+    uint64_t first = 0, ncells = b->n;
+    bki_touched_t *t = b->touched.l1 ? &b->touched : NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (i + BITMAP_AHEAD < n)
+            prefetch_bit(b->words, v[i + BITMAP_AHEAD] * 2, ncells * 2);
+        uint64_t x = v[i];
+        if (BKI_UNLIKELY(x >= ncells))
+            continue;
+        uint64_t *w = &b->words[x >> 5];
+        unsigned shift = (unsigned)(x & 31) * 2;
+        uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED), state;
+        /* 0 -> 1 -> 2, saturating: one compare-and-swap per sighting that
+         * changes the cell (retried when another thread changed the word) */
+        do {
+            state = (old >> shift) & 3;
+            if (state == 2)
+                break;
+        } while (!__atomic_compare_exchange_n(w, &old, old + (UINT64_C(1) << shift), true,
+                                              __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+        first += state == 0;
+        if (t && state < 2)
+            touched_mark_shared(t, x >> 5);
     }
     return first;
 }

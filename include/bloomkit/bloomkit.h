@@ -813,6 +813,13 @@ bool bk_bitmap_set(bk_bitmap_t *b, uint64_t v);
  * requested ahead of their update, so their cache misses overlap. Values
  * >= the map's size are skipped, as bk_bitmap_set skips them. */
 uint64_t bk_bitmap_set_batch(bk_bitmap_t *b, const uint64_t *v, size_t n);
+/* As bk_bitmap_set_batch, and safe while other threads make this call (or
+ * bk_bitmap_test) on the same map: words are updated with atomic ORs, so
+ * the bits set and the counts returned are exact however the threads
+ * interleave (summed over the threads, the fresh counts equal the distinct
+ * values). Costs a locked instruction per new bit; a duplicate costs a
+ * plain load. */
+uint64_t bk_bitmap_set_batch_shared(bk_bitmap_t *b, const uint64_t *v, size_t n);
 bool bk_bitmap_test(const bk_bitmap_t *b, uint64_t v);
 uint64_t bk_bitmap_count(const bk_bitmap_t *b); /* set bits (popcount) */
 /* Calls fn(v, ctx) for each set bit in increasing order; stops early and
@@ -840,6 +847,10 @@ unsigned bk_bitmap2_add(bk_bitmap2_t *b, uint64_t v);
  * (state 0 -> 1). Words are requested ahead, as in bk_bitmap_set_batch;
  * values >= the map's size are skipped. */
 uint64_t bk_bitmap2_add_batch(bk_bitmap2_t *b, const uint64_t *v, size_t n);
+/* As bk_bitmap2_add_batch, and safe while other threads make this call on
+ * the same map: each cell changes by compare-and-swap, so states and first
+ * sightings are exact however the threads interleave. */
+uint64_t bk_bitmap2_add_batch_shared(bk_bitmap2_t *b, const uint64_t *v, size_t n);
 unsigned bk_bitmap2_state(const bk_bitmap2_t *b, uint64_t v);
 /* counts[0..2] receive the number of values in each state. */
 void bk_bitmap2_counts(const bk_bitmap2_t *b, uint64_t counts[3]);

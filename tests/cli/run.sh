@@ -457,6 +457,29 @@ check "once --width 8 = uniq -u, zeros kept" sh -c "sort fixed | uniq -u | cmp -
 rc 2 "a number of another width is refused" "$BK" distinct --width 8 zeros
 check "... naming its line" grep -q 'zeros: line 2: 1234567 has 7 digits' err
 
+# ---- distinct / once --threads: each thread parses its own byte range of
+# the file (3 MB here, so two ranges of over a megabyte) into one map
+awk 'BEGIN { srand(11); for (i = 0; i < 400000; i++) printf "%d\n", int(rand() * 300000) }' >tnums
+sort -un tnums >tnums.sorted
+sort -n tnums | uniq -u >tnums.once
+for t in 1 2 3; do
+    rc 0 "distinct --threads $t" "$BK" distinct -q --threads "$t" --max 300000 --print tnums
+    check "... prints exactly sort -un" same out tnums.sorted
+    rc 0 "once --threads $t" "$BK" once -q --threads "$t" --max 300000 tnums
+    check "... prints exactly uniq -u" same out tnums.once
+done
+# a map of 2^31 values (256 MB, with a touched-page record) written by
+# two threads at once
+rc 0 "distinct --threads 2 --max 2^31" "$BK" distinct -q -t 2 --max 2^31 --print tnums
+check "... prints exactly sort -un" same out tnums.sorted
+rc 0 "once --threads 2 --max 2^31" "$BK" once -q -t 2 --max 2^31 tnums
+check "... prints exactly uniq -u" same out tnums.once
+# a line that is not plain, in the second thread's range: named as ever
+{ head -n 300000 tnums; echo 12x; tail -n 100000 tnums; } >tnums.bad
+rc 2 "distinct --threads 2 with a bad line" "$BK" distinct -q -t 2 --max 300000 tnums.bad
+check "... names its line (300001)" grep -q 'tnums.bad: line 300001' err
+rc 2 "bad --threads" "$BK" distinct --threads 0 tnums
+
 # ---- swapped arguments: an input where the filter goes
 seq 1 10 >swapped.txt
 "$BK" create swapped.bk -n 100 -p 0.01 --seed 1 2>/dev/null
