@@ -1,0 +1,57 @@
+#!/bin/sh
+# Scaling over the machine's CPUs: the same job at --threads 1, 2, 4, ...
+# up to the CPUs, on the same generated input, wall time (median of RUNS,
+# default 3) and speedup over one thread:
+#   common   2 inputs of BK_SCALE_LINES URL lines (default 20 million each,
+#            half of them common), --count
+#   distinct BK_SCALE_NUMS 8-digit numbers (default 50 million), --max 1e8
+#   once     the same numbers, --count
+# BK_BENCH_QUICK=1 divides the sizes by 10. The inputs are read from the
+# page cache (each is read once before the runs).
+set -eu
+BUILD=${BUILD:-build}
+BK=${BK:-$BUILD/bloomkit}
+[ -x "$BK" ] || { echo "bench/scaling.sh: no $BK" >&2; exit 1; }
+lines=${BK_SCALE_LINES:-20000000}
+nums=${BK_SCALE_NUMS:-50000000}
+if [ "${BK_BENCH_QUICK:-0}" = 1 ]; then lines=$((lines / 10)) nums=$((nums / 10)); fi
+RUNS=${RUNS:-3}
+T=$(mktemp -d "${TMPDIR:-/tmp}/bk-scale.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+seq 1 "$lines" | sed 's|^|https://example.com/item/|' >"$T/a"
+seq $((lines / 2 + 1)) $((lines + lines / 2)) | sed 's|^|https://example.com/item/|' >"$T/b"
+shuf -r -n "$nums" -i 10000000-99999999 >"$T/n"
+cat "$T/a" "$T/b" "$T/n" >/dev/null
+cpus=$(nproc)
+
+# median WALL: runs the command RUNS times, prints the median seconds
+median() {
+    i=0
+    : >"$T/times"
+    while [ $i -lt "$RUNS" ]; do
+        t0=$(date +%s.%N)
+        "$@" >/dev/null 2>"$T/err" || { cat "$T/err" >&2; exit 1; }
+        t1=$(date +%s.%N)
+        awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' >>"$T/times"
+        i=$((i + 1))
+    done
+    sort -n "$T/times" | sed -n "$(((RUNS + 1) / 2))p"
+}
+
+echo "## Scaling over $cpus CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))"
+echo
+echo "common: 2 x $lines URL lines ($((lines / 2)) common); distinct / once: $nums 8-digit numbers; median of $RUNS"
+echo
+echo "| threads | common (s) | speedup | distinct (s) | speedup | once (s) | speedup |"
+echo "|---:|---:|---:|---:|---:|---:|---:|"
+t=1
+c1="" d1="" o1=""
+while [ "$t" -le "$cpus" ]; do
+    c=$(median "$BK" common -q -c -t "$t" "$T/a" "$T/b")
+    d=$(median "$BK" distinct -q -t "$t" --max 1e8 "$T/n")
+    o=$(median "$BK" once -q --count -t "$t" --max 1e8 "$T/n")
+    [ -z "$c1" ] && c1=$c d1=$d o1=$o
+    awk -v t="$t" -v c="$c" -v d="$d" -v o="$o" -v c1="$c1" -v d1="$d1" -v o1="$o1" \
+        'BEGIN { printf "| %d | %.2f | %.2fx | %.2f | %.2fx | %.2f | %.2fx |\n", t, c, c1 / c, d, d1 / d, o, o1 / o }'
+    if [ "$t" -lt "$cpus" ] && [ $((t * 2)) -gt "$cpus" ]; then t=$cpus; else t=$((t * 2)); fi
+done
