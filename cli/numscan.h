@@ -6,8 +6,9 @@
  * careful parser, which explains what is wrong with it.
  *
  * bkc_numscan_file reads a whole regular file with several threads at
- * once: the (mapped) file is cut into one byte range per thread at line
- * ends, each thread parses only its own range, and all set their values in
+ * once: the file is cut into one byte range per thread at line ends, each
+ * thread reads (pread, in 1 MiB chunks) and parses only its own range, and
+ * all set their values in
  * the one map with the library's shared batch calls (atomic word updates:
  * bk_bitmap_set_batch_shared, bk_bitmap2_add_batch_shared), so the counts
  * stay exact. Parsing, the bulk of the work, is divided; before, every
@@ -45,7 +46,7 @@ typedef struct bkc_numscan {
     uint64_t max;
     unsigned width;
     unsigned threads; /* at most BKC_NUMSCAN_MAX_THREADS are used */
-    const char *path; /* the file's name, for the message if it shrinks (mapguard.h) */
+    const char *path; /* the file's name */
     /* results */
     uint64_t lines, fresh;
 } bkc_numscan_t;
