@@ -6,6 +6,8 @@
  * and used at both ends.
  */
 #include "harness.h"
+
+#include <pthread.h>
 #include "internal.h"
 
 #include <stdlib.h>
@@ -719,6 +721,90 @@ static void test_alloc_failures(void)
     }
 }
 
+/* The shared batch calls from several threads at once: every value set,
+ * and the fresh / first-sighting counts summed over the threads exact,
+ * against the same values added by one thread with the plain calls. Small
+ * map (many threads on each word) and one past the touched-page record. */
+typedef struct {
+    bk_bitmap_t *b1;
+    bk_bitmap2_t *b2;
+    const uint64_t *v;
+    size_t n;
+    uint64_t fresh;
+} shared_arg_t;
+
+static void *shared_add(void *p)
+{
+    shared_arg_t *a = p;
+    for (size_t i = 0; i < a->n; i += 1000) {
+        size_t k = a->n - i < 1000 ? a->n - i : 1000;
+        a->fresh += a->b1 ? bk_bitmap_set_batch_shared(a->b1, a->v + i, k)
+                          : bk_bitmap2_add_batch_shared(a->b2, a->v + i, k);
+    }
+    return NULL;
+}
+
+static void test_shared_batches_from_threads(void)
+{
+    enum { THREADS = 4, PER = 200000 };
+    uint64_t map_sizes[2] = {5000, UINT64_C(1) << 30}; /* the second has touched pages */
+    uint64_t *v = malloc(sizeof *v * THREADS * PER);
+    if (!v)
+        return;
+    for (int m = 0; m < 2; m++) {
+        uint64_t seed = 77 + (uint64_t)m;
+        for (size_t i = 0; i < (size_t)THREADS * PER; i++)
+            v[i] = bkt_rand(&seed) % (m ? 3000000 : map_sizes[0]) * (m ? 97 : 1);
+        for (int two = 0; two < 2; two++) {
+            bk_bitmap_t *b1 = NULL, *r1 = NULL;
+            bk_bitmap2_t *b2 = NULL, *r2 = NULL;
+            if (two) {
+                CHECK_OK(bk_bitmap2_create(&b2, map_sizes[m]));
+                CHECK_OK(bk_bitmap2_create(&r2, map_sizes[m]));
+            } else {
+                CHECK_OK(bk_bitmap_create(&b1, map_sizes[m]));
+                CHECK_OK(bk_bitmap_create(&r1, map_sizes[m]));
+            }
+            if ((!two && (!b1 || !r1)) || (two && (!b2 || !r2)))
+                continue;
+            pthread_t th[THREADS];
+            shared_arg_t args[THREADS];
+            for (int t = 0; t < THREADS; t++) {
+                args[t] = (shared_arg_t){b1, b2, v + (size_t)t * PER, PER, 0};
+                pthread_create(&th[t], NULL, shared_add, &args[t]);
+            }
+            uint64_t fresh = 0;
+            for (int t = 0; t < THREADS; t++) {
+                pthread_join(th[t], NULL);
+                fresh += args[t].fresh;
+            }
+            uint64_t want = two ? bk_bitmap2_add_batch(r2, v, (size_t)THREADS * PER)
+                                : bk_bitmap_set_batch(r1, v, (size_t)THREADS * PER);
+            CHECK_MSG(fresh == want, "map %d %s: %llu fresh from 4 threads, %llu from one", m,
+                      two ? "bitmap2" : "bitmap", (unsigned long long)fresh,
+                      (unsigned long long)want);
+            bool same = true;
+            for (size_t i = 0; i < (size_t)THREADS * PER && same; i++)
+                same = two ? bk_bitmap2_state(b2, v[i]) == bk_bitmap2_state(r2, v[i])
+                           : bk_bitmap_test(b1, v[i]) && bk_bitmap_test(r1, v[i]);
+            CHECK_MSG(same, "map %d: a value's state differs from one thread's", m);
+            if (two) {
+                uint64_t c[3], rc[3];
+                bk_bitmap2_counts(b2, c);
+                bk_bitmap2_counts(r2, rc);
+                CHECK(c[1] == rc[1] && c[2] == rc[2]);
+            } else {
+                CHECK_EQ_U64(bk_bitmap_count(b1), bk_bitmap_count(r1));
+            }
+            bk_bitmap_free(b1);
+            bk_bitmap_free(r1);
+            bk_bitmap2_free(b2);
+            bk_bitmap2_free(r2);
+        }
+    }
+    free(v);
+}
+
 int main(void)
 {
     bkt_run("create_invalid", test_create_invalid);
@@ -737,5 +823,6 @@ int main(void)
     bkt_run("batches match single calls", test_batches_match_single_calls);
     bkt_run("counts on every popcount path", test_counts_on_every_path);
     bkt_run("alloc_failures", test_alloc_failures);
+    bkt_run("shared batches from threads", test_shared_batches_from_threads);
     return bkt_finish();
 }
