@@ -143,7 +143,7 @@ test: deps all $(UNIT_BIN) $(UNIT_SANB) $(if $(CLI_SRC),$(BUILD)/cli-san/bloomki
 	@BUILD=$(BUILD) sh tests/run.sh
 
 # One suite by name (tests/run.sh lists them): make test-cli, test-redis, ...
-TEST_SUITES := unit unit-san install cli cli-san redis python
+TEST_SUITES := unit unit-san install cli cli-san redis python docs
 .PHONY: $(TEST_SUITES:%=test-%)
 $(TEST_SUITES:%=test-%): deps all $(UNIT_BIN) $(UNIT_SANB) \
     $(if $(CLI_SRC),$(BUILD)/cli-san/bloomkit) python

@@ -7,13 +7,14 @@
 #   cli-san  the same with the tool built under ASan+UBSan
 #   redis    tests/redis/run.sh
 #   python   tests/python/run.sh
+#   docs     tests/docs.sh: docs/LAYOUT.md names every source file
 # With no argument every suite runs; with names, those (make test-cli runs
 # `sh tests/run.sh cli`). Suites run side by side, BK_TEST_JOBS at a time
 # (default: the CPUs, at most 4), each into its own log, printed whole and
 # in the order above once all are done.
 # Exit status: 0 only if every suite ran and none failed.
 BUILD=${BUILD:-build}
-ALL="cli-san redis cli python unit-san unit install" # longest first
+ALL="cli-san redis cli python unit-san unit install docs" # longest first
 jobs=${BK_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 [ "$jobs" -gt 4 ] && jobs=4
 [ "$jobs" -lt 1 ] && jobs=1
@@ -55,6 +56,7 @@ suite() {
         BUILD="$BUILD/cli-san" BK_TEST_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1 sh tests/cli/run.sh ;;
     redis) BUILD="$BUILD" sh tests/redis/run.sh ;;
     python) BUILD="$BUILD" sh tests/python/run.sh ;;
+    docs) sh tests/docs.sh ;;
     *) echo "unknown suite '$1' (one of: $ALL)"; echo "0 passed, 1 failed"; return 1 ;;
     esac
 }

@@ -132,6 +132,7 @@ GRID_TEST(classic, BK_KIND_CLASSIC)
 GRID_TEST(counting, BK_KIND_COUNTING)
 GRID_TEST(precise, BK_KIND_PRECISE)
 GRID_TEST(scalable, BK_KIND_SCALABLE)
+GRID_TEST(split, BK_KIND_SPLIT)
 
 int main(void)
 {
@@ -141,5 +142,6 @@ int main(void)
     bkt_run("fpr grid: counting", test_counting);
     bkt_run("fpr grid: precise", test_precise);
     bkt_run("fpr grid: scalable", test_scalable);
+    bkt_run("fpr grid: split", test_split);
     return bkt_finish();
 }
