@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "module.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
@@ -124,6 +125,39 @@ int bkr_cmd_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             bkr_reply_number(ctx, in->growth);
         else
             RedisModule_ReplyWithNull(ctx);
+    }
+    return bkr_done(key);
+}
+
+/* BF.DEBUG key: as RedisBloom prints it, "size:ITEMS" and then a line per
+ * sub-filter, oldest first: "bytes:B bits:b hashes:k hashwidth:64
+ * capacity:C size:S ratio:R" (bits = 8 x bytes: every payload bit is
+ * used; bloomkit hashes to 64 bits and more). */
+int bkr_cmd_bf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    bkr_obj_t *o = bkr_open_or_reply(ctx, argv[1], REDISMODULE_READ, BKR_BF, &key);
+    if (!o)
+        return REDISMODULE_OK;
+    bk_filter_shape_t all;
+    bk_filter_shape(o->f, &all);
+    RedisModule_ReplyWithArray(ctx, 1 + (long)all.filters);
+    char line[256];
+    int n = snprintf(line, sizeof line, "size:%llu", (unsigned long long)all.items);
+    RedisModule_ReplyWithStringBuffer(ctx, line, (size_t)n);
+    for (uint32_t i = 0; i < all.filters; i++) {
+        bk_filter_shape_t sub;
+        if (bk_filter_sub_shape(o->f, i, &sub) != BK_OK)
+            sub = all; /* a single array: itself */
+        n = snprintf(line, sizeof line,
+                     "bytes:%llu bits:%llu hashes:%u hashwidth:64 capacity:%llu size:%llu "
+                     "ratio:%g",
+                     (unsigned long long)sub.bytes, (unsigned long long)sub.bytes * 8, sub.k,
+                     (unsigned long long)sub.capacity, (unsigned long long)sub.items,
+                     sub.fpr_target);
+        RedisModule_ReplyWithStringBuffer(ctx, line, (size_t)n);
     }
     return bkr_done(key);
 }

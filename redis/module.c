@@ -145,6 +145,7 @@ static const struct {
     {"BF.MEXISTS", bkr_cmd_bf_mexists, "readonly fast", 1},
     {"BF.INFO", bkr_cmd_bf_info, "readonly", 1},
     {"BF.CARD", bkr_cmd_bf_card, "readonly fast", 1},
+    {"BF.DEBUG", bkr_cmd_bf_debug, "readonly fast", 1},
     {"BF.SCANDUMP", bkr_cmd_bf_scandump, "readonly", 1},
     {"BF.LOADCHUNK", bkr_cmd_bf_loadchunk, "write deny-oom", 1},
     {"BF.MERGE", bkr_cmd_bf_merge, "write deny-oom", -1},

@@ -296,6 +296,7 @@ int bkr_cmd_bf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int bkr_cmd_bf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 int bkr_cmd_cbf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_cbf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);

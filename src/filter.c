@@ -397,6 +397,18 @@ void bk_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
     out->readonly = f->readonly;
 }
 
+bk_status_t bk_filter_sub_shape(const bk_filter_t *f, uint32_t i, bk_filter_shape_t *out)
+{
+    if (!f || !out)
+        return BK_EINVAL;
+    if (!is_chain(f))
+        return BK_EKIND;
+    if (i >= f->nsubs)
+        return BK_EINVAL;
+    bk_filter_shape(f->subs[i], out);
+    return BK_OK;
+}
+
 void bk_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
 {
     if (is_window(f)) {

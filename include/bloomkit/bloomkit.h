@@ -564,6 +564,12 @@ typedef struct bk_filter_shape {
  * write. Cannot fail. */
 void bk_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out);
 
+/* Scalable filters: the shape of sub-filter i, 0 the oldest (i below
+ * bk_filter_shape().filters): its kind, capacity, error, k, payload bytes
+ * and the new keys it holds. O(1). BK_EKIND for other kinds, BK_EINVAL for
+ * an i out of range (out untouched then). */
+bk_status_t bk_filter_sub_shape(const bk_filter_t *f, uint32_t i, bk_filter_shape_t *out);
+
 /* Keys added that were new; window filters: the adds their live
  * generations hold. */
 uint64_t bk_filter_items(const bk_filter_t *f);

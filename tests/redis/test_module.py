@@ -573,6 +573,36 @@ def test_resp3(r, port):
           r.execute_command("BF.INFO", "r3", "CAPACITY") == [100])
 
 
+def test_bf_debug(r):
+    """BF.DEBUG as RedisBloom prints it: "size:N", then one line per
+    sub-filter whose figures agree with BF.INFO."""
+    import re
+    r.flushall()
+    r.execute_command("BF.RESERVE", "dbg", "0.01", "100")
+    r.execute_command("BF.MADD", "dbg", *items("dbg", 250))
+    lines = [x.decode() for x in r.execute_command("BF.DEBUG", "dbg")]
+    info = r.execute_command("BF.INFO", "dbg")
+    nfilters, nitems, size = info[5], info[7], info[3]
+    check("BF.DEBUG: size line first", lines[0] == "size:%d" % nitems, lines[:1])
+    pat = re.compile(r"^bytes:(\d+) bits:(\d+) hashes:(\d+) hashwidth:64 capacity:(\d+) "
+                     r"size:(\d+) ratio:([0-9.e-]+)$")
+    rows = [pat.match(x) for x in lines[1:]]
+    check("BF.DEBUG: one line per sub-filter, RedisBloom's format",
+          len(rows) == nfilters and all(rows), lines)
+    if len(rows) == nfilters and all(rows):
+        check("BF.DEBUG: sub-filter items sum to BF.CARD",
+              sum(int(m.group(5)) for m in rows) == nitems)
+        check("BF.DEBUG: bytes sum to within BF.INFO's size",
+              sum(int(m.group(1)) for m in rows) <= size)
+        check("BF.DEBUG: the first sub-filter as reserved (capacity 100, error 0.005)",
+              int(rows[0].group(4)) == 100 and abs(float(rows[0].group(6)) - 0.005) < 1e-12,
+              lines[1])
+        check("BF.DEBUG: bits are 8 x bytes", all(int(m.group(2)) == 8 * int(m.group(1))
+                                                  for m in rows))
+    check("BF.DEBUG on a missing key: ERR not found",
+          error_of(r.execute_command, "BF.DEBUG", "nope") == "not found")
+
+
 # --------------------------------------------------------------------------
 # Dumps, persistence, copies
 
@@ -1401,6 +1431,7 @@ def main():
         test_limits(r)
         test_cbf(r)
         test_resp3(r, s.port)
+        test_bf_debug(r)
         test_redispy_bf_client(s.port)
         test_scandump(r)
         test_dump_restore_copy(r)

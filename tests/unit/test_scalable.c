@@ -915,6 +915,43 @@ static void test_cap_deep_batch(void)
     bk_filter_free(f);
 }
 
+/* bk_filter_sub_shape: each sub-filter's own figures, which sum to the
+ * chain's; refused for a single array and past the last sub-filter. */
+static void test_sub_shape(void)
+{
+    bk_options_t o = {.kind = BK_KIND_SCALABLE, .seed_set = true, .seed = 5};
+    bk_filter_t *f = NULL;
+    CHECK_OK(bk_filter_create(&f, 100, 0.01, &o));
+    if (!f)
+        return;
+    char key[32];
+    for (int i = 0; i < 1000; i++) {
+        int len = snprintf(key, sizeof key, "s%d", i);
+        bk_filter_add(f, key, (size_t)len, NULL);
+    }
+    bk_filter_shape_t all, sub;
+    bk_filter_shape(f, &all);
+    CHECK(all.filters >= 3);
+    uint64_t cap = 0, items = 0, bytes = 0;
+    for (uint32_t i = 0; i < all.filters; i++) {
+        CHECK_OK(bk_filter_sub_shape(f, i, &sub));
+        cap += sub.capacity;
+        items += sub.items;
+        bytes += sub.bytes;
+        CHECK(sub.k >= 1 && sub.fpr_target > 0 && sub.fpr_target < 0.01);
+    }
+    CHECK_EQ_U64(cap, all.capacity);
+    CHECK_EQ_U64(items, all.items);
+    CHECK_EQ_U64(bytes, all.bytes);
+    CHECK_STATUS(bk_filter_sub_shape(f, all.filters, &sub), BK_EINVAL);
+    bk_filter_free(f);
+    bk_options_t plain = {.kind = BK_KIND_BLOCKED};
+    CHECK_OK(bk_filter_create(&f, 100, 0.01, &plain));
+    if (f)
+        CHECK_STATUS(bk_filter_sub_shape(f, 0, &sub), BK_EKIND);
+    bk_filter_free(f);
+}
+
 int main(void)
 {
     bkt_run("defaults_and_sequences", test_defaults_and_sequences);
@@ -934,5 +971,6 @@ int main(void)
     bkt_run("cap_batch", test_cap_batch);
     bkt_run("cap_at_create", test_cap_at_create);
     bkt_run("cap_deep_batch", test_cap_deep_batch);
+    bkt_run("sub_shape", test_sub_shape);
     return bkt_finish();
 }
