@@ -96,17 +96,20 @@ static bool within_limit_or_reply(RedisModuleCtx *ctx, bkr_family_t family, uint
                          (unsigned long long)capacity, error, bk_strerror(st));
         return false;
     }
+    /* RedisBloom's words first, for clients that match them; then why. */
     if (st == BK_ENOMEM) {
         bkr_reply_errorf(ctx,
-                         "ERR capacity %llu at error rate %g needs more memory than can be "
-                         "addressed; the limit is %llu bytes (module argument MAX_BYTES)",
+                         "ERR Insufficient memory to create filter: capacity %llu at error "
+                         "rate %g needs more memory than can be addressed; the limit is %llu "
+                         "bytes (module argument MAX_BYTES)",
                          (unsigned long long)capacity, error,
                          (unsigned long long)cap);
         return false;
     }
     bkr_reply_errorf(ctx,
-                     "ERR capacity %llu at error rate %g needs %llu bytes, over the limit of "
-                     "%llu bytes (module argument MAX_BYTES)",
+                     "ERR Insufficient memory to create filter: capacity %llu at error rate "
+                     "%g needs %llu bytes, over the limit of %llu bytes (module argument "
+                     "MAX_BYTES)",
                      (unsigned long long)capacity, error,
                      (unsigned long long)plan.bytes,
                      (unsigned long long)cap);

@@ -392,12 +392,15 @@ def test_limits(r):
     for args in (("0.01", "1000000000000000"), ("1e-300", "100"), ("0.01", "9223372036854775807"),
                  ("0.0000001", "1000000000")):
         e = error_of(r.execute_command, "BF.RESERVE", "big", *args)
-        check("limit: BF.RESERVE %s %s refused" % args, e is not None and "MAX_BYTES" in e, e)
+        check("limit: BF.RESERVE %s %s refused in RedisBloom's words, and why" % args,
+              e is not None and e.startswith("Insufficient memory to create filter: ") and
+              "MAX_BYTES" in e, e)
         e = error_of(r.execute_command, "CBF.RESERVE", "big", *args)
         check("limit: CBF.RESERVE %s %s refused" % args, e is not None and "MAX_BYTES" in e, e)
     e = error_of(r.execute_command, "BF.INSERT", "big", "CAPACITY", "1000000000000000",
                  "ITEMS", "a")
-    check("limit: BF.INSERT refused", e is not None and "MAX_BYTES" in e, e)
+    check("limit: BF.INSERT refused", e is not None and "MAX_BYTES" in e and
+          e.startswith("Insufficient memory to create filter"), e)
     check("limit: nothing created", r.exists("big") == 0)
     check("server alive after refusals", r.ping())
 
