@@ -15,14 +15,6 @@ void bkc_batch_init(bkc_batch_t *b)
     b->n = 0;
 }
 
-size_t bkc_batch_failing_key(bk_filter_t *f, const bkc_batch_t *b)
-{
-    size_t i = 0;
-    while (i < b->n && bk_filter_add(f, b->keys[i].ptr, b->keys[i].len, NULL) == BK_OK)
-        i++;
-    return i;
-}
-
 void bkc_batch_free(bkc_batch_t *b)
 {
     free(b->arena);

@@ -62,12 +62,6 @@ static inline void bkc_batch_set_line(bkc_batch_t *b, uint64_t lineno)
     b->lineno[b->n - 1] = lineno;
 }
 
-/* After bk_filter_add_batch failed on f: the index of the key it failed
- * on, found by adding the keys again one at a time (those before it are
- * in already, so this changes nothing they did not), or b->n if none fails
- * now. For messages that name the exact line. */
-size_t bkc_batch_failing_key(bk_filter_t *f, const bkc_batch_t *b);
-
 /* Empties the batch (keeps the memory). */
 static inline void bkc_batch_reset(bkc_batch_t *b)
 {

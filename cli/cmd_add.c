@@ -62,11 +62,11 @@ static int flush(add_ctx_t *c, const bkc_reader_t *r)
     bkc_batch_keys(b);
     uint64_t n_new = 0;
     bkc_window_tick(c->f); /* a time window's lines are added as of now */
-    bk_status_t st = bk_filter_add_batch(c->f, b->keys, b->n, NULL, &n_new);
+    size_t at;
+    bk_status_t st = bk_filter_add_batch_done(c->f, b->keys, b->n, NULL, &n_new, &at);
     if (st != BK_OK) {
         bkc_progress_clear(c->prog);
-        /* the keys before the failing one are in the filter */
-        size_t at = bkc_batch_failing_key(c->f, b);
+        /* the keys before the failing one (at) are in the filter */
         uint64_t line = b->lineno[at < b->n ? at : b->n - 1];
         if (st == BK_EFULL) {
             /* As BF.MADD does: what fit is kept. */

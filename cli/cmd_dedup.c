@@ -144,10 +144,10 @@ static int settle(dedup_ctx_t *c, bool all)
     return 0;
 }
 
-static int add_failed(dedup_ctx_t *c, const bkc_reader_t *r, bk_status_t st)
+/* The batch's key `at` (as bk_filter_add_batch_done says) failed. */
+static int add_failed(dedup_ctx_t *c, const bkc_reader_t *r, bk_status_t st, size_t at)
 {
     bkc_progress_clear(c->prog);
-    size_t at = bkc_batch_failing_key(c->f, &c->batch);
     bkc_error("%s: cannot add %s line %llu: %s%s", c->state ? c->state : "seen-set",
               bkc_reader_name(r),
               (unsigned long long)c->batch.lineno[at < c->batch.n ? at : c->batch.n - 1],
@@ -179,12 +179,13 @@ static int flush_fast(dedup_ctx_t *c, const bkc_reader_t *r, uint64_t *n_new)
 {
     bkc_batch_t *b = &c->batch;
     bk_status_t st = BK_OK;
+    size_t done = b->n;
     if (c->window)
         *n_new = add_printed(c->f, b);
     else
-        st = bk_filter_add_batch(c->f, b->keys, b->n, b->flags, n_new);
+        st = bk_filter_add_batch_done(c->f, b->keys, b->n, b->flags, n_new, &done);
     if (st != BK_OK)
-        return add_failed(c, r, st);
+        return add_failed(c, r, st, done);
     for (size_t i = 0; i < b->n; i++)
         if (b->flags[i] && bkc_out_line(bkc_batch_line(b, i), b->line_len[i]) != 0)
             return BKC_EXIT_ERROR; /* reported by bkc_stdout_finish */
@@ -249,8 +250,9 @@ static int flush_safe(dedup_ctx_t *c, const bkc_reader_t *r, uint64_t *n_new)
         return rc;
     if (c->track)
         return settle(c, false);
-    bk_status_t st = bk_filter_add_batch(c->f, b->keys, b->n, NULL, NULL);
-    return st == BK_OK ? 0 : add_failed(c, r, st);
+    size_t done;
+    bk_status_t st = bk_filter_add_batch_done(c->f, b->keys, b->n, NULL, NULL, &done);
+    return st == BK_OK ? 0 : add_failed(c, r, st, done);
 }
 
 /* Saves the state if a checkpoint is due. 0, or 2 after a message. */

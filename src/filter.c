@@ -178,7 +178,7 @@ bk_status_t bk_filter_add_atomic(bk_filter_t *f, const void *key, size_t len, bo
 /* A chain's batch add: key by key, each possibly growing the chain. Stops
  * at the first error; the keys before it are in. */
 static bk_status_t chain_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n,
-                                   bool *was_new, uint64_t *fresh)
+                                   bool *was_new, uint64_t *fresh, size_t *done)
 {
     for (size_t i = 0; i < n; i++) {
         bool added;
@@ -186,6 +186,7 @@ static bk_status_t chain_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t 
         if (st != BK_OK) {
             if (was_new) /* the failing key and those after it: not added */
                 memset(was_new + i, 0, (n - i) * sizeof *was_new);
+            *done = i;
             return st;
         }
         *fresh += added;
@@ -198,16 +199,25 @@ static bk_status_t chain_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t 
 bk_status_t bk_filter_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new,
                                 uint64_t *n_new)
 {
+    return bk_filter_add_batch_done(f, keys, n, was_new, n_new, NULL);
+}
+
+bk_status_t bk_filter_add_batch_done(bk_filter_t *f, const bk_key_t *keys, size_t n,
+                                     bool *was_new, uint64_t *n_new, size_t *done)
+{
     uint64_t fresh = 0;
     bk_status_t st = BK_OK;
+    size_t ignored, *at = done ? done : &ignored;
+    *at = 0;
     if (n_new)
         *n_new = 0;
     if (f->readonly)
         return BK_EREADONLY;
     if (n && !keys)
         return BK_EINVAL;
+    *at = n; /* every key, unless a chain stops at one */
     if (is_chain(f))
-        st = chain_add_batch(f, keys, n, was_new, &fresh);
+        st = chain_add_batch(f, keys, n, was_new, &fresh, at);
     else if (is_window(f))
         fresh = bki_window_add_batch(f->window, keys, n, was_new);
     else

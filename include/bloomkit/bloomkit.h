@@ -369,6 +369,13 @@ bk_status_t bk_filter_add_atomic(bk_filter_t *f, const void *key, size_t len, bo
  * size cap is checked before each growth, key by key, as for single adds. */
 bk_status_t bk_filter_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n,
                                 bool *was_new, uint64_t *n_new);
+/* As bk_filter_add_batch, and *done (may be NULL) says where it stopped:
+ * n when every key was taken, else the index of the key that failed (the
+ * keys before it are in; it and those after are not), 0 for an error
+ * before any key (BK_EINVAL, BK_EREADONLY). So a caller learns which key
+ * filled a filter without trying the keys again one by one. */
+bk_status_t bk_filter_add_batch_done(bk_filter_t *f, const bk_key_t *keys, size_t n,
+                                     bool *was_new, uint64_t *n_new, size_t *done);
 /* out receives n flags; returns how many were (possibly) present. Cannot
  * fail: with keys or out NULL (n > 0) it returns 0 and writes nothing. */
 size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n,

@@ -952,6 +952,48 @@ static void test_sub_shape(void)
     bk_filter_free(f);
 }
 
+/* bk_filter_add_batch_done names the key a full chain stopped at: the keys
+ * before it are in, that key cannot be added, and a batch that fits says n. */
+static void test_add_batch_done(void)
+{
+    bk_options_t o = {.kind = BK_KIND_SCALABLE, .nonscaling = true, .seed_set = true,
+                      .seed = 9};
+    bk_filter_t *f = NULL;
+    CHECK_OK(bk_filter_create(&f, 100, 1e-6, &o));
+    if (!f)
+        return;
+    enum { N = 300 };
+    static char text[N][16];
+    bk_key_t keys[N];
+    bool was_new[N];
+    for (int i = 0; i < N; i++) {
+        keys[i].len = (size_t)snprintf(text[i], sizeof text[i], "d%d", i);
+        keys[i].ptr = text[i];
+    }
+    size_t done = 12345;
+    uint64_t n_new = 0;
+    CHECK_STATUS(bk_filter_add_batch_done(f, keys, N, was_new, &n_new, &done), BK_EFULL);
+    CHECK_MSG(done >= 100 && done < N, "stopped at %zu", done);
+    uint64_t counted = 0;
+    for (size_t i = 0; i < done; i++) {
+        CHECK(bk_filter_contains(f, keys[i].ptr, keys[i].len));
+        counted += was_new[i];
+    }
+    CHECK_EQ_U64(counted, n_new);
+    CHECK_EQ_U64(bk_filter_items(f), n_new);
+    if (done < N)
+        CHECK_STATUS(bk_filter_add(f, keys[done].ptr, keys[done].len, NULL), BK_EFULL);
+    bk_filter_free(f);
+    CHECK_OK(bk_filter_create(&f, 1000, 0.01, &o));
+    if (f) {
+        CHECK_OK(bk_filter_add_batch_done(f, keys, N, NULL, NULL, &done));
+        CHECK_EQ_U64(done, N);
+        CHECK_STATUS(bk_filter_add_batch_done(f, NULL, 5, NULL, NULL, &done), BK_EINVAL);
+        CHECK_EQ_U64(done, 0);
+    }
+    bk_filter_free(f);
+}
+
 int main(void)
 {
     bkt_run("defaults_and_sequences", test_defaults_and_sequences);
@@ -972,5 +1014,6 @@ int main(void)
     bkt_run("cap_at_create", test_cap_at_create);
     bkt_run("cap_deep_batch", test_cap_deep_batch);
     bkt_run("sub_shape", test_sub_shape);
+    bkt_run("add_batch_done", test_add_batch_done);
     return bkt_finish();
 }
