@@ -194,8 +194,9 @@ install: all
 	if ls docs/*.1 >/dev/null 2>&1; then install -d $(DESTDIR)$(PREFIX)/share/man/man1 && \
 	    install -m 644 docs/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi
 	@# programs linked without pkg-config's run path find the library too
-	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
-	    ldconfig; fi
+	@# (ldconfig only knows the system's directories: /usr and /usr/local)
+	@case "$(DESTDIR):$(PREFIX)" in :/usr|:/usr/local) \
+	    [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null && ldconfig || true ;; esac
 
 format:
 	clang-format -i include/bloomkit/*.h src/*.c src/*.h $(wildcard cli/*.[ch] redis/*.[ch] tests/unit/*.[ch] bench/*.c)

@@ -14,7 +14,6 @@
 #define _GNU_SOURCE
 #include "commands.h"
 #include "join.h"
-#include "lines.h"
 #include "message.h"
 #include "numbers.h"
 #include "options.h"
@@ -280,11 +279,10 @@ static void *ticker_main(void *arg)
     return NULL;
 }
 
-static void ticker_start(ticker_t *t, const bkc_join_t *join, char **paths, uint32_t n,
-                         bkc_progress_mode_t mode)
+static void ticker_start(ticker_t *t, const bkc_join_t *join, bkc_progress_mode_t mode)
 {
     memset(t, 0, sizeof *t);
-    bkc_progress_init(&t->prog, mode, bkc_inputs_size(paths, (int)n));
+    bkc_progress_init(&t->prog, mode, 0); /* no byte count: a status line */
     t->join = join;
     pthread_mutex_init(&t->mu, NULL);
     pthread_cond_init(&t->cv, NULL);
@@ -325,7 +323,7 @@ int bkc_cmd_common(int argc, char **argv)
         return BKC_EXIT_ERROR;
     }
     ticker_t tick;
-    ticker_start(&tick, &join, argv + optind, n, o.in.pmode);
+    ticker_start(&tick, &join, o.in.pmode);
     rc = o.approx ? bkc_join_approx(&join, srcs, n, o.sz.p) : bkc_join_exact(&join, srcs, n);
     ticker_stop(&tick, rc == 0 && !join.emit_failed);
     rc = finish(&join, &o, rc);

@@ -150,7 +150,6 @@ static void draw_bar(bkc_progress_t *p, double t)
     erase_bar(p, cols);
     fputs(line, stderr);
     p->drawn = n;
-    p->drawn_cols = cols;
     fflush(stderr);
 }
 
@@ -209,7 +208,6 @@ void bkc_progress_status(bkc_progress_t *p, const char *text)
     erase_bar(p, cols);
     fprintf(stderr, "%.*s", n, line);
     p->drawn = n;
-    p->drawn_cols = cols;
     fflush(stderr);
 }
 

@@ -40,7 +40,6 @@ typedef struct bkc_progress {
     double last;
     double interval;    /* seconds between redraws or summary lines */
     int drawn;          /* characters of the bar on screen, to erase it */
-    int drawn_cols;     /* the terminal's width when it was drawn */
 } bkc_progress_t;
 
 void bkc_progress_init(bkc_progress_t *p, bkc_progress_mode_t mode, int64_t total);

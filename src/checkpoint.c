@@ -108,25 +108,6 @@ static char *journal_path(const char *target)
     return j;
 }
 
-static bk_status_t pread_full(int fd, void *dst, uint64_t n, uint64_t off)
-{
-    uint8_t *p = dst;
-    while (n > 0) {
-        ssize_t r = pread(fd, p, n > CP_BUF ? CP_BUF : (size_t)n, (off_t)off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            if (r == 0)
-                errno = EIO;
-            return BK_EIO;
-        }
-        p += r;
-        off += (uint64_t)r;
-        n -= (uint64_t)r;
-    }
-    return BK_OK;
-}
-
 static bk_status_t pwrite_full(int fd, const void *src, uint64_t n, uint64_t off)
 {
     const uint8_t *p = src;
@@ -161,7 +142,7 @@ static bk_status_t journal_walk(int jfd, int fd, int replay_fd, jstate_t *state,
         return BK_EIO;
     uint64_t jsize = (uint64_t)js.st_size;
     uint8_t h[CP_JHEAD];
-    if (jsize < CP_JHEAD + 8 || pread_full(jfd, h, CP_JHEAD, 0) != BK_OK)
+    if (jsize < CP_JHEAD + 8 || bkf_pread_all(jfd, h, CP_JHEAD, 0) != BK_OK)
         return BK_OK;
     if (memcmp(h + J_MAGIC, cp_jmagic, 8) != 0 || bkf_get_u32(h + J_VERSION) != CP_JVERSION)
         return BK_OK;
@@ -172,7 +153,7 @@ static bk_status_t journal_walk(int jfd, int fd, int replay_fd, jstate_t *state,
     uint64_t at = CP_JHEAD, last_end = 0;
     for (uint64_t r = 0; r < nruns; r++) {
         uint8_t e[CP_JRUN];
-        if (jsize - at < CP_JRUN + 8 || pread_full(jfd, e, CP_JRUN, at) != BK_OK)
+        if (jsize - at < CP_JRUN + 8 || bkf_pread_all(jfd, e, CP_JRUN, at) != BK_OK)
             return BK_OK;
         XXH3_64bits_update(&sum, e, CP_JRUN);
         at += CP_JRUN;
@@ -182,7 +163,7 @@ static bk_status_t journal_walk(int jfd, int fd, int replay_fd, jstate_t *state,
         last_end = off + len;
         for (uint64_t done = 0; done < len;) {
             uint64_t n = len - done > CP_BUF ? CP_BUF : len - done;
-            if (pread_full(jfd, buf, n, at + done) != BK_OK)
+            if (bkf_pread_all(jfd, buf, n, at + done) != BK_OK)
                 return BK_OK;
             XXH3_64bits_update(&sum, buf, n);
             if (replay_fd >= 0) {
@@ -195,7 +176,7 @@ static bk_status_t journal_walk(int jfd, int fd, int replay_fd, jstate_t *state,
         at += len;
     }
     uint8_t c[8];
-    if (jsize - at != 8 || pread_full(jfd, c, 8, at) != BK_OK ||
+    if (jsize - at != 8 || bkf_pread_all(jfd, c, 8, at) != BK_OK ||
         get_u64(c) != (uint64_t)XXH3_64bits_digest(&sum))
         return BK_OK;
     if (get_u64(h + J_INODE) != (uint64_t)fs.st_ino || fsize != (uint64_t)fs.st_size)
@@ -714,7 +695,7 @@ static bool still_ours(const bk_checkpoint_t *cp, const cp_scan_t *c, int fd, co
         return false;
     uint8_t b[8];
     uint64_t at = BKF_HEADER + (uint64_t)BKF_PART * c->o.nparts;
-    return pread_full(fd, b, 8, at) == BK_OK && get_u64(b) == cp->head_sum;
+    return bkf_pread_all(fd, b, 8, at) == BK_OK && get_u64(b) == cp->head_sum;
 }
 
 /* Makes the shadow describe the scanned form, as the file now holds it. */
@@ -784,7 +765,7 @@ bk_status_t bk_checkpoint_new(bk_checkpoint_t **out, const bk_filter_t *f, const
         struct stat sb;
         uint8_t *m = bki_malloc((size_t)c.mlen);
         if (m && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size == c.total &&
-            pread_full(fd, m, c.mlen, 0) == BK_OK && memcmp(m, c.meta, (size_t)c.mlen) == 0) {
+            bkf_pread_all(fd, m, c.mlen, 0) == BK_OK && memcmp(m, c.meta, (size_t)c.mlen) == 0) {
             cp->size = c.total;
             cp->nsectors = c.nsectors;
             cp->head_sum = header_sum(&c);

@@ -73,6 +73,9 @@ BKI_HIDDEN char *bkf_link_target(const char *path);
 BKI_HIDDEN bk_status_t bkf_settle(int fd, const char *path, const char **why);
 BKI_HIDDEN void bkf_settle_end(int fd);
 
+/* n bytes at off of fd into dst: BK_OK, or BK_EIO (errno set; EIO when
+ * the file ended first). */
+BKI_HIDDEN bk_status_t bkf_pread_all(int fd, void *dst, uint64_t n, uint64_t off);
 /* A source that reads fd with pread. */
 BKI_HIDDEN bkf_source_t bkf_file_source(int fd);
 

@@ -392,12 +392,12 @@ bk_status_t bkf_save_obj(const bkf_obj_t *o, const char *path)
 
 /* ---- reading ---- */
 
-static bk_status_t pread_all(const bkf_source_t *s, uint64_t off, void *dst, uint64_t n)
+bk_status_t bkf_pread_all(int fd, void *dst, uint64_t n, uint64_t off)
 {
     uint8_t *p = dst;
     while (n > 0) {
         size_t chunk = n > (UINT64_C(1) << 30) ? (size_t)1 << 30 : (size_t)n;
-        ssize_t r = pread(s->fd, p, chunk, (off_t)off);
+        ssize_t r = pread(fd, p, chunk, (off_t)off);
         if (r < 0) {
             if (errno == EINTR)
                 continue;
@@ -414,9 +414,14 @@ static bk_status_t pread_all(const bkf_source_t *s, uint64_t off, void *dst, uin
     return BK_OK;
 }
 
+static bk_status_t source_read(const bkf_source_t *s, uint64_t off, void *dst, uint64_t n)
+{
+    return bkf_pread_all(s->fd, dst, n, off);
+}
+
 bkf_source_t bkf_file_source(int fd)
 {
-    bkf_source_t s = {.buf = NULL, .read = pread_all, .fd = fd};
+    bkf_source_t s = {.buf = NULL, .read = source_read, .fd = fd};
     return s;
 }
 

@@ -816,23 +816,34 @@ PyDoc_STRVAR(info_doc,
 "filters add sub_kind, growth, tightening, nonscaling. Reads the whole\n"
 "payload to count the set cells.");
 
+/* bk_filter_info under the lock and the SIGBUS guard: 0, or -1 with an
+ * exception (a truncated mapping, or closed by another thread meanwhile). */
+static int read_info(filter_object *self, bk_filter_info_t *info)
+{
+    pybk_lock(&self->lock);
+    bool ok = self->f != NULL, faulted = false;
+    if (ok)
+        PYBK_GUARDED(self->f, faulted, bk_filter_info(self->f, info));
+    pybk_unlock(&self->lock);
+    if (faulted) {
+        Py_XDECREF(pybk_raise_truncated());
+        return -1;
+    }
+    if (!ok) {
+        (void)live(self);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *filter_info(filter_object *self, PyObject *unused)
 {
     (void)unused;
     if (!live(self))
         return NULL;
     bk_filter_info_t info;
-    pybk_lock(&self->lock);
-    bool ok = self->f != NULL, faulted = false;
-    if (ok)
-        PYBK_GUARDED(self->f, faulted, bk_filter_info(self->f, &info));
-    pybk_unlock(&self->lock);
-    if (faulted)
-        return pybk_raise_truncated();
-    if (!ok) {
-        (void)live(self); /* closed by another thread meanwhile */
+    if (read_info(self, &info) < 0)
         return NULL;
-    }
     PyObject *d = PyDict_New();
     if (d && fill_info(d, &info) < 0)
         Py_CLEAR(d);
@@ -960,17 +971,8 @@ static PyObject *filter_approx_len(filter_object *self, PyObject *unused)
     if (!live(self))
         return NULL;
     bk_filter_info_t info;
-    pybk_lock(&self->lock);
-    bool ok = self->f != NULL, faulted = false;
-    if (ok)
-        PYBK_GUARDED(self->f, faulted, bk_filter_info(self->f, &info));
-    pybk_unlock(&self->lock);
-    if (faulted)
-        return pybk_raise_truncated();
-    if (!ok) {
-        (void)live(self);
+    if (read_info(self, &info) < 0)
         return NULL;
-    }
     double e = info.estimated_items;
     return PyLong_FromDouble(e > 0 ? floor(e + 0.5) : 0);
 }

@@ -278,21 +278,34 @@ static void test_interrupted(void)
     }
 }
 
+/* A big filter saved at path, then a checkpoint of 50 more keys stopped
+ * with its journal whole and half its runs written (*before, when asked:
+ * the file as it was first saved). NULL if the filter cannot be made. */
+static bk_filter_t *interrupted_checkpoint(bk_checkpoint_t **cp, bk_filter_t **before)
+{
+    bk_filter_t *f = make_big();
+    if (!f)
+        return NULL;
+    unlink(path);
+    CHECK_OK(bk_filter_save(f, path));
+    CHECK_OK(bk_checkpoint_new(cp, f, path));
+    if (before)
+        CHECK_OK(bk_filter_load(before, path, NULL));
+    add_keys(f, 0, 50);
+    bki_checkpoint_crash = 2;
+    CHECK_STATUS(bk_checkpoint_save(*cp, f, NULL), BK_EIO);
+    CHECK(exists(journal));
+    return f;
+}
+
 /* A whole journal left for a file that then lost write permission: the
  * load says why instead of reading a half-written file. */
 static void test_unfinished_needs_write_access(void)
 {
-    bk_filter_t *f = make_big();
+    bk_checkpoint_t *cp = NULL;
+    bk_filter_t *f = interrupted_checkpoint(&cp, NULL);
     if (!f)
         return;
-    unlink(path);
-    CHECK_OK(bk_filter_save(f, path));
-    bk_checkpoint_t *cp = NULL;
-    CHECK_OK(bk_checkpoint_new(&cp, f, path));
-    add_keys(f, 0, 50);
-    bki_checkpoint_crash = 2;
-    CHECK_STATUS(bk_checkpoint_save(cp, f, NULL), BK_EIO);
-    CHECK(exists(journal));
     /* A reader without write access: root reads as nobody, in a child. */
     chmod(dir, 0755);
     chmod(path, 0444);
@@ -324,18 +337,15 @@ static void test_unfinished_needs_write_access(void)
  * since) is ignored and removed. */
 static void test_stale_journal_ignored(void)
 {
-    bk_filter_t *f = make_big();
-    if (!f)
-        return;
-    unlink(path);
-    CHECK_OK(bk_filter_save(f, path));
     bk_checkpoint_t *cp = NULL;
-    CHECK_OK(bk_checkpoint_new(&cp, f, path));
     bk_filter_t *before = NULL;
-    CHECK_OK(bk_filter_load(&before, path, NULL));
-    add_keys(f, 0, 50);
-    bki_checkpoint_crash = 2;
-    CHECK_STATUS(bk_checkpoint_save(cp, f, NULL), BK_EIO);
+    bk_filter_t *f = interrupted_checkpoint(&cp, &before);
+    if (!f || !before) {
+        bk_checkpoint_free(cp);
+        bk_filter_free(f);
+        bk_filter_free(before);
+        return;
+    }
     CHECK_OK(bk_filter_save(before, path)); /* a new inode: the journal is not its */
     bk_filter_t *g = NULL;
     CHECK_OK(bk_filter_load(&g, path, NULL));
