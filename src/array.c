@@ -67,6 +67,8 @@ static const kind_ops_t kinds[] = {
                        bki_split_add_atomic, NULL, NULL, bki_split_add_batch,
                        bki_split_contains_batch, NULL, bki_split_add_hash_batch,
                        bki_split_contains_hash_batch},
+    [BK_KIND_REDISBLOOM] = {bki_rb_add, bki_rb_contains, bki_rb_prefetch, bki_rb_add_atomic,
+                            NULL, NULL, NULL, NULL, NULL},
 };
 
 /* Only called on filters bki_array_new built, whose kind has a row. */
@@ -292,7 +294,7 @@ static uint32_t probes_per_key(const bk_filter_t *f)
 static bool same_shape(const bk_filter_t *a, const bk_filter_t *b)
 {
     return a->kind == b->kind && a->cells == b->cells && a->k == b->k && a->hash == b->hash &&
-           a->seed == b->seed;
+           a->seed == b->seed && a->rb_n2 == b->rb_n2;
 }
 
 /* -(m/k) ln(1 - X/m): the number of distinct keys that most likely set X of
@@ -331,6 +333,8 @@ bk_status_t bki_array_clone(bk_filter_t **out, const bk_filter_t *f)
     c->capacity = f->capacity;
     c->fpr = f->fpr;
     c->max_bytes = f->max_bytes;
+    c->rb_n2 = f->rb_n2;
+    c->rb_bpe = f->rb_bpe;
     bki_set_items(c, bki_items(f));
     *out = c;
     return BK_OK;

@@ -52,6 +52,8 @@ static void part_of_filter(const bk_filter_t *s, bkf_part_t *p)
     p->fpr = s->fpr;
     p->items = bki_items(s);
     p->seed = s->seed;
+    p->rb_n2 = s->rb_n2;
+    p->rb_bpe = s->rb_bpe;
     p->data = s->data;
     p->length = payload_len(p->kind, p->cells);
 }
@@ -101,6 +103,7 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
                    (f->first_error_as_given ? BKF_FLAG_FIRST_ERROR : 0);
         o->growth = f->growth;
         o->tightening = f->tightening;
+        o->rb_options = f->rb_options;
     } else if (f->kind == BK_KIND_WINDOW) {
         if (!f->window)
             return BK_EINVAL;
@@ -177,6 +180,7 @@ static void encode_header(const bkf_obj_t *o, uint64_t file_size, uint8_t out[BK
     put_u32(out + H_FLAGS, o->flags);
     put_f64(out + H_GROWTH, o->growth);
     put_f64(out + H_TIGHTENING, o->tightening);
+    put_u32(out + H_RB_OPTIONS, o->rb_options);
 }
 
 /* Encodes part p's table entry (its payload at offset off), reading the
@@ -194,6 +198,10 @@ static void encode_entry(const bkf_part_t *p, uint64_t off, uint8_t e[BKF_PART])
     put_u64(e + P_OFFSET, off);
     put_u64(e + P_LENGTH, p->length);
     put_u64(e + P_CHECKSUM, p->sum_known ? p->sum : bkf_checksum(p->data, p->length));
+    if (p->kind == BK_KIND_REDISBLOOM) {
+        put_u32(e + P_RB_N2, p->rb_n2);
+        put_f64(e + P_RB_BPE, p->rb_bpe);
+    }
 }
 
 /* Encodes the metadata (header, part table with payload checksums, header
@@ -351,6 +359,7 @@ static void decode_header(const uint8_t *b, bkf_meta_t *m)
     m->flags = bkf_get_u32(b + H_FLAGS);
     m->growth = get_f64(b + H_GROWTH);
     m->tightening = get_f64(b + H_TIGHTENING);
+    m->rb_options = bkf_get_u32(b + H_RB_OPTIONS);
     m->table = b + BKF_HEADER;
 }
 
@@ -369,6 +378,8 @@ static bk_status_t check_header_fields(const bkf_meta_t *m, uint64_t total, cons
         FAIL(BK_ECORRUPT, "trailing bytes after the end of the data");
     if (!is_filter_kind(m->kind) && m->kind != BK_KIND_BITMAP && m->kind != BK_KIND_BITMAP2)
         FAIL(BK_ECORRUPT, "unknown kind");
+    if (m->kind == BK_KIND_REDISBLOOM)
+        FAIL(BK_ECORRUPT, "a RedisBloom link outside a chain");
     if (is_filter_kind(m->kind)) {
         if (m->hash < 1 || m->hash > BK_HASH_COUNT)
             FAIL(BK_ECORRUPT, "unknown hash id");
@@ -388,6 +399,28 @@ static bk_status_t check_header_fields(const bkf_meta_t *m, uint64_t total, cons
     return BK_OK;
 }
 
+/* A RedisBloom chain's own rules (docs/FORMAT.md, "RedisBloom chains"):
+ * RedisBloom's options, the hash they imply, its fixed tightening and an
+ * integer growth. */
+static bk_status_t check_redisbloom_chain(const bkf_meta_t *m, const char **why)
+{
+    const uint32_t known = BK_REDISBLOOM_NOROUND | BK_REDISBLOOM_ENTS_IS_BITS |
+                           BK_REDISBLOOM_FORCE64 | BK_REDISBLOOM_NO_SCALING;
+    if (m->rb_options & ~known)
+        FAIL(BK_ECORRUPT, "unknown RedisBloom options");
+    uint32_t want_hash = m->rb_options & BK_REDISBLOOM_FORCE64 ? BK_HASH_MURMUR64A
+                                                                : BK_HASH_MURMUR2;
+    if (m->hash != want_hash || m->seed != 0)
+        FAIL(BK_ECORRUPT, "RedisBloom chain with another hash");
+    bool nonscaling = (m->rb_options & BK_REDISBLOOM_NO_SCALING) != 0;
+    if ((m->flags & BKF_FLAG_FIRST_ERROR) || ((m->flags & BKF_FLAG_NONSCALING) != 0) != nonscaling)
+        FAIL(BK_ECORRUPT, "RedisBloom chain flags disagree with its options");
+    if (!same_f64(m->tightening, 0.5) || !(m->growth >= 1.0 && m->growth <= 4294967295.0) ||
+        m->growth != floor(m->growth))
+        FAIL(BK_ECORRUPT, "RedisBloom chain with a growth or tightening it cannot have");
+    return BK_OK;
+}
+
 /* The chain fields: set (and in range) for scalable filters, zero else. */
 static bk_status_t check_chain_fields(const bkf_meta_t *m, const char **why)
 {
@@ -397,13 +430,20 @@ static bk_status_t check_chain_fields(const bkf_meta_t *m, const char **why)
         if (m->nparts != 1 && m->kind != BK_KIND_WINDOW)
             FAIL(BK_ECORRUPT, "part count is not 1 for a single-array kind");
         if (m->sub_kind != 0 || m->flags != 0 || !same_f64(m->growth, 0.0) ||
-            !same_f64(m->tightening, 0.0))
+            !same_f64(m->tightening, 0.0) || m->rb_options != 0)
             FAIL(BK_ECORRUPT, "scalable-only fields set on another kind");
         return BK_OK;
     }
     if (m->sub_kind != BK_KIND_BLOCKED && m->sub_kind != BK_KIND_BLOCKED2 &&
-        m->sub_kind != BK_KIND_CLASSIC)
+        m->sub_kind != BK_KIND_CLASSIC && m->sub_kind != BK_KIND_REDISBLOOM)
         FAIL(BK_ECORRUPT, "scalable filter with an invalid sub-filter kind");
+    if (m->sub_kind == BK_KIND_REDISBLOOM) {
+        bk_status_t st = check_redisbloom_chain(m, why);
+        if (st != BK_OK)
+            return st;
+    } else if (m->rb_options != 0) {
+        FAIL(BK_ECORRUPT, "reserved header bytes are not zero");
+    }
     if (m->flags & ~BKF_FLAGS_KNOWN)
         FAIL(BK_ECORRUPT, "unknown flags set");
     /* The same bounds bk_filter_create puts on these. */
@@ -422,12 +462,17 @@ static bk_status_t check_chain_fields(const bkf_meta_t *m, const char **why)
 static bk_status_t check_part_extent(const bkf_meta_t *m, uint32_t i, const bkf_part_t *p,
                                      uint64_t off, uint64_t total, const char **why)
 {
-    if (!all_zero(m->table + (uint64_t)BKF_PART * i + P_RESERVED, BKF_PART - P_RESERVED))
+    const uint8_t *e = m->table + (uint64_t)BKF_PART * i;
+    bool reserved_zero = p->kind == BK_KIND_REDISBLOOM
+                             ? all_zero(e + P_RB_N2 + 4, 4) && all_zero(e + P_RB_END, BKF_PART - P_RB_END)
+                             : all_zero(e + P_RESERVED, BKF_PART - P_RESERVED);
+    if (!reserved_zero)
         FAIL(BK_ECORRUPT, "reserved part-table bytes are not zero");
     uint32_t want_kind = m->kind == BK_KIND_SCALABLE ? m->sub_kind : m->kind;
     /* A chain's later sub-filters may be precise (deep chains,
      * docs/FORMAT.md); its first is always of the chain's sub-kind. */
-    bool deep = m->kind == BK_KIND_SCALABLE && p->kind == BK_KIND_PRECISE && i > 0;
+    bool deep = m->kind == BK_KIND_SCALABLE && p->kind == BK_KIND_PRECISE && i > 0 &&
+                m->sub_kind != BK_KIND_REDISBLOOM;
     if (p->kind != want_kind && !deep)
         FAIL(BK_ECORRUPT, "part kind disagrees with the header");
     uint64_t len = m->kind == BK_KIND_WINDOW ? bkf_window_part_len(m, i, p->cells)
@@ -462,6 +507,11 @@ static bk_status_t check_part_fields(const bkf_meta_t *m, uint32_t i, const bkf_
         FAIL(BK_ECORRUPT, "probe count k is not one the kind allows");
     if (!(p->fpr >= 0.0 && p->fpr <= 1.0))
         FAIL(BK_ECORRUPT, "false-positive rate is not in [0, 1]");
+    if (p->kind == BK_KIND_REDISBLOOM &&
+        (p->rb_n2 > 63 || (p->rb_n2 && (UINT64_C(1) << p->rb_n2) > p->cells) ||
+         !(p->rb_bpe > 0.0) || isinf(p->rb_bpe) || !(p->fpr > 0.0 && p->fpr < 1.0) ||
+         p->capacity == 0))
+        FAIL(BK_ECORRUPT, "RedisBloom link fields RedisBloom would refuse");
     /* A chain hashes a key once, with the parent's seed, for all its
      * sub-filters: a sub-filter with another seed would give false
      * negatives. */
@@ -530,6 +580,8 @@ static bk_status_t new_part_filter(bk_filter_t **out, const bkf_meta_t *m, const
     }
     f->capacity = p->capacity;
     f->fpr = p->fpr;
+    f->rb_n2 = p->rb_n2;
+    f->rb_bpe = p->rb_bpe;
     bki_set_items(f, p->items);
     *out = f;
     return BK_OK;
@@ -579,7 +631,8 @@ static bk_status_t build_chain(bk_filter_t **out, const bkf_meta_t *m, const bkf
                      m->tightening,
                      (m->flags & BKF_FLAG_NONSCALING) != 0,
                      (m->flags & BKF_FLAG_FIRST_ERROR) != 0,
-                     0};
+                     0,
+                     m->rb_options};
     bk_filter_t *top;
     if (bki_scalable_shell(&top, &c, m->nparts) != BK_OK)
         FAIL(BK_ENOMEM, "out of memory");

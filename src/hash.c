@@ -51,6 +51,7 @@ static const char *const hash_names[] = {
     [BK_HASH_DJB] = "djb",   [BK_HASH_JS] = "js",     [BK_HASH_RS] = "rs",
     [BK_HASH_SDBM] = "sdbm", [BK_HASH_DEK] = "dek",   [BK_HASH_ELF] = "elf",
     [BK_HASH_PJW] = "pjw",   [BK_HASH_FNV1A] = "fnv1a",
+    [BK_HASH_MURMUR64A] = "murmur64a", [BK_HASH_MURMUR2] = "murmur2",
 };
 
 const char *bk_hash_name(bk_hash_id_t id)

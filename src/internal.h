@@ -16,7 +16,7 @@
  *                                      line addressing, BKI_BITMAP_MAX_N
  *      plan.c                          sizing math (uses layout only)
  *   2  blocked.c bloom.c counting.c    the single-array kinds
- *      precise.c
+ *      precise.c split.c rbloom.c      (rbloom.c: RedisBloom's links)
  *      bitmap.c                        dense bitmaps
  *   3  array.c                         single-array dispatch: the kind
  *                                      table, the one batch pipeline
@@ -28,6 +28,7 @@
  *      wire.c                          the format's shared reading pieces
  *      window_codec.c                  the window kind's parts in the format
  *      codec.c                         the file format as bytes (no I/O)
+ *      redisbloom.c                    chains taken over from RedisBloom
  *      file.c map.c bitmap_file.c      atomic save and reads, mapping,
  *                                      bitmap persistence (on the codec)
  *
@@ -129,6 +130,13 @@ struct bk_filter {
     uint64_t subs_bytes;    /* sum of the sub-filters' payload bytes */
     uint32_t subs_precise;  /* sub-filters of the precise kind */
     uint64_t max_bytes;     /* cap on the payload bytes; 0: none */
+
+    /* RedisBloom compatibility (rbloom.c, redisbloom.c): a link's n2 (its
+     * probes are taken mod 2^rb_n2 when nonzero, else mod cells) and bits
+     * per entry, and a chain's options (BK_REDISBLOOM_*); zero otherwise */
+    uint32_t rb_n2;
+    uint32_t rb_options;
+    double rb_bpe;
 
     /* how the keys were canonicalized before they were added: recorded,
      * never applied, by the library (outermost filter only) */
@@ -257,6 +265,11 @@ BKI_HIDDEN uint64_t bki_classic_hash(bk_hash_id_t id, const unsigned char *s, si
  * to 128 bits by a seeded mixer. */
 BKI_HIDDEN bk_hash_t bki_classic_key_hash(bk_hash_id_t id, uint64_t seed, const void *key,
                                           size_t len);
+
+/* RedisBloom's key hashes with any seed (strhash.c; tests check them
+ * against the functions' published verification values). */
+BKI_HIDDEN uint64_t bki_murmur64a(const unsigned char *s, size_t n, uint64_t seed);
+BKI_HIDDEN uint32_t bki_murmur2(const unsigned char *s, size_t n, uint32_t seed);
 
 /* ---- cpu.c: the one place that decides the instruction set ---- */
 enum { BKI_SIMD_SCALAR = 0, BKI_SIMD_AVX2 = 1 };
@@ -427,6 +440,22 @@ BKI_HIDDEN bk_status_t bki_counting_remove(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN unsigned bki_counting_count(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN void bki_counting_union(bk_filter_t *dst, const bk_filter_t *src);
 
+/* ---- rbloom.c (RedisBloom links: its bit array, probes and sizing) ---- */
+BKI_HIDDEN bool bki_rb_add(bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN bool bki_rb_add_atomic(bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN bool bki_rb_contains(const bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN void bki_rb_prefetch(const bk_filter_t *f, bk_hash_t h);
+/* RedisBloom's bits per entry for an error rate. */
+BKI_HIDDEN double bki_rb_bpe(double error);
+/* A new link's geometry by RedisBloom's rule (its bloom_init) for the
+ * chain options: *entries may grow (without NOROUND, the power-of-two
+ * rounding's spare bits are counted as room). BK_EFULL for what RedisBloom
+ * would refuse (an error outside (0, 1), ENTS_IS_BITS, too many bits or
+ * hashes for the library). */
+BKI_HIDDEN bk_status_t bki_rb_geometry(uint64_t *entries, double error, uint32_t options,
+                                       uint64_t *bits, uint32_t *hashes, uint32_t *n2,
+                                       double *bpe);
+
 /* ==== rung 3: array.c (single-array dispatch) ============================ */
 
 /* Payloads up to this many bytes share one allocation with their struct. */
@@ -486,6 +515,7 @@ typedef struct bki_chain {
     double growth, tightening;
     bool nonscaling, first_error_as_given;
     uint64_t max_bytes; /* 0: no cap */
+    uint32_t rb_options; /* RedisBloom chains (sub_kind BK_KIND_REDISBLOOM) */
 } bki_chain_t;
 
 /* The one place a scalable filter's outer struct is assembled: an empty

@@ -20,6 +20,8 @@ static const bki_layout_t layouts[] = {
     [BK_KIND_BLOCKED2] = {BKI_LINE_BITS, 1, BKI_LINE_BITS, BKI_BLOCKED_MAX_K, 0, 2},
     [BK_KIND_PRECISE] = {64, 1, 0, BKI_CLASSIC_MAX_K, 0, 1},
     [BK_KIND_SPLIT] = {BKI_SPLIT_BLOCK_BITS, 1, BKI_SPLIT_BLOCK_BITS, BKI_SPLIT_K, 0, 1, BKI_SPLIT_K},
+    /* RedisBloom keeps whole 64-bit words; its k has no cap of its own. */
+    [BK_KIND_REDISBLOOM] = {64, 1, 0, BK_REDISBLOOM_MAX_HASHES, 0, 1},
 };
 
 /* 16 odd multipliers, one per lane: the low 32 bits of splitmix64(i) for

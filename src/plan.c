@@ -397,7 +397,9 @@ bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out)
     if (kind == BK_KIND_DEFAULT)
         kind = default_kind(p);
     bk_kind_t array = array_kind(kind);
-    if (!bki_layout_is_filter(array))
+    /* RedisBloom links are sized by RedisBloom's rule, and only for the
+     * chains taken over from it (rbloom.c). */
+    if (!bki_layout_is_filter(array) || array == BK_KIND_REDISBLOOM)
         return BK_EINVAL;
     bk_plan_t plan = {0};
     double aim = p * BKI_FPR_AIM;

@@ -135,6 +135,33 @@ double bki_scalable_sub_fpr(const bk_filter_t *f, uint32_t i)
     return share < p ? share : p;
 }
 
+/* The next link of a chain taken over from RedisBloom, by RedisBloom's own
+ * rule (its SBChain_Add): the newest link's entries times the growth (an
+ * integer), its error halved, sized as RedisBloom sizes links (rbloom.c),
+ * so the chain stays a RedisBloom filter. */
+static bk_status_t plan_redisbloom_sub(const bk_filter_t *f, uint32_t i, uint64_t *cap,
+                                       double *p, bk_plan_t *plan, uint32_t *n2, double *bpe)
+{
+    if (i == 0 || i > f->nsubs)
+        return BK_EFULL; /* such chains are built whole, never from nothing */
+    const bk_filter_t *newest = f->subs[i - 1];
+    uint64_t growth = (uint64_t)f->growth;
+    if (growth != 0 && newest->capacity > UINT64_MAX / growth)
+        return BK_EFULL;
+    *cap = newest->capacity * growth;
+    *p = newest->fpr * 0.5;
+    memset(plan, 0, sizeof *plan);
+    bk_status_t st = bki_rb_geometry(cap, *p, f->rb_options, &plan->cells, &plan->k, n2, bpe);
+    if (st != BK_OK)
+        return st;
+    plan->kind = BK_KIND_REDISBLOOM;
+    plan->bits = plan->cells;
+    plan->bytes = plan->cells / 8;
+    plan->capacity = *cap;
+    plan->fpr_target = *p;
+    return BK_OK;
+}
+
 /* The kind, capacity, error and plan of sub-filter i. BK_EFULL when the
  * chain cannot grow further by its own rules (length limit, a capacity past
  * 2^64, an error that underflowed), BK_ENOMEM when it does not fit. */
@@ -143,6 +170,12 @@ static bk_status_t plan_sub(const bk_filter_t *f, uint32_t i, bk_kind_t *kind, u
 {
     if (i >= bki_scalable_max_subs || i >= BKI_SCALABLE_MAX_SUBS)
         return BK_EFULL;
+    if (f->sub_kind == BK_KIND_REDISBLOOM) {
+        uint32_t n2;
+        double bpe;
+        *kind = BK_KIND_REDISBLOOM;
+        return plan_redisbloom_sub(f, i, cap, p, plan, &n2, &bpe);
+    }
     *cap = bki_scalable_sub_capacity(f, i);
     *p = bki_scalable_sub_fpr(f, i);
     if (*cap == 0 || !(*p > 0.0))
@@ -196,12 +229,18 @@ static bk_status_t new_sub(const bk_filter_t *f, uint32_t i, bk_filter_t **out)
         return st;
     if (!under_cap(f, plan.bytes))
         return BK_EFULL;
+    uint32_t n2 = 0;
+    double bpe = 0.0;
+    if (kind == BK_KIND_REDISBLOOM)
+        (void)plan_redisbloom_sub(f, i, &cap, &p, &plan, &n2, &bpe); /* succeeded above */
     bk_filter_t *s;
     st = bki_array_new(&s, kind, plan.cells, plan.k, f->hash, f->seed, NULL);
     if (st != BK_OK)
         return st;
     s->capacity = cap;
     s->fpr = p;
+    s->rb_n2 = n2;
+    s->rb_bpe = bpe;
     *out = s;
     return BK_OK;
 }
@@ -248,6 +287,7 @@ bk_status_t bki_scalable_shell(bk_filter_t **out, const bki_chain_t *c, uint32_t
     f->nonscaling = c->nonscaling;
     f->first_error_as_given = c->first_error_as_given;
     f->max_bytes = c->max_bytes;
+    f->rb_options = c->rb_options;
     f->map_fd = -1;
     if (subs_cap) {
         f->subs = bki_calloc(subs_cap, sizeof *f->subs);
@@ -307,7 +347,7 @@ bk_status_t bki_scalable_create(bk_filter_t **out, uint64_t capacity, double fpr
     bki_chain_t c = {hash,       seed,          capacity,
                      fpr,        0,             sub_kind,
                      growth,     tightening,    o->nonscaling,
-                     o->first_error_as_given, o->max_bytes};
+                     o->first_error_as_given, o->max_bytes, 0};
     bk_filter_t *f;
     bk_status_t st = bki_scalable_shell(&f, &c, 0);
     if (st != BK_OK)
@@ -390,11 +430,12 @@ bk_status_t bki_scalable_clear(bk_filter_t *f)
 bk_status_t bki_scalable_union(bk_filter_t *dst, const bk_filter_t *src)
 {
     if (src->kind != BK_KIND_SCALABLE || dst->nsubs != src->nsubs ||
-        dst->sub_kind != src->sub_kind || dst->hash != src->hash || dst->seed != src->seed)
+        dst->sub_kind != src->sub_kind || dst->hash != src->hash || dst->seed != src->seed ||
+        dst->rb_options != src->rb_options)
         return BK_EINCOMPAT;
     for (uint32_t i = 0; i < dst->nsubs; i++) {
         const bk_filter_t *a = dst->subs[i], *b = src->subs[i];
-        if (a->kind != b->kind || a->cells != b->cells || a->k != b->k)
+        if (a->kind != b->kind || a->cells != b->cells || a->k != b->k || a->rb_n2 != b->rb_n2)
             return BK_EINCOMPAT;
     }
     uint64_t items = 0;
@@ -413,7 +454,7 @@ bk_status_t bki_scalable_clone(bk_filter_t **out, const bk_filter_t *f)
     bki_chain_t c = {f->hash,       f->seed,       f->capacity,
                      f->fpr,        items_of(f),   f->sub_kind,
                      f->growth,     f->tightening, f->nonscaling,
-                     f->first_error_as_given, f->max_bytes};
+                     f->first_error_as_given, f->max_bytes, f->rb_options};
     bk_filter_t *copy;
     bk_status_t st = bki_scalable_shell(&copy, &c, f->nsubs);
     if (st != BK_OK)

@@ -30,6 +30,7 @@ static const char *const kind_names[] = {
     [BK_KIND_BLOCKED2] = "blocked2",
     [BK_KIND_WINDOW] = "window",
     [BK_KIND_SPLIT] = "split",
+    [BK_KIND_REDISBLOOM] = "redisbloom",
 };
 
 const char *bk_kind_name(bk_kind_t kind)

@@ -10,6 +10,9 @@
  * the PHP version in the articles (which masks with 0xFFFFFFFF). ELF and PJW
  * are the same function on 32-bit words (ELF is PJW written for the System V
  * object format); both names are accepted because both are in use.
+ *
+ * Also RedisBloom's two key hashes, so that filters taken over from it
+ * answer as it did (rbloom.c).
  */
 #include "internal.h"
 
@@ -114,6 +117,91 @@ static uint64_t hash_fnv1a(const unsigned char *s, size_t n)
     return h;
 }
 
+/* ---- RedisBloom's key hashes (MurmurHash2 and MurmurHash64A, Austin
+ * Appleby's public-domain functions, as RedisBloom calls them) ---- */
+
+static uint64_t load_le64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static uint32_t load_le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+uint64_t bki_murmur64a(const unsigned char *s, size_t n, uint64_t seed)
+{
+    const uint64_t m = UINT64_C(0xc6a4a7935bd1e995);
+    uint64_t h = seed ^ ((uint64_t)n * m);
+    size_t blocks = n / 8;
+    for (size_t i = 0; i < blocks; i++) {
+        uint64_t k = load_le64(s + 8 * i);
+        k *= m;
+        k ^= k >> 47;
+        k *= m;
+        h ^= k;
+        h *= m;
+    }
+    const unsigned char *tail = s + 8 * blocks;
+    size_t rest = n & 7;
+    if (rest) {
+        for (size_t i = rest; i-- > 0;)
+            h ^= (uint64_t)tail[i] << (8 * i);
+        h *= m;
+    }
+    h ^= h >> 47;
+    h *= m;
+    h ^= h >> 47;
+    return h;
+}
+
+uint32_t bki_murmur2(const unsigned char *s, size_t n, uint32_t seed)
+{
+    const uint32_t m = 0x5bd1e995u;
+    /* RedisBloom passes the length as a C int; keys are far below 2^31. */
+    uint32_t h = seed ^ (uint32_t)n;
+    size_t blocks = n / 4;
+    for (size_t i = 0; i < blocks; i++) {
+        uint32_t k = load_le32(s + 4 * i);
+        k *= m;
+        k ^= k >> 24;
+        k *= m;
+        h *= m;
+        h ^= k;
+    }
+    const unsigned char *tail = s + 4 * blocks;
+    size_t rest = n & 3;
+    if (rest) {
+        for (size_t i = rest; i-- > 0;)
+            h ^= (uint32_t)tail[i] << (8 * i);
+        h *= m;
+    }
+    h ^= h >> 13;
+    h *= m;
+    h ^= h >> 15;
+    return h;
+}
+
+/* RedisBloom's pair (a, b): a with its fixed seed, b seeded with a; probe
+ * i of a link is a + i * b taken mod the link's size (rbloom.c). */
+static bk_hash_t redisbloom_pair(bk_hash_id_t id, const unsigned char *s, size_t n)
+{
+    bk_hash_t h;
+    if (id == BK_HASH_MURMUR64A) {
+        h.lo = bki_murmur64a(s, n, UINT64_C(0xc6a4a7935bd1e995));
+        h.hi = bki_murmur64a(s, n, h.lo);
+    } else {
+        uint32_t a = bki_murmur2(s, n, 0x9747b28cu);
+        h.lo = a;
+        h.hi = bki_murmur2(s, n, a);
+    }
+    return h;
+}
+
 uint64_t bki_classic_hash(bk_hash_id_t id, const unsigned char *s, size_t n)
 {
     switch (id) {
@@ -127,6 +215,8 @@ uint64_t bki_classic_hash(bk_hash_id_t id, const unsigned char *s, size_t n)
     case BK_HASH_ELF: return hash_elf(s, n);
     case BK_HASH_PJW: return hash_pjw(s, n);
     case BK_HASH_FNV1A: return hash_fnv1a(s, n);
+    case BK_HASH_MURMUR64A:
+    case BK_HASH_MURMUR2: return redisbloom_pair(id, s, n).lo;
     default: return 0;
     }
 }
@@ -138,6 +228,10 @@ bk_hash_t bki_classic_key_hash(bk_hash_id_t id, uint64_t seed, const void *key, 
      * different ones land independently. */
     bk_hash_t h;
     static const unsigned char empty[1];
+    /* RedisBloom's pairs are used as they are: its filters' bits depend on
+     * both values, and they ignore the seed as RedisBloom does. */
+    if (id == BK_HASH_MURMUR64A || id == BK_HASH_MURMUR2)
+        return redisbloom_pair(id, key ? key : empty, len);
     uint64_t v = bki_classic_hash(id, key ? key : empty, len);
     h.hi = bki_mix64(v ^ seed);
     h.lo = bki_mix64(h.hi ^ UINT64_C(0x9E3779B97F4A7C15) ^ (seed << 1));

@@ -40,6 +40,10 @@ void bkf_decode_part(const bkf_meta_t *m, uint32_t i, bkf_part_t *p)
     p->offset = get_u64(e + P_OFFSET);
     p->length = get_u64(e + P_LENGTH);
     p->sum = get_u64(e + P_CHECKSUM);
+    if (p->kind == BK_KIND_REDISBLOOM) {
+        p->rb_n2 = bkf_get_u32(e + P_RB_N2);
+        p->rb_bpe = get_f64(e + P_RB_BPE);
+    }
 }
 
 /* A bitmap payload's invariants: values >= n clear, and 2-bit cells never

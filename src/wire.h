@@ -30,13 +30,17 @@ enum {
     H_SEED = 24, H_CAPACITY = 32, H_FPR = 40, H_ITEMS = 48, H_FILESIZE = 56,
     H_SUBKIND = 64, H_FLAGS = 68, H_GROWTH = 72, H_TIGHTENING = 80,
     H_KEY_FORM = 88, /* version 2 only; zero in version 1 */
-    H_RESERVED = 92  /* .. 128, zero */
+    H_RB_OPTIONS = 92, /* RedisBloom chains: RedisBloom's options; else 0 */
+    H_RESERVED = 96  /* .. 128, zero */
 };
 /* Part-table entry field offsets. */
 enum {
     P_KIND = 0, P_K = 4, P_CELLS = 8, P_CAPACITY = 16, P_FPR = 24, P_ITEMS = 32,
     P_SEED = 40, P_OFFSET = 48, P_LENGTH = 56, P_CHECKSUM = 64,
-    P_RESERVED = 72 /* .. 96, zero */
+    P_RB_N2 = 72,   /* RedisBloom links: u32 n2, then 4 zero bytes */
+    P_RB_BPE = 80,  /* RedisBloom links: f64 bits per entry */
+    P_RB_END = 88,  /* RedisBloom links: zero from here to 96 */
+    P_RESERVED = 72 /* .. 96, zero for every other kind */
 };
 
 static inline uint64_t bkf_align64(uint64_t x)
@@ -64,6 +68,8 @@ typedef struct bkf_part {
     uint32_t kind, k;
     uint64_t cells, capacity, items, seed, offset, length, sum;
     double fpr;
+    uint32_t rb_n2; /* RedisBloom links (kind 11); else 0 */
+    double rb_bpe;
     const uint8_t *data; /* writer: source bytes */
     bool sum_known;      /* writer: sum is the payload's checksum already */
 } bkf_part_t;
@@ -76,6 +82,7 @@ typedef struct bkf_part {
 typedef struct bkf_obj {
     uint32_t kind, hash, nparts, sub_kind, flags;
     uint32_t key_form; /* bk_key_form_t; not 0 makes the file version 2 */
+    uint32_t rb_options; /* RedisBloom chains; else 0 */
     uint64_t seed, capacity, items;
     double fpr, growth, tightening;
     const bk_filter_t *f;
@@ -92,6 +99,7 @@ typedef struct bkf_obj {
 typedef struct bkf_meta {
     uint32_t version, kind, hash, nparts, sub_kind, flags;
     uint32_t key_form; /* 0 in version 1 */
+    uint32_t rb_options; /* RedisBloom chains; else 0 */
     uint64_t seed, capacity, items, file_size;
     double fpr, growth, tightening;
     const uint8_t *table; /* nparts entries, inside the caller's buffer */

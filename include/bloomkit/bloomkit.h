@@ -98,9 +98,14 @@ typedef enum bk_kind {
                           * classic optimum's space at low error rates */
     BK_KIND_WINDOW = 9,  /* sliding window: keys of the last N adds or T time
                             units; older keys are forgotten (see below) */
-    BK_KIND_SPLIT = 10   /* split block: 8 bits in one 32-byte block, one in
+    BK_KIND_SPLIT = 10,  /* split block: 8 bits in one 32-byte block, one in
                             each 32-bit word (Parquet's layout): the fastest
                             one-key calls, a few % more bits than blocked */
+    BK_KIND_REDISBLOOM = 11 /* a RedisBloom link: its bit array, probes and
+                            sizing, so a chain taken over from RedisBloom
+                            answers as RedisBloom did; only the sub-filters
+                            of bk_redisbloom_new()'s chains, never made by
+                            bk_filter_create or bk_plan */
 } bk_kind_t;
 
 /* Name of a kind ("blocked", "classic", ...), or NULL if unknown. */
@@ -124,10 +129,16 @@ typedef enum bk_hash_id {
     BK_HASH_DEK = 8,
     BK_HASH_ELF = 9,
     BK_HASH_PJW = 10,
-    BK_HASH_FNV1A = 11
+    BK_HASH_FNV1A = 11,
+    BK_HASH_MURMUR64A = 12, /* RedisBloom's 64-bit pair: a = MurmurHash64A(key,
+                               0xc6a4a7935bd1e995), b = MurmurHash64A(key, a);
+                               the seed is not used */
+    BK_HASH_MURMUR2 = 13    /* RedisBloom's 32-bit pair (filters made without
+                               its FORCE64 option): MurmurHash2 with seed
+                               0x9747b28c, then with the first value */
 } bk_hash_id_t;
 
-#define BK_HASH_COUNT 11 /* ids 1..BK_HASH_COUNT are valid */
+#define BK_HASH_COUNT 13 /* ids 1..BK_HASH_COUNT are valid */
 
 const char *bk_hash_name(bk_hash_id_t id); /* "xxh3", "bkdr", ...; NULL if unknown */
 bk_status_t bk_hash_parse(const char *name, bk_hash_id_t *out);
@@ -581,6 +592,83 @@ bk_status_t bk_filter_sub_shape(const bk_filter_t *f, uint32_t i, bk_filter_shap
  * generations hold. */
 uint64_t bk_filter_items(const bk_filter_t *f);
 bk_kind_t bk_filter_kind(const bk_filter_t *f);
+
+/* ------------------------------------------------------------------------ */
+/* RedisBloom chains                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* A Bloom filter that RedisBloom 2.x wrote (an RDB value of its type
+ * MBbloom--, or its BF.SCANDUMP chunks), rebuilt as a scalable bloomkit
+ * filter whose sub-filters are of kind BK_KIND_REDISBLOOM: each keeps
+ * RedisBloom's bit array byte for byte and sets and tests the bits
+ * RedisBloom does, with RedisBloom's key hash (BK_HASH_MURMUR64A, or
+ * BK_HASH_MURMUR2 without the FORCE64 option), so every key answers as it
+ * did in RedisBloom, false positives included. Such a chain grows as
+ * RedisBloom's does (next link: capacity times growth, error halved, sized
+ * by RedisBloom's rule), so it stays a RedisBloom filter that can be
+ * written back in RedisBloom's encodings (bk_redisbloom_chain,
+ * bk_redisbloom_link, bk_redisbloom_read). docs/FORMAT.md, "RedisBloom
+ * chains", is the specification. */
+
+/* RedisBloom's chain options (its BLOOM_OPT_* bits). */
+#define BK_REDISBLOOM_NOROUND 1u      /* links sized exactly, probes mod bits */
+#define BK_REDISBLOOM_ENTS_IS_BITS 2u /* first link given as 2^n bits */
+#define BK_REDISBLOOM_FORCE64 4u      /* the 64-bit key hash */
+#define BK_REDISBLOOM_NO_SCALING 8u   /* never grows */
+
+/* A chain's header fields, as RedisBloom records them. */
+typedef struct bk_redisbloom_chain {
+    uint64_t items;   /* keys added that were new (its "size") */
+    uint32_t links;   /* sub-filters, 1 or more */
+    uint32_t options; /* BK_REDISBLOOM_* bits; no others */
+    uint32_t growth;  /* capacity factor per link, >= 1 */
+} bk_redisbloom_chain_t;
+
+/* One link, as RedisBloom records it. */
+typedef struct bk_redisbloom_link {
+    uint64_t entries; /* the capacity it was sized for */
+    double error;     /* its error rate, in (0, 1) */
+    double bpe;       /* bits per entry RedisBloom computed from error */
+    uint32_t hashes;  /* probes per key, 1..BK_REDISBLOOM_MAX_HASHES */
+    uint64_t bits;    /* payload bits: a positive multiple of 64 */
+    uint32_t n2;      /* nonzero: probes are taken mod 2^n2 (n2 <= 63,
+                         2^n2 <= bits); 0: mod bits */
+    uint64_t items;   /* keys added to this link (its "size") */
+} bk_redisbloom_link_t;
+
+#define BK_REDISBLOOM_MAX_HASHES 1024u
+
+/* Builds an empty-payload chain from a header and its links (links[0] the
+ * oldest); the payload bytes then come through bk_redisbloom_write. The
+ * chain's items must equal the sum of the links'. *out is the caller's
+ * (bk_filter_free). BK_ECORRUPT with *why (a static string; why may be
+ * NULL) for fields RedisBloom itself would refuse or that the library
+ * cannot hold; BK_ENOMEM. */
+bk_status_t bk_redisbloom_new(bk_filter_t **out, const bk_redisbloom_chain_t *chain,
+                              const bk_redisbloom_link_t *links, const char **why);
+
+/* Whether f is a chain of RedisBloom links (made by bk_redisbloom_new or
+ * loaded from a file that holds one). */
+bool bk_redisbloom_is(const bk_filter_t *f);
+
+/* The chain's header, and link i's fields (0 the oldest). BK_EKIND if f is
+ * not a RedisBloom chain; BK_EINVAL for an i out of range. */
+bk_status_t bk_redisbloom_chain(const bk_filter_t *f, bk_redisbloom_chain_t *out);
+bk_status_t bk_redisbloom_link(const bk_filter_t *f, uint32_t i, bk_redisbloom_link_t *out);
+
+/* The links' payloads seen as one byte string, oldest link first (the
+ * order of RedisBloom's SCANDUMP chunks). bk_redisbloom_read points *bytes
+ * at up to max bytes from offset, never past the end of the link that
+ * holds offset; the bytes are f's, valid until f changes. *len = 0 at or
+ * past the end. bk_redisbloom_write copies len bytes to offset; they must
+ * lie inside one link (BK_EINVAL with *why otherwise; nothing written).
+ * Both BK_EKIND if f is not a RedisBloom chain. */
+bk_status_t bk_redisbloom_read(const bk_filter_t *f, uint64_t offset, uint64_t max,
+                               const void **bytes, uint64_t *len);
+bk_status_t bk_redisbloom_write(bk_filter_t *f, uint64_t offset, const void *bytes,
+                                uint64_t len, const char **why);
+/* Total payload bytes of the links (the end offset of the string above). */
+uint64_t bk_redisbloom_bytes(const bk_filter_t *f);
 
 /* ------------------------------------------------------------------------ */
 /* Memory                                                                    */

@@ -840,7 +840,7 @@ static void test_hostile_fields(void)
         {"kind scalable", 12, 4, BK_KIND_SCALABLE, BK_ECORRUPT},
         {"kind bitmap", 12, 4, BK_KIND_BITMAP, BK_ECORRUPT},
         {"hash 0", 16, 4, 0, BK_ECORRUPT},
-        {"hash 12", 16, 4, 12, BK_ECORRUPT},
+        {"hash past the last id", 16, 4, BK_HASH_COUNT + 1, BK_ECORRUPT},
         {"nparts 0", 20, 4, 0, BK_ECORRUPT},
         {"nparts 2", 20, 4, 2, BK_ECORRUPT},
         {"nparts huge", 20, 4, 0xffffffffu, BK_ECORRUPT},

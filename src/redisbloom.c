@@ -1,0 +1,204 @@
+/*
+ * Chains taken over from RedisBloom (the public bk_redisbloom_* calls):
+ * building one from RedisBloom's header and link fields, reading those
+ * fields back, and the links' payloads as RedisBloom's SCANDUMP sees them,
+ * one byte string, oldest link first. The kind itself (probes, sizing) is
+ * rbloom.c; growth is scalable.c's, by RedisBloom's rule. The Redis module
+ * does the encodings (RDB values, SCANDUMP chunks) on top of these calls.
+ *
+ * A chain built here is an ordinary scalable filter whose sub_kind is
+ * BK_KIND_REDISBLOOM, hashed with RedisBloom's pair (BK_HASH_MURMUR64A or
+ * BK_HASH_MURMUR2, seed 0), with tightening 0.5 and RedisBloom's integer
+ * growth; its `fpr` is the error RedisBloom was asked for (the first
+ * link's error, doubled when the chain scales, as RedisBloom halves it).
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#define FAIL_WHY(status, msg)                                                  \
+    do {                                                                       \
+        if (why)                                                               \
+            *why = (msg);                                                      \
+        return (status);                                                       \
+    } while (0)
+
+static const uint32_t known_options = BK_REDISBLOOM_NOROUND | BK_REDISBLOOM_ENTS_IS_BITS |
+                                      BK_REDISBLOOM_FORCE64 | BK_REDISBLOOM_NO_SCALING;
+
+/* What RedisBloom itself checks of a link (its bloom_validate_integrity),
+ * plus the library's own limits. */
+static bk_status_t check_link(const bk_redisbloom_link_t *l, const char **why)
+{
+    if (!(l->error > 0.0 && l->error < 1.0))
+        FAIL_WHY(BK_ECORRUPT, "link error rate is not in (0, 1)");
+    if (l->bits == 0 || l->bits % 64 || l->bits / 8 > BKI_MAX_PAYLOAD_BYTES)
+        FAIL_WHY(BK_ECORRUPT, "link bit count is not a whole number of 64-bit words");
+    if (l->n2 > 63 || (l->n2 && (UINT64_C(1) << l->n2) > l->bits))
+        FAIL_WHY(BK_ECORRUPT, "link n2 does not fit its bits");
+    if (l->hashes == 0 || l->hashes > BK_REDISBLOOM_MAX_HASHES)
+        FAIL_WHY(BK_ECORRUPT, "link hash count out of range");
+    if (!(l->bpe > 0.0) || isinf(l->bpe))
+        FAIL_WHY(BK_ECORRUPT, "link bits per entry is not a positive number");
+    if (l->entries == 0)
+        FAIL_WHY(BK_ECORRUPT, "link capacity is zero");
+    return BK_OK;
+}
+
+static bk_status_t check_chain(const bk_redisbloom_chain_t *c, const bk_redisbloom_link_t *links,
+                               const char **why)
+{
+    if (c->links == 0 || c->links > BKI_SCALABLE_MAX_SUBS)
+        FAIL_WHY(BK_ECORRUPT, "link count is zero or too large");
+    if (c->options & ~known_options)
+        FAIL_WHY(BK_ECORRUPT, "unknown RedisBloom options");
+    if (c->growth == 0)
+        FAIL_WHY(BK_ECORRUPT, "growth is zero");
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < c->links; i++) {
+        bk_status_t st = check_link(&links[i], why);
+        if (st != BK_OK)
+            return st;
+        if (links[i].items > UINT64_MAX - total)
+            FAIL_WHY(BK_ECORRUPT, "item counts overflow");
+        total += links[i].items;
+    }
+    if (total != c->items)
+        FAIL_WHY(BK_ECORRUPT, "chain item count is not the sum of its links'");
+    return BK_OK;
+}
+
+bk_status_t bk_redisbloom_new(bk_filter_t **out, const bk_redisbloom_chain_t *chain,
+                              const bk_redisbloom_link_t *links, const char **why)
+{
+    if (!out || !chain || (!links && chain->links))
+        FAIL_WHY(BK_EINVAL, "invalid argument");
+    *out = NULL;
+    bk_status_t st = check_chain(chain, links, why);
+    if (st != BK_OK)
+        return st;
+    bool nonscaling = (chain->options & BK_REDISBLOOM_NO_SCALING) != 0;
+    double fpr = nonscaling ? links[0].error : links[0].error * 2.0;
+    if (!(fpr < 1.0))
+        fpr = links[0].error;
+    bk_hash_id_t hash =
+        chain->options & BK_REDISBLOOM_FORCE64 ? BK_HASH_MURMUR64A : BK_HASH_MURMUR2;
+    bki_chain_t c = {hash,  0,     links[0].entries, fpr, chain->items, BK_KIND_REDISBLOOM,
+                     (double)chain->growth, 0.5, nonscaling, false, 0, chain->options};
+    bk_filter_t *top;
+    if (bki_scalable_shell(&top, &c, chain->links) != BK_OK)
+        FAIL_WHY(BK_ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < chain->links; i++) {
+        const bk_redisbloom_link_t *l = &links[i];
+        bk_filter_t *s;
+        st = bki_array_new(&s, BK_KIND_REDISBLOOM, l->bits, l->hashes, hash, 0, NULL);
+        if (st != BK_OK) {
+            bki_scalable_free(top);
+            FAIL_WHY(st == BK_ENOMEM ? BK_ENOMEM : BK_ECORRUPT,
+                     st == BK_ENOMEM ? "out of memory" : "link geometry the library cannot build");
+        }
+        s->capacity = l->entries;
+        s->fpr = l->error;
+        s->rb_n2 = l->n2;
+        s->rb_bpe = l->bpe;
+        bki_set_items(s, l->items);
+        bki_scalable_append(top, s);
+    }
+    *out = top;
+    return BK_OK;
+}
+
+bool bk_redisbloom_is(const bk_filter_t *f)
+{
+    return f && f->kind == BK_KIND_SCALABLE && f->sub_kind == BK_KIND_REDISBLOOM;
+}
+
+bk_status_t bk_redisbloom_chain(const bk_filter_t *f, bk_redisbloom_chain_t *out)
+{
+    if (!bk_redisbloom_is(f))
+        return BK_EKIND;
+    if (!out)
+        return BK_EINVAL;
+    out->items = bki_items(f);
+    out->links = f->nsubs;
+    out->options = f->rb_options;
+    out->growth = (uint32_t)f->growth;
+    return BK_OK;
+}
+
+bk_status_t bk_redisbloom_link(const bk_filter_t *f, uint32_t i, bk_redisbloom_link_t *out)
+{
+    if (!bk_redisbloom_is(f))
+        return BK_EKIND;
+    if (!out || i >= f->nsubs)
+        return BK_EINVAL;
+    const bk_filter_t *s = f->subs[i];
+    out->entries = s->capacity;
+    out->error = s->fpr;
+    out->bpe = s->rb_bpe;
+    out->hashes = s->k;
+    out->bits = s->cells;
+    out->n2 = s->rb_n2;
+    out->items = bki_items(s);
+    return BK_OK;
+}
+
+uint64_t bk_redisbloom_bytes(const bk_filter_t *f)
+{
+    return bk_redisbloom_is(f) ? f->subs_bytes : 0;
+}
+
+/* The link holding byte `offset` of the links' string, and the offset
+ * inside it; NULL past the end. */
+static bk_filter_t *link_at(const bk_filter_t *f, uint64_t offset, uint64_t *inside)
+{
+    for (uint32_t i = 0; i < f->nsubs; i++) {
+        bk_filter_t *s = f->subs[i];
+        if (offset < s->nbytes) {
+            *inside = offset;
+            return s;
+        }
+        offset -= s->nbytes;
+    }
+    return NULL;
+}
+
+bk_status_t bk_redisbloom_read(const bk_filter_t *f, uint64_t offset, uint64_t max,
+                               const void **bytes, uint64_t *len)
+{
+    if (!bk_redisbloom_is(f))
+        return BK_EKIND;
+    if (!bytes || !len)
+        return BK_EINVAL;
+    uint64_t inside;
+    const bk_filter_t *s = link_at(f, offset, &inside);
+    *bytes = NULL;
+    *len = 0;
+    if (!s)
+        return BK_OK;
+    uint64_t left = s->nbytes - inside;
+    *bytes = s->data + inside;
+    *len = left < max ? left : max;
+    return BK_OK;
+}
+
+bk_status_t bk_redisbloom_write(bk_filter_t *f, uint64_t offset, const void *bytes, uint64_t len,
+                                const char **why)
+{
+    if (!bk_redisbloom_is(f))
+        FAIL_WHY(BK_EKIND, "not a RedisBloom chain");
+    if (!bytes && len)
+        FAIL_WHY(BK_EINVAL, "invalid argument");
+    if (f->readonly)
+        FAIL_WHY(BK_EREADONLY, "read-only filter");
+    uint64_t inside;
+    bk_filter_t *s = link_at(f, offset, &inside);
+    if (!s)
+        FAIL_WHY(BK_EINVAL, "offset past the end of the links");
+    if (len > s->nbytes - inside)
+        FAIL_WHY(BK_EINVAL, "bytes run past the end of their link");
+    if (len)
+        memcpy(s->data + inside, bytes, (size_t)len);
+    return BK_OK;
+}
