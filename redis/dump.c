@@ -79,6 +79,10 @@ static int scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr
     bkr_obj_t *o = bkr_open_or_reply(ctx, argv[1], REDISMODULE_READ, family, &key);
     if (!o)
         return REDISMODULE_OK;
+    if (bk_redisbloom_is(o->f)) { /* kept in RedisBloom's chunks */
+        bkr_rb_scandump(ctx, o, it);
+        return bkr_done(key);
+    }
     uint64_t total = bk_filter_serialized_size(o->f);
     if (it == 0) {
         uint8_t h[HDR_LEN];
@@ -157,6 +161,17 @@ static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleStri
         return refuse(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     uint64_t total;
     char msg[200];
+    if (family == BKR_BF && st == BKR_EMPTY && !get_header(buf, len, family, &total) &&
+        bkr_rb_is_header(buf, len)) {
+        /* RedisBloom's own dump: the key is RedisBloom's chain at once,
+         * as in RedisBloom (its chunks carry no checksum to wait for). */
+        const char *err = bkr_rb_load_header(ctx, key, buf, len);
+        if (err)
+            return refuse(ctx, err);
+        RedisModule_ReplicateVerbatim(ctx);
+        bkr_notify(ctx, cmd, keyname);
+        return RedisModule_ReplyWithSimpleString(ctx, "OK");
+    }
     if (!get_header(buf, len, family, &total) || total == 0) {
         snprintf(msg, sizeof msg, "ERR invalid dump header (not from %s.SCANDUMP)",
                  bkr_family_prefix(family));
@@ -209,6 +224,15 @@ static int load_data(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString
     int type = RedisModule_KeyType(key);
     if (type == REDISMODULE_KEYTYPE_EMPTY)
         return refuse(ctx, "ERR not found");
+    if (family == BKR_BF && type == REDISMODULE_KEYTYPE_MODULE &&
+        RedisModule_ModuleTypeGetType(key) == bkr_type_rb) {
+        const char *err = bkr_rb_load_chunk(RedisModule_ModuleTypeGetValue(key), it, buf, len);
+        if (err)
+            return refuse(ctx, err);
+        RedisModule_ReplicateVerbatim(ctx);
+        bkr_notify(ctx, cmd, keyname);
+        return RedisModule_ReplyWithSimpleString(ctx, "OK");
+    }
     if (type != REDISMODULE_KEYTYPE_MODULE ||
         RedisModule_ModuleTypeGetType(key) != bkr_family_type(family))
         return refuse(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);

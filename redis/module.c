@@ -44,7 +44,8 @@ static const struct {
     BKR_FN(RedisModule_EmitAOF),           BKR_FN(RedisModule_SaveUnsigned),
     BKR_FN(RedisModule_LoadUnsigned),      BKR_FN(RedisModule_SaveStringBuffer),
     BKR_FN(RedisModule_LoadStringBuffer),  BKR_FN(RedisModule_IsIOError),
-    BKR_FN(RedisModule_GetContextFromIO),
+    BKR_FN(RedisModule_GetContextFromIO),  BKR_FN(RedisModule_SaveDouble),
+    BKR_FN(RedisModule_LoadDouble),
     BKR_FN(RedisModule_Log),               BKR_FN(RedisModule_LogIOError),
     BKR_FN(RedisModule_TryAlloc),          BKR_FN(RedisModule_NotifyKeyspaceEvent),
     BKR_FN(RedisModule_MallocSize),
@@ -202,7 +203,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     tm.aof_rewrite = bkr_aof_rewrite;
     bkr_type_wbf = RedisModule_CreateDataType(ctx, "bkwindw-1", BKR_ENCVER, &tm);
     if (bkr_type_bf == NULL || bkr_type_cbf == NULL || bkr_type_wbf == NULL ||
-        bkr_wbf_register(ctx) != REDISMODULE_OK)
+        bkr_rb_register(ctx) != REDISMODULE_OK || bkr_wbf_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
 
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

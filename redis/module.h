@@ -6,6 +6,8 @@
  * The files form a ladder; each calls only files above it in this list:
  *   util.c     settings, replies, argument primitives, propagation (leaf)
  *   obj.c      the value under a key, its Redis type callbacks, lookup
+ *   redisbloom.c  RedisBloom's data taken over: its types' callbacks, its
+ *              SCANDUMP chunks
  *   create.c   creating filters within MAX_BYTES, growth checks
  *   args.c     the options of BF.RESERVE / BF.INSERT / CBF.RESERVE
  *   items.c    what BF and CBF commands share: reserve, add, exists, card
@@ -85,6 +87,8 @@ extern bkr_config_t bkr_config;
 extern RedisModuleType *bkr_type_bf;
 extern RedisModuleType *bkr_type_cbf;
 extern RedisModuleType *bkr_type_wbf;
+extern RedisModuleType *bkr_type_rb;   /* MBbloom--: BF keys taken over from RedisBloom */
+extern RedisModuleType *bkr_type_rbcf; /* MBbloomCF: RedisBloom's CF keys, kept as stored */
 
 /* ---- settings, replies, arguments (util.c) ---- */
 
@@ -188,6 +192,25 @@ int bkr_reply_lookup_error(RedisModuleCtx *ctx, bkr_lookup_t st);
  * REDISMODULE_OK. */
 bkr_obj_t *bkr_open_or_reply(RedisModuleCtx *ctx, RedisModuleString *keyname, int mode,
                              bkr_family_t family, RedisModuleKey **key);
+
+/* ---- RedisBloom's data (redisbloom.c) ---- */
+
+/* Registers RedisBloom's data types (MBbloom--, MBbloomCF), so an RDB
+ * written by RedisBloom 2.x loads. */
+int bkr_rb_register(RedisModuleCtx *ctx);
+/* BF.SCANDUMP of a key taken over from RedisBloom (o->f a RedisBloom
+ * chain): RedisBloom's header and chunks; replies. */
+int bkr_rb_scandump(RedisModuleCtx *ctx, const bkr_obj_t *o, long long it);
+/* Whether a LOADCHUNK header chunk has the shape of RedisBloom's. */
+bool bkr_rb_is_header(const char *buf, size_t len);
+/* BF.LOADCHUNK's header chunk from RedisBloom on an empty key: makes the
+ * key (type MBbloom--) and returns NULL, or returns the error to reply
+ * (RedisBloom's text for what it refuses). */
+const char *bkr_rb_load_header(RedisModuleCtx *ctx, RedisModuleKey *key, const char *buf,
+                               size_t len);
+/* A data chunk into a key taken over from RedisBloom: NULL, or the error
+ * to reply (RedisBloom's texts). */
+const char *bkr_rb_load_chunk(bkr_obj_t *o, long long it, const char *buf, size_t len);
 
 /* ---- creation with limits (create.c) ---- */
 

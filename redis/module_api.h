@@ -182,6 +182,8 @@ BKR_API(void, RedisModule_SaveUnsigned, (RedisModuleIO *io, uint64_t value));
 BKR_API(uint64_t, RedisModule_LoadUnsigned, (RedisModuleIO *io));
 BKR_API(void, RedisModule_SaveStringBuffer, (RedisModuleIO *io, const char *str, size_t len));
 BKR_API(char *, RedisModule_LoadStringBuffer, (RedisModuleIO *io, size_t *lenptr));
+BKR_API(void, RedisModule_SaveDouble, (RedisModuleIO *io, double value));
+BKR_API(double, RedisModule_LoadDouble, (RedisModuleIO *io));
 BKR_API(int, RedisModule_IsIOError, (RedisModuleIO *io));
 BKR_API(RedisModuleCtx *, RedisModule_GetContextFromIO, (RedisModuleIO *io));
 

@@ -444,8 +444,11 @@ bkr_lookup_t bkr_lookup(RedisModuleKey *key, bkr_family_t family, bkr_obj_t **ou
     int type = RedisModule_KeyType(key);
     if (type == REDISMODULE_KEYTYPE_EMPTY)
         return BKR_EMPTY;
-    if (type != REDISMODULE_KEYTYPE_MODULE ||
-        RedisModule_ModuleTypeGetType(key) != bkr_family_type(family))
+    if (type != REDISMODULE_KEYTYPE_MODULE)
+        return BKR_WRONGTYPE;
+    /* BF keys taken over from RedisBloom hold the same object. */
+    RedisModuleType *t = RedisModule_ModuleTypeGetType(key);
+    if (t != bkr_family_type(family) && !(family == BKR_BF && t == bkr_type_rb))
         return BKR_WRONGTYPE;
     bkr_obj_t *o = RedisModule_ModuleTypeGetValue(key);
     if (o->f == NULL)

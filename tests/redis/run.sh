@@ -5,7 +5,8 @@
 # tests/redis/test_module.py for the bulk (every command and error, RESP3,
 # dumps, RDB/AOF restarts, DUMP/RESTORE/COPY, a replica, a 3-node cluster),
 # tests/redis/test_durability.py (saves under memory limits, lowered caps,
-# older data) and tests/redis/test_window.py.
+# older data), tests/redis/test_window.py and tests/redis/test_redisbloom.py
+# (RedisBloom's RDB, AOF and chunks taken over).
 # Every server runs in a temporary directory, is started with
 # --daemonize no in the background and stopped by its pid (trap on exit).
 # Ends with "N passed, N failed"; exit status 1 on any failure.
@@ -129,4 +130,12 @@ line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$WORK/wbf.log" | tail -n 1)
 [ -n "$line" ] && pass=$((pass + ${line%% passed*})) && f=${line#*passed, } &&
     fail=$((fail + ${f%% failed*}))
 if [ -z "$line" ] || [ $rc -ne 0 ]; then bad "test_window.py ran clean (exit $rc)"; fi
+# RedisBloom's own data (RDB, AOF, SCANDUMP chunks), taken over.
+"$PY" tests/redis/test_redisbloom.py "$SERVER" "$MODULE" "$WORK" >"$WORK/rb.log" 2>&1
+rc=$?
+cat "$WORK/rb.log"
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$WORK/rb.log" | tail -n 1)
+[ -n "$line" ] && pass=$((pass + ${line%% passed*})) && f=${line#*passed, } &&
+    fail=$((fail + ${f%% failed*}))
+if [ -z "$line" ] || [ $rc -ne 0 ]; then bad "test_redisbloom.py ran clean (exit $rc)"; fi
 finish
