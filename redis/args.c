@@ -4,6 +4,12 @@
  * (docs/REDIS.md lists them), so the BF and CBF commands cannot drift
  * apart. Each parser replies with the error itself and returns false, so a
  * handler's error path is one line.
+ *
+ * RedisBloom words BF.INSERT's errors differently from BF.RESERVE's: a
+ * value that does not parse is "Bad error rate", "Bad capacity" or "Bad
+ * expansion", one out of range is "Bad argument received" (checked once
+ * every option is read), an unknown word "Unknown argument received"; the
+ * same texts here, so client code matching them keeps working.
  */
 #define _GNU_SOURCE
 #include "module.h"
@@ -27,42 +33,56 @@ bkr_params_t bkr_defaults(bkr_family_t family)
     return p;
 }
 
-static bool error_arg_or_reply(RedisModuleCtx *ctx, RedisModuleString *arg, double *out)
+/* RedisBloom's reply to a BF.INSERT value out of range. */
+#define INSERT_RANGE_ERROR "Bad argument received"
+
+/* The parsers below take `insert` for BF.INSERT's wording: there a value
+ * out of range is not checked here but once all options are read. */
+static bool error_arg_or_reply(RedisModuleCtx *ctx, RedisModuleString *arg, double *out,
+                               bool insert)
 {
     if (!bkr_arg_double(arg, out)) {
-        RedisModule_ReplyWithError(ctx, "ERR bad error rate");
+        RedisModule_ReplyWithError(ctx, insert ? "Bad error rate" : "ERR bad error rate");
         return false;
     }
-    if (!(*out > 0 && *out < 1)) {
-        RedisModule_ReplyWithError(ctx, "ERR (0 < error rate range < 1)");
+    if (!insert && !(*out > 0 && *out < 1)) {
+        /* RedisBloom's text, its trailing space included. */
+        RedisModule_ReplyWithError(ctx, "ERR (0 < error rate range < 1) ");
         return false;
     }
     return true;
 }
 
-static bool capacity_arg_or_reply(RedisModuleCtx *ctx, RedisModuleString *arg, uint64_t *out)
+/* BF.INSERT keeps a capacity below 1 as 0 for the range check. */
+static bool capacity_arg_or_reply(RedisModuleCtx *ctx, RedisModuleString *arg, uint64_t *out,
+                                  bool insert)
 {
     long long v;
     if (RedisModule_StringToLongLong(arg, &v) != REDISMODULE_OK) {
-        RedisModule_ReplyWithError(ctx, "ERR bad capacity");
+        RedisModule_ReplyWithError(ctx, insert ? "Bad capacity" : "ERR bad capacity");
         return false;
     }
-    if (v <= 0) {
+    if (v <= 0 && !insert) {
         RedisModule_ReplyWithError(ctx, "ERR (capacity should be larger than 0)");
         return false;
     }
-    *out = (uint64_t)v;
+    *out = v <= 0 ? 0 : (uint64_t)v;
     return true;
 }
 
-static bool expansion_arg_or_reply(RedisModuleCtx *ctx, RedisModuleString *arg, uint64_t *out)
+static bool expansion_arg_or_reply(RedisModuleCtx *ctx, RedisModuleString *arg, uint64_t *out,
+                                   bool insert)
 {
     long long v;
     if (RedisModule_StringToLongLong(arg, &v) != REDISMODULE_OK) {
-        RedisModule_ReplyWithError(ctx, "ERR bad expansion");
+        RedisModule_ReplyWithError(ctx, insert ? "Bad expansion" : "ERR bad expansion");
         return false;
     }
     if (v < 1) {
+        if (insert) {
+            *out = 0; /* out of range: "Bad argument received" once all are read */
+            return true;
+        }
         RedisModule_ReplyWithError(ctx, "ERR expansion should be greater or equal to 1");
         return false;
     }
@@ -86,12 +106,16 @@ static bool seed_arg_or_reply(RedisModuleCtx *ctx, RedisModuleString *arg, bkr_p
 
 bool bkr_rate_capacity_or_reply(RedisModuleCtx *ctx, RedisModuleString **argv, bkr_params_t *p)
 {
-    return error_arg_or_reply(ctx, argv[2], &p->error) &&
-           capacity_arg_or_reply(ctx, argv[3], &p->capacity);
+    return error_arg_or_reply(ctx, argv[2], &p->error, false) &&
+           capacity_arg_or_reply(ctx, argv[3], &p->capacity, false);
 }
 
-static bool unknown_arg(RedisModuleCtx *ctx, RedisModuleString *arg)
+static bool unknown_arg(RedisModuleCtx *ctx, RedisModuleString *arg, unsigned allowed)
 {
+    if (allowed & BKR_OPT_INSERT) {
+        RedisModule_ReplyWithError(ctx, "Unknown argument received");
+        return false;
+    }
     size_t len;
     const char *s = RedisModule_StringPtrLen(arg, &len);
     bkr_reply_errorf(ctx, "ERR unknown argument '%.*s'", (int)(len > 64 ? 64 : len), s);
@@ -111,16 +135,18 @@ static bool missing_value(RedisModuleCtx *ctx, unsigned allowed, const char *wha
 
 /* One option taking a value at argv[i + 1]; false after replying. */
 static bool valued_option(RedisModuleCtx *ctx, RedisModuleString **argv, int i, unsigned kind,
-                          bkr_options_t *o)
+                          unsigned allowed, bkr_options_t *o)
 {
+    bool insert = (allowed & BKR_OPT_INSERT) != 0;
     switch (kind) {
     case BKR_OPT_EXPANSION:
-        return expansion_arg_or_reply(ctx, argv[i + 1], &o->p.expansion);
+        return expansion_arg_or_reply(ctx, argv[i + 1], &o->p.expansion, insert);
     case BKR_OPT_SEED:
         return seed_arg_or_reply(ctx, argv[i + 1], &o->p);
     default: /* BKR_OPT_INSERT: CAPACITY or ERROR */
-        return bkr_arg_is(argv[i], "CAPACITY") ? capacity_arg_or_reply(ctx, argv[i + 1], &o->p.capacity)
-                                               : error_arg_or_reply(ctx, argv[i + 1], &o->p.error);
+        return bkr_arg_is(argv[i], "CAPACITY")
+                   ? capacity_arg_or_reply(ctx, argv[i + 1], &o->p.capacity, true)
+                   : error_arg_or_reply(ctx, argv[i + 1], &o->p.error, true);
     }
 }
 
@@ -151,7 +177,7 @@ bool bkr_parse_options_or_reply(RedisModuleCtx *ctx, RedisModuleString **argv, i
         bool valued;
         unsigned kind = option_kind(argv[i], &valued);
         if (!(kind & allowed))
-            return unknown_arg(ctx, argv[i]);
+            return unknown_arg(ctx, argv[i], allowed);
         if (kind == BKR_OPT_NONSCALING) {
             o->p.nonscaling = true;
         } else if (bkr_arg_is(argv[i], "NOCREATE")) {
@@ -167,7 +193,7 @@ bool bkr_parse_options_or_reply(RedisModuleCtx *ctx, RedisModuleString **argv, i
                 what[j] = (char)(s[j] | 0x20), what[j + 1] = '\0';
             return missing_value(ctx, allowed, what);
         } else {
-            if (!valued_option(ctx, argv, i, kind, o))
+            if (!valued_option(ctx, argv, i, kind, allowed, o))
                 return false;
             expansion_given |= kind == BKR_OPT_EXPANSION;
             i++;
@@ -177,8 +203,13 @@ bool bkr_parse_options_or_reply(RedisModuleCtx *ctx, RedisModuleString **argv, i
         RedisModule_WrongArity(ctx);
         return false;
     }
+    if ((allowed & BKR_OPT_INSERT) &&
+        (!(o->p.error > 0 && o->p.error < 1) || o->p.capacity < 1 || o->p.expansion < 1)) {
+        RedisModule_ReplyWithError(ctx, INSERT_RANGE_ERROR);
+        return false;
+    }
     if (!(allowed & BKR_OPT_INSERT) && o->p.nonscaling && expansion_given) {
-        RedisModule_ReplyWithError(ctx, "ERR nonscaling filters cannot expand");
+        RedisModule_ReplyWithError(ctx, "Nonscaling filters cannot expand");
         return false;
     }
     return true;

@@ -95,7 +95,7 @@ int bkr_cmd_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             if (bkr_arg_is(argv[2], fields[i]))
                 only = i;
         if (only < 0)
-            return RedisModule_ReplyWithError(ctx, "ERR Invalid information value");
+            return RedisModule_ReplyWithError(ctx, "Invalid information value");
     }
     RedisModuleKey *key;
     bkr_obj_t *o = bkr_open_or_reply(ctx, argv[1], REDISMODULE_READ, BKR_BF, &key);

@@ -325,15 +325,15 @@ static const struct {
     RedisModuleCmdFunc fn;
     const char *flags;
 } wbf_commands[] = {
-    {"WBF.RESERVE", cmd_reserve, "write deny-oom"},
-    {"WBF.ADD", cmd_add, "write deny-oom"},
-    {"WBF.MADD", cmd_madd, "write deny-oom"},
-    {"WBF.ADDAT", cmd_addat, "write deny-oom"},
-    {"WBF.EXISTS", cmd_exists, "readonly fast"},
-    {"WBF.MEXISTS", cmd_mexists, "readonly fast"},
-    {"WBF.CARD", cmd_card, "readonly fast"},
-    {"WBF.INFO", cmd_info, "readonly"},
-    {"WBF.RESTORE", cmd_restore, "write deny-oom"},
+    {"wbf.reserve", cmd_reserve, "write deny-oom"},
+    {"wbf.add", cmd_add, "write deny-oom"},
+    {"wbf.madd", cmd_madd, "write deny-oom"},
+    {"wbf.addat", cmd_addat, "write deny-oom"},
+    {"wbf.exists", cmd_exists, "readonly fast"},
+    {"wbf.mexists", cmd_mexists, "readonly fast"},
+    {"wbf.card", cmd_card, "readonly fast"},
+    {"wbf.info", cmd_info, "readonly"},
+    {"wbf.restore", cmd_restore, "write deny-oom"},
 };
 
 int bkr_wbf_register(RedisModuleCtx *ctx)

@@ -72,7 +72,7 @@ static int scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr
         return RedisModule_WrongArity(ctx);
     long long it;
     if (RedisModule_StringToLongLong(argv[2], &it) != REDISMODULE_OK)
-        return RedisModule_ReplyWithError(ctx, "ERR Second argument must be numeric");
+        return RedisModule_ReplyWithError(ctx, "Second argument must be numeric");
     if (it < 0)
         return RedisModule_ReplyWithError(ctx, "ERR invalid iterator");
     RedisModuleKey *key;

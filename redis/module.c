@@ -131,42 +131,44 @@ static int parse_args(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 /* ---- commands ------------------------------------------------------------------------------ */
 
 /* Keys are arguments 1 .. lastkey (-1: the last), so a cluster sends each
- * command to the keys' node and refuses keys of different slots. */
+ * command to the keys' node and refuses keys of different slots. Names in
+ * lower case, as RedisBloom registers them: Redis' own errors quote the
+ * registered name ("wrong number of arguments for 'bf.add' command"). */
 static const struct {
     const char *name;
     RedisModuleCmdFunc fn;
     const char *flags;
     int lastkey;
 } commands[] = {
-    {"BF.RESERVE", bkr_cmd_bf_reserve, "write deny-oom", 1},
-    {"BF.ADD", bkr_cmd_bf_add, "write deny-oom", 1},
-    {"BF.MADD", bkr_cmd_bf_madd, "write deny-oom", 1},
-    {"BF.INSERT", bkr_cmd_bf_insert, "write deny-oom", 1},
-    {"BF.EXISTS", bkr_cmd_bf_exists, "readonly fast", 1},
-    {"BF.MEXISTS", bkr_cmd_bf_mexists, "readonly fast", 1},
-    {"BF.INFO", bkr_cmd_bf_info, "readonly", 1},
-    {"BF.CARD", bkr_cmd_bf_card, "readonly fast", 1},
-    {"BF.DEBUG", bkr_cmd_bf_debug, "readonly fast", 1},
-    {"BF.SCANDUMP", bkr_cmd_bf_scandump, "readonly", 1},
-    {"BF.LOADCHUNK", bkr_cmd_bf_loadchunk, "write deny-oom", 1},
-    {"BF.MERGE", bkr_cmd_bf_merge, "write deny-oom", -1},
-    {"CBF.RESERVE", bkr_cmd_cbf_reserve, "write deny-oom", 1},
-    {"CBF.ADD", bkr_cmd_cbf_add, "write deny-oom", 1},
-    {"CBF.MADD", bkr_cmd_cbf_madd, "write deny-oom", 1},
-    {"CBF.DEL", bkr_cmd_cbf_del, "write", 1},
-    {"CBF.EXISTS", bkr_cmd_cbf_exists, "readonly fast", 1},
-    {"CBF.MEXISTS", bkr_cmd_cbf_mexists, "readonly fast", 1},
-    {"CBF.COUNT", bkr_cmd_cbf_count, "readonly fast", 1},
-    {"CBF.INFO", bkr_cmd_cbf_info, "readonly", 1},
-    {"CBF.CARD", bkr_cmd_cbf_card, "readonly fast", 1},
-    {"CBF.SCANDUMP", bkr_cmd_cbf_scandump, "readonly", 1},
-    {"CBF.LOADCHUNK", bkr_cmd_cbf_loadchunk, "write deny-oom", 1},
-    {"CBF.MERGE", bkr_cmd_cbf_merge, "write deny-oom", -1},
-    {"WBF.SCANDUMP", bkr_cmd_wbf_scandump, "readonly", 1},
-    {"WBF.LOADCHUNK", bkr_cmd_wbf_loadchunk, "write deny-oom", 1},
+    {"bf.reserve", bkr_cmd_bf_reserve, "write deny-oom", 1},
+    {"bf.add", bkr_cmd_bf_add, "write deny-oom", 1},
+    {"bf.madd", bkr_cmd_bf_madd, "write deny-oom", 1},
+    {"bf.insert", bkr_cmd_bf_insert, "write deny-oom", 1},
+    {"bf.exists", bkr_cmd_bf_exists, "readonly fast", 1},
+    {"bf.mexists", bkr_cmd_bf_mexists, "readonly fast", 1},
+    {"bf.info", bkr_cmd_bf_info, "readonly", 1},
+    {"bf.card", bkr_cmd_bf_card, "readonly fast", 1},
+    {"bf.debug", bkr_cmd_bf_debug, "readonly fast", 1},
+    {"bf.scandump", bkr_cmd_bf_scandump, "readonly", 1},
+    {"bf.loadchunk", bkr_cmd_bf_loadchunk, "write deny-oom", 1},
+    {"bf.merge", bkr_cmd_bf_merge, "write deny-oom", -1},
+    {"cbf.reserve", bkr_cmd_cbf_reserve, "write deny-oom", 1},
+    {"cbf.add", bkr_cmd_cbf_add, "write deny-oom", 1},
+    {"cbf.madd", bkr_cmd_cbf_madd, "write deny-oom", 1},
+    {"cbf.del", bkr_cmd_cbf_del, "write", 1},
+    {"cbf.exists", bkr_cmd_cbf_exists, "readonly fast", 1},
+    {"cbf.mexists", bkr_cmd_cbf_mexists, "readonly fast", 1},
+    {"cbf.count", bkr_cmd_cbf_count, "readonly fast", 1},
+    {"cbf.info", bkr_cmd_cbf_info, "readonly", 1},
+    {"cbf.card", bkr_cmd_cbf_card, "readonly fast", 1},
+    {"cbf.scandump", bkr_cmd_cbf_scandump, "readonly", 1},
+    {"cbf.loadchunk", bkr_cmd_cbf_loadchunk, "write deny-oom", 1},
+    {"cbf.merge", bkr_cmd_cbf_merge, "write deny-oom", -1},
+    {"wbf.scandump", bkr_cmd_wbf_scandump, "readonly", 1},
+    {"wbf.loadchunk", bkr_cmd_wbf_loadchunk, "write deny-oom", 1},
     /* Internal: how a key's creation (with its random seed) reaches
      * replicas and the AOF. */
-    {"BKI.CREATE", bkr_cmd_create, "write deny-oom", 1},
+    {"bki.create", bkr_cmd_create, "write deny-oom", 1},
 };
 
 __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx,

@@ -79,7 +79,7 @@ expect "redis-cli BF.ADD again" 0 BF.ADD k hello
 expect "redis-cli BF.EXISTS" 1 BF.EXISTS k hello
 expect "redis-cli BF.EXISTS absent" 0 BF.EXISTS k other
 expect "redis-cli TYPE" bkbloom-1 TYPE k
-expect "redis-cli arity error" "ERR wrong number of arguments for 'BF.ADD' command" BF.ADD k
+expect "redis-cli arity error (RedisBloom's, command named in lower case)" "ERR wrong number of arguments for 'bf.add' command" BF.ADD k
 expect "redis-cli CBF.ADD" 1 CBF.ADD c x
 expect "redis-cli CBF.DEL" 1 CBF.DEL c x
 expect "redis-cli CBF.EXISTS after DEL" 0 CBF.EXISTS c x
