@@ -31,6 +31,7 @@ static const char *const kind_names[] = {
     [BK_KIND_WINDOW] = "window",
     [BK_KIND_SPLIT] = "split",
     [BK_KIND_REDISBLOOM] = "redisbloom",
+    [BK_KIND_CUCKOO] = "cuckoo",
 };
 
 const char *bk_kind_name(bk_kind_t kind)

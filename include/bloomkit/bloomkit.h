@@ -101,11 +101,13 @@ typedef enum bk_kind {
     BK_KIND_SPLIT = 10,  /* split block: 8 bits in one 32-byte block, one in
                             each 32-bit word (Parquet's layout): the fastest
                             one-key calls, a few % more bits than blocked */
-    BK_KIND_REDISBLOOM = 11 /* a RedisBloom link: its bit array, probes and
+    BK_KIND_REDISBLOOM = 11, /* a RedisBloom link: its bit array, probes and
                             sizing, so a chain taken over from RedisBloom
                             answers as RedisBloom did; only the sub-filters
                             of bk_redisbloom_new()'s chains, never made by
                             bk_filter_create or bk_plan */
+    BK_KIND_CUCKOO = 12  /* bk_cuckoo_t: fingerprints in buckets, with delete
+                            and count (see "Cuckoo filters" below) */
 } bk_kind_t;
 
 /* Name of a kind ("blocked", "classic", ...), or NULL if unknown. */
@@ -887,6 +889,132 @@ bk_status_t bk_filter_sync(bk_filter_t *f);
 /* Recomputes the payload checksum of a mapped filter and compares it with
  * the stored one: BK_ECORRUPT on mismatch. In-memory filters: BK_OK. */
 bk_status_t bk_filter_verify(const bk_filter_t *f, const char **why);
+
+/* ------------------------------------------------------------------------ */
+/* Cuckoo filters                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* A cuckoo filter (Fan, Andersen, Kaminsky, Mitzenmacher, "Cuckoo Filter:
+ * Practically Better Than Bloom", 2014): each key leaves a small
+ * fingerprint in one of two buckets, so keys can be removed and counted,
+ * at a fraction of a counting Bloom filter's memory. When both buckets are
+ * full, fingerprints are kicked to their other bucket, at most
+ * max_iterations times; when that fails the filter grows a sub-filter
+ * (expansion times the buckets of the newest) or, with expansion 0,
+ * answers BK_EFULL and stays as it was.
+ *
+ * Two flavours share the code. BK_CUCKOO_REDISBLOOM is RedisBloom's own
+ * filter, bit for bit: 8-bit fingerprints, MurmurHash64A keys, its bucket
+ * addressing, kick order, growth and compaction, so the Redis module's
+ * CF.* commands answer as RedisBloom's and its data moves both ways (docs/
+ * FORMAT.md, "RedisBloom cuckoo filters"). BK_CUCKOO_NATIVE is sized from
+ * (n, p) by bk_cuckoo_plan: XXH3 keys, 8-, 16- or 32-bit fingerprints,
+ * buckets of 4, so its false-positive rate at capacity stays under p. */
+typedef struct bk_cuckoo bk_cuckoo_t;
+
+typedef enum bk_cuckoo_flavour {
+    BK_CUCKOO_NATIVE = 0,
+    BK_CUCKOO_REDISBLOOM = 1
+} bk_cuckoo_flavour_t;
+
+typedef struct bk_cuckoo_options {
+    bk_cuckoo_flavour_t flavour;
+    uint32_t bucket_size;    /* fingerprints per bucket, 1..255; 0: 2 for
+                                RedisBloom, 4 native */
+    uint32_t max_iterations; /* kicks before growing, 1..65535; 0: 20 for
+                                RedisBloom, 500 native */
+    uint32_t expansion;      /* new sub-filter's buckets over the newest's,
+                                rounded up to a power of two (1 = same
+                                size); 0: never grows (BK_EFULL); set
+                                expansion_set to make 0 mean that */
+    bool expansion_set;      /* false: 1 for RedisBloom, 2 native */
+    uint32_t fingerprint_bits; /* native: 8, 16 or 32; 0: from p */
+    uint64_t seed;           /* native: the XXH3 seed */
+} bk_cuckoo_options_t;
+
+/* A native filter's geometry for n keys at false-positive rate p:
+ * buckets of 4 at most 95% full, the narrowest fingerprint whose rate
+ * (2 * 4 / (2^bits - 1)) is at most 0.9 p. BK_EINVAL for n == 0 or p
+ * outside (2e-9, 1). */
+typedef struct bk_cuckoo_plan {
+    uint64_t buckets;
+    uint32_t bucket_size;
+    uint32_t fingerprint_bits;
+    uint64_t bytes;
+    double bits_per_key;
+    double expected_fpr;
+} bk_cuckoo_plan_t;
+bk_status_t bk_cuckoo_plan(uint64_t n, double p, bk_cuckoo_plan_t *out);
+
+/* A filter for `capacity` keys. Native: sized by bk_cuckoo_plan(capacity,
+ * p) unless opts fix the bucket size or fingerprint width. RedisBloom:
+ * capacity / bucket_size buckets rounded up to a power of two, p unused.
+ * *out is the caller's (bk_cuckoo_free). BK_EINVAL, BK_ENOMEM. */
+bk_status_t bk_cuckoo_create(bk_cuckoo_t **out, uint64_t capacity, double p,
+                             const bk_cuckoo_options_t *opts);
+void bk_cuckoo_free(bk_cuckoo_t *c);
+
+/* Adds key (again, if it is there: a cuckoo filter counts). BK_OK, or
+ * BK_EFULL when no room was found and the filter may not grow (nothing
+ * changed), BK_ENOMEM when growing failed (nothing changed). */
+bk_status_t bk_cuckoo_add(bk_cuckoo_t *c, const void *key, size_t len);
+/* Adds key unless it may be present already (*added says which). */
+bk_status_t bk_cuckoo_add_unique(bk_cuckoo_t *c, const void *key, size_t len, bool *added);
+bool bk_cuckoo_contains(const bk_cuckoo_t *c, const void *key, size_t len);
+/* Fingerprints of key found (an upper bound of the times it was added
+ * and not removed). */
+uint64_t bk_cuckoo_count(const bk_cuckoo_t *c, const void *key, size_t len);
+/* Removes one fingerprint of key: true if one was there. Removing a key
+ * that was never added may remove another key's fingerprint (the filter
+ * cannot tell them apart): only remove keys that were added. */
+bool bk_cuckoo_remove(bk_cuckoo_t *c, const void *key, size_t len);
+/* Moves fingerprints into older sub-filters where they fit and frees the
+ * newest sub-filters that empty (RedisBloom's CF.COMPACT). */
+void bk_cuckoo_compact(bk_cuckoo_t *c);
+
+/* What a filter is made of (O(1)). */
+typedef struct bk_cuckoo_shape {
+    bk_cuckoo_flavour_t flavour;
+    uint64_t buckets;       /* of the first sub-filter */
+    uint32_t bucket_size;
+    uint32_t fingerprint_bits;
+    uint32_t max_iterations;
+    uint32_t expansion;     /* a power of two, or 0 */
+    uint32_t filters;       /* sub-filters */
+    uint64_t items;         /* fingerprints held */
+    uint64_t deletes;       /* removals since the last compaction */
+    uint64_t capacity;      /* as created */
+    double fpr;             /* as created (native) */
+    uint64_t bytes;         /* payload bytes of every sub-filter */
+} bk_cuckoo_shape_t;
+void bk_cuckoo_shape(const bk_cuckoo_t *c, bk_cuckoo_shape_t *out);
+
+/* RedisBloom's SCANDUMP and RDB carry these fields and the sub-filters'
+ * bytes, oldest first: bk_cuckoo_restore builds a RedisBloom-flavour
+ * filter of zeroed sub-filters from them (filters sub-filters, sub-filter
+ * i with buckets * expansion^i buckets unless `sub_buckets` gives each),
+ * and the bytes then come through bk_cuckoo_write. BK_ECORRUPT with *why
+ * for fields RedisBloom would not have written. */
+typedef struct bk_cuckoo_fields {
+    uint64_t buckets, items, deletes;
+    uint32_t filters, bucket_size, max_iterations, expansion;
+} bk_cuckoo_fields_t;
+bk_status_t bk_cuckoo_restore(bk_cuckoo_t **out, const bk_cuckoo_fields_t *f,
+                              const uint64_t *sub_buckets, const char **why);
+void bk_cuckoo_fields(const bk_cuckoo_t *c, bk_cuckoo_fields_t *out);
+/* Buckets of sub-filter i (0 if i is out of range). */
+uint64_t bk_cuckoo_sub_buckets(const bk_cuckoo_t *c, uint32_t i);
+/* The sub-filters' bytes as one string, oldest first: a view of up to max
+ * bytes at offset, never past the end of the sub-filter holding it (*len
+ * 0 at the end); and a write that must lie in one sub-filter (BK_EINVAL
+ * otherwise, nothing written). */
+bk_status_t bk_cuckoo_read(const bk_cuckoo_t *c, uint64_t offset, uint64_t max,
+                           const void **bytes, uint64_t *len);
+bk_status_t bk_cuckoo_write(bk_cuckoo_t *c, uint64_t offset, const void *bytes, uint64_t len);
+uint64_t bk_cuckoo_bytes(const bk_cuckoo_t *c);
+/* A cap on the payload bytes of all sub-filters (0: none): an add that
+ * would grow the filter past it gets BK_EFULL and changes nothing. */
+void bk_cuckoo_set_max_bytes(bk_cuckoo_t *c, uint64_t max_bytes);
 
 /* ------------------------------------------------------------------------ */
 /* Bitmaps over integers                                                     */

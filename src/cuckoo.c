@@ -1,0 +1,650 @@
+/*
+ * Cuckoo filters (bloomkit.h, "Cuckoo filters"): fingerprints in buckets,
+ * two candidate buckets per key, so keys can be removed and counted.
+ *
+ * The algorithm is RedisBloom's (facts from its src/cuckoo.c, spec in
+ * docs/FORMAT.md, "RedisBloom cuckoo filters"), kept exact for the
+ * RedisBloom flavour so CF.* answers and data match RedisBloom's:
+ *  - a filter is a list of sub-filters; sub-filter i has buckets *
+ *    expansion^i buckets (expansion a power of two), each bucket_size
+ *    slots of one fingerprint, 0 meaning empty;
+ *  - a key's hash h gives a fingerprint fp (never 0) and its first bucket;
+ *    the other bucket is alt(bucket, fp);
+ *  - an add puts fp in the first empty slot of the first or the other
+ *    bucket, trying sub-filters from the newest to the oldest; with none
+ *    empty it kicks in the newest sub-filter: swap fp with slot v of the
+ *    current bucket, move to the evicted fingerprint's other bucket, take
+ *    an empty slot there if there is one, else v = (v + 1) mod bucket_size
+ *    and again, max_iterations times; on failure the kicks are undone in
+ *    reverse, and the filter grows a sub-filter (or answers full when
+ *    expansion is 0) and adds there;
+ *  - a lookup finds fp in either bucket of any sub-filter; a count adds
+ *    the matches in both buckets of every sub-filter; a removal clears the
+ *    first match, newest sub-filter first, and when there is more than one
+ *    sub-filter and removals exceed 10% of the items, compacts.
+ *
+ * Flavours differ only in hashing and addressing:
+ *  - RedisBloom: h = MurmurHash64A(key, seed 0), fp = h mod 255 + 1 (8
+ *    bits), first bucket h mod buckets, alt(b, fp) = (b XOR fp *
+ *    0x5bd1e995) mod buckets (buckets a power of two, so the buckets of a
+ *    sub-filter nest in those of a larger one and compaction can move a
+ *    fingerprint down knowing only its bucket);
+ *  - native: XXH3-128 of the key, fp = hi mod (2^bits - 1) + 1, first
+ *    bucket reduce(lo, m) for any bucket count m, alt(b, fp) = (g - b) mod
+ *    m with g = fp * 0x5bd1e995 mod m (an involution for any m, so m need
+ *    not be a power of two and no memory is lost to rounding). Sub-filters
+ *    do not nest: compaction leaves a native filter as it is.
+ */
+#include "keyhash.h"
+
+#include <math.h>
+#include <string.h>
+
+#define ALT_MULT UINT64_C(0x5bd1e995)
+/* More sub-filters than this is a filter growing without bound (RedisBloom
+ * stops at 32 expansions in its commands; the library at this). */
+#define MAX_SUBS 4096u
+
+typedef struct cuckoo_sub {
+    uint64_t buckets;
+    uint8_t *data; /* buckets * bucket_size slots of fp_bytes each */
+    uint64_t nbytes;
+    bki_mem_t mem;
+} cuckoo_sub_t;
+
+struct bk_cuckoo {
+    bk_cuckoo_flavour_t flavour;
+    uint64_t buckets; /* first sub-filter's */
+    uint64_t items, deletes;
+    uint32_t bucket_size, max_iterations, expansion;
+    uint32_t fp_bytes;
+    uint64_t seed;
+    uint64_t capacity;
+    double fpr;
+    uint64_t max_bytes; /* 0: no cap */
+    uint32_t nsubs, subs_cap;
+    cuckoo_sub_t *subs;
+};
+
+/* A key's fingerprint and hash for bucket addressing. */
+typedef struct cuckoo_key {
+    uint64_t h;  /* RedisBloom: the hash itself; native: XXH3's lo */
+    uint32_t fp; /* never 0 */
+} cuckoo_key_t;
+
+/* ---- slots ---- */
+
+static inline uint32_t slot_get(const bk_cuckoo_t *c, const uint8_t *p)
+{
+    switch (c->fp_bytes) {
+    case 1: return p[0];
+    case 2: return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+    default: return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                    (uint32_t)p[3] << 24;
+    }
+}
+
+static inline void slot_set(const bk_cuckoo_t *c, uint8_t *p, uint32_t fp)
+{
+    for (uint32_t i = 0; i < c->fp_bytes; i++)
+        p[i] = (uint8_t)(fp >> (8 * i));
+}
+
+static inline uint8_t *bucket_at(const bk_cuckoo_t *c, const cuckoo_sub_t *s, uint64_t b)
+{
+    return s->data + b * c->bucket_size * c->fp_bytes;
+}
+
+/* ---- hashing and addressing ---- */
+
+static cuckoo_key_t key_of(const bk_cuckoo_t *c, const void *key, size_t len)
+{
+    cuckoo_key_t k;
+    if (c->flavour == BK_CUCKOO_REDISBLOOM) {
+        k.h = bki_murmur64a(key ? key : bki_empty_key, len, 0);
+        k.fp = (uint32_t)(k.h % 255 + 1);
+        return k;
+    }
+    XXH128_hash_t r = bki_xxh3_key(key, len, c->seed);
+    uint64_t span = c->fp_bytes == 4 ? UINT64_C(0xffffffff) : (UINT64_C(1) << (8 * c->fp_bytes)) - 1;
+    k.h = r.low64;
+    k.fp = (uint32_t)(r.high64 % span + 1);
+    return k;
+}
+
+static inline uint64_t first_bucket(const bk_cuckoo_t *c, const cuckoo_sub_t *s, uint64_t h)
+{
+    return c->flavour == BK_CUCKOO_REDISBLOOM ? h % s->buckets : bki_reduce(h, s->buckets);
+}
+
+static inline uint64_t other_bucket(const bk_cuckoo_t *c, const cuckoo_sub_t *s, uint64_t b,
+                                    uint32_t fp)
+{
+    if (c->flavour == BK_CUCKOO_REDISBLOOM)
+        return (b ^ ((uint64_t)fp * ALT_MULT)) % s->buckets;
+    uint64_t g = ((uint64_t)fp * ALT_MULT) % s->buckets;
+    return (g + s->buckets - b) % s->buckets;
+}
+
+/* ---- buckets ---- */
+
+static uint8_t *bucket_find(const bk_cuckoo_t *c, uint8_t *bucket, uint32_t fp)
+{
+    for (uint32_t i = 0; i < c->bucket_size; i++)
+        if (slot_get(c, bucket + i * c->fp_bytes) == fp)
+            return bucket + i * c->fp_bytes;
+    return NULL;
+}
+
+static uint32_t bucket_count(const bk_cuckoo_t *c, const uint8_t *bucket, uint32_t fp)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->bucket_size; i++)
+        n += slot_get(c, bucket + i * c->fp_bytes) == fp;
+    return n;
+}
+
+/* A slot empty in bucket b1, else in b2, else NULL. */
+static uint8_t *free_slot(const bk_cuckoo_t *c, const cuckoo_sub_t *s, uint64_t b1, uint64_t b2)
+{
+    uint8_t *slot = bucket_find(c, bucket_at(c, s, b1), 0);
+    return slot ? slot : bucket_find(c, bucket_at(c, s, b2), 0);
+}
+
+/* ---- sub-filters ---- */
+
+static bk_status_t add_sub(bk_cuckoo_t *c, uint64_t buckets)
+{
+    if (c->nsubs >= MAX_SUBS)
+        return BK_EFULL;
+    if (buckets == 0 || buckets > BKI_MAX_PAYLOAD_BYTES / c->bucket_size / c->fp_bytes)
+        return BK_ENOMEM;
+    if (c->nsubs == c->subs_cap) {
+        uint32_t cap = c->subs_cap ? c->subs_cap * 2 : 2;
+        cuckoo_sub_t *subs = bki_realloc(c->subs, cap * sizeof *subs);
+        if (!subs)
+            return BK_ENOMEM;
+        c->subs = subs;
+        c->subs_cap = cap;
+    }
+    cuckoo_sub_t *s = &c->subs[c->nsubs];
+    s->buckets = buckets;
+    s->nbytes = buckets * c->bucket_size * c->fp_bytes;
+    s->data = bki_payload_alloc(s->nbytes, &s->mem);
+    if (!s->data)
+        return BK_ENOMEM;
+    c->nsubs++;
+    return BK_OK;
+}
+
+/* Buckets of the sub-filter after the newest, or 0 if it does not fit. */
+static uint64_t next_buckets(const bk_cuckoo_t *c)
+{
+    uint64_t last = c->subs[c->nsubs - 1].buckets;
+    return last > UINT64_MAX / c->expansion ? 0 : last * c->expansion;
+}
+
+static void drop_newest(bk_cuckoo_t *c)
+{
+    cuckoo_sub_t *s = &c->subs[--c->nsubs];
+    bki_payload_free(s->data, s->nbytes, s->mem);
+}
+
+/* ---- add ---- */
+
+/* RedisBloom's kick loop in sub-filter s, undone on failure. */
+static bool kick_in(bk_cuckoo_t *c, cuckoo_sub_t *s, const cuckoo_key_t *k)
+{
+    uint32_t fp = k->fp, victim = 0;
+    uint64_t b = first_bucket(c, s, k->h);
+    for (uint32_t n = 0; n < c->max_iterations; n++) {
+        uint8_t *slot = bucket_at(c, s, b) + victim * c->fp_bytes;
+        uint32_t evicted = slot_get(c, slot);
+        slot_set(c, slot, fp);
+        fp = evicted;
+        b = other_bucket(c, s, b, fp);
+        uint8_t *empty = bucket_find(c, bucket_at(c, s, b), 0);
+        if (empty) {
+            slot_set(c, empty, fp);
+            return true;
+        }
+        victim = (victim + 1) % c->bucket_size;
+    }
+    /* Undo, newest swap first, so the filter is as it was. */
+    for (uint32_t n = 0; n < c->max_iterations; n++) {
+        victim = (victim + c->bucket_size - 1) % c->bucket_size;
+        b = other_bucket(c, s, b, fp);
+        uint8_t *slot = bucket_at(c, s, b) + victim * c->fp_bytes;
+        uint32_t back = slot_get(c, slot);
+        slot_set(c, slot, fp);
+        fp = back;
+    }
+    return false;
+}
+
+static bk_status_t add_key(bk_cuckoo_t *c, const cuckoo_key_t *k)
+{
+    for (;;) {
+        for (uint32_t i = c->nsubs; i-- > 0;) {
+            cuckoo_sub_t *s = &c->subs[i];
+            uint64_t b1 = first_bucket(c, s, k->h);
+            uint8_t *slot = free_slot(c, s, b1, other_bucket(c, s, b1, k->fp));
+            if (slot) {
+                slot_set(c, slot, k->fp);
+                c->items++;
+                return BK_OK;
+            }
+        }
+        if (kick_in(c, &c->subs[c->nsubs - 1], k)) {
+            c->items++;
+            return BK_OK;
+        }
+        if (c->expansion == 0)
+            return BK_EFULL;
+        uint64_t nb = next_buckets(c);
+        if (c->max_bytes && (nb > c->max_bytes / c->bucket_size / c->fp_bytes ||
+                             bk_cuckoo_bytes(c) + nb * c->bucket_size * c->fp_bytes > c->max_bytes))
+            return BK_EFULL;
+        bk_status_t st = nb ? add_sub(c, nb) : BK_ENOMEM;
+        if (st != BK_OK)
+            return st;
+    }
+}
+
+static bool contains_key(const bk_cuckoo_t *c, const cuckoo_key_t *k)
+{
+    for (uint32_t i = 0; i < c->nsubs; i++) {
+        const cuckoo_sub_t *s = &c->subs[i];
+        uint64_t b1 = first_bucket(c, s, k->h);
+        if (bucket_find(c, bucket_at(c, s, b1), k->fp) ||
+            bucket_find(c, bucket_at(c, s, other_bucket(c, s, b1, k->fp)), k->fp))
+            return true;
+    }
+    return false;
+}
+
+bk_status_t bk_cuckoo_add(bk_cuckoo_t *c, const void *key, size_t len)
+{
+    if (!c || (!key && len))
+        return BK_EINVAL;
+    cuckoo_key_t k = key_of(c, key, len);
+    return add_key(c, &k);
+}
+
+bk_status_t bk_cuckoo_add_unique(bk_cuckoo_t *c, const void *key, size_t len, bool *added)
+{
+    if (added)
+        *added = false;
+    if (!c || (!key && len))
+        return BK_EINVAL;
+    cuckoo_key_t k = key_of(c, key, len);
+    if (contains_key(c, &k))
+        return BK_OK;
+    bk_status_t st = add_key(c, &k);
+    if (st == BK_OK && added)
+        *added = true;
+    return st;
+}
+
+bool bk_cuckoo_contains(const bk_cuckoo_t *c, const void *key, size_t len)
+{
+    if (!c || (!key && len))
+        return false;
+    cuckoo_key_t k = key_of(c, key, len);
+    return contains_key(c, &k);
+}
+
+uint64_t bk_cuckoo_count(const bk_cuckoo_t *c, const void *key, size_t len)
+{
+    if (!c || (!key && len))
+        return 0;
+    cuckoo_key_t k = key_of(c, key, len);
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < c->nsubs; i++) {
+        const cuckoo_sub_t *s = &c->subs[i];
+        uint64_t b1 = first_bucket(c, s, k.h);
+        /* Both buckets, even when they are one bucket: RedisBloom's count. */
+        n += bucket_count(c, bucket_at(c, s, b1), k.fp) +
+             bucket_count(c, bucket_at(c, s, other_bucket(c, s, b1, k.fp)), k.fp);
+    }
+    return n;
+}
+
+/* ---- remove and compact ---- */
+
+/* Moves fingerprints of sub-filter j into older ones (RedisBloom only:
+ * its buckets nest); false if one did not fit. Frees j when it is the
+ * newest and emptied. */
+static bool compact_sub(bk_cuckoo_t *c, uint32_t j)
+{
+    cuckoo_sub_t *s = &c->subs[j];
+    bool all = true;
+    for (uint64_t b = 0; b < s->buckets; b++) {
+        uint8_t *bucket = bucket_at(c, s, b);
+        for (uint32_t v = 0; v < c->bucket_size; v++) {
+            uint8_t *slot = bucket + v * c->fp_bytes;
+            uint32_t fp = slot_get(c, slot);
+            if (fp == 0)
+                continue;
+            uint64_t alt = b ^ ((uint64_t)fp * ALT_MULT);
+            bool moved = false;
+            for (uint32_t i = 0; i < j && !moved; i++) {
+                cuckoo_sub_t *t = &c->subs[i];
+                uint8_t *dst = free_slot(c, t, b % t->buckets, alt % t->buckets);
+                if (dst) {
+                    slot_set(c, dst, fp);
+                    slot_set(c, slot, 0);
+                    moved = true;
+                }
+            }
+            all &= moved;
+        }
+    }
+    if (all && j == c->nsubs - 1)
+        drop_newest(c);
+    return all;
+}
+
+static void compact(bk_cuckoo_t *c, bool keep_going)
+{
+    if (c->flavour == BK_CUCKOO_REDISBLOOM)
+        for (uint32_t j = c->nsubs; j-- > 1;)
+            if (!compact_sub(c, j) && !keep_going)
+                break;
+    c->deletes = 0;
+}
+
+void bk_cuckoo_compact(bk_cuckoo_t *c)
+{
+    if (c)
+        compact(c, true);
+}
+
+bool bk_cuckoo_remove(bk_cuckoo_t *c, const void *key, size_t len)
+{
+    if (!c || (!key && len))
+        return false;
+    cuckoo_key_t k = key_of(c, key, len);
+    for (uint32_t i = c->nsubs; i-- > 0;) {
+        cuckoo_sub_t *s = &c->subs[i];
+        uint64_t b1 = first_bucket(c, s, k.h);
+        uint8_t *slot = bucket_find(c, bucket_at(c, s, b1), k.fp);
+        if (!slot)
+            slot = bucket_find(c, bucket_at(c, s, other_bucket(c, s, b1, k.fp)), k.fp);
+        if (!slot)
+            continue;
+        slot_set(c, slot, 0);
+        c->items--;
+        c->deletes++;
+        if (c->nsubs > 1 && (double)c->deletes > (double)c->items * 0.10)
+            compact(c, false);
+        return true;
+    }
+    return false;
+}
+
+/* ---- creation ---- */
+
+static uint64_t next_pow2(uint64_t n)
+{
+    if (n <= 1)
+        return n;
+    if (n > (UINT64_C(1) << 63))
+        return 0;
+    uint64_t p = 1;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+
+/* The false-positive rate of a native filter at capacity: 2 buckets of b
+ * slots, each matching a random fingerprint with probability
+ * 1 / (2^bits - 1). */
+static double native_fpr(uint32_t bucket_size, uint32_t bits)
+{
+    double span = bits == 32 ? 4294967295.0 : (double)((UINT64_C(1) << bits) - 1);
+    return 2.0 * bucket_size / span;
+}
+
+bk_status_t bk_cuckoo_plan(uint64_t n, double p, bk_cuckoo_plan_t *out)
+{
+    if (!out || n == 0 || !(p > 2e-9 && p < 1.0))
+        return BK_EINVAL;
+    memset(out, 0, sizeof *out);
+    out->bucket_size = 4;
+    static const uint32_t widths[] = {8, 16, 32};
+    for (size_t i = 0; i < 3 && !out->fingerprint_bits; i++)
+        if (native_fpr(4, widths[i]) <= 0.9 * p)
+            out->fingerprint_bits = widths[i];
+    if (!out->fingerprint_bits)
+        return BK_EINVAL;
+    /* Buckets at most 95% full at n keys. */
+    double buckets = ceil((double)n / (4 * 0.95));
+    if (!(buckets < 1e18))
+        return BK_ENOMEM;
+    out->buckets = (uint64_t)buckets;
+    out->bytes = out->buckets * 4 * (out->fingerprint_bits / 8);
+    out->bits_per_key = (double)out->bytes * 8 / (double)n;
+    out->expected_fpr = native_fpr(4, out->fingerprint_bits);
+    return BK_OK;
+}
+
+static bk_cuckoo_t *new_shell(bk_cuckoo_flavour_t flavour)
+{
+    bk_cuckoo_t *c = bki_calloc(1, sizeof *c);
+    if (c)
+        c->flavour = flavour;
+    return c;
+}
+
+bk_status_t bk_cuckoo_create(bk_cuckoo_t **out, uint64_t capacity, double p,
+                             const bk_cuckoo_options_t *opts)
+{
+    static const bk_cuckoo_options_t defaults = {0};
+    const bk_cuckoo_options_t *o = opts ? opts : &defaults;
+    if (!out)
+        return BK_EINVAL;
+    *out = NULL;
+    bool rb = o->flavour == BK_CUCKOO_REDISBLOOM;
+    if (capacity == 0 || (o->flavour != BK_CUCKOO_NATIVE && !rb) || o->bucket_size > 255 ||
+        o->max_iterations > 65535 || o->expansion > 32768)
+        return BK_EINVAL;
+    uint32_t bucket_size = o->bucket_size ? o->bucket_size : rb ? 2 : 4;
+    uint32_t iterations = o->max_iterations ? o->max_iterations : rb ? 20 : 500;
+    uint32_t expansion = o->expansion_set ? o->expansion : rb ? 1 : 2;
+    uint64_t buckets;
+    uint32_t bits = 8;
+    if (rb) {
+        buckets = next_pow2(capacity / bucket_size);
+        if (buckets == 0)
+            buckets = 1;
+    } else {
+        bk_cuckoo_plan_t plan;
+        bk_status_t st = bk_cuckoo_plan(capacity, p, &plan);
+        if (st != BK_OK && !o->fingerprint_bits)
+            return st;
+        bits = o->fingerprint_bits ? o->fingerprint_bits : plan.fingerprint_bits;
+        if (bits != 8 && bits != 16 && bits != 32)
+            return BK_EINVAL;
+        buckets = (uint64_t)ceil((double)capacity / (bucket_size * 0.95));
+    }
+    bk_cuckoo_t *c = new_shell(rb ? BK_CUCKOO_REDISBLOOM : BK_CUCKOO_NATIVE);
+    if (!c)
+        return BK_ENOMEM;
+    c->bucket_size = bucket_size;
+    c->max_iterations = iterations;
+    c->expansion = (uint32_t)next_pow2(expansion);
+    c->fp_bytes = bits / 8;
+    c->seed = o->seed;
+    c->capacity = capacity;
+    c->fpr = rb ? native_fpr(bucket_size, 8) : p;
+    c->buckets = buckets;
+    bk_status_t st = add_sub(c, buckets);
+    if (st != BK_OK) {
+        bk_cuckoo_free(c);
+        return st;
+    }
+    *out = c;
+    return BK_OK;
+}
+
+void bk_cuckoo_free(bk_cuckoo_t *c)
+{
+    if (!c)
+        return;
+    while (c->nsubs)
+        drop_newest(c);
+    bki_free(c->subs);
+    bki_free(c);
+}
+
+/* ---- shape, RedisBloom's fields, bytes ---- */
+
+void bk_cuckoo_shape(const bk_cuckoo_t *c, bk_cuckoo_shape_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!c)
+        return;
+    out->flavour = c->flavour;
+    out->buckets = c->buckets;
+    out->bucket_size = c->bucket_size;
+    out->fingerprint_bits = c->fp_bytes * 8;
+    out->max_iterations = c->max_iterations;
+    out->expansion = c->expansion;
+    out->filters = c->nsubs;
+    out->items = c->items;
+    out->deletes = c->deletes;
+    out->capacity = c->capacity;
+    out->fpr = c->fpr;
+    out->bytes = bk_cuckoo_bytes(c);
+}
+
+uint64_t bk_cuckoo_bytes(const bk_cuckoo_t *c)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; c && i < c->nsubs; i++)
+        n += c->subs[i].nbytes;
+    return n;
+}
+
+void bk_cuckoo_set_max_bytes(bk_cuckoo_t *c, uint64_t max_bytes)
+{
+    if (c)
+        c->max_bytes = max_bytes;
+}
+
+uint64_t bk_cuckoo_sub_buckets(const bk_cuckoo_t *c, uint32_t i)
+{
+    return c && i < c->nsubs ? c->subs[i].buckets : 0;
+}
+
+void bk_cuckoo_fields(const bk_cuckoo_t *c, bk_cuckoo_fields_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!c)
+        return;
+    out->buckets = c->buckets;
+    out->items = c->items;
+    out->deletes = c->deletes;
+    out->filters = c->nsubs;
+    out->bucket_size = c->bucket_size;
+    out->max_iterations = c->max_iterations;
+    out->expansion = c->expansion;
+}
+
+#define FAIL_WHY(status, msg)                                                  \
+    do {                                                                       \
+        if (why)                                                               \
+            *why = (msg);                                                      \
+        return (status);                                                       \
+    } while (0)
+
+bk_status_t bk_cuckoo_restore(bk_cuckoo_t **out, const bk_cuckoo_fields_t *f,
+                              const uint64_t *sub_buckets, const char **why)
+{
+    if (!out || !f)
+        FAIL_WHY(BK_EINVAL, "invalid argument");
+    *out = NULL;
+    if (f->filters == 0 || f->filters > MAX_SUBS)
+        FAIL_WHY(BK_ECORRUPT, "sub-filter count is zero or too large");
+    if (f->bucket_size == 0 || f->bucket_size > 255 || f->max_iterations == 0 ||
+        f->max_iterations > 65535)
+        FAIL_WHY(BK_ECORRUPT, "bucket size or max iterations out of range");
+    if (f->buckets == 0 || f->buckets != next_pow2(f->buckets) || f->buckets > (UINT64_C(1) << 32))
+        FAIL_WHY(BK_ECORRUPT, "bucket count is not a power of two");
+    if (f->expansion != next_pow2(f->expansion) || f->expansion > 32768)
+        FAIL_WHY(BK_ECORRUPT, "expansion is not a power of two");
+    bk_cuckoo_t *c = new_shell(BK_CUCKOO_REDISBLOOM);
+    if (!c)
+        FAIL_WHY(BK_ENOMEM, "out of memory");
+    c->bucket_size = f->bucket_size;
+    c->max_iterations = f->max_iterations;
+    c->expansion = f->expansion;
+    c->fp_bytes = 1;
+    c->buckets = f->buckets;
+    c->items = f->items;
+    c->deletes = f->deletes;
+    c->capacity = f->buckets * f->bucket_size;
+    c->fpr = native_fpr(f->bucket_size, 8);
+    uint64_t nb = f->buckets;
+    for (uint32_t i = 0; i < f->filters; i++) {
+        uint64_t want = sub_buckets ? sub_buckets[i] : nb;
+        /* Sub-filters nest: each a power of two, none smaller than the first. */
+        bk_status_t st = want < f->buckets || want != next_pow2(want) || want > (UINT64_C(1) << 32)
+                             ? BK_ECORRUPT
+                             : add_sub(c, want);
+        if (st != BK_OK) {
+            bk_cuckoo_free(c);
+            FAIL_WHY(st, st == BK_ECORRUPT ? "sub-filter bucket count out of place"
+                                           : st == BK_ENOMEM ? "out of memory"
+                                                             : "too many sub-filters");
+        }
+        if (f->expansion && nb <= UINT64_MAX / f->expansion)
+            nb *= f->expansion;
+    }
+    *out = c;
+    return BK_OK;
+}
+
+/* The sub-filter holding byte `offset` of the bytes string, and where. */
+static cuckoo_sub_t *sub_at(const bk_cuckoo_t *c, uint64_t offset, uint64_t *inside)
+{
+    for (uint32_t i = 0; i < c->nsubs; i++) {
+        if (offset < c->subs[i].nbytes) {
+            *inside = offset;
+            return &c->subs[i];
+        }
+        offset -= c->subs[i].nbytes;
+    }
+    return NULL;
+}
+
+bk_status_t bk_cuckoo_read(const bk_cuckoo_t *c, uint64_t offset, uint64_t max,
+                           const void **bytes, uint64_t *len)
+{
+    if (!c || !bytes || !len)
+        return BK_EINVAL;
+    uint64_t inside;
+    const cuckoo_sub_t *s = sub_at(c, offset, &inside);
+    *bytes = NULL;
+    *len = 0;
+    if (!s)
+        return BK_OK;
+    uint64_t left = s->nbytes - inside;
+    *bytes = s->data + inside;
+    *len = left < max ? left : max;
+    return BK_OK;
+}
+
+bk_status_t bk_cuckoo_write(bk_cuckoo_t *c, uint64_t offset, const void *bytes, uint64_t len)
+{
+    if (!c || (!bytes && len))
+        return BK_EINVAL;
+    uint64_t inside;
+    cuckoo_sub_t *s = sub_at(c, offset, &inside);
+    if (!s || len > s->nbytes - inside)
+        return BK_EINVAL;
+    if (len)
+        memcpy(s->data + inside, bytes, (size_t)len);
+    return BK_OK;
+}
