@@ -205,7 +205,8 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     tm.aof_rewrite = bkr_aof_rewrite;
     bkr_type_wbf = RedisModule_CreateDataType(ctx, "bkwindw-1", BKR_ENCVER, &tm);
     if (bkr_type_bf == NULL || bkr_type_cbf == NULL || bkr_type_wbf == NULL ||
-        bkr_rb_register(ctx) != REDISMODULE_OK || bkr_wbf_register(ctx) != REDISMODULE_OK)
+        bkr_rb_register(ctx) != REDISMODULE_OK || bkr_wbf_register(ctx) != REDISMODULE_OK ||
+        bkr_cf_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
 
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -195,6 +195,22 @@ bkr_obj_t *bkr_open_or_reply(RedisModuleCtx *ctx, RedisModuleString *keyname, in
 
 /* ---- RedisBloom's data (redisbloom.c) ---- */
 
+/* The value under a CF key (type MBbloomCF): a cuckoo filter in
+ * RedisBloom's flavour, and the Redis memory it holds. */
+typedef struct bkr_cf {
+    bk_cuckoo_t *c;
+    uint64_t heap;
+} bkr_cf_t;
+/* A new CF value for c, made from the library memory taken since `since`
+ * (a bkr_lib_bytes() reading); c gets MAX_BYTES as its size cap. */
+bkr_cf_t *bkr_cf_new(bk_cuckoo_t *c, uint64_t since);
+void bkr_cf_free(void *value);
+/* RedisBloom's CF.SCANDUMP header (38 bytes) of c; and a filter of zeroed
+ * sub-filters from one, or RedisBloom's error text for a bad one. */
+#define BKR_CF_HEADER 38u
+size_t bkr_cf_header(const bk_cuckoo_t *c, uint8_t out[BKR_CF_HEADER]);
+const char *bkr_cf_from_header(const char *buf, size_t len, bk_cuckoo_t **out);
+
 /* Registers RedisBloom's data types (MBbloom--, MBbloomCF), so an RDB
  * written by RedisBloom 2.x loads. */
 int bkr_rb_register(RedisModuleCtx *ctx);
@@ -330,6 +346,9 @@ int bkr_cmd_cbf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 int bkr_cmd_cbf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_cbf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_cbf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+
+/* RedisBloom's CF.* commands (cmd_cf.c). */
+int bkr_cf_register(RedisModuleCtx *ctx);
 
 #pragma GCC visibility pop
 

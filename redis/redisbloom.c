@@ -2,7 +2,8 @@
  * RedisBloom's data, taken over unchanged: its Bloom filter type
  * (MBbloom--, RDB encoding versions 0 to 4), its SCANDUMP chunks in
  * BF.SCANDUMP / BF.LOADCHUNK and the AOF, and its cuckoo filter type
- * (MBbloomCF), which is kept as stored until bloomkit serves CF commands.
+ * (MBbloomCF), which every CF key has (cmd_cf.c: the library's cuckoo
+ * filter in RedisBloom's flavour, so CF keys move both ways).
  *
  * A key of type MBbloom-- holds a BF object whose filter is a RedisBloom
  * chain (the library's bk_redisbloom_*: RedisBloom's bits, probes, hash
@@ -27,6 +28,9 @@
  *   MBbloomCF value: unsigned filters, buckets, items, deletes,
  *     bucket size, max iterations, expansion (the last four from version
  *     4); per filter: unsigned buckets (version 4), a string of its bytes.
+ *   CF.SCANDUMP header (iterator 1): packed little-endian u64 items,
+ *     buckets, deletes, filters, u16 bucket size, max iterations,
+ *     expansion (38 bytes); then the sub-filters' bytes as for BF.
  */
 #define _GNU_SOURCE
 #include "module.h"
@@ -360,99 +364,191 @@ static void rb_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *val
     }
 }
 
-/* ---- MBbloomCF: kept as stored ---- */
+/* ---- MBbloomCF: cuckoo filters ---- */
 
-/* A RedisBloom cuckoo filter as its RDB value holds it: the fields and
- * each filter's bytes, saved back exactly. */
-typedef struct rb_cuckoo {
-    uint64_t fields[7]; /* filters, buckets, items, deletes, bucket size,
-                           max iterations, expansion */
-    uint64_t *buckets;  /* per filter */
-    char **data;        /* per filter, from RedisModule_LoadStringBuffer */
-    size_t *len;
-    size_t bytes;
-} rb_cuckoo_t;
-
-static void rbcf_free(void *value)
+bkr_cf_t *bkr_cf_new(bk_cuckoo_t *c, uint64_t since)
 {
-    rb_cuckoo_t *cf = value;
-    if (!cf)
+    bkr_cf_t *o = RedisModule_Alloc(sizeof *o);
+    o->c = c;
+    o->heap = bkr_lib_bytes() - since;
+    bk_cuckoo_set_max_bytes(c, bkr_config.max_bytes);
+    return o;
+}
+
+void bkr_cf_free(void *value)
+{
+    bkr_cf_t *o = value;
+    if (!o)
         return;
-    for (uint64_t i = 0; cf->data && i < cf->fields[0]; i++)
-        if (cf->data[i])
-            RedisModule_Free(cf->data[i]);
-    RedisModule_Free(cf->data);
-    RedisModule_Free(cf->buckets);
-    RedisModule_Free(cf->len);
-    RedisModule_Free(cf);
+    bk_cuckoo_free(o->c);
+    RedisModule_Free(o);
+}
+
+static void *rbcf_refuse(RedisModuleIO *io, const char *what)
+{
+    RedisModule_LogIOError(io, "warning", "bloomkit: refusing a RedisBloom cuckoo filter: %s",
+                           what);
+    return NULL;
 }
 
 static void *rbcf_rdb_load(RedisModuleIO *io, int encver)
 {
-    if (encver < 0 || encver > RB_ENCVER) {
-        RedisModule_LogIOError(io, "warning",
-                               "bloomkit: refusing a RedisBloom cuckoo filter: unknown encoding "
-                               "version %d",
-                               encver);
-        return NULL;
+    if (encver < 0 || encver > RB_ENCVER)
+        return rbcf_refuse(io, "unknown encoding version (RedisBloom newer than 2.x?)");
+    bk_cuckoo_fields_t f = {0};
+    uint64_t filters = RedisModule_LoadUnsigned(io);
+    f.buckets = RedisModule_LoadUnsigned(io);
+    f.items = RedisModule_LoadUnsigned(io);
+    /* Before version 4: no deletes, bucket size 2, 20 iterations,
+     * expansion 1, and every sub-filter of the first's size. */
+    f.bucket_size = 2;
+    f.max_iterations = 20;
+    f.expansion = 1;
+    if (encver >= 4) {
+        f.deletes = RedisModule_LoadUnsigned(io);
+        f.bucket_size = (uint32_t)RedisModule_LoadUnsigned(io);
+        f.max_iterations = (uint32_t)RedisModule_LoadUnsigned(io);
+        f.expansion = (uint32_t)RedisModule_LoadUnsigned(io);
     }
-    static bool told;
-    if (!told)
-        RedisModule_LogIOError(io, "notice",
-                               "bloomkit: RedisBloom cuckoo filters (CF keys) are kept exactly "
-                               "as stored and saved back unchanged, but bloomkit does not "
-                               "answer CF commands yet");
-    told = true;
-    rb_cuckoo_t *cf = RedisModule_Alloc(sizeof *cf);
-    memset(cf, 0, sizeof *cf);
-    int nfields = encver >= 4 ? 7 : 3;
-    for (int i = 0; i < nfields; i++)
-        cf->fields[i] = RedisModule_LoadUnsigned(io);
-    if (RedisModule_IsIOError(io) || cf->fields[0] == 0 || cf->fields[0] > 65536) {
-        RedisModule_Free(cf);
-        RedisModule_LogIOError(io, "warning", "bloomkit: refusing a RedisBloom cuckoo filter");
+    if (RedisModule_IsIOError(io))
         return NULL;
+    if (filters == 0 || filters > 4096)
+        return rbcf_refuse(io, "its sub-filter count is out of range");
+    f.filters = (uint32_t)filters;
+    uint64_t *sub_buckets = RedisModule_Alloc(filters * sizeof *sub_buckets);
+    char **bufs = RedisModule_Alloc(filters * sizeof *bufs);
+    size_t *lens = RedisModule_Alloc(filters * sizeof *lens);
+    memset(bufs, 0, filters * sizeof *bufs);
+    bool ok = true;
+    for (uint64_t i = 0; i < filters && ok; i++) {
+        sub_buckets[i] = encver >= 4 ? RedisModule_LoadUnsigned(io) : f.buckets;
+        bufs[i] = RedisModule_LoadStringBuffer(io, &lens[i]);
+        ok = !RedisModule_IsIOError(io) && bufs[i] != NULL;
     }
-    uint64_t n = cf->fields[0];
-    cf->buckets = RedisModule_Alloc(n * sizeof *cf->buckets);
-    cf->data = RedisModule_Alloc(n * sizeof *cf->data);
-    cf->len = RedisModule_Alloc(n * sizeof *cf->len);
-    memset(cf->data, 0, n * sizeof *cf->data);
-    for (uint64_t i = 0; i < n; i++) {
-        cf->buckets[i] = encver >= 4 ? RedisModule_LoadUnsigned(io) : cf->fields[1];
-        cf->data[i] = RedisModule_LoadStringBuffer(io, &cf->len[i]);
-        if (RedisModule_IsIOError(io) || !cf->data[i]) {
-            rbcf_free(cf);
-            return NULL;
+    uint64_t mark = bkr_lib_bytes();
+    bk_cuckoo_t *c = NULL;
+    const char *why = NULL;
+    bk_status_t st = ok ? bk_cuckoo_restore(&c, &f, sub_buckets, &why) : BK_EIO;
+    uint64_t off = 0;
+    for (uint64_t i = 0; i < filters && st == BK_OK; i++) {
+        if (lens[i] != bk_cuckoo_sub_buckets(c, (uint32_t)i) * f.bucket_size) {
+            st = BK_ECORRUPT;
+            why = "a sub-filter's bytes disagree with its bucket count";
+        } else {
+            st = bk_cuckoo_write(c, off, bufs[i], lens[i]);
+            off += lens[i];
         }
-        cf->bytes += cf->len[i];
     }
-    cf->fields[0] = n;
-    /* Older versions lacked the last four fields: written back as 4. */
-    if (encver < 4) {
-        cf->fields[3] = 0;
-        cf->fields[4] = 2;
-        cf->fields[5] = 20;
-        cf->fields[6] = 1;
+    for (uint64_t i = 0; i < filters; i++)
+        if (bufs[i])
+            RedisModule_Free(bufs[i]);
+    RedisModule_Free(bufs);
+    RedisModule_Free(lens);
+    RedisModule_Free(sub_buckets);
+    if (st != BK_OK) {
+        bk_cuckoo_free(c);
+        if (st == BK_EIO)
+            return NULL; /* Redis reports its I/O error */
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s%s%s", bk_strerror(st), why ? ": " : "", why ? why : "");
+        return rbcf_refuse(io, msg);
     }
-    return cf;
+    return bkr_cf_new(c, mark);
 }
 
 static void rbcf_rdb_save(RedisModuleIO *io, void *value)
 {
-    const rb_cuckoo_t *cf = value;
-    for (int i = 0; i < 7; i++)
-        RedisModule_SaveUnsigned(io, cf->fields[i]);
-    for (uint64_t i = 0; i < cf->fields[0]; i++) {
-        RedisModule_SaveUnsigned(io, cf->buckets[i]);
-        RedisModule_SaveStringBuffer(io, cf->data[i], cf->len[i]);
+    const bkr_cf_t *o = value;
+    bk_cuckoo_fields_t f;
+    bk_cuckoo_fields(o->c, &f);
+    RedisModule_SaveUnsigned(io, f.filters);
+    RedisModule_SaveUnsigned(io, f.buckets);
+    RedisModule_SaveUnsigned(io, f.items);
+    RedisModule_SaveUnsigned(io, f.deletes);
+    RedisModule_SaveUnsigned(io, f.bucket_size);
+    RedisModule_SaveUnsigned(io, f.max_iterations);
+    RedisModule_SaveUnsigned(io, f.expansion);
+    uint64_t off = 0;
+    for (uint32_t i = 0; i < f.filters; i++) {
+        const void *bytes = NULL;
+        uint64_t n = 0;
+        bk_cuckoo_read(o->c, off, UINT64_MAX, &bytes, &n);
+        RedisModule_SaveUnsigned(io, bk_cuckoo_sub_buckets(o->c, i));
+        RedisModule_SaveStringBuffer(io, bytes, (size_t)n);
+        off += n;
+    }
+}
+
+size_t bkr_cf_header(const bk_cuckoo_t *c, uint8_t out[BKR_CF_HEADER])
+{
+    bk_cuckoo_fields_t f;
+    bk_cuckoo_fields(c, &f);
+    put_le(out, f.items, 8);
+    put_le(out + 8, f.buckets, 8);
+    put_le(out + 16, f.deletes, 8);
+    put_le(out + 24, f.filters, 8);
+    put_le(out + 32, f.bucket_size, 2);
+    put_le(out + 34, f.max_iterations, 2);
+    put_le(out + 36, f.expansion, 2);
+    return BKR_CF_HEADER;
+}
+
+const char *bkr_cf_from_header(const char *buf, size_t len, bk_cuckoo_t **out)
+{
+    const uint8_t *h = (const uint8_t *)buf;
+    *out = NULL;
+    if (len != BKR_CF_HEADER)
+        return "Invalid header";
+    uint64_t filters = get_le(h + 24, 8);
+    bk_cuckoo_fields_t f = {get_le(h + 8, 8),
+                            get_le(h, 8),
+                            get_le(h + 16, 8),
+                            filters > 4096 ? 0 : (uint32_t)filters,
+                            (uint32_t)get_le(h + 32, 2),
+                            (uint32_t)get_le(h + 34, 2),
+                            (uint32_t)get_le(h + 36, 2)};
+    return bk_cuckoo_restore(out, &f, NULL, NULL) == BK_OK ? NULL : "Couldn't create filter!";
+}
+
+static void rbcf_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *value)
+{
+    const bkr_cf_t *o = value;
+    uint8_t h[BKR_CF_HEADER];
+    bkr_cf_header(o->c, h);
+    RedisModule_EmitAOF(aof, "CF.LOADCHUNK", "slb", key, 1LL, (const char *)h, sizeof h);
+    const void *bytes;
+    uint64_t n, off = 0;
+    while (bk_cuckoo_read(o->c, off, BKR_PIECE_BYTES, &bytes, &n) == BK_OK && n) {
+        RedisModule_EmitAOF(aof, "CF.LOADCHUNK", "slb", key, (long long)(off + n + 1),
+                            (const char *)bytes, (size_t)n);
+        off += n;
     }
 }
 
 static size_t rbcf_mem_usage(const void *value)
 {
-    const rb_cuckoo_t *cf = value;
-    return sizeof *cf + cf->bytes + cf->fields[0] * (sizeof(char *) + 2 * sizeof(uint64_t));
+    const bkr_cf_t *o = value;
+    return sizeof *o + (size_t)o->heap;
+}
+
+static void *rbcf_copy(RedisModuleString *from, RedisModuleString *to, const void *value)
+{
+    (void)from;
+    (void)to;
+    const bkr_cf_t *o = value;
+    uint8_t h[BKR_CF_HEADER];
+    bkr_cf_header(o->c, h);
+    uint64_t mark = bkr_lib_bytes();
+    bk_cuckoo_t *c;
+    if (bkr_cf_from_header((const char *)h, sizeof h, &c))
+        return NULL;
+    const void *bytes;
+    uint64_t n, off = 0;
+    while (bk_cuckoo_read(o->c, off, UINT64_MAX, &bytes, &n) == BK_OK && n) {
+        bk_cuckoo_write(c, off, bytes, n);
+        off += n;
+    }
+    return bkr_cf_new(c, mark);
 }
 
 int bkr_rb_register(RedisModuleCtx *ctx)
@@ -468,8 +564,10 @@ int bkr_rb_register(RedisModuleCtx *ctx)
     tm.version = REDISMODULE_TYPE_METHOD_VERSION;
     tm.rdb_load = rbcf_rdb_load;
     tm.rdb_save = rbcf_rdb_save;
-    tm.free = rbcf_free;
+    tm.aof_rewrite = rbcf_aof_rewrite;
+    tm.free = bkr_cf_free;
     tm.mem_usage = rbcf_mem_usage;
+    tm.copy = rbcf_copy;
     bkr_type_rbcf = RedisModule_CreateDataType(ctx, "MBbloomCF", RB_ENCVER, &tm);
     return bkr_type_rb && bkr_type_rbcf ? REDISMODULE_OK : REDISMODULE_ERR;
 }

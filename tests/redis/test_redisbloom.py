@@ -6,7 +6,8 @@ exactly as RedisBloom did (its false positives included), report its
 BF.INFO and BF.CARD, dump RedisBloom's chunks byte for byte, be written
 back in RedisBloom's RDB encoding (the value bytes of RedisBloom's own
 RDB), grow by RedisBloom's rule and survive restarts, replication and
-AOF rewrites. CF keys are kept as stored.
+AOF rewrites. CF keys likewise: every answer, CF.INFO and CF.SCANDUMP as
+RedisBloom's, and the same CF commands give RedisBloom's bytes.
 
 Run by tests/redis/run.sh as
     python3 test_redisbloom.py REDIS_SERVER MODULE_SO WORKDIR
@@ -56,13 +57,45 @@ def load_answers():
 
 ANSWERS, PROBES = load_answers()
 BF_KEYS = [k for k in ANSWERS if k.startswith("bf:")]
+CF_KEYS = [k for k in ANSWERS if k.startswith("cf:")]
 
 
-def mexists(r, key, names):
+def mexists(r, key, names, cmd="BF"):
     out = []
     for i in range(0, len(names), 2000):
-        out += r.execute_command("BF.MEXISTS", key, *names[i:i + 2000])
+        out += r.execute_command(cmd + ".MEXISTS", key, *names[i:i + 2000])
     return out
+
+
+def cf_dump(r, key):
+    chunks, it = [], 0
+    for _ in range(10000):
+        it, data = r.execute_command("CF.SCANDUMP", key, it)
+        if it == 0:
+            break
+        chunks.append((it, data))
+    return chunks
+
+
+def cf_answers_as_redisbloom(r, key, what, name=None):
+    """CF key `key` answers as RedisBloom's `name` did."""
+    a = ANSWERS[name or key]
+    present = mexists(r, key, a["items"], "CF")
+    tm.check("%s: %s: all %d items present" % (what, key, len(a["items"])),
+             all(x == 1 for x in present), present.count(0))
+    got = mexists(r, key, PROBES, "CF")
+    positive = {i for i, x in enumerate(got) if x == 1}
+    tm.check("%s: %s: the %d false positives among %d probes are RedisBloom's own" %
+             (what, key, len(a["positive"]), len(PROBES)), positive == a["positive"],
+             "%d extra, %d missing" % (len(positive - a["positive"]),
+                                       len(a["positive"] - positive)))
+    raw = r.execute_command("CF.INFO", key)
+    info = {raw[i].decode(): raw[i + 1] for i in range(0, len(raw), 2)}
+    tm.check("%s: %s: CF.INFO as RedisBloom's, Size included" % (what, key),
+             info == a["info"], (info, a["info"]))
+    chunks = cf_dump(r, key)
+    tm.check("%s: %s: CF.SCANDUMP gives RedisBloom's chunks byte for byte" % (what, key),
+             chunks == a["chunks"], (len(chunks), len(a["chunks"])))
 
 
 def answers_as_redisbloom(r, key, what):
@@ -117,14 +150,12 @@ def test_rdb():
         tm.check("rdb: every key of RedisBloom's RDB loaded", r.dbsize() == 8, r.dbsize())
         tm.check("rdb: BF keys keep RedisBloom's type",
                  all(r.type(k) == b"MBbloom--" for k in BF_KEYS))
-        tm.check("rdb: CF keys kept as stored", r.type("cf:plain") == b"MBbloomCF")
-        with open(os.path.join(s.dir, "log")) as f:
-            log = f.read()
-        tm.check("rdb: the log says CF keys are kept, not served",
-                 "does not answer CF commands yet" in log)
+        tm.check("rdb: CF keys keep RedisBloom's type", r.type("cf:plain") == b"MBbloomCF")
         tm.check("rdb: a BF command on a CF key is WRONGTYPE",
                  "WRONGTYPE" in (tm.error_of(r.execute_command, "BF.ADD", "cf:plain", "x") or ""))
         all_answers(r, "rdb")
+        for key in CF_KEYS:
+            cf_answers_as_redisbloom(r, key, "rdb")
         scandump_is_redisbloom(r, "rdb")
         debug = r.execute_command("BF.DEBUG", "bf:default")
         tm.check("rdb: BF.DEBUG prints RedisBloom's lines",
@@ -194,30 +225,23 @@ def resp_commands(data):
     return out
 
 
-def resp_encode(cmds):
-    return b"".join(b"*%d\r\n" % len(c) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in c)
-                    for c in cmds)
-
-
 def test_aof():
-    """RedisBloom's rewritten AOF (BF.LOADCHUNK of its chunks), replayed.
-    Its CF.LOADCHUNK commands are left out: bloomkit does not serve CF
-    commands yet, and Redis refuses an AOF with an unknown command."""
+    """RedisBloom's rewritten AOF (BF.LOADCHUNK and CF.LOADCHUNK of its
+    chunks), replayed as RedisBloom wrote it."""
     with open(AOF, "rb") as f:
         cmds = resp_commands(f.read())
-    bf = [c for c in cmds if not c[0].upper().startswith(b"CF.")]
-    tm.check("aof: RedisBloom's AOF holds BF.LOADCHUNK commands",
-             sum(c[0].upper() == b"BF.LOADCHUNK" for c in bf) >= 12)
-    path = os.path.join(tm.WORK, "rb-aof.aof")
-    with open(path, "wb") as f:
-        f.write(resp_encode(bf))
-    s = server_with("rb-aof", [(path, "appendonly.aof")],
+    tm.check("aof: RedisBloom's AOF holds BF.LOADCHUNK and CF.LOADCHUNK commands",
+             sum(c[0].upper() == b"BF.LOADCHUNK" for c in cmds) >= 12 and
+             sum(c[0].upper() == b"CF.LOADCHUNK" for c in cmds) >= 4)
+    s = server_with("rb-aof", [(AOF, "appendonly.aof")],
                     extra=["--appendonly", "yes", "--aof-use-rdb-preamble", "no"])
     try:
         r = s.r
-        tm.check("aof: the BF keys of RedisBloom's AOF replayed",
-                 sorted(k.decode() for k in r.keys("bf:*")) == sorted(BF_KEYS))
+        tm.check("aof: every key of RedisBloom's AOF replayed",
+                 sorted(k.decode() for k in r.keys("*")) == sorted(BF_KEYS + CF_KEYS))
         all_answers(r, "aof")
+        for key in CF_KEYS:
+            cf_answers_as_redisbloom(r, key, "aof")
         # Rewritten by bloomkit: RedisBloom's chunks again, replayed again.
         r.bgrewriteaof()
         for _ in range(400):
@@ -230,6 +254,7 @@ def test_aof():
         s.start()
         scandump_is_redisbloom(s.r, "aof rewritten")
         answers_as_redisbloom(s.r, "bf:scaled", "aof rewritten")
+        cf_answers_as_redisbloom(s.r, "cf:plain", "aof rewritten")
     finally:
         s.stop()
 
@@ -289,10 +314,99 @@ def test_loadchunk_and_replica():
         m.stop()
 
 
+def raw_errors(port, cases):
+    """Each command's exact error line (RESP, after the "-")."""
+    replies = tm.resp3(port, *[c for c, _ in cases])
+    for (cmd, want), raw in zip(cases, replies):
+        line = raw.decode(errors="replace")
+        got = line[1:-2] if line.startswith("-") else line.strip()
+        tm.check("CF error %s" % " ".join(str(x) for x in cmd), got == want, repr(got))
+
+
+def test_cf_commands():
+    """The commands that made cf:scaled give RedisBloom's bytes; CF.*
+    replies and errors as RedisBloom's; a replica holds the same bytes."""
+    m = tm.Server("cf-master").start()
+    rep = tm.Server("cf-replica", extra=["--replicaof", "127.0.0.1", str(m.port)]).start()
+    try:
+        for _ in range(200):
+            if rep.r.info("replication").get("master_link_status") == "up":
+                break
+            time.sleep(0.05)
+        r = m.r
+        a = ANSWERS["cf:scaled"]
+        r.execute_command("CF.RESERVE", "cf:scaled", 100, "BUCKETSIZE", 4, "EXPANSION", 2)
+        added = [r.execute_command("CF.ADD", "cf:scaled", x) for x in a["items"]]
+        tm.check("cf: 2,000 CF.ADDs answer 1", added == [1] * 2000)
+        cf_answers_as_redisbloom(r, "cf:scaled", "replayed commands")
+        tm.check("cf: WAIT", r.execute_command("WAIT", 1, 5000) == 1)
+        tm.check("cf: the replica holds RedisBloom's bytes",
+                 cf_dump(rep.r, "cf:scaled") == a["chunks"])
+        tm.check("cf: TYPE is RedisBloom's", r.type("cf:scaled") == b"MBbloomCF")
+        r.execute_command("CF.ADD", "c", "x")
+        r.execute_command("CF.ADD", "c", "x")
+        tm.check("cf: CF.COUNT counts duplicates", r.execute_command("CF.COUNT", "c", "x") == 2)
+        tm.check("cf: CF.ADDNX of a present item is 0",
+                 r.execute_command("CF.ADDNX", "c", "x") == 0)
+        tm.check("cf: CF.INSERTNX",
+                 r.execute_command("CF.INSERTNX", "c", "ITEMS", "x", "y") == [0, 1])
+        tm.check("cf: CF.DEL", r.execute_command("CF.DEL", "c", "x") == 1 and
+                 r.execute_command("CF.COUNT", "c", "x") == 1 and
+                 r.execute_command("CF.DEL", "c", "zz") == 0)
+        tm.check("cf: CF.MEXISTS",
+                 r.execute_command("CF.MEXISTS", "c", "x", "y", "q") == [1, 1, 0])
+        tm.check("cf: CF.EXISTS on a missing key is 0",
+                 r.execute_command("CF.EXISTS", "nokey", "x") == 0)
+        d = r.execute_command("CF.DEBUG", "c")
+        tm.check("cf: CF.DEBUG", d ==
+                 b"bktsize:2 buckets:512 items:2 deletes:1 filters:1 max_iterations:20 "
+                 b"expansion:1", d)
+        r.execute_command("CF.RESERVE", "full", 4, "EXPANSION", 0)
+        res = r.execute_command("CF.INSERT", "full", "ITEMS", *["f%d" % i for i in range(20)])
+        tm.check("cf: a full filter answers -1 in CF.INSERT", -1 in res and res[0] == 1, res)
+        r.set("str", "v")
+        raw_errors(m.port, [
+            (("CF.RESERVE", "e", "x"), "Bad capacity"),
+            (("CF.RESERVE", "e", "10", "BUCKETSIZE", "x"), "Couldn't parse BUCKETSIZE"),
+            (("CF.RESERVE", "e", "10", "BUCKETSIZE", "0"),
+             "BUCKETSIZE parameter needs to be a positive integer"),
+            (("CF.RESERVE", "e", "10", "MAXITERATIONS", "0"),
+             "MAXITERATIONS parameter needs to be a positive integer"),
+            (("CF.RESERVE", "e", "10", "EXPANSION", "-1"),
+             "EXPANSION parameter needs to be a non-negative integer"),
+            (("CF.RESERVE", "e", "3"), "Capacity must be at least (BucketSize * 2)"),
+            (("CF.RESERVE", "c", "100"), "ERR item exists"),
+            (("CF.RESERVE", "str", "100"),
+             "WRONGTYPE Operation against a key holding the wrong kind of value"),
+            (("CF.RESERVE", "e"), "ERR wrong number of arguments for 'cf.reserve' command"),
+            (("CF.ADD", "full", "more"), "Filter is full"),
+            (("CF.INSERT", "e", "CAPACITY", "2", "ITEMS", "a"),
+             "Capacity must be at least (BucketSize * 2)"),
+            (("CF.INSERT", "e", "BOGUS", "ITEMS", "a"), "Unknown argument received"),
+            (("CF.INSERT", "e", "NOCREATE", "ITEMS", "a"), "ERR not found"),
+            (("CF.DEL", "e", "a"), "Not found"),
+            (("CF.COMPACT", "e"), "Cuckoo filter was not found"),
+            (("CF.INFO", "e"), "ERR not found"),
+            (("CF.SCANDUMP", "c", "x"), "Invalid position"),
+            (("CF.LOADCHUNK", "n", "0", "x"), "Invalid position"),
+            (("CF.LOADCHUNK", "n", "1", "short"), "Invalid header"),
+            (("CF.LOADCHUNK", "c", "9999", "x"), "Couldn't load chunk!"),
+        ])
+        for it, data in a["chunks"]:
+            r.execute_command("CF.LOADCHUNK", "cf:restored", it, data)
+        cf_answers_as_redisbloom(r, "cf:restored", "loadchunk", "cf:scaled")
+        used = r.memory_usage("cf:scaled")
+        tm.check("cf: MEMORY USAGE counts the sub-filters", used >= 3968, used)
+    finally:
+        rep.stop()
+        m.stop()
+
+
 def main():
     test_rdb()
     test_aof()
     test_loadchunk_and_replica()
+    test_cf_commands()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,526 @@
+/*
+ * RedisBloom's CF.* commands over the library's cuckoo filter in
+ * RedisBloom's flavour (bk_cuckoo_*): the same arguments, defaults
+ * (capacity 1024, bucket size 2, 20 iterations, expansion 1, at most 32
+ * sub-filters), replies and error texts (facts from RedisBloom's
+ * src/rebloom.c; docs/REDIS.md lists them), and RedisBloom's algorithm bit
+ * for bit, so a CF key answers every command sequence as RedisBloom's
+ * would, and keys move between the two modules (RDB, AOF, SCANDUMP) both
+ * ways. Every CF key has RedisBloom's type, MBbloomCF (redisbloom.c).
+ */
+#define _GNU_SOURCE
+#include "module.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#define CF_DEFAULT_CAPACITY 1024
+#define CF_DEFAULT_BUCKET_SIZE 2
+#define CF_DEFAULT_ITERATIONS 20
+#define CF_DEFAULT_EXPANSION 1
+#define CF_MAX_EXPANSIONS 32
+
+/* RedisBloom's chunk limit for CF.SCANDUMP. */
+#define CF_MAX_CHUNK (16u << 20)
+
+typedef enum { CF_FOUND, CF_EMPTY, CF_WRONGTYPE } cf_lookup_t;
+
+static cf_lookup_t cf_lookup(RedisModuleKey *key, bkr_cf_t **out)
+{
+    *out = NULL;
+    int type = RedisModule_KeyType(key);
+    if (type == REDISMODULE_KEYTYPE_EMPTY)
+        return CF_EMPTY;
+    if (type != REDISMODULE_KEYTYPE_MODULE || RedisModule_ModuleTypeGetType(key) != bkr_type_rbcf)
+        return CF_WRONGTYPE;
+    *out = RedisModule_ModuleTypeGetValue(key);
+    return CF_FOUND;
+}
+
+/* RedisBloom's statusStrerror: a found key is "item exists" (for
+ * CF.RESERVE). */
+static int reply_lookup(RedisModuleCtx *ctx, cf_lookup_t st)
+{
+    return RedisModule_ReplyWithError(ctx, st == CF_EMPTY       ? "ERR not found"
+                                           : st == CF_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE
+                                                                : "ERR item exists");
+}
+
+/* The position of an option word in argv[2..], or -1 (RedisBloom looks
+ * for each keyword anywhere among the arguments). */
+static int arg_index(RedisModuleString **argv, int argc, const char *word)
+{
+    for (int i = 2; i < argc; i++)
+        if (bkr_arg_is(argv[i], word))
+            return i;
+    return -1;
+}
+
+/* A new filter under key; NULL after replying. */
+static bkr_cf_t *create(RedisModuleCtx *ctx, RedisModuleKey *key, uint64_t capacity,
+                        uint64_t bucket_size, uint64_t iterations, uint64_t expansion)
+{
+    bk_cuckoo_options_t o = {.flavour = BK_CUCKOO_REDISBLOOM,
+                             .bucket_size = (uint32_t)bucket_size,
+                             .max_iterations = (uint32_t)iterations,
+                             .expansion = (uint32_t)expansion,
+                             .expansion_set = true};
+    uint64_t buckets = 1;
+    while (buckets < capacity / bucket_size && buckets < (UINT64_C(1) << 62))
+        buckets <<= 1;
+    uint64_t cap = bkr_cap(ctx);
+    if (buckets * bucket_size > cap) {
+        bkr_reply_errorf(ctx,
+                         "ERR Insufficient memory to create filter: capacity %llu needs %llu "
+                         "bytes, over the limit of %llu bytes (module argument MAX_BYTES)",
+                         (unsigned long long)capacity,
+                         (unsigned long long)(buckets * bucket_size), (unsigned long long)cap);
+        return NULL;
+    }
+    uint64_t mark = bkr_lib_bytes();
+    bk_cuckoo_t *c;
+    bk_status_t st = bk_cuckoo_create(&c, capacity, 0, &o);
+    if (st != BK_OK) {
+        RedisModule_ReplyWithError(ctx, st == BK_ENOMEM ? "ERR Insufficient memory to create filter"
+                                                        : "Couldn't create Cuckoo Filter");
+        return NULL;
+    }
+    bkr_cf_t *o2 = bkr_cf_new(c, mark);
+    RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, o2);
+    return o2;
+}
+
+/* CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e] */
+static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 3 || argc % 2 == 0)
+        return RedisModule_WrongArity(ctx);
+    long long capacity, iterations = CF_DEFAULT_ITERATIONS, bucket = CF_DEFAULT_BUCKET_SIZE,
+                        expansion = CF_DEFAULT_EXPANSION;
+    if (RedisModule_StringToLongLong(argv[2], &capacity) != REDISMODULE_OK)
+        return RedisModule_ReplyWithError(ctx, "Bad capacity");
+    static const struct {
+        const char *word, *parse, *range;
+        long long min, max;
+    } opts[] = {
+        {"MAXITERATIONS", "Couldn't parse MAXITERATIONS",
+         "MAXITERATIONS parameter needs to be a positive integer", 1, 65535},
+        {"BUCKETSIZE", "Couldn't parse BUCKETSIZE",
+         "BUCKETSIZE parameter needs to be a positive integer", 1, 255},
+        {"EXPANSION", "Couldn't parse EXPANSION",
+         "EXPANSION parameter needs to be a non-negative integer", 0, 32768},
+    };
+    long long *values[] = {&iterations, &bucket, &expansion};
+    for (int i = 0; i < 3; i++) {
+        int at = arg_index(argv, argc, opts[i].word);
+        if (at < 0)
+            continue;
+        if (at + 1 >= argc || RedisModule_StringToLongLong(argv[at + 1], values[i]) != REDISMODULE_OK)
+            return RedisModule_ReplyWithError(ctx, opts[i].parse);
+        if (*values[i] < opts[i].min || *values[i] > opts[i].max)
+            return RedisModule_ReplyWithError(ctx, opts[i].range);
+    }
+    if (bucket * 2 > capacity)
+        return RedisModule_ReplyWithError(ctx, "Capacity must be at least (BucketSize * 2)");
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    bkr_cf_t *o;
+    cf_lookup_t st = cf_lookup(key, &o);
+    if (st != CF_EMPTY) {
+        reply_lookup(ctx, st); /* CF_FOUND: "ERR item exists" */
+        return bkr_done(key);
+    }
+    if (create(ctx, key, (uint64_t)capacity, (uint64_t)bucket, (uint64_t)iterations,
+               (uint64_t)expansion)) {
+        RedisModule_ReplicateVerbatim(ctx);
+        bkr_notify(ctx, argv[0], argv[1]);
+        RedisModule_ReplyWithSimpleString(ctx, "OK");
+    }
+    return bkr_done(key);
+}
+
+/* The last character of the command's name, lower-cased: 'x' for the NX
+ * forms. */
+static int name_ends(RedisModuleString *cmd)
+{
+    size_t n;
+    const char *s = RedisModule_StringPtrLen(cmd, &n);
+    return n ? tolower((unsigned char)s[n - 1]) : 0;
+}
+
+/* Adds items[0..n) to keyname's filter (made with capacity when missing
+ * and autocreate), replying one integer (multi false) or an array. */
+static int insert(RedisModuleCtx *ctx, RedisModuleString **argv, RedisModuleString **items,
+                  int n, uint64_t capacity, bool autocreate, bool multi)
+{
+    bool nx = name_ends(argv[0]) == 'x';
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    bkr_cf_t *o;
+    cf_lookup_t st = cf_lookup(key, &o);
+    if (st == CF_EMPTY && autocreate) {
+        o = create(ctx, key, capacity, CF_DEFAULT_BUCKET_SIZE, CF_DEFAULT_ITERATIONS,
+                   CF_DEFAULT_EXPANSION);
+        if (!o)
+            return bkr_done(key);
+    } else if (st != CF_FOUND) {
+        reply_lookup(ctx, st);
+        return bkr_done(key);
+    }
+    bk_cuckoo_shape_t shape;
+    bk_cuckoo_shape(o->c, &shape);
+    if (shape.filters >= CF_MAX_EXPANSIONS) {
+        RedisModule_ReplyWithError(ctx, "Maximum expansions reached");
+        return bkr_done(key);
+    }
+    if (multi)
+        RedisModule_ReplyWithArray(ctx, n);
+    bool changed = st == CF_EMPTY;
+    for (int i = 0; i < n; i++) {
+        size_t len;
+        const char *s = RedisModule_StringPtrLen(items[i], &len);
+        uint64_t mark = bkr_lib_bytes();
+        bool added = true;
+        bk_status_t r = nx ? bk_cuckoo_add_unique(o->c, s, len, &added) : bk_cuckoo_add(o->c, s, len);
+        o->heap += bkr_lib_bytes() - mark;
+        changed |= r == BK_OK && added;
+        if (r == BK_OK) {
+            RedisModule_ReplyWithLongLong(ctx, added ? 1 : 0);
+        } else if (r == BK_EFULL) {
+            if (!multi) {
+                RedisModule_ReplyWithError(ctx, "Filter is full");
+                break;
+            }
+            RedisModule_ReplyWithLongLong(ctx, -1);
+        } else {
+            RedisModule_ReplyWithError(ctx, "Memory allocation failure");
+        }
+    }
+    if (changed) {
+        RedisModule_ReplicateVerbatim(ctx);
+        bkr_notify(ctx, argv[0], argv[1]);
+    }
+    return bkr_done(key);
+}
+
+/* CF.ADD / CF.ADDNX key item */
+static int cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    return insert(ctx, argv, argv + 2, 1, CF_DEFAULT_CAPACITY, true, false);
+}
+
+/* CF.INSERT / CF.INSERTNX key [CAPACITY c] [NOCREATE] ITEMS item [item ...] */
+static int cmd_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 4)
+        return RedisModule_WrongArity(ctx);
+    long long capacity = CF_DEFAULT_CAPACITY;
+    bool autocreate = true;
+    int items = -1;
+    for (int i = 2; i < argc && items < 0;) {
+        size_t n;
+        const char *a = RedisModule_StringPtrLen(argv[i], &n);
+        switch (tolower((unsigned char)a[0])) {
+        case 'c':
+            if (++i == argc)
+                return RedisModule_WrongArity(ctx);
+            if (RedisModule_StringToLongLong(argv[i++], &capacity) != REDISMODULE_OK)
+                return RedisModule_ReplyWithError(ctx, "Bad capacity");
+            if (2 * CF_DEFAULT_BUCKET_SIZE > capacity)
+                return RedisModule_ReplyWithError(ctx,
+                                                  "Capacity must be at least (BucketSize * 2)");
+            break;
+        case 'i':
+            items = ++i;
+            break;
+        case 'n':
+            autocreate = false;
+            i++;
+            break;
+        default:
+            return RedisModule_ReplyWithError(ctx, "Unknown argument received");
+        }
+    }
+    if (items < 0 || items == argc)
+        return RedisModule_WrongArity(ctx);
+    return insert(ctx, argv, argv + items, argc - items, (uint64_t)capacity, autocreate, true);
+}
+
+/* CF.EXISTS / CF.MEXISTS / CF.COUNT: a missing key (or one of another
+ * type) answers 0, as RedisBloom does. */
+static int check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi, bool count)
+{
+    if ((!multi && argc != 3) || (multi && argc < 3))
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
+    bkr_cf_t *o;
+    bool found = cf_lookup(key, &o) == CF_FOUND;
+    if (multi)
+        RedisModule_ReplyWithArray(ctx, argc - 2);
+    for (int i = 2; i < argc; i++) {
+        size_t len;
+        const char *s = RedisModule_StringPtrLen(argv[i], &len);
+        if (!found)
+            RedisModule_ReplyWithLongLong(ctx, 0);
+        else if (count)
+            RedisModule_ReplyWithLongLong(ctx, (long long)bk_cuckoo_count(o->c, s, len));
+        else
+            RedisModule_ReplyWithLongLong(ctx, bk_cuckoo_contains(o->c, s, len));
+    }
+    return bkr_done(key);
+}
+
+static int cmd_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return check(ctx, argv, argc, false, false);
+}
+
+static int cmd_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return check(ctx, argv, argc, true, false);
+}
+
+static int cmd_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return check(ctx, argv, argc, false, true);
+}
+
+/* A key's filter for a write command, or NULL after replying `missing`. */
+static bkr_cf_t *open_write(RedisModuleCtx *ctx, RedisModuleString *name, const char *missing,
+                            RedisModuleKey **key)
+{
+    *key = RedisModule_OpenKey(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE);
+    bkr_cf_t *o;
+    cf_lookup_t st = cf_lookup(*key, &o);
+    if (st == CF_FOUND)
+        return o;
+    if (st == CF_EMPTY)
+        RedisModule_ReplyWithError(ctx, missing);
+    else
+        reply_lookup(ctx, st);
+    bkr_done(*key);
+    *key = NULL;
+    return NULL;
+}
+
+/* CF.DEL key item */
+static int cmd_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    bkr_cf_t *o = open_write(ctx, argv[1], "Not found", &key);
+    if (!o)
+        return REDISMODULE_OK;
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(argv[2], &len);
+    uint64_t mark = bkr_lib_bytes();
+    bool removed = bk_cuckoo_remove(o->c, s, len);
+    o->heap -= mark - bkr_lib_bytes(); /* a compaction may free a sub-filter */
+    if (removed) {
+        RedisModule_ReplicateVerbatim(ctx);
+        bkr_notify(ctx, argv[0], argv[1]);
+    }
+    RedisModule_ReplyWithLongLong(ctx, removed);
+    return bkr_done(key);
+}
+
+/* CF.COMPACT key */
+static int cmd_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    bkr_cf_t *o = open_write(ctx, argv[1], "Cuckoo filter was not found", &key);
+    if (!o)
+        return REDISMODULE_OK;
+    uint64_t mark = bkr_lib_bytes();
+    bk_cuckoo_compact(o->c);
+    o->heap -= mark - bkr_lib_bytes();
+    RedisModule_ReplicateVerbatim(ctx);
+    bkr_notify(ctx, argv[0], argv[1]);
+    RedisModule_ReplyWithSimpleString(ctx, "OK");
+    return bkr_done(key);
+}
+
+/* RedisBloom's "Size": its structs (40 bytes, and 16 per sub-filter) and
+ * one byte per slot. */
+static uint64_t redisbloom_size(const bk_cuckoo_shape_t *s)
+{
+    return 40 + 16 * (uint64_t)s->filters + s->bytes;
+}
+
+/* CF.INFO key */
+static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
+    bkr_cf_t *o;
+    cf_lookup_t st = cf_lookup(key, &o);
+    if (st != CF_FOUND) {
+        reply_lookup(ctx, st);
+        return bkr_done(key);
+    }
+    bk_cuckoo_shape_t s;
+    bk_cuckoo_shape(o->c, &s);
+    static const char *const labels[] = {"Size",           "Number of buckets",
+                                         "Number of filters", "Number of items inserted",
+                                         "Number of items deleted", "Bucket size",
+                                         "Expansion rate", "Max iterations"};
+    uint64_t values[] = {redisbloom_size(&s), s.buckets,     s.filters,   s.items,
+                         s.deletes,           s.bucket_size, s.expansion, s.max_iterations};
+    RedisModule_ReplyWithMap(ctx, 8);
+    for (int i = 0; i < 8; i++) {
+        RedisModule_ReplyWithSimpleString(ctx, labels[i]);
+        RedisModule_ReplyWithLongLong(ctx, (long long)values[i]);
+    }
+    return bkr_done(key);
+}
+
+/* CF.DEBUG key, as RedisBloom prints it. */
+static int cmd_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
+    bkr_cf_t *o;
+    cf_lookup_t st = cf_lookup(key, &o);
+    if (st != CF_FOUND) {
+        reply_lookup(ctx, st);
+        return bkr_done(key);
+    }
+    bk_cuckoo_shape_t s;
+    bk_cuckoo_shape(o->c, &s);
+    char line[256];
+    snprintf(line, sizeof line,
+             "bktsize:%u buckets:%llu items:%llu deletes:%llu filters:%u max_iterations:%u "
+             "expansion:%u",
+             s.bucket_size, (unsigned long long)s.buckets, (unsigned long long)s.items,
+             (unsigned long long)s.deletes, s.filters, s.max_iterations, s.expansion);
+    RedisModule_ReplyWithStringBuffer(ctx, line, strlen(line));
+    return bkr_done(key);
+}
+
+/* CF.SCANDUMP key iterator: RedisBloom's header, then each sub-filter's
+ * bytes (whole when at most 16 MiB, else in 16 MiB pieces); [0, nil] at
+ * the end, and at once for an empty filter. */
+static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    long long pos;
+    if (RedisModule_StringToLongLong(argv[2], &pos) != REDISMODULE_OK)
+        return RedisModule_ReplyWithError(ctx, "Invalid position");
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
+    bkr_cf_t *o;
+    cf_lookup_t st = cf_lookup(key, &o);
+    if (st != CF_FOUND) {
+        reply_lookup(ctx, st);
+        return bkr_done(key);
+    }
+    bk_cuckoo_shape_t s;
+    bk_cuckoo_shape(o->c, &s);
+    RedisModule_ReplyWithArray(ctx, 2);
+    const void *bytes = NULL;
+    uint64_t n = 0;
+    if (s.items && pos == 0) {
+        uint8_t h[BKR_CF_HEADER];
+        bkr_cf_header(o->c, h);
+        RedisModule_ReplyWithLongLong(ctx, 1);
+        RedisModule_ReplyWithStringBuffer(ctx, (const char *)h, sizeof h);
+        return bkr_done(key);
+    }
+    if (s.items && pos > 0)
+        bk_cuckoo_read(o->c, (uint64_t)pos - 1, CF_MAX_CHUNK, &bytes, &n);
+    if (n == 0) {
+        RedisModule_ReplyWithLongLong(ctx, 0);
+        RedisModule_ReplyWithNull(ctx);
+        return bkr_done(key);
+    }
+    RedisModule_ReplyWithLongLong(ctx, pos + (long long)n);
+    RedisModule_ReplyWithStringBuffer(ctx, bytes, (size_t)n);
+    return bkr_done(key);
+}
+
+/* A client's CF.LOADCHUNK that fails gets the error; one replayed from
+ * the AOF stops the server rather than start without the key. */
+static int refuse(RedisModuleCtx *ctx, const char *msg)
+{
+    if (bkr_loading(ctx))
+        bkr_fatal_load(ctx, "CF.LOADCHUNK: %s", msg);
+    return RedisModule_ReplyWithError(ctx, msg);
+}
+
+/* CF.LOADCHUNK key iterator data */
+static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 4)
+        return RedisModule_WrongArity(ctx);
+    long long pos;
+    if (RedisModule_StringToLongLong(argv[2], &pos) != REDISMODULE_OK || pos <= 0)
+        return refuse(ctx, "Invalid position");
+    size_t len;
+    const char *buf = RedisModule_StringPtrLen(argv[3], &len);
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    bkr_cf_t *o;
+    cf_lookup_t st = cf_lookup(key, &o);
+    const char *err = NULL;
+    if (pos == 1) {
+        bk_cuckoo_t *c = NULL;
+        uint64_t mark = bkr_lib_bytes();
+        if (st != CF_EMPTY)
+            err = st == CF_FOUND ? "ERR item exists" : REDISMODULE_ERRORMSG_WRONGTYPE;
+        else if ((err = bkr_cf_from_header(buf, len, &c)) == NULL &&
+                 bk_cuckoo_bytes(c) > bkr_cap(ctx)) {
+            bk_cuckoo_free(c);
+            err = "ERR the dumped filter is over the limit of the module argument MAX_BYTES";
+        } else if (!err) {
+            RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, bkr_cf_new(c, mark));
+        }
+    } else if (st != CF_FOUND) {
+        err = st == CF_EMPTY ? "ERR not found" : REDISMODULE_ERRORMSG_WRONGTYPE;
+    } else if (len == 0 || (uint64_t)pos < len + 1 ||
+               bk_cuckoo_write(o->c, (uint64_t)pos - len - 1, buf, len) != BK_OK) {
+        err = "Couldn't load chunk!";
+    }
+    if (err) {
+        refuse(ctx, err);
+        return bkr_done(key);
+    }
+    RedisModule_ReplicateVerbatim(ctx);
+    bkr_notify(ctx, argv[0], argv[1]);
+    RedisModule_ReplyWithSimpleString(ctx, "OK");
+    return bkr_done(key);
+}
+
+static const struct {
+    const char *name;
+    RedisModuleCmdFunc fn;
+    const char *flags;
+} cf_commands[] = {
+    {"cf.reserve", cmd_reserve, "write deny-oom"},
+    {"cf.add", cmd_add, "write deny-oom"},
+    {"cf.addnx", cmd_add, "write deny-oom"},
+    {"cf.insert", cmd_insert, "write deny-oom"},
+    {"cf.insertnx", cmd_insert, "write deny-oom"},
+    {"cf.exists", cmd_exists, "readonly fast"},
+    {"cf.mexists", cmd_mexists, "readonly fast"},
+    {"cf.count", cmd_count, "readonly fast"},
+    {"cf.del", cmd_del, "write fast"},
+    {"cf.compact", cmd_compact, "write"},
+    {"cf.info", cmd_info, "readonly fast"},
+    {"cf.debug", cmd_debug, "readonly fast"},
+    {"cf.scandump", cmd_scandump, "readonly fast"},
+    {"cf.loadchunk", cmd_loadchunk, "write deny-oom"},
+};
+
+int bkr_cf_register(RedisModuleCtx *ctx)
+{
+    for (size_t i = 0; i < sizeof cf_commands / sizeof cf_commands[0]; i++)
+        if (RedisModule_CreateCommand(ctx, cf_commands[i].name, cf_commands[i].fn,
+                                      cf_commands[i].flags, 1, 1, 1) != REDISMODULE_OK)
+            return REDISMODULE_ERR;
+    return REDISMODULE_OK;
+}
