@@ -472,11 +472,7 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         uint64_t mark = bkr_lib_bytes();
         if (st != CF_EMPTY)
             err = st == CF_FOUND ? "ERR item exists" : REDISMODULE_ERRORMSG_WRONGTYPE;
-        else if ((err = bkr_cf_from_header(buf, len, &c)) == NULL &&
-                 bk_cuckoo_bytes(c) > bkr_cap(ctx)) {
-            bk_cuckoo_free(c);
-            err = "ERR the dumped filter is over the limit of the module argument MAX_BYTES";
-        } else if (!err) {
+        else if ((err = bkr_cf_from_header(buf, len, bkr_cap(ctx), &c)) == NULL) {
             RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, bkr_cf_new(c, mark));
         }
     } else if (st != CF_FOUND) {

@@ -206,10 +206,12 @@ typedef struct bkr_cf {
 bkr_cf_t *bkr_cf_new(bk_cuckoo_t *c, uint64_t since);
 void bkr_cf_free(void *value);
 /* RedisBloom's CF.SCANDUMP header (38 bytes) of c; and a filter of zeroed
- * sub-filters from one, or RedisBloom's error text for a bad one. */
+ * sub-filters from one, or the error to reply: RedisBloom's text for a bad
+ * header, the cap's for one whose sub-filters would pass `cap` bytes
+ * (checked before anything is allocated). */
 #define BKR_CF_HEADER 38u
 size_t bkr_cf_header(const bk_cuckoo_t *c, uint8_t out[BKR_CF_HEADER]);
-const char *bkr_cf_from_header(const char *buf, size_t len, bk_cuckoo_t **out);
+const char *bkr_cf_from_header(const char *buf, size_t len, uint64_t cap, bk_cuckoo_t **out);
 
 /* Registers RedisBloom's data types (MBbloom--, MBbloomCF), so an RDB
  * written by RedisBloom 2.x loads. */

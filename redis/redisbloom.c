@@ -90,8 +90,11 @@ static bool link_as_redisbloom_checks(const bk_redisbloom_link_t *l)
 }
 
 /* A header chunk as a new chain: NULL with *why set (RedisBloom's reply
- * text for what it refuses) */
-static bk_filter_t *chain_from_header(const uint8_t *h, size_t len, const char **why)
+ * text for what it refuses, or the cap's). The links' bytes are summed
+ * and held to `cap` before anything is allocated: a hostile header cannot
+ * make the server allocate what the cap refuses. */
+static bk_filter_t *chain_from_header(const uint8_t *h, size_t len, uint64_t cap,
+                                      const char **why)
 {
     *why = "ERR received bad data";
     if (len < RB_HDR)
@@ -114,6 +117,15 @@ static bk_filter_t *chain_from_header(const uint8_t *h, size_t len, const char *
         l->n2 = e[52];
         ok = get_le(e, 8) <= UINT64_MAX / 8 && get_le(e, 8) * 8 == l->bits &&
              link_as_redisbloom_checks(l);
+    }
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < c.links && ok; i++) {
+        ok = links[i].bits / 8 <= UINT64_MAX - total;
+        total += ok ? links[i].bits / 8 : 0;
+    }
+    if (ok && total > cap) {
+        *why = "ERR the dumped filter is over the limit of the module argument MAX_BYTES";
+        ok = false;
     }
     bk_filter_t *f = NULL;
     const char *lib_why = NULL;
@@ -185,14 +197,9 @@ const char *bkr_rb_load_header(RedisModuleCtx *ctx, RedisModuleKey *key, const c
 {
     const char *why;
     uint64_t mark = bkr_lib_bytes();
-    bk_filter_t *f = chain_from_header((const uint8_t *)buf, len, &why);
+    bk_filter_t *f = chain_from_header((const uint8_t *)buf, len, bkr_cap(ctx), &why);
     if (!f)
         return why;
-    uint64_t bytes, cap = bkr_cap(ctx);
-    if (!bkr_within_cap(f, cap, &bytes)) {
-        bk_filter_free(f);
-        return "ERR the dumped filter is over the limit of the module argument MAX_BYTES";
-    }
     bkr_obj_t *o = bkr_obj_new(BKR_BF, f, mark);
     RedisModule_ModuleTypeSetValue(key, bkr_type_rb, o);
     return NULL;
@@ -425,6 +432,19 @@ static void *rbcf_rdb_load(RedisModuleIO *io, int encver)
         bufs[i] = RedisModule_LoadStringBuffer(io, &lens[i]);
         ok = !RedisModule_IsIOError(io) && bufs[i] != NULL;
     }
+    /* Each string must be its sub-filter's size before any is allocated:
+     * the strings are what the input really holds. */
+    for (uint64_t i = 0; i < filters && ok; i++)
+        if (f.bucket_size == 0 || lens[i] / f.bucket_size != sub_buckets[i] ||
+            lens[i] % f.bucket_size) {
+            for (uint64_t j = 0; j < filters; j++)
+                if (bufs[j])
+                    RedisModule_Free(bufs[j]);
+            RedisModule_Free(bufs);
+            RedisModule_Free(lens);
+            RedisModule_Free(sub_buckets);
+            return rbcf_refuse(io, "a sub-filter's bytes disagree with its bucket count");
+        }
     uint64_t mark = bkr_lib_bytes();
     bk_cuckoo_t *c = NULL;
     const char *why = NULL;
@@ -493,7 +513,7 @@ size_t bkr_cf_header(const bk_cuckoo_t *c, uint8_t out[BKR_CF_HEADER])
     return BKR_CF_HEADER;
 }
 
-const char *bkr_cf_from_header(const char *buf, size_t len, bk_cuckoo_t **out)
+const char *bkr_cf_from_header(const char *buf, size_t len, uint64_t cap, bk_cuckoo_t **out)
 {
     const uint8_t *h = (const uint8_t *)buf;
     *out = NULL;
@@ -507,6 +527,15 @@ const char *bkr_cf_from_header(const char *buf, size_t len, bk_cuckoo_t **out)
                             (uint32_t)get_le(h + 32, 2),
                             (uint32_t)get_le(h + 34, 2),
                             (uint32_t)get_le(h + 36, 2)};
+    /* The sub-filters' bytes, held to the cap before anything is made. */
+    uint64_t total = 0, nb = f.buckets;
+    for (uint32_t i = 0; i < f.filters; i++) {
+        if (f.bucket_size && nb > (cap - total) / f.bucket_size)
+            return "ERR the dumped filter is over the limit of the module argument MAX_BYTES";
+        total += nb * f.bucket_size;
+        if (f.expansion > 1)
+            nb = nb > UINT64_MAX / f.expansion ? UINT64_MAX : nb * f.expansion;
+    }
     return bk_cuckoo_restore(out, &f, NULL, NULL) == BK_OK ? NULL : "Couldn't create filter!";
 }
 
@@ -540,7 +569,7 @@ static void *rbcf_copy(RedisModuleString *from, RedisModuleString *to, const voi
     bkr_cf_header(o->c, h);
     uint64_t mark = bkr_lib_bytes();
     bk_cuckoo_t *c;
-    if (bkr_cf_from_header((const char *)h, sizeof h, &c))
+    if (bkr_cf_from_header((const char *)h, sizeof h, UINT64_MAX, &c))
         return NULL;
     const void *bytes;
     uint64_t n, off = 0;

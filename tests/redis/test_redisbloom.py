@@ -16,6 +16,7 @@ Ends with "N passed, N failed".
 
 import os
 import shutil
+import struct
 import sys
 import time
 
@@ -294,6 +295,15 @@ def test_loadchunk_and_replica():
         e = tm.error_of(r.execute_command, "BF.LOADCHUNK", "rb:new", 1000, b"x")
         tm.check("loadchunk: a chunk past the end is refused",
                  e == "invalid offset - no link found", e)
+        # A hostile header: one link of 2^43 bits, valid in every field.
+        huge = bytearray(hdr)
+        bits = 1 << 43
+        huge[20 + 0:20 + 8] = struct.pack("<Q", bits // 8)
+        huge[20 + 8:20 + 16] = struct.pack("<Q", bits)
+        huge[0:8] = huge[20 + 16:20 + 24]  # items still the link's
+        e = tm.error_of(r.execute_command, "BF.LOADCHUNK", "rb:huge", 1, bytes(huge))
+        tm.check("loadchunk: a header past MAX_BYTES is refused before allocating",
+                 e is not None and "MAX_BYTES" in e and r.exists("rb:huge") == 0, e)
         tm.check("loadchunk: a key still answers after refused chunks",
                  r.execute_command("BF.ADD", "rb:new", "z") == 1 and
                  r.execute_command("BF.EXISTS", "rb:new", "z") == 1)
@@ -391,7 +401,12 @@ def test_cf_commands():
             (("CF.LOADCHUNK", "n", "0", "x"), "Invalid position"),
             (("CF.LOADCHUNK", "n", "1", "short"), "Invalid header"),
             (("CF.LOADCHUNK", "c", "9999", "x"), "Couldn't load chunk!"),
+            # A hostile header: 4,096 sub-filters of 2^32 buckets of 255.
+            (("CF.LOADCHUNK", "huge", "1",
+              struct.pack("<QQQQHHH", 0, 1 << 32, 0, 4096, 255, 20, 2)),
+             "ERR the dumped filter is over the limit of the module argument MAX_BYTES"),
         ])
+        tm.check("cf: nothing made of a refused header", r.exists("huge") == 0)
         for it, data in a["chunks"]:
             r.execute_command("CF.LOADCHUNK", "cf:restored", it, data)
         cf_answers_as_redisbloom(r, "cf:restored", "loadchunk", "cf:scaled")
