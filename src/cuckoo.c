@@ -648,3 +648,195 @@ bk_status_t bk_cuckoo_write(bk_cuckoo_t *c, uint64_t offset, const void *bytes, 
         memcpy(s->data + inside, bytes, (size_t)len);
     return BK_OK;
 }
+
+/* ---- as a bk_filter_t (kind BK_KIND_CUCKOO; native flavour only: its key
+ * hash is the filter's XXH3 hash, so bk_filter_hash serves it) ---- */
+
+static cuckoo_key_t key_of_hash(const bk_cuckoo_t *c, bk_hash_t h)
+{
+    uint64_t span = c->fp_bytes == 4 ? UINT64_C(0xffffffff) : (UINT64_C(1) << (8 * c->fp_bytes)) - 1;
+    cuckoo_key_t k = {h.lo, (uint32_t)(h.hi % span + 1)};
+    return k;
+}
+
+bk_status_t bki_cuckoo_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
+{
+    cuckoo_key_t k = key_of_hash(f->cuckoo, h);
+    bool present = contains_key(f->cuckoo, &k);
+    bk_status_t st = add_key(f->cuckoo, &k);
+    if (was_new)
+        *was_new = st == BK_OK && !present;
+    return st;
+}
+
+bool bki_cuckoo_contains_hash(const bk_filter_t *f, bk_hash_t h)
+{
+    cuckoo_key_t k = key_of_hash(f->cuckoo, h);
+    return contains_key(f->cuckoo, &k);
+}
+
+bk_status_t bki_cuckoo_remove_hash(bk_filter_t *f, bk_hash_t h)
+{
+    bk_cuckoo_t *c = f->cuckoo;
+    cuckoo_key_t k = key_of_hash(c, h);
+    for (uint32_t i = c->nsubs; i-- > 0;) {
+        cuckoo_sub_t *s = &c->subs[i];
+        uint64_t b1 = first_bucket(c, s, k.h);
+        uint8_t *slot = bucket_find(c, bucket_at(c, s, b1), k.fp);
+        if (!slot)
+            slot = bucket_find(c, bucket_at(c, s, other_bucket(c, s, b1, k.fp)), k.fp);
+        if (slot) {
+            slot_set(c, slot, 0);
+            c->items--;
+            c->deletes++;
+            return BK_OK;
+        }
+    }
+    return BK_ENOTFOUND;
+}
+
+unsigned bki_cuckoo_counter(const bk_filter_t *f, bk_hash_t h)
+{
+    const bk_cuckoo_t *c = f->cuckoo;
+    cuckoo_key_t k = key_of_hash(c, h);
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < c->nsubs; i++) {
+        const cuckoo_sub_t *s = &c->subs[i];
+        uint64_t b1 = first_bucket(c, s, k.h), b2 = other_bucket(c, s, b1, k.fp);
+        n += bucket_count(c, bucket_at(c, s, b1), k.fp);
+        if (b2 != b1) /* a fingerprint is in one of its buckets, once */
+            n += bucket_count(c, bucket_at(c, s, b2), k.fp);
+    }
+    return n > UINT32_MAX ? UINT32_MAX : (unsigned)n;
+}
+
+bk_status_t bki_cuckoo_clear(bk_filter_t *f)
+{
+    bk_cuckoo_t *c = f->cuckoo;
+    while (c->nsubs > 1)
+        drop_newest(c);
+    bki_payload_zero(c->subs[0].data, c->subs[0].nbytes, c->subs[0].mem);
+    c->items = c->deletes = 0;
+    return BK_OK;
+}
+
+bk_status_t bki_cuckoo_wrap(bk_filter_t **out, bk_cuckoo_t *c)
+{
+    bk_filter_t *f = bki_calloc(1, sizeof *f);
+    if (!f) {
+        bk_cuckoo_free(c);
+        return BK_ENOMEM;
+    }
+    f->kind = BK_KIND_CUCKOO;
+    f->contains_hash = bki_contains_hash_generic;
+    f->hash = BK_HASH_XXH3;
+    f->seed = c->seed;
+    f->capacity = c->capacity;
+    f->fpr = c->fpr;
+    f->k = c->bucket_size;
+    f->map_fd = -1;
+    f->cuckoo = c;
+    *out = f;
+    return BK_OK;
+}
+
+bk_status_t bki_cuckoo_filter_create(bk_filter_t **out, uint64_t capacity, double fpr,
+                                     const bk_options_t *o)
+{
+    bk_cuckoo_options_t co = {.flavour = BK_CUCKOO_NATIVE, .seed = o->seed};
+    if (o->hash != BK_HASH_XXH3)
+        return BK_EINVAL; /* its fingerprints come from the 128-bit XXH3 hash */
+    bk_cuckoo_t *c;
+    bk_status_t st = bk_cuckoo_create(&c, capacity, fpr, &co);
+    if (st != BK_OK)
+        return st;
+    c->max_bytes = o->max_bytes;
+    return bki_cuckoo_wrap(out, c);
+}
+
+bk_status_t bki_cuckoo_filter_clone(bk_filter_t **out, const bk_filter_t *f)
+{
+    const bk_cuckoo_t *c = f->cuckoo;
+    *out = NULL;
+    bk_cuckoo_t *d = new_shell(c->flavour);
+    if (!d)
+        return BK_ENOMEM;
+    cuckoo_sub_t *keep = d->subs;
+    *d = *c;
+    d->subs = keep;
+    d->nsubs = d->subs_cap = 0;
+    for (uint32_t i = 0; i < c->nsubs; i++) {
+        bk_status_t st = add_sub(d, c->subs[i].buckets);
+        if (st != BK_OK) {
+            bk_cuckoo_free(d);
+            return st;
+        }
+        memcpy(d->subs[i].data, c->subs[i].data, (size_t)c->subs[i].nbytes);
+    }
+    return bki_cuckoo_wrap(out, d);
+}
+
+void bki_cuckoo_filter_free(bk_filter_t *f)
+{
+    bk_cuckoo_free(f->cuckoo);
+    bki_free(f);
+}
+
+static uint64_t slots_used(const bk_cuckoo_t *c)
+{
+    uint64_t used = 0;
+    for (uint32_t i = 0; i < c->nsubs; i++) {
+        const cuckoo_sub_t *s = &c->subs[i];
+        uint64_t slots = s->buckets * c->bucket_size;
+        for (uint64_t j = 0; j < slots; j++)
+            used += slot_get(c, s->data + j * c->fp_bytes) != 0;
+    }
+    return used;
+}
+
+void bki_cuckoo_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
+{
+    const bk_cuckoo_t *c = f->cuckoo;
+    memset(out, 0, sizeof *out);
+    out->kind = out->sub_kind = BK_KIND_CUCKOO;
+    out->hash = f->hash;
+    out->seed = f->seed;
+    out->capacity = c->capacity;
+    out->fpr_target = c->fpr;
+    out->k = c->bucket_size;
+    out->bytes = bk_cuckoo_bytes(c);
+    out->items = c->items;
+    out->filters = c->nsubs;
+    out->growth = c->expansion;
+    out->nonscaling = c->expansion == 0;
+    out->newest_capacity = c->subs[c->nsubs - 1].buckets * c->bucket_size;
+    out->max_bytes = c->max_bytes;
+}
+
+void bki_cuckoo_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
+{
+    const bk_cuckoo_t *c = f->cuckoo;
+    memset(out, 0, sizeof *out);
+    out->kind = out->sub_kind = BK_KIND_CUCKOO;
+    out->hash = f->hash;
+    out->seed = f->seed;
+    out->capacity = c->capacity;
+    out->fpr_target = c->fpr;
+    out->k = c->bucket_size;
+    out->bytes = bk_cuckoo_bytes(c);
+    out->items = c->items;
+    out->filters = c->nsubs;
+    out->growth = c->expansion;
+    out->nonscaling = c->expansion == 0;
+    uint64_t slots = 0;
+    for (uint32_t i = 0; i < c->nsubs; i++)
+        slots += c->subs[i].buckets * c->bucket_size;
+    out->cells = slots;
+    out->cells_set = slots_used(c);
+    out->fill = slots ? (double)out->cells_set / (double)slots : 0.0;
+    out->estimated_items = (double)out->cells_set;
+    /* Each sub-filter: two buckets' occupied slots each match a random
+     * fingerprint with probability 1 / (2^bits - 1). */
+    double span = c->fp_bytes == 4 ? 4294967295.0 : (double)((UINT64_C(1) << (8 * c->fp_bytes)) - 1);
+    out->expected_fpr = 2.0 * c->bucket_size * out->fill / span;
+}

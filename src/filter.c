@@ -1,8 +1,10 @@
 /*
  * The public filter handle: creation, destruction and the bk_filter_* calls,
- * each sent to the single-array layer (array.c) or to the scalable chain
- * (scalable.c). The top of the ladder for in-memory filters: nothing below
- * calls back here (see internal.h).
+ * each sent to the single-array layer (array.c) or to a composite kind:
+ * the scalable chain (scalable.c), the window (window.c) or the cuckoo
+ * filter (cuckoo.c), through one table row per composite (`composites`
+ * below), so a call dispatches once. The top of the ladder for in-memory
+ * filters: nothing below calls back here (see internal.h).
  */
 #define _GNU_SOURCE
 #include "keyhash.h"
@@ -20,6 +22,90 @@ static bool is_chain(const bk_filter_t *f)
 static bool is_window(const bk_filter_t *f)
 {
     return f->kind == BK_KIND_WINDOW;
+}
+
+/* What a composite kind does. NULL entries: add_batch and contains_batch
+ * -> key by key through add_hash / contains_hash; remove -> BK_EKIND;
+ * counter -> 1 if contained; union_into -> BK_EKIND; items -> f->items. */
+typedef struct composite {
+    bk_status_t (*add_hash)(bk_filter_t *f, bk_hash_t h, bool *was_new);
+    bool (*contains_hash)(const bk_filter_t *f, bk_hash_t h);
+    uint64_t (*add_batch)(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new);
+    size_t (*contains_batch)(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out);
+    bk_status_t (*remove)(bk_filter_t *f, bk_hash_t h);
+    unsigned (*counter)(const bk_filter_t *f, bk_hash_t h);
+    bk_status_t (*clear)(bk_filter_t *f);
+    bk_status_t (*union_into)(bk_filter_t *dst, const bk_filter_t *src);
+    bk_status_t (*clone)(bk_filter_t **out, const bk_filter_t *f);
+    void (*free)(bk_filter_t *f);
+    void (*info)(const bk_filter_t *f, bk_filter_info_t *out);
+    void (*shape)(const bk_filter_t *f, bk_filter_shape_t *out);
+    uint64_t (*items)(const bk_filter_t *f);
+} composite_t;
+
+/* ---- the window's rows: its functions take the window itself ---- */
+
+static bk_status_t window_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
+{
+    bool added = bki_window_add(f->window, h);
+    if (was_new)
+        *was_new = added;
+    return BK_OK;
+}
+
+static bool window_contains_hash(const bk_filter_t *f, bk_hash_t h)
+{
+    return bki_window_contains(f->window, h);
+}
+
+static uint64_t window_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new)
+{
+    return bki_window_add_batch(f->window, keys, n, was_new);
+}
+
+static size_t window_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n,
+                                    bool *out)
+{
+    return bki_window_contains_batch(f->window, keys, n, out);
+}
+
+static bk_status_t window_clear(bk_filter_t *f)
+{
+    bki_window_clear(f->window);
+    return BK_OK;
+}
+
+static uint64_t window_items(const bk_filter_t *f)
+{
+    return bki_window_held(f->window);
+}
+
+static void chain_shape(const bk_filter_t *f, bk_filter_shape_t *out);
+
+static const composite_t chain_ops = {
+    bki_scalable_add, bki_scalable_contains, NULL, NULL, NULL, NULL, bki_scalable_clear,
+    bki_scalable_union, bki_scalable_clone, bki_scalable_free, bki_scalable_info, chain_shape,
+    NULL};
+/* Generations of different ages cannot be merged into one clock: no union. */
+static const composite_t window_ops = {
+    window_add_hash, window_contains_hash, window_add_batch, window_contains_batch, NULL, NULL,
+    window_clear, NULL, bki_window_filter_clone, bki_window_filter_free, bki_window_filter_info,
+    bki_window_filter_shape, window_items};
+/* Two cuckoo filters' union is not a cuckoo filter in general: no union. */
+static const composite_t cuckoo_ops = {
+    bki_cuckoo_add_hash, bki_cuckoo_contains_hash, NULL, NULL, bki_cuckoo_remove_hash,
+    bki_cuckoo_counter, bki_cuckoo_clear, NULL, bki_cuckoo_filter_clone, bki_cuckoo_filter_free,
+    bki_cuckoo_filter_info, bki_cuckoo_filter_shape, NULL};
+
+/* The composite a filter is, or NULL for a single array. */
+static const composite_t *composite_of(const bk_filter_t *f)
+{
+    switch (f->kind) {
+    case BK_KIND_SCALABLE: return &chain_ops;
+    case BK_KIND_WINDOW: return &window_ops;
+    case BK_KIND_CUCKOO: return &cuckoo_ops;
+    default: return NULL;
+    }
 }
 
 /* Fills *o from opts (NULL = defaults) and clears *out; every create call
@@ -53,6 +139,8 @@ bk_status_t bk_filter_create(bk_filter_t **out, uint64_t capacity, double fpr,
         return bki_scalable_create(out, capacity, fpr, &o, o.hash, o.seed);
     if (o.kind == BK_KIND_WINDOW)
         return bki_window_filter_create(out, capacity, fpr, &o);
+    if (o.kind == BK_KIND_CUCKOO)
+        return bki_cuckoo_filter_create(out, capacity, fpr, &o);
     /* The default kind depends on the error rate: bk_plan picks it. */
     if (o.kind != BK_KIND_DEFAULT && !bki_layout_is_filter(o.kind))
         return BK_EINVAL;
@@ -103,10 +191,9 @@ void bk_filter_free(bk_filter_t *f)
     uint64_t map_len = f->map_len;
     int fd = f->map_fd;
     /* Payloads that borrow the mapping are left alone, then it goes. */
-    if (is_chain(f))
-        bki_scalable_free(f);
-    else if (is_window(f))
-        bki_window_filter_free(f);
+    const composite_t *c = composite_of(f);
+    if (c)
+        c->free(f);
     else
         bki_array_free(f);
     if (map)
@@ -124,9 +211,10 @@ bk_status_t bk_filter_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
 {
     if (BKI_UNLIKELY(f->readonly))
         return BK_EREADONLY;
-    if (is_chain(f))
-        return bki_scalable_add(f, h, was_new);
-    bool added = is_window(f) ? bki_window_add(f->window, h) : bki_array_add(f, h);
+    const composite_t *c = composite_of(f);
+    if (c)
+        return c->add_hash(f, h, was_new);
+    bool added = bki_array_add(f, h);
     if (was_new)
         *was_new = added;
     return BK_OK;
@@ -135,11 +223,8 @@ bk_status_t bk_filter_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
 /* f->contains_hash of every filter without a probe of its own. */
 bool bki_contains_hash_generic(const bk_filter_t *f, bk_hash_t h)
 {
-    if (is_chain(f))
-        return bki_scalable_contains(f, h);
-    if (is_window(f))
-        return bki_window_contains(f->window, h);
-    return bki_array_contains(f, h);
+    const composite_t *c = composite_of(f);
+    return c ? c->contains_hash(f, h) : bki_array_contains(f, h);
 }
 
 /* One indirect jump and nothing else: even a test of the pointer for NULL
@@ -170,19 +255,21 @@ bk_status_t bk_filter_add_atomic(bk_filter_t *f, const void *key, size_t len, bo
 {
     if (f->readonly)
         return BK_EREADONLY;
-    if (is_chain(f) || is_window(f))
+    if (composite_of(f))
         return BK_EKIND;
     return bki_array_add_atomic(f, bk_filter_hash(f, key, len), was_new);
 }
 
-/* A chain's batch add: key by key, each possibly growing the chain. Stops
- * at the first error; the keys before it are in. */
-static bk_status_t chain_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n,
-                                   bool *was_new, uint64_t *fresh, size_t *done)
+/* A composite's batch add without a batch call of its own: key by key,
+ * each possibly growing it. Stops at the first error; the keys before it
+ * are in. */
+static bk_status_t one_by_one_add_batch(bk_filter_t *f, const composite_t *c,
+                                        const bk_key_t *keys, size_t n, bool *was_new,
+                                        uint64_t *fresh, size_t *done)
 {
     for (size_t i = 0; i < n; i++) {
         bool added;
-        bk_status_t st = bki_scalable_add(f, bk_filter_hash(f, keys[i].ptr, keys[i].len), &added);
+        bk_status_t st = c->add_hash(f, bk_filter_hash(f, keys[i].ptr, keys[i].len), &added);
         if (st != BK_OK) {
             if (was_new) /* the failing key and those after it: not added */
                 memset(was_new + i, 0, (n - i) * sizeof *was_new);
@@ -215,11 +302,12 @@ bk_status_t bk_filter_add_batch_done(bk_filter_t *f, const bk_key_t *keys, size_
         return BK_EREADONLY;
     if (n && !keys)
         return BK_EINVAL;
-    *at = n; /* every key, unless a chain stops at one */
-    if (is_chain(f))
-        st = chain_add_batch(f, keys, n, was_new, &fresh, at);
-    else if (is_window(f))
-        fresh = bki_window_add_batch(f->window, keys, n, was_new);
+    *at = n; /* every key, unless one stops the batch */
+    const composite_t *c = composite_of(f);
+    if (c && c->add_batch)
+        fresh = c->add_batch(f, keys, n, was_new);
+    else if (c)
+        st = one_by_one_add_batch(f, c, keys, n, was_new, &fresh, at);
     else
         fresh = bki_array_add_batch(f, keys, n, was_new);
     if (n_new)
@@ -231,21 +319,22 @@ size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size
 {
     if (n && (!keys || !out))
         return 0;
-    if (is_window(f))
-        return bki_window_contains_batch(f->window, keys, n, out);
-    if (!is_chain(f))
+    const composite_t *c = composite_of(f);
+    if (!c)
         return bki_array_contains_batch(f, keys, n, out);
+    if (c->contains_batch)
+        return c->contains_batch(f, keys, n, out);
     size_t hits = 0;
     for (size_t i = 0; i < n; i++) {
-        out[i] = bki_scalable_contains(f, bk_filter_hash(f, keys[i].ptr, keys[i].len));
+        out[i] = c->contains_hash(f, bk_filter_hash(f, keys[i].ptr, keys[i].len));
         hits += out[i];
     }
     return hits;
 }
 
-/* A chain's or a window's pre-hashed batch add: hash by hash, as the
- * one-key calls do (a chain may grow at any key and stops at the first
- * error, the hashes before it in). */
+/* A composite's pre-hashed batch add: hash by hash, as the one-key calls
+ * do (a chain or a cuckoo filter may grow at any key and stops at the
+ * first error, the hashes before it in). */
 static bk_status_t hash_add_one_by_one(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
                                        bool *was_new, uint64_t *fresh)
 {
@@ -275,7 +364,7 @@ bk_status_t bk_filter_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, si
         return BK_EREADONLY;
     if (n && !hashes)
         return BK_EINVAL;
-    if (is_chain(f) || is_window(f))
+    if (composite_of(f))
         st = hash_add_one_by_one(f, hashes, n, was_new, &fresh);
     else
         fresh = bki_array_add_hash_batch(f, hashes, n, was_new);
@@ -289,7 +378,7 @@ size_t bk_filter_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hash
 {
     if (n && (!hashes || !out))
         return 0;
-    if (!is_chain(f) && !is_window(f))
+    if (!composite_of(f))
         return bki_array_contains_hash_batch(f, hashes, n, out);
     size_t hits = 0;
     for (size_t i = 0; i < n; i++) {
@@ -301,17 +390,22 @@ size_t bk_filter_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hash
 
 bk_status_t bk_filter_remove(bk_filter_t *f, const void *key, size_t len)
 {
-    if (f->kind != BK_KIND_COUNTING)
+    const composite_t *c = composite_of(f);
+    if (c ? !c->remove : f->kind != BK_KIND_COUNTING)
         return BK_EKIND;
     if (f->readonly)
         return BK_EREADONLY;
-    return bki_array_remove(f, bk_filter_hash(f, key, len));
+    bk_hash_t h = bk_filter_hash(f, key, len);
+    return c ? c->remove(f, h) : bki_array_remove(f, h);
 }
 
 unsigned bk_filter_counter(const bk_filter_t *f, const void *key, size_t len)
 {
     bk_hash_t h = bk_filter_hash(f, key, len);
-    if (is_chain(f) || is_window(f))
+    const composite_t *c = composite_of(f);
+    if (c && c->counter)
+        return c->counter(f, h);
+    if (c)
         return bk_filter_contains_hash(f, h) ? 1u : 0u;
     return bki_array_counter(f, h);
 }
@@ -325,12 +419,10 @@ bk_status_t bk_filter_clear(bk_filter_t *f)
 {
     if (f->readonly)
         return BK_EREADONLY;
-    if (is_chain(f))
-        return bki_scalable_clear(f);
-    if (is_window(f))
-        bki_window_clear(f->window);
-    else
-        bki_array_clear(f);
+    const composite_t *c = composite_of(f);
+    if (c)
+        return c->clear(f);
+    bki_array_clear(f);
     return BK_OK;
 }
 
@@ -338,16 +430,16 @@ bk_status_t bk_filter_union(bk_filter_t *dst, const bk_filter_t *src)
 {
     if (dst->readonly)
         return BK_EREADONLY;
-    /* Generations of different ages cannot be merged into one clock. */
-    if (is_window(dst) || is_window(src))
-        return dst->kind == src->kind ? BK_EKIND : BK_EINCOMPAT;
-    if (is_chain(dst) != is_chain(src))
+    const composite_t *c = composite_of(dst);
+    if (dst->kind != src->kind && (c || composite_of(src)))
         return BK_EINCOMPAT;
+    if (c && !c->union_into)
+        return BK_EKIND;
     /* Keys canonicalized two ways are different keys: their union would
      * answer neither way's lookups correctly. */
     if (dst->key_form && src->key_form && dst->key_form != src->key_form)
         return BK_EINCOMPAT;
-    bk_status_t st = is_chain(dst) ? bki_scalable_union(dst, src) : bki_array_union(dst, src);
+    bk_status_t st = c ? c->union_into(dst, src) : bki_array_union(dst, src);
     if (st == BK_OK && !dst->key_form)
         dst->key_form = src->key_form;
     return st;
@@ -355,11 +447,8 @@ bk_status_t bk_filter_union(bk_filter_t *dst, const bk_filter_t *src)
 
 bk_status_t bk_filter_clone(bk_filter_t **out, const bk_filter_t *f)
 {
-    bk_status_t st;
-    if (is_window(f))
-        st = bki_window_filter_clone(out, f);
-    else
-        st = is_chain(f) ? bki_scalable_clone(out, f) : bki_array_clone(out, f);
+    const composite_t *c = composite_of(f);
+    bk_status_t st = c ? c->clone(out, f) : bki_array_clone(out, f);
     if (st == BK_OK)
         (*out)->key_form = f->key_form;
     return st;
@@ -397,10 +486,9 @@ const char *bk_key_form_name(bk_key_form_t form)
 
 void bk_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
 {
-    if (is_chain(f))
-        bki_scalable_info(f, out);
-    else if (is_window(f))
-        bki_window_filter_info(f, out);
+    const composite_t *c = composite_of(f);
+    if (c)
+        c->info(f, out);
     else
         bki_array_info(f, out);
     out->mapped = f->map_base != NULL;
@@ -419,14 +507,9 @@ bk_status_t bk_filter_sub_shape(const bk_filter_t *f, uint32_t i, bk_filter_shap
     return BK_OK;
 }
 
-void bk_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
+/* The fields every kind's shape has. */
+static void common_shape(const bk_filter_t *f, bk_filter_shape_t *out)
 {
-    if (is_window(f)) {
-        bki_window_filter_shape(f, out);
-        out->mapped = f->map_base != NULL;
-        out->readonly = f->readonly;
-        return;
-    }
     memset(out, 0, sizeof *out);
     out->kind = f->kind;
     out->hash = f->hash;
@@ -434,17 +517,11 @@ void bk_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
     out->fpr_target = f->fpr;
     out->items = bki_items(f);
     out->max_bytes = f->max_bytes;
-    out->mapped = f->map_base != NULL;
-    out->readonly = f->readonly;
-    if (!is_chain(f)) {
-        out->sub_kind = f->kind;
-        out->capacity = f->capacity;
-        out->k = f->k;
-        out->bytes = f->nbytes;
-        out->filters = 1;
-        out->nonscaling = true;
-        return;
-    }
+}
+
+static void chain_shape(const bk_filter_t *f, bk_filter_shape_t *out)
+{
+    common_shape(f, out);
     const bk_filter_t *newest = f->subs[f->nsubs - 1];
     out->sub_kind = f->sub_kind;
     out->capacity = f->subs_capacity;
@@ -459,14 +536,35 @@ void bk_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
     out->newest_items = bki_items(newest);
 }
 
+void bk_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
+{
+    const composite_t *c = composite_of(f);
+    if (c) {
+        c->shape(f, out);
+    } else {
+        common_shape(f, out);
+        out->sub_kind = f->kind;
+        out->capacity = f->capacity;
+        out->k = f->k;
+        out->bytes = f->nbytes;
+        out->filters = 1;
+        out->nonscaling = true;
+    }
+    out->mapped = f->map_base != NULL;
+    out->readonly = f->readonly;
+}
+
 void bk_filter_set_max_bytes(bk_filter_t *f, uint64_t max_bytes)
 {
     f->max_bytes = max_bytes;
+    if (f->cuckoo)
+        bk_cuckoo_set_max_bytes(f->cuckoo, max_bytes);
 }
 
 uint64_t bk_filter_items(const bk_filter_t *f)
 {
-    return is_window(f) ? bki_window_held(f->window) : bki_items(f);
+    const composite_t *c = composite_of(f);
+    return c && c->items ? c->items(f) : bki_items(f);
 }
 
 bk_status_t bk_filter_advance(bk_filter_t *f, uint64_t now)

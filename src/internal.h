@@ -144,6 +144,8 @@ struct bk_filter {
 
     /* window: its generations and clock (window.h); data stays NULL */
     struct bki_window *window;
+    /* cuckoo: its sub-filters (cuckoo.c); data stays NULL */
+    struct bk_cuckoo *cuckoo;
 
     /* file mapping (bk_filter_open); owned by the outermost filter */
     void *map_base;
@@ -455,6 +457,22 @@ BKI_HIDDEN double bki_rb_bpe(double error);
 BKI_HIDDEN bk_status_t bki_rb_geometry(uint64_t *entries, double error, uint32_t options,
                                        uint64_t *bits, uint32_t *hashes, uint32_t *n2,
                                        double *bpe);
+
+/* ---- cuckoo.c as a bk_filter_t (kind BK_KIND_CUCKOO, native flavour) ---- */
+BKI_HIDDEN bk_status_t bki_cuckoo_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new);
+BKI_HIDDEN bool bki_cuckoo_contains_hash(const bk_filter_t *f, bk_hash_t h);
+/* BK_ENOTFOUND if no fingerprint of the key is there. */
+BKI_HIDDEN bk_status_t bki_cuckoo_remove_hash(bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN unsigned bki_cuckoo_counter(const bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN bk_status_t bki_cuckoo_clear(bk_filter_t *f);
+/* Wraps c in a new handle that owns it (c freed on BK_ENOMEM). */
+BKI_HIDDEN bk_status_t bki_cuckoo_wrap(bk_filter_t **out, struct bk_cuckoo *c);
+BKI_HIDDEN bk_status_t bki_cuckoo_filter_create(bk_filter_t **out, uint64_t capacity,
+                                                double fpr, const bk_options_t *o);
+BKI_HIDDEN bk_status_t bki_cuckoo_filter_clone(bk_filter_t **out, const bk_filter_t *f);
+BKI_HIDDEN void bki_cuckoo_filter_free(bk_filter_t *f);
+BKI_HIDDEN void bki_cuckoo_filter_info(const bk_filter_t *f, bk_filter_info_t *out);
+BKI_HIDDEN void bki_cuckoo_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out);
 
 /* ==== rung 3: array.c (single-array dispatch) ============================ */
 
