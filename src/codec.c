@@ -63,6 +63,8 @@ void bkf_obj_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p)
     memset(p, 0, sizeof *p);
     if (o->f && o->kind == BK_KIND_WINDOW) {
         bkf_window_part(o, i, p);
+    } else if (o->f && o->kind == BK_KIND_CUCKOO) {
+        bkf_cuckoo_part(o, i, p);
     } else if (o->f) {
         part_of_filter(o->kind == BK_KIND_SCALABLE ? o->f->subs[i] : o->f, p);
     } else {
@@ -108,6 +110,11 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
         if (!f->window)
             return BK_EINVAL;
         bkf_window_obj(o, f);
+        return BK_OK;
+    } else if (f->kind == BK_KIND_CUCKOO) {
+        if (!f->cuckoo)
+            return BK_EINVAL;
+        bkf_cuckoo_obj(o, f);
         return BK_OK;
     } else if (bki_layout_is_filter(f->kind)) {
         o->nparts = 1;
@@ -180,7 +187,13 @@ static void encode_header(const bkf_obj_t *o, uint64_t file_size, uint8_t out[BK
     put_u32(out + H_FLAGS, o->flags);
     put_f64(out + H_GROWTH, o->growth);
     put_f64(out + H_TIGHTENING, o->tightening);
-    put_u32(out + H_RB_OPTIONS, o->rb_options);
+    if (o->kind == BK_KIND_CUCKOO) {
+        put_u32(out + H_CK_FP_BITS, o->ck_fp_bits);
+        put_u32(out + H_CK_ITERATIONS, o->ck_iterations);
+        put_u64(out + H_CK_DELETES, o->ck_deletes);
+    } else {
+        put_u32(out + H_RB_OPTIONS, o->rb_options);
+    }
 }
 
 /* Encodes part p's table entry (its payload at offset off), reading the
@@ -337,7 +350,9 @@ static bk_status_t check_meta_bytes(const uint8_t *b, uint64_t have, uint64_t to
         FAIL(BK_ECORRUPT, "header checksum mismatch (header damaged)");
     if (!all_zero(b + table_end + 8, (size_t)(mlen - table_end - 8)))
         FAIL(BK_ECORRUPT, "header padding is not zero");
-    if (!all_zero(b + H_RESERVED, BKF_HEADER - H_RESERVED))
+    uint32_t reserved = bkf_get_u32(b + H_KIND) == BK_KIND_CUCKOO ? H_CK_RESERVED : H_RESERVED;
+    if (!all_zero(b + reserved, BKF_HEADER - reserved) ||
+        (reserved == H_CK_RESERVED && !all_zero(b + H_CK_ITERATIONS + 4, 4)))
         FAIL(BK_ECORRUPT, "reserved header bytes are not zero");
     return BK_OK;
 }
@@ -359,13 +374,19 @@ static void decode_header(const uint8_t *b, bkf_meta_t *m)
     m->flags = bkf_get_u32(b + H_FLAGS);
     m->growth = get_f64(b + H_GROWTH);
     m->tightening = get_f64(b + H_TIGHTENING);
-    m->rb_options = bkf_get_u32(b + H_RB_OPTIONS);
+    if (m->kind == BK_KIND_CUCKOO) {
+        m->ck_fp_bits = bkf_get_u32(b + H_CK_FP_BITS);
+        m->ck_iterations = bkf_get_u32(b + H_CK_ITERATIONS);
+        m->ck_deletes = get_u64(b + H_CK_DELETES);
+    } else {
+        m->rb_options = bkf_get_u32(b + H_RB_OPTIONS);
+    }
     m->table = b + BKF_HEADER;
 }
 
 static bool is_filter_kind(uint32_t kind)
 {
-    return kind == BK_KIND_SCALABLE || kind == BK_KIND_WINDOW ||
+    return kind == BK_KIND_SCALABLE || kind == BK_KIND_WINDOW || kind == BK_KIND_CUCKOO ||
            bki_layout_is_filter((bk_kind_t)kind);
 }
 
@@ -426,6 +447,8 @@ static bk_status_t check_chain_fields(const bkf_meta_t *m, const char **why)
 {
     if (m->kind == BK_KIND_WINDOW && m->nparts != 2)
         FAIL(BK_ECORRUPT, "part count is not 2 for a window");
+    if (m->kind == BK_KIND_CUCKOO)
+        return BK_OK; /* its own fields: bkf_cuckoo_check, once the parts are known */
     if (m->kind != BK_KIND_SCALABLE) {
         if (m->nparts != 1 && m->kind != BK_KIND_WINDOW)
             FAIL(BK_ECORRUPT, "part count is not 1 for a single-array kind");
@@ -475,8 +498,9 @@ static bk_status_t check_part_extent(const bkf_meta_t *m, uint32_t i, const bkf_
                 m->sub_kind != BK_KIND_REDISBLOOM;
     if (p->kind != want_kind && !deep)
         FAIL(BK_ECORRUPT, "part kind disagrees with the header");
-    uint64_t len = m->kind == BK_KIND_WINDOW ? bkf_window_part_len(m, i, p->cells)
-                                             : payload_len(p->kind, p->cells);
+    uint64_t len = m->kind == BK_KIND_WINDOW   ? bkf_window_part_len(m, i, p->cells)
+                   : m->kind == BK_KIND_CUCKOO ? bkf_cuckoo_part_len(m, p)
+                                               : payload_len(p->kind, p->cells);
     if (len == 0)
         FAIL(BK_ECORRUPT, "cell count is zero or not a whole number of units");
     if (len > BKI_MAX_PAYLOAD_BYTES)
@@ -497,6 +521,8 @@ static bk_status_t check_part_fields(const bkf_meta_t *m, uint32_t i, const bkf_
 {
     if (m->kind == BK_KIND_WINDOW)
         return bkf_window_check_part(m, i, p, why);
+    if (m->kind == BK_KIND_CUCKOO)
+        return i == 0 ? bkf_cuckoo_check(m, why) : BK_OK; /* all parts at once */
     if (!is_filter_kind(m->kind)) {
         if (p->k != 0 || p->items != 0 || p->seed != 0 || !same_f64(p->fpr, 0.0) ||
             p->capacity != p->cells || m->capacity != p->cells)
@@ -659,6 +685,8 @@ bk_status_t bkf_build_filter(bk_filter_t **out, const bkf_meta_t *m, const bkf_s
         st = build_chain(out, m, s, map, why);
     else if (m->kind == BK_KIND_WINDOW)
         st = bkf_window_build(out, m, s, map, why);
+    else if (m->kind == BK_KIND_CUCKOO)
+        st = bkf_cuckoo_build(out, m, s, map, why);
     else
         st = load_part(out, m, 0, s, map, why);
     if (st == BK_OK)
@@ -718,7 +746,7 @@ bk_status_t bk_peek_kind(const void *buf, size_t len, bk_kind_t *out)
     if (st != BK_OK)
         return st;
     uint32_t kind = bkf_get_u32(b + H_KIND);
-    if (kind < BK_KIND_BLOCKED || kind > BK_KIND_SPLIT)
+    if (kind < BK_KIND_BLOCKED || kind > BK_KIND_CUCKOO || kind == BK_KIND_REDISBLOOM)
         return BK_ECORRUPT;
     /* With the whole metadata at hand, make sure the kind is not a
      * damaged byte. */

@@ -35,36 +35,11 @@
  *    not be a power of two and no memory is lost to rounding). Sub-filters
  *    do not nest: compaction leaves a native filter as it is.
  */
+#include "cuckoo.h"
 #include "keyhash.h"
 
 #include <math.h>
 #include <string.h>
-
-#define ALT_MULT UINT64_C(0x5bd1e995)
-/* More sub-filters than this is a filter growing without bound (RedisBloom
- * stops at 32 expansions in its commands; the library at this). */
-#define MAX_SUBS 4096u
-
-typedef struct cuckoo_sub {
-    uint64_t buckets;
-    uint8_t *data; /* buckets * bucket_size slots of fp_bytes each */
-    uint64_t nbytes;
-    bki_mem_t mem;
-} cuckoo_sub_t;
-
-struct bk_cuckoo {
-    bk_cuckoo_flavour_t flavour;
-    uint64_t buckets; /* first sub-filter's */
-    uint64_t items, deletes;
-    uint32_t bucket_size, max_iterations, expansion;
-    uint32_t fp_bytes;
-    uint64_t seed;
-    uint64_t capacity;
-    double fpr;
-    uint64_t max_bytes; /* 0: no cap */
-    uint32_t nsubs, subs_cap;
-    cuckoo_sub_t *subs;
-};
 
 /* A key's fingerprint and hash for bucket addressing. */
 typedef struct cuckoo_key {
@@ -153,7 +128,7 @@ static uint8_t *free_slot(const bk_cuckoo_t *c, const cuckoo_sub_t *s, uint64_t 
 
 /* ---- sub-filters ---- */
 
-static bk_status_t add_sub(bk_cuckoo_t *c, uint64_t buckets)
+static bk_status_t add_sub_at(bk_cuckoo_t *c, uint64_t buckets, uint8_t *borrow)
 {
     if (c->nsubs >= MAX_SUBS)
         return BK_EFULL;
@@ -170,11 +145,28 @@ static bk_status_t add_sub(bk_cuckoo_t *c, uint64_t buckets)
     cuckoo_sub_t *s = &c->subs[c->nsubs];
     s->buckets = buckets;
     s->nbytes = buckets * c->bucket_size * c->fp_bytes;
-    s->data = bki_payload_alloc(s->nbytes, &s->mem);
-    if (!s->data)
-        return BK_ENOMEM;
+    if (borrow) {
+        s->data = borrow;
+        s->mem = BKI_MEM_BORROWED;
+    } else {
+        s->data = bki_payload_alloc(s->nbytes, &s->mem);
+        if (!s->data)
+            return BK_ENOMEM;
+    }
     c->nsubs++;
     return BK_OK;
+}
+
+static bk_status_t add_sub(bk_cuckoo_t *c, uint64_t buckets)
+{
+    return add_sub_at(c, buckets, NULL);
+}
+
+bk_status_t bki_cuckoo_add_sub(bk_cuckoo_t *c, uint64_t buckets, uint8_t *borrow)
+{
+    if (borrow)
+        c->mapped = true;
+    return add_sub_at(c, buckets, borrow);
 }
 
 /* Buckets of the sub-filter after the newest, or 0 if it does not fit. */
@@ -187,7 +179,8 @@ static uint64_t next_buckets(const bk_cuckoo_t *c)
 static void drop_newest(bk_cuckoo_t *c)
 {
     cuckoo_sub_t *s = &c->subs[--c->nsubs];
-    bki_payload_free(s->data, s->nbytes, s->mem);
+    if (s->mem != BKI_MEM_BORROWED)
+        bki_payload_free(s->data, s->nbytes, s->mem);
 }
 
 /* ---- add ---- */
@@ -239,7 +232,8 @@ static bk_status_t add_key(bk_cuckoo_t *c, const cuckoo_key_t *k)
             c->items++;
             return BK_OK;
         }
-        if (c->expansion == 0)
+        /* A mapped filter borrows its file's bytes: no room to grow there. */
+        if (c->expansion == 0 || c->mapped)
             return BK_EFULL;
         uint64_t nb = next_buckets(c);
         if (c->max_bytes && (nb > c->max_bytes / c->bucket_size / c->fp_bytes ||
@@ -347,7 +341,7 @@ static bool compact_sub(bk_cuckoo_t *c, uint32_t j)
 
 static void compact(bk_cuckoo_t *c, bool keep_going)
 {
-    if (c->flavour == BK_CUCKOO_REDISBLOOM)
+    if (c->flavour == BK_CUCKOO_REDISBLOOM && !c->mapped)
         for (uint32_t j = c->nsubs; j-- > 1;)
             if (!compact_sub(c, j) && !keep_going)
                 break;
@@ -434,6 +428,20 @@ static bk_cuckoo_t *new_shell(bk_cuckoo_flavour_t flavour)
     bk_cuckoo_t *c = bki_calloc(1, sizeof *c);
     if (c)
         c->flavour = flavour;
+    return c;
+}
+
+bk_cuckoo_t *bki_cuckoo_shell(uint32_t bucket_size, uint32_t fp_bits, uint32_t max_iterations,
+                              uint32_t expansion, uint64_t seed)
+{
+    bk_cuckoo_t *c = new_shell(BK_CUCKOO_NATIVE);
+    if (!c)
+        return NULL;
+    c->bucket_size = bucket_size;
+    c->fp_bytes = fp_bits / 8;
+    c->max_iterations = max_iterations;
+    c->expansion = expansion;
+    c->seed = seed;
     return c;
 }
 
@@ -713,9 +721,11 @@ unsigned bki_cuckoo_counter(const bk_filter_t *f, bk_hash_t h)
 bk_status_t bki_cuckoo_clear(bk_filter_t *f)
 {
     bk_cuckoo_t *c = f->cuckoo;
-    while (c->nsubs > 1)
+    /* A mapped filter keeps its sub-filters (its file's layout), emptied. */
+    while (c->nsubs > 1 && !c->mapped)
         drop_newest(c);
-    bki_payload_zero(c->subs[0].data, c->subs[0].nbytes, c->subs[0].mem);
+    for (uint32_t i = 0; i < c->nsubs; i++)
+        bki_payload_zero(c->subs[i].data, c->subs[i].nbytes, c->subs[i].mem);
     c->items = c->deletes = 0;
     return BK_OK;
 }
@@ -774,6 +784,11 @@ bk_status_t bki_cuckoo_filter_clone(bk_filter_t **out, const bk_filter_t *f)
         memcpy(d->subs[i].data, c->subs[i].data, (size_t)c->subs[i].nbytes);
     }
     return bki_cuckoo_wrap(out, d);
+}
+
+uint64_t bki_cuckoo_items(const bk_filter_t *f)
+{
+    return f->cuckoo->items;
 }
 
 void bki_cuckoo_filter_free(bk_filter_t *f)

@@ -95,7 +95,7 @@ static const composite_t window_ops = {
 static const composite_t cuckoo_ops = {
     bki_cuckoo_add_hash, bki_cuckoo_contains_hash, NULL, NULL, bki_cuckoo_remove_hash,
     bki_cuckoo_counter, bki_cuckoo_clear, NULL, bki_cuckoo_filter_clone, bki_cuckoo_filter_free,
-    bki_cuckoo_filter_info, bki_cuckoo_filter_shape, NULL};
+    bki_cuckoo_filter_info, bki_cuckoo_filter_shape, bki_cuckoo_items};
 
 /* The composite a filter is, or NULL for a single array. */
 static const composite_t *composite_of(const bk_filter_t *f)

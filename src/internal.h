@@ -473,6 +473,7 @@ BKI_HIDDEN bk_status_t bki_cuckoo_filter_clone(bk_filter_t **out, const bk_filte
 BKI_HIDDEN void bki_cuckoo_filter_free(bk_filter_t *f);
 BKI_HIDDEN void bki_cuckoo_filter_info(const bk_filter_t *f, bk_filter_info_t *out);
 BKI_HIDDEN void bki_cuckoo_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out);
+BKI_HIDDEN uint64_t bki_cuckoo_items(const bk_filter_t *f);
 
 /* ==== rung 3: array.c (single-array dispatch) ============================ */
 

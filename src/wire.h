@@ -31,7 +31,10 @@ enum {
     H_SUBKIND = 64, H_FLAGS = 68, H_GROWTH = 72, H_TIGHTENING = 80,
     H_KEY_FORM = 88, /* version 2 only; zero in version 1 */
     H_RB_OPTIONS = 92, /* RedisBloom chains: RedisBloom's options; else 0 */
-    H_RESERVED = 96  /* .. 128, zero */
+    H_RESERVED = 96,   /* .. 128, zero (cuckoo filters: from H_CK_RESERVED) */
+    /* cuckoo filters (kind 12) only: */
+    H_CK_FP_BITS = 92, H_CK_ITERATIONS = 96, H_CK_DELETES = 104,
+    H_CK_RESERVED = 112
 };
 /* Part-table entry field offsets. */
 enum {
@@ -83,6 +86,8 @@ typedef struct bkf_obj {
     uint32_t kind, hash, nparts, sub_kind, flags;
     uint32_t key_form; /* bk_key_form_t; not 0 makes the file version 2 */
     uint32_t rb_options; /* RedisBloom chains; else 0 */
+    uint32_t ck_fp_bits, ck_iterations; /* cuckoo filters; else 0 */
+    uint64_t ck_deletes;
     uint64_t seed, capacity, items;
     double fpr, growth, tightening;
     const bk_filter_t *f;
@@ -100,6 +105,8 @@ typedef struct bkf_meta {
     uint32_t version, kind, hash, nparts, sub_kind, flags;
     uint32_t key_form; /* 0 in version 1 */
     uint32_t rb_options; /* RedisBloom chains; else 0 */
+    uint32_t ck_fp_bits, ck_iterations; /* cuckoo filters; else 0 */
+    uint64_t ck_deletes;
     uint64_t seed, capacity, items, file_size;
     double fpr, growth, tightening;
     const uint8_t *table; /* nparts entries, inside the caller's buffer */

@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_CHUNKS 16
 
@@ -333,6 +334,99 @@ static void test_bad_fields_refused(void)
     CHECK_STATUS(bk_cuckoo_create(&c, 0, 0.01, NULL), BK_EINVAL);
 }
 
+/* As a bk_filter_t kind: every bk_filter_* call, the file format (save,
+ * load, map, serialize, the incremental loader), growth. */
+static void test_filter_kind(void)
+{
+    bk_options_t o = {.kind = BK_KIND_CUCKOO, .seed_set = true, .seed = 99};
+    bk_filter_t *f = NULL;
+    CHECK_OK(bk_filter_create(&f, 5000, 0.001, &o));
+    if (!f)
+        return;
+    char key[32];
+    for (int i = 0; i < 12000; i++) { /* past capacity: it grows */
+        int n = snprintf(key, sizeof key, "k%d", i);
+        bool was_new = false;
+        CHECK_OK(bk_filter_add(f, key, (size_t)n, &was_new));
+        CHECK(was_new || i > 0);
+    }
+    bk_filter_shape_t s;
+    bk_filter_shape(f, &s);
+    CHECK(s.kind == BK_KIND_CUCKOO && s.filters >= 2 && s.items == 12000);
+    CHECK_OK(bk_filter_remove(f, "k7", 2));
+    CHECK_STATUS(bk_filter_remove(f, "never-added", 11), BK_ENOTFOUND);
+    CHECK_EQ_U64(bk_filter_items(f), 11999);
+    bool dup;
+    CHECK_OK(bk_filter_add(f, "k8", 2, &dup));
+    CHECK(!dup && bk_filter_count(f, "k8", 2) >= 2);
+
+    char path[] = "/tmp/bk-cuckoo-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK_OK(bk_filter_save(f, path));
+    bk_filter_t *g = NULL, *m = NULL, *w = NULL;
+    const char *why = NULL;
+    CHECK_OK(bk_filter_load(&g, path, &why));
+    CHECK_OK(bk_filter_open(&m, path, BK_MAP_READONLY, &why));
+    CHECK_OK(bk_filter_open(&w, path, BK_MAP_WRITABLE, &why));
+    uint64_t lost = 0, differ = 0;
+    for (int i = 0; i < 12000; i++) {
+        int n = snprintf(key, sizeof key, "k%d", i);
+        bool in = bk_filter_contains(f, key, (size_t)n);
+        lost += i != 7 && !in;
+        differ += (g && bk_filter_contains(g, key, (size_t)n) != in) +
+                  (m && bk_filter_contains(m, key, (size_t)n) != in);
+    }
+    CHECK_EQ_U64(lost, 0);
+    CHECK_EQ_U64(differ, 0);
+    if (g) {
+        bk_filter_shape_t t;
+        bk_filter_shape(g, &t);
+        CHECK(t.items == 12000 && t.filters == s.filters && t.bytes == s.bytes);
+        bk_filter_free(g);
+    }
+    /* A mapped filter adds in place, cannot grow, and syncs. */
+    if (w) {
+        CHECK_OK(bk_filter_add(w, "mapped-key", 10, NULL));
+        CHECK_OK(bk_filter_sync(w));
+        bk_filter_free(w);
+        CHECK_OK(bk_filter_load(&g, path, &why));
+        CHECK(g && bk_filter_contains(g, "mapped-key", 10));
+        bk_filter_free(g);
+    }
+    bk_filter_free(m);
+    /* Serialized, and fed piece by piece to the incremental loader. */
+    size_t len = bk_filter_serialized_size(f), wrote = 0;
+    uint8_t *buf = malloc(len);
+    CHECK_OK(bk_filter_serialize(f, buf, len, &wrote));
+    bk_filter_loader_t *l = NULL;
+    CHECK_OK(bk_filter_loader_new(&l, wrote));
+    for (size_t off = 0; off < wrote; off += 1000)
+        CHECK_OK(bk_filter_loader_feed(l, buf + off, wrote - off < 1000 ? wrote - off : 1000, &why));
+    CHECK_OK(bk_filter_loader_finish(l, &g, &why));
+    bk_filter_loader_free(l);
+    CHECK(g && bk_filter_contains(g, "k11999", 6));
+    bk_filter_free(g);
+    /* A damaged fingerprint width is refused. */
+    buf[92] = 12;
+    uint32_t nparts = (uint32_t)le(buf + 20, 4);
+    uint64_t table_end = 128 + 96 * (uint64_t)nparts, sum = bk_hash_raw(BK_HASH_XXH3, 0, buf, table_end);
+    memcpy(buf + table_end, &sum, 8);
+    CHECK_STATUS(bk_filter_deserialize(&g, buf, wrote, &why), BK_ECORRUPT);
+    free(buf);
+    /* Clone, clear, union refused. */
+    bk_filter_t *c = NULL;
+    CHECK_OK(bk_filter_clone(&c, f));
+    CHECK(c && bk_filter_contains(c, "k100", 4));
+    CHECK_STATUS(bk_filter_union(c, f), BK_EKIND);
+    CHECK_OK(bk_filter_clear(c));
+    CHECK(c && !bk_filter_contains(c, "k100", 4) && bk_filter_items(c) == 0);
+    bk_filter_free(c);
+    bk_filter_free(f);
+    unlink(path);
+}
+
 int main(void)
 {
     if (!load_answers()) {
@@ -344,5 +438,6 @@ int main(void)
     bkt_run("remove_and_compact", test_remove_and_compact);
     bkt_run("native", test_native);
     bkt_run("bad_fields_refused", test_bad_fields_refused);
+    bkt_run("filter_kind", test_filter_kind);
     return bkt_finish();
 }

@@ -1,0 +1,46 @@
+/*
+ * The cuckoo filter's structs, shared by cuckoo.c (the filter) and
+ * cuckoo_codec.c (its place in the file format). Not installed.
+ */
+#ifndef BLOOMKIT_CUCKOO_H
+#define BLOOMKIT_CUCKOO_H
+
+#include "internal.h"
+
+#define ALT_MULT UINT64_C(0x5bd1e995)
+/* More sub-filters than this is a filter growing without bound (RedisBloom
+ * stops at 32 expansions in its commands; the library at this). */
+#define MAX_SUBS 4096u
+
+typedef struct cuckoo_sub {
+    uint64_t buckets;
+    uint8_t *data; /* buckets * bucket_size slots of fp_bytes each */
+    uint64_t nbytes;
+    bki_mem_t mem; /* BKI_MEM_BORROWED: a file mapping's bytes */
+} cuckoo_sub_t;
+
+struct bk_cuckoo {
+    bk_cuckoo_flavour_t flavour;
+    uint64_t buckets; /* first sub-filter's */
+    uint64_t items, deletes;
+    uint32_t bucket_size, max_iterations, expansion;
+    uint32_t fp_bytes;
+    uint64_t seed;
+    uint64_t capacity;
+    double fpr;
+    uint64_t max_bytes; /* 0: no cap */
+    bool mapped;        /* sub-filters borrow a file mapping: it cannot grow */
+    uint32_t nsubs, subs_cap;
+    cuckoo_sub_t *subs;
+};
+
+/* A native filter of the given geometry with no sub-filters yet (the
+ * codec adds them with bki_cuckoo_add_sub); NULL without memory. */
+BKI_HIDDEN bk_cuckoo_t *bki_cuckoo_shell(uint32_t bucket_size, uint32_t fp_bits,
+                                         uint32_t max_iterations, uint32_t expansion,
+                                         uint64_t seed);
+/* Appends a sub-filter of `buckets` buckets: zeroed, or borrowing `borrow`
+ * (a mapping's bytes, never freed by the filter). */
+BKI_HIDDEN bk_status_t bki_cuckoo_add_sub(bk_cuckoo_t *c, uint64_t buckets, uint8_t *borrow);
+
+#endif /* BLOOMKIT_CUCKOO_H */
