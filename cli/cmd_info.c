@@ -147,16 +147,21 @@ static void print_text(const char *path, const bk_filter_info_t *inp, const char
                bk_key_form_name(form));
     printf("capacity        %llu\n", (unsigned long long)in.capacity);
     printf("target FPR      %g\n", in.fpr_target);
-    printf("%-16s%llu\n", in.kind == BK_KIND_COUNTING ? "counters" : "bits",
+    bool cuckoo = in.kind == BK_KIND_CUCKOO;
+    printf("%-16s%llu\n",
+           in.kind == BK_KIND_COUNTING ? "counters" : cuckoo ? "slots" : "bits",
            (unsigned long long)in.cells);
-    printf("k               %u\n", in.k);
+    printf("%-16s%u\n", cuckoo ? "bucket size" : "k", in.k);
+    if (cuckoo)
+        printf("%-16s%u\n", "sub-filters", in.filters);
     printf("bytes           %llu (%s)\n", (unsigned long long)in.bytes,
            bkc_human_bytes((double)in.bytes, hb, sizeof hb));
     printf("items           %llu%s\n", (unsigned long long)in.items,
            in.kind != BK_KIND_SCALABLE && in.kind != BK_KIND_WINDOW && in.items > in.capacity
                ? " (over capacity)"
                : "");
-    printf("%-16s%llu\n", in.kind == BK_KIND_COUNTING ? "counters set" : "bits set",
+    printf("%-16s%llu\n",
+           in.kind == BK_KIND_COUNTING ? "counters set" : cuckoo ? "slots used" : "bits set",
            (unsigned long long)in.cells_set);
     printf("fill            %.2f%%\n", in.fill * 100);
     printf("estimated items %.0f\n", in.estimated_items);

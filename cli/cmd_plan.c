@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 static const char usage[] =
@@ -183,12 +184,20 @@ static void print_alternative(bk_kind_t kind, uint64_t n, double p, double optim
 {
     bk_plan_t pl;
     char hb[32], ns[16];
-    if (bk_plan(kind, n, p, &pl) != BK_OK) {
+    bk_cuckoo_plan_t cp;
+    bool cuckoo = kind == BK_KIND_CUCKOO;
+    bk_status_t st = cuckoo ? bk_cuckoo_plan(n, p, &cp) : bk_plan(kind, n, p, &pl);
+    if (st != BK_OK) {
         printf("  %-9s  (cannot be sized for this n and p)\n", bk_kind_name(kind));
         return;
     }
+    if (cuckoo) { /* the columns a Bloom plan fills */
+        memset(&pl, 0, sizeof pl);
+        pl.bits_per_key = cp.bits_per_key;
+        pl.bytes = cp.bytes;
+    }
     bool per_probe = kind == BK_KIND_CLASSIC || kind == BK_KIND_PRECISE;
-    uint32_t lines = kind == BK_KIND_BLOCKED2 ? 2 : per_probe ? pl.k : 1;
+    uint32_t lines = kind == BK_KIND_BLOCKED2 || cuckoo ? 2 : per_probe ? pl.k : 1;
     printf("  %-9s  %9.2f  %9.3fx  %10s", bk_kind_name(kind), pl.bits_per_key,
            pl.bits_per_key / optimum, bkc_human_bytes((double)pl.bytes, hb, sizeof hb));
     if (speed) {
@@ -199,7 +208,10 @@ static void print_alternative(bk_kind_t kind, uint64_t n, double p, double optim
             snprintf(ns, sizeof ns, "%.1f", t);
         printf("  %9s", ns);
     }
-    printf("  %u%s\n", lines, per_probe ? " (k; absent keys stop early)" : "");
+    printf("  %u%s\n", lines,
+           per_probe ? " (k; absent keys stop early)"
+           : cuckoo  ? " (its two buckets; deletes, at a fraction of counting's bytes)"
+                     : "");
 }
 
 /* The kinds a user could pick instead, and which one stays near the
@@ -207,7 +219,8 @@ static void print_alternative(bk_kind_t kind, uint64_t n, double p, double optim
 static void print_alternatives(uint64_t n, double p, bk_kind_t chosen, bool speed)
 {
     static const bk_kind_t kinds[] = {BK_KIND_SPLIT,   BK_KIND_BLOCKED, BK_KIND_BLOCKED2,
-                                      BK_KIND_CLASSIC, BK_KIND_PRECISE, BK_KIND_COUNTING};
+                                      BK_KIND_CLASSIC, BK_KIND_PRECISE, BK_KIND_COUNTING,
+                                      BK_KIND_CUCKOO};
     const double ln2 = 0.69314718055994530942;
     double optimum = -log(p) / (ln2 * ln2);
     printf("\nalternatives (optimum: %.2f bits per key, -ln p / ln(2)^2)\n", optimum);
@@ -246,8 +259,38 @@ static void print_alternatives(uint64_t n, double p, bk_kind_t chosen, bool spee
 
 /* The plan of a filter of one kind, its fill table and the other kinds. 0,
  * or 2 after a message. */
+/* A cuckoo filter's plan (bk_cuckoo_plan): its buckets and fingerprints,
+ * its rate at each fill (2 buckets of b slots, each matching a random
+ * fingerprint with probability 1 / (2^bits - 1)), and the other kinds. */
+static int print_cuckoo_plan(uint64_t n, double p, bool speed)
+{
+    bk_cuckoo_plan_t cp;
+    if (bk_cuckoo_plan(n, p, &cp) != BK_OK) {
+        bkc_error("cannot size a cuckoo filter for n=%llu p=%g: its fingerprints reach "
+                  "p >= 2.2e-9 at most",
+                  (unsigned long long)n, p);
+        return BKC_EXIT_ERROR;
+    }
+    char hb[32];
+    printf("kind            cuckoo\n");
+    printf("capacity        %llu\n", (unsigned long long)n);
+    printf("target FPR      %g\n", p);
+    printf("buckets         %llu\n", (unsigned long long)cp.buckets);
+    printf("bucket size     %u\n", cp.bucket_size);
+    printf("fingerprint     %u bits\n", cp.fingerprint_bits);
+    printf("bytes           %llu (%s)\n", (unsigned long long)cp.bytes,
+           bkc_human_bytes((double)cp.bytes, hb, sizeof hb));
+    printf("bits per key    %.2f\n", cp.bits_per_key);
+    printf("expected FPR    %.4g (at any fill up to capacity; it grows a sub-filter past it)\n",
+           cp.expected_fpr);
+    print_alternatives(n, p, BK_KIND_CUCKOO, speed);
+    return 0;
+}
+
 static int print_filter_plan(bk_kind_t kind, uint64_t n, double p, bool speed)
 {
+    if (kind == BK_KIND_CUCKOO)
+        return print_cuckoo_plan(n, p, speed);
     bk_plan_t pl;
     bk_status_t st = bk_plan(kind, n, p, &pl);
     if (st != BK_OK) {

@@ -1,5 +1,5 @@
 /*
- * bloomkit remove: takes keys out of a counting filter. Only counting
+ * bloomkit remove: takes keys out of a counting or cuckoo filter. Only these
  * filters can forget a key; on any other kind the command refuses before
  * reading input, with the file untouched. A key whose counters show it was
  * never added is reported with its file and line (it cannot be removed
@@ -19,7 +19,7 @@ static const char usage[] =
     "usage: bloomkit remove FILE [INPUT...]\n"
     "\n"
     "Removes one occurrence of each line of the INPUTs (files, or - for\n"
-    "standard input; default standard input) from the counting filter FILE,\n"
+    "standard input; default standard input) from the counting or cuckoo filter FILE,\n"
     "then saves it atomically. Lines whose key is not in the filter are\n"
     "reported and left alone.\n"
     "Exit status: 0 if every key was removed, 1 if some were not in the\n"
@@ -84,10 +84,10 @@ int bkc_cmd_remove(int argc, char **argv)
     int rc = bkc_filter_inputs_command(argc, argv, usage, &in, &f, &path, &lock);
     if (rc >= 0)
         return rc;
-    if (bk_filter_kind(f) != BK_KIND_COUNTING) {
+    if (bk_filter_kind(f) != BK_KIND_COUNTING && bk_filter_kind(f) != BK_KIND_CUCKOO) {
         const char *k = bk_kind_name(bk_filter_kind(f));
-        bkc_error("%s: remove needs a counting filter, this one is %s (create one with "
-                  "--kind counting); file left unchanged",
+        bkc_error("%s: remove needs a counting or cuckoo filter, this one is %s (create one "
+                  "with --kind cuckoo or --kind counting); file left unchanged",
                   path, k ? k : "of an unknown kind");
         bkc_lock_release(&lock);
         bk_filter_free(f);

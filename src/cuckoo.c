@@ -41,6 +41,14 @@
 #include <math.h>
 #include <string.h>
 
+/* A native fingerprint from the hash's high half: 1 .. 2^bits - 1,
+ * spread by multiply-shift (no division). */
+static inline uint32_t native_fp(const bk_cuckoo_t *c, uint64_t hi)
+{
+    uint64_t span = c->fp_bytes == 4 ? UINT64_C(0xffffffff) : (UINT64_C(1) << (8 * c->fp_bytes)) - 1;
+    return (uint32_t)bki_reduce(hi, span) + 1;
+}
+
 /* A key's fingerprint and hash for bucket addressing. */
 typedef struct cuckoo_key {
     uint64_t h;  /* RedisBloom: the hash itself; native: XXH3's lo */
@@ -81,9 +89,8 @@ static cuckoo_key_t key_of(const bk_cuckoo_t *c, const void *key, size_t len)
         return k;
     }
     XXH128_hash_t r = bki_xxh3_key(key, len, c->seed);
-    uint64_t span = c->fp_bytes == 4 ? UINT64_C(0xffffffff) : (UINT64_C(1) << (8 * c->fp_bytes)) - 1;
     k.h = r.low64;
-    k.fp = (uint32_t)(r.high64 % span + 1);
+    k.fp = native_fp(c, r.high64);
     return k;
 }
 
@@ -97,8 +104,19 @@ static inline uint64_t other_bucket(const bk_cuckoo_t *c, const cuckoo_sub_t *s,
 {
     if (c->flavour == BK_CUCKOO_REDISBLOOM)
         return (b ^ ((uint64_t)fp * ALT_MULT)) % s->buckets;
-    uint64_t g = ((uint64_t)fp * ALT_MULT) % s->buckets;
-    return (g + s->buckets - b) % s->buckets;
+    /* (g - b) mod m with g = reduce(fp * golden, m): no division. */
+    uint64_t g = bki_reduce((uint64_t)fp * NATIVE_MULT, s->buckets);
+    return g >= b ? g - b : g + s->buckets - b;
+}
+
+/* Whether a native bucket of four 16-bit fingerprints (the planned
+ * geometry) holds fp: the four compared at once in one 64-bit word. */
+static inline bool bucket4x16_has(const uint8_t *bucket, uint32_t fp)
+{
+    uint64_t w;
+    memcpy(&w, bucket, sizeof w);
+    uint64_t x = w ^ ((uint64_t)fp * UINT64_C(0x0001000100010001));
+    return ((x - UINT64_C(0x0001000100010001)) & ~x & UINT64_C(0x8000800080008000)) != 0;
 }
 
 /* ---- buckets ---- */
@@ -247,6 +265,16 @@ static bk_status_t add_key(bk_cuckoo_t *c, const cuckoo_key_t *k)
 
 static bool contains_key(const bk_cuckoo_t *c, const cuckoo_key_t *k)
 {
+    if (c->flavour == BK_CUCKOO_NATIVE && c->fp_bytes == 2 && c->bucket_size == 4) {
+        for (uint32_t i = 0; i < c->nsubs; i++) {
+            const cuckoo_sub_t *s = &c->subs[i];
+            uint64_t b1 = first_bucket(c, s, k->h), b2 = other_bucket(c, s, b1, k->fp);
+            if (bucket4x16_has(s->data + b1 * 8, k->fp) ||
+                bucket4x16_has(s->data + b2 * 8, k->fp))
+                return true;
+        }
+        return false;
+    }
     for (uint32_t i = 0; i < c->nsubs; i++) {
         const cuckoo_sub_t *s = &c->subs[i];
         uint64_t b1 = first_bucket(c, s, k->h);
@@ -662,8 +690,7 @@ bk_status_t bk_cuckoo_write(bk_cuckoo_t *c, uint64_t offset, const void *bytes, 
 
 static cuckoo_key_t key_of_hash(const bk_cuckoo_t *c, bk_hash_t h)
 {
-    uint64_t span = c->fp_bytes == 4 ? UINT64_C(0xffffffff) : (UINT64_C(1) << (8 * c->fp_bytes)) - 1;
-    cuckoo_key_t k = {h.lo, (uint32_t)(h.hi % span + 1)};
+    cuckoo_key_t k = {h.lo, native_fp(c, h.hi)};
     return k;
 }
 
@@ -730,6 +757,12 @@ bk_status_t bki_cuckoo_clear(bk_filter_t *f)
     return BK_OK;
 }
 
+static bool cuckoo_contains_key(const bk_filter_t *f, const void *key, size_t len)
+{
+    cuckoo_key_t k = key_of(f->cuckoo, key, len);
+    return contains_key(f->cuckoo, &k);
+}
+
 bk_status_t bki_cuckoo_wrap(bk_filter_t **out, bk_cuckoo_t *c)
 {
     bk_filter_t *f = bki_calloc(1, sizeof *f);
@@ -738,7 +771,9 @@ bk_status_t bki_cuckoo_wrap(bk_filter_t **out, bk_cuckoo_t *c)
         return BK_ENOMEM;
     }
     f->kind = BK_KIND_CUCKOO;
-    f->contains_hash = bki_contains_hash_generic;
+    /* Straight to its own lookups: no dispatch per key. */
+    f->contains_hash = bki_cuckoo_contains_hash;
+    f->contains_key = cuckoo_contains_key;
     f->hash = BK_HASH_XXH3;
     f->seed = c->seed;
     f->capacity = c->capacity;

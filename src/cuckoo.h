@@ -7,7 +7,8 @@
 
 #include "internal.h"
 
-#define ALT_MULT UINT64_C(0x5bd1e995)
+#define ALT_MULT UINT64_C(0x5bd1e995)   /* RedisBloom's alternate-bucket factor */
+#define NATIVE_MULT UINT64_C(0x9E3779B97F4A7C15) /* spreads a native fingerprint */
 /* More sub-filters than this is a filter growing without bound (RedisBloom
  * stops at 32 expansions in its commands; the library at this). */
 #define MAX_SUBS 4096u
