@@ -256,6 +256,8 @@ PyDoc_STRVAR(filter_doc,
 "kind: None (default) lets the library choose by fpr, as the bloomkit tool\n"
 "does: 'split' from 0.4% to 2%, 'blocked' at other rates down to 0.1%,\n"
 "'blocked2' below. Or 'classic', 'precise', 'counting' (supports remove),\n"
+"'cuckoo' (supports remove and count, at about a fifth of counting's bytes;\n"
+"grows past capacity),\n"
 "'scalable' (grows past capacity by adding sub-filters of `growth` times\n"
 "the capacity, each `tightening` times the error; sub_kind: 'blocked'\n"
 "(None, the default), 'blocked2' or 'classic').\n"

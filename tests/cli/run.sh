@@ -99,7 +99,7 @@ rc 0 "plan with speed" "$BK" plan -n 1M -p 0.01
 check "plan ns/lookup column" grep -qE '^  kind .* ns/lookup  lines per lookup$' out
 check "plan ns/lookup measured for every kind" awk '
     /^alternatives/ { on = 1; next } on && /^  [a-z]/ && $1 != "kind" { rows++; if ($6 + 0 > 0 && $6 ~ /^[0-9]+[.][0-9]$/) ok++ }
-    END { exit !(rows == 6 && ok == 6) }' out
+    END { exit !(rows == 7 && ok == 7) }' out
 rc 0 "plan --no-speed" "$BK" plan -n 1M -p 0.01 --no-speed
 check "plan --no-speed has no times" sh -c '! grep -q "ns/lookup" out'
 check "plan --no-speed lists the kinds" awk '$1 == "split" && $NF == 1 { f = 1 } END { exit !f }' out
@@ -265,7 +265,7 @@ rc 2 "info two files" "$BK" info f.bk f.bk
 # ---- remove
 rc 2 "remove on blocked" "$BK" remove f.bk setA
 check "remove on blocked: one line naming file" names f.bk
-check "remove on blocked: names the kind" grep -q 'counting filter, this one is blocked' err
+check "remove on blocked: names the kind" grep -q 'counting or cuckoo filter, this one is blocked' err
 check "remove on blocked: unchanged" same f.bk before
 if "$BK" create cf.bk -n 1000 -p 1e-6 --seed 3 --kind counting 2>/dev/null; then
     printf 'a\nb\nb\nc\n' >abc
@@ -281,6 +281,22 @@ if "$BK" create cf.bk -n 1000 -p 1e-6 --seed 3 --kind counting 2>/dev/null; then
 else
     echo "skip: counting filters not in this build"
 fi
+# cuckoo: deletes at a fraction of counting's bytes
+rc 0 "create cuckoo" "$BK" create ck.bk -n 5000 -p 0.001 --kind cuckoo --seed 5
+rc 0 "add to cuckoo" "$BK" add ck.bk setA
+rc 0 "cuckoo holds every key" "$BK" check -c ck.bk setA
+check "cuckoo count 1000" test "$(cat out)" = 1000
+head -n 10 setA >ten
+rc 0 "remove ten from cuckoo" "$BK" remove ck.bk ten
+rc 0 "cuckoo after remove" "$BK" check -c ck.bk setA
+check "cuckoo count 990 after removing ten" test "$(cat out)" = 990
+rc 0 "info cuckoo" "$BK" info ck.bk
+check "info names cuckoo, its buckets and sub-filters" sh -c \
+    "grep -q '^kind  *cuckoo' out && grep -q '^bucket size  *4' out && grep -q '^sub-filters  *1' out"
+rc 0 "plan lists cuckoo" "$BK" plan -n 1000000 -p 0.001 --no-speed
+check "plan: cuckoo beside counting" sh -c "grep -q '^  counting' out && grep -q '^  cuckoo' out"
+rc 0 "plan --kind cuckoo" "$BK" plan -n 1000000 -p 0.001 --kind cuckoo --no-speed
+check "plan --kind cuckoo: 16-bit fingerprints" grep -q '^fingerprint  *16 bits' out
 
 # ---- merge
 rc 0 "create g (same seed)" "$BK" create g.bk -n 5000 -p 1e-7 --seed 42

@@ -8,6 +8,7 @@ import os
 import pickle
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -82,6 +83,28 @@ def test_non_keys_are_type_errors(bad):
     assert len(f) == 0  # the chunk holding the bad key is not added
     with pytest.raises(TypeError):
         f.contains_many(5)
+
+
+def test_cuckoo_remove_count_and_file():
+    f = bloomkit.Filter(5000, 0.001, kind="cuckoo", seed=3)
+    for i in range(6000):  # past capacity: it grows a sub-filter
+        f.add("k%d" % i)
+    assert all(("k%d" % i) in f for i in range(6000))
+    f.add("k1")
+    assert f.count("k1") >= 2
+    f.remove("k1")
+    assert f.count("k1") >= 1 and len(f) == 6000
+    with pytest.raises(bloomkit.NotFoundError):
+        f.remove("never added here")
+    info = f.info()
+    assert info["kind"] == "cuckoo" and info["filters"] >= 2
+    false = sum(("x%d" % i) in f for i in range(20000))
+    assert false / 20000 <= 0.001
+    path = os.path.join(tempfile.mkdtemp(), "c.bk")
+    f.save(path)
+    assert bloomkit.file_kind(path) == "cuckoo"
+    g = bloomkit.load(path)
+    assert g.kind == "cuckoo" and all(("k%d" % i) in g for i in range(2, 6000))
 
 
 def test_counting_remove_and_count():
