@@ -110,13 +110,18 @@ static inline uint64_t other_bucket(const bk_cuckoo_t *c, const cuckoo_sub_t *s,
 }
 
 /* Whether a native bucket of four 16-bit fingerprints (the planned
- * geometry) holds fp: the four compared at once in one 64-bit word. */
-static inline bool bucket4x16_has(const uint8_t *bucket, uint32_t fp)
+ * geometry), read as one 64-bit word, holds fp: the four compared at once. */
+static inline bool word4x16_has(uint64_t w, uint32_t fp)
 {
-    uint64_t w;
-    memcpy(&w, bucket, sizeof w);
     uint64_t x = w ^ ((uint64_t)fp * UINT64_C(0x0001000100010001));
     return ((x - UINT64_C(0x0001000100010001)) & ~x & UINT64_C(0x8000800080008000)) != 0;
+}
+
+static inline uint64_t load_word(const uint8_t *p)
+{
+    uint64_t w;
+    memcpy(&w, p, sizeof w);
+    return w;
 }
 
 /* ---- buckets ---- */
@@ -269,8 +274,10 @@ static bool contains_key(const bk_cuckoo_t *c, const cuckoo_key_t *k)
         for (uint32_t i = 0; i < c->nsubs; i++) {
             const cuckoo_sub_t *s = &c->subs[i];
             uint64_t b1 = first_bucket(c, s, k->h), b2 = other_bucket(c, s, b1, k->fp);
-            if (bucket4x16_has(s->data + b1 * 8, k->fp) ||
-                bucket4x16_has(s->data + b2 * 8, k->fp))
+            /* Both loads issued before either is tested: two cache misses
+             * overlap instead of following each other. */
+            uint64_t w1 = load_word(s->data + b1 * 8), w2 = load_word(s->data + b2 * 8);
+            if (word4x16_has(w1, k->fp) | word4x16_has(w2, k->fp))
                 return true;
         }
         return false;
@@ -697,11 +704,38 @@ static cuckoo_key_t key_of_hash(const bk_cuckoo_t *c, bk_hash_t h)
 bk_status_t bki_cuckoo_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
 {
     cuckoo_key_t k = key_of_hash(f->cuckoo, h);
-    bool present = contains_key(f->cuckoo, &k);
+    bool present = was_new && contains_key(f->cuckoo, &k);
     bk_status_t st = add_key(f->cuckoo, &k);
     if (was_new)
         *was_new = st == BK_OK && !present;
     return st;
+}
+
+/* Keys hashed a group at a time, both buckets of each prefetched in every
+ * sub-filter, then probed: the group's cache misses overlap. */
+size_t bki_cuckoo_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out)
+{
+    enum { GROUP = 16 };
+    const bk_cuckoo_t *c = f->cuckoo;
+    cuckoo_key_t k[GROUP];
+    size_t hits = 0;
+    for (size_t at = 0; at < n; at += GROUP) {
+        size_t m = n - at < GROUP ? n - at : GROUP;
+        for (size_t j = 0; j < m; j++) {
+            k[j] = key_of(c, keys[at + j].ptr, keys[at + j].len);
+            for (uint32_t i = 0; i < c->nsubs; i++) {
+                const cuckoo_sub_t *s = &c->subs[i];
+                uint64_t b1 = first_bucket(c, s, k[j].h);
+                __builtin_prefetch(bucket_at(c, s, b1));
+                __builtin_prefetch(bucket_at(c, s, other_bucket(c, s, b1, k[j].fp)));
+            }
+        }
+        for (size_t j = 0; j < m; j++) {
+            out[at + j] = contains_key(c, &k[j]);
+            hits += out[at + j];
+        }
+    }
+    return hits;
 }
 
 bool bki_cuckoo_contains_hash(const bk_filter_t *f, bk_hash_t h)

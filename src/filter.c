@@ -93,7 +93,8 @@ static const composite_t window_ops = {
     bki_window_filter_shape, window_items};
 /* Two cuckoo filters' union is not a cuckoo filter in general: no union. */
 static const composite_t cuckoo_ops = {
-    bki_cuckoo_add_hash, bki_cuckoo_contains_hash, NULL, NULL, bki_cuckoo_remove_hash,
+    bki_cuckoo_add_hash, bki_cuckoo_contains_hash, NULL, bki_cuckoo_contains_batch,
+    bki_cuckoo_remove_hash,
     bki_cuckoo_counter, bki_cuckoo_clear, NULL, bki_cuckoo_filter_clone, bki_cuckoo_filter_free,
     bki_cuckoo_filter_info, bki_cuckoo_filter_shape, bki_cuckoo_items};
 

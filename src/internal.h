@@ -461,6 +461,8 @@ BKI_HIDDEN bk_status_t bki_rb_geometry(uint64_t *entries, double error, uint32_t
 /* ---- cuckoo.c as a bk_filter_t (kind BK_KIND_CUCKOO, native flavour) ---- */
 BKI_HIDDEN bk_status_t bki_cuckoo_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new);
 BKI_HIDDEN bool bki_cuckoo_contains_hash(const bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN size_t bki_cuckoo_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n,
+                                            bool *out);
 /* BK_ENOTFOUND if no fingerprint of the key is there. */
 BKI_HIDDEN bk_status_t bki_cuckoo_remove_hash(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN unsigned bki_cuckoo_counter(const bk_filter_t *f, bk_hash_t h);

@@ -1401,6 +1401,22 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
         bk_filter_t *f = make_filter(BK_KIND_BLOCKED2, 4096, 4, 0x2bad2bad2bad2badULL, 150);
         *out = serialize(f, len);
         bk_filter_free(f);
+    } else if (!strcmp(name, "cuckoo.bkf")) {
+        /* A cuckoo filter (kind 12): 150 keys in room for 200, two removed. */
+        bk_options_t o = {.kind = BK_KIND_CUCKOO, .seed_set = true, .seed = 0xc0c0c0c0c0c0c0c0ULL};
+        bk_filter_t *f = NULL;
+        bk_filter_create(&f, 200, 0.001, &o);
+        char key[64];
+        for (uint64_t i = 0; i < 150; i++) {
+            key_of(i, key, sizeof key);
+            bk_filter_add(f, key, strlen(key), NULL);
+        }
+        for (uint64_t i = 0; i < 2; i++) {
+            key_of(i, key, sizeof key);
+            bk_filter_remove(f, key, strlen(key));
+        }
+        *out = serialize(f, len);
+        bk_filter_free(f);
     } else if (!strcmp(name, "bitmap.bkf")) {
         bk_bitmap_t *b = NULL;
         bk_bitmap_create(&b, 1000);
@@ -1427,7 +1443,7 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
 static const char *const golden_names[] = {
     "blocked.bkf", "classic.bkf", "counting.bkf", "scalable.bkf",     "bitmap.bkf",
     "bitmap2.bkf", "precise.bkf", "scalable_deep.bkf", "blocked2.bkf", "blocked-url.bkf",
-    "scalable_blocked2.bkf", "split.bkf"};
+    "scalable_blocked2.bkf", "split.bkf", "cuckoo.bkf"};
 
 /* Regenerating the golden objects gives the committed bytes exactly.
  * BK_WRITE_GOLDEN=1 rewrites them instead (only for a deliberate format

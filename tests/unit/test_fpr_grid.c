@@ -31,7 +31,7 @@ typedef struct {
 static bool make_filter(bk_filter_t **f, uint64_t n, double p, const bk_options_t *o,
                         bk_filter_info_t *shape)
 {
-    if (o->kind == BK_KIND_SCALABLE || shape->cells == 0) {
+    if (o->kind == BK_KIND_SCALABLE || o->kind == BK_KIND_CUCKOO || shape->cells == 0) {
         if (bk_filter_create(f, n, p, o) != BK_OK)
             return false;
         bk_filter_info(*f, shape);
@@ -76,7 +76,7 @@ static bool measure(bk_kind_t kind, uint64_t n, double p, uint64_t queries, cell
     uint64_t filters = 200000 / n;
     filters = filters < 1 ? 1 : filters > 500 ? 500 : filters;
     uint64_t each = queries / filters ? queries / filters : 1;
-    if (kind == BK_KIND_SCALABLE && filters > 100)
+    if ((kind == BK_KIND_SCALABLE || kind == BK_KIND_CUCKOO) && filters > 100)
         filters = 100; /* each one is planned anew, and planning is slow */
     *out = (cell_t){0, 0, filters};
     bk_filter_info_t shape = {0};
@@ -133,6 +133,7 @@ GRID_TEST(counting, BK_KIND_COUNTING)
 GRID_TEST(precise, BK_KIND_PRECISE)
 GRID_TEST(scalable, BK_KIND_SCALABLE)
 GRID_TEST(split, BK_KIND_SPLIT)
+GRID_TEST(cuckoo, BK_KIND_CUCKOO)
 
 int main(void)
 {
@@ -143,5 +144,6 @@ int main(void)
     bkt_run("fpr grid: precise", test_precise);
     bkt_run("fpr grid: scalable", test_scalable);
     bkt_run("fpr grid: split", test_split);
+    bkt_run("fpr grid: cuckoo", test_cuckoo);
     return bkt_finish();
 }
