@@ -17,6 +17,8 @@
  *      plan.c                          sizing math (uses layout only)
  *   2  blocked.c bloom.c counting.c    the single-array kinds
  *      precise.c split.c rbloom.c      (rbloom.c: RedisBloom's links)
+ *      cuckoo.c                        cuckoo filters (own handle, and a
+ *                                      composite kind of bk_filter_t)
  *      bitmap.c                        dense bitmaps
  *   3  array.c                         single-array dispatch: the kind
  *                                      table, the one batch pipeline
@@ -28,6 +30,7 @@
  *      wire.c                          the format's shared reading pieces
  *      window_codec.c                  the window kind's parts in the format
  *      codec.c                         the file format as bytes (no I/O)
+ *      cuckoo_codec.c                  the cuckoo kind's parts in the format
  *      redisbloom.c                    chains taken over from RedisBloom
  *      file.c map.c bitmap_file.c      atomic save and reads, mapping,
  *                                      bitmap persistence (on the codec)
@@ -40,7 +43,10 @@
  * Every filter kind lives in one struct bk_filter so that the public API
  * has one handle type. Single-array kinds (blocked, classic, counting) use
  * the payload fields; a scalable filter uses `subs`, a chain of single-array
- * filters that it owns (or, when mapped, that borrow the parent's mapping).
+ * filters that it owns (or, when mapped, that borrow the parent's mapping);
+ * a window uses `window`, a cuckoo filter `cuckoo`. filter.c sends each
+ * call of a composite (chain, window, cuckoo) through that kind's one row
+ * of its `composites` table.
  *
  * Payload bit order (also the file's): bit i of the payload is bit (i & 7)
  * of byte (i >> 3). On a little-endian host this is the same as bit (i & 63)
