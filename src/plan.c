@@ -394,6 +394,16 @@ bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out)
 {
     if (!out || !valid_target(n, p))
         return BK_EINVAL;
+    if (kind == BK_KIND_CUCKOO) { /* fingerprints in buckets: its own rule */
+        bk_cuckoo_plan_t cp;
+        bk_status_t st = bk_cuckoo_plan(n, p, &cp);
+        if (st != BK_OK)
+            return st;
+        bk_plan_t plan = {BK_KIND_CUCKOO, n, p, cp.bytes * 8, cp.buckets * cp.bucket_size,
+                          cp.bucket_size, cp.bytes, cp.bits_per_key, cp.expected_fpr};
+        *out = plan;
+        return BK_OK;
+    }
     if (kind == BK_KIND_DEFAULT)
         kind = default_kind(p);
     bk_kind_t array = array_kind(kind);
