@@ -10,13 +10,18 @@
  * (bk_allocator_set), so that its memory accounting sees the library's
  * memory: Redis counts only what comes from its allocator in used_memory
  * and maxmemory. Through such an allocator:
- *  - a small block carries a 16-byte header with its size, because the
- *    allocator has no realloc of its own and growing a block (a scalable
- *    filter's list of sub-filters) must know how much to copy;
- *  - a payload is over-allocated by 64 bytes and aligned here; the pointer
- *    the allocator returned sits in the 8 bytes just below the aligned
- *    start (there are always at least 8: the allocator aligns to 8 or more).
- * BKI_MEM_HEAP then means "from the current allocator". That is sound
+ *  - a small block is the allocator's block as it is: the allocator has no
+ *    realloc of its own, so growing one (a chain's list of sub-filters)
+ *    takes the old size from the caller (bki_realloc), and no block carries
+ *    a header (16 bytes on each was a size class up for a filter's struct);
+ *  - a payload is asked for at its size (a multiple of 64) first: an
+ *    allocator with size classes (Redis' jemalloc) returns such blocks
+ *    64-byte aligned, and then the block is the payload (BKI_MEM_HOOK);
+ *    otherwise it is over-allocated by 64 bytes and aligned here, the
+ *    pointer the allocator returned in the 8 bytes just below the aligned
+ *    start (there are always at least 8: the allocator aligns to 8 or
+ *    more) (BKI_MEM_HEAP).
+ * Both then mean "from the current allocator". That is sound
  * because the allocator can be changed only while no block is live (the
  * `live` count): a block is always released to the allocator it came from.
  *
@@ -36,10 +41,6 @@ long bki_fail_countdown = 0;
 
 /* Payloads at least this large are mapped rather than malloc'ed. */
 #define BKI_MAP_THRESHOLD (UINT64_C(2) << 20)
-
-/* Size header in front of a small block from a program's allocator; 16
- * bytes keep the block as aligned as the allocator made it. */
-#define HOOK_HEADER 16
 
 static bk_allocator_t hook;   /* alloc == NULL: the default allocator */
 static _Atomic long live = 0; /* blocks and payloads not yet released */
@@ -75,20 +76,7 @@ bk_status_t bk_allocator_set(const bk_allocator_t *a)
 
 static void *hook_block(size_t n)
 {
-    if (n > SIZE_MAX - HOOK_HEADER)
-        return NULL;
-    uint8_t *raw = hook.alloc(n + HOOK_HEADER);
-    if (!raw)
-        return NULL;
-    memcpy(raw, &n, sizeof n);
-    return raw + HOOK_HEADER;
-}
-
-static size_t hook_block_size(const void *p)
-{
-    size_t n;
-    memcpy(&n, (const uint8_t *)p - HOOK_HEADER, sizeof n);
-    return n;
+    return hook.alloc(n);
 }
 
 void *bki_malloc(size_t n)
@@ -118,7 +106,7 @@ void *bki_calloc(size_t count, size_t size)
     return counted(p);
 }
 
-void *bki_realloc(void *p, size_t n)
+void *bki_realloc(void *p, size_t old, size_t n)
 {
     if (injected_failure())
         return NULL;
@@ -131,9 +119,8 @@ void *bki_realloc(void *p, size_t n)
     void *q = hook_block(n);
     if (!q || !p)
         return p ? q : counted(q);
-    size_t old = hook_block_size(p);
     memcpy(q, p, old < n ? old : n);
-    hook.free((uint8_t *)p - HOOK_HEADER);
+    hook.free(p);
     return q;
 }
 
@@ -143,7 +130,7 @@ void bki_free(void *p)
         return;
     atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
     if (hook.alloc)
-        hook.free((uint8_t *)p - HOOK_HEADER);
+        hook.free(p);
     else
         free(p);
 }
@@ -175,12 +162,22 @@ static void zero_fill(uint8_t *p, size_t n)
 }
 
 /* A zeroed payload of `rounded` bytes (a multiple of 64) from the
- * program's allocator, aligned here. */
-static uint8_t *hook_payload(size_t rounded)
+ * program's allocator: its own block when that is 64-byte aligned
+ * (*exact), else one 64 bytes larger, aligned here. */
+static uint8_t *hook_payload(size_t rounded, bool *exact)
 {
     if (rounded > SIZE_MAX - 64)
         return NULL;
-    uint8_t *raw = hook.calloc ? hook.calloc(1, rounded + 64) : hook.alloc(rounded + 64);
+    uint8_t *raw = hook.calloc ? hook.calloc(1, rounded) : hook.alloc(rounded);
+    *exact = raw && ((uintptr_t)raw & 63) == 0;
+    if (*exact) {
+        if (!hook.calloc)
+            zero_fill(raw, rounded);
+        return raw;
+    }
+    if (raw)
+        hook.free(raw);
+    raw = hook.calloc ? hook.calloc(1, rounded + 64) : hook.alloc(rounded + 64);
     if (!raw)
         return NULL;
     uint8_t *p = (uint8_t *)(((uintptr_t)raw + 64) & ~(uintptr_t)63);
@@ -212,8 +209,9 @@ uint8_t *bki_payload_alloc(uint64_t nbytes, bki_mem_t *mem)
     size_t rounded = ((size_t)nbytes + 63) & ~(size_t)63;
     uint8_t *p;
     if (hook.alloc) {
-        p = hook_payload(rounded);
-        *mem = BKI_MEM_HEAP;
+        bool exact = false;
+        p = hook_payload(rounded, &exact);
+        *mem = exact ? BKI_MEM_HOOK : BKI_MEM_HEAP;
     } else if (nbytes >= BKI_MAP_THRESHOLD) {
         p = mapped_payload(nbytes);
         *mem = BKI_MEM_ANON;
@@ -239,11 +237,13 @@ void bki_payload_zero(uint8_t *p, uint64_t nbytes, bki_mem_t mem)
 
 void bki_payload_free(uint8_t *p, uint64_t nbytes, bki_mem_t mem)
 {
-    if (!p || (mem != BKI_MEM_HEAP && mem != BKI_MEM_ANON))
+    if (!p || (mem != BKI_MEM_HEAP && mem != BKI_MEM_ANON && mem != BKI_MEM_HOOK))
         return;
     atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
     if (mem == BKI_MEM_ANON) {
         munmap(p, (size_t)nbytes);
+    } else if (mem == BKI_MEM_HOOK) {
+        hook.free(p);
     } else if (hook.alloc) {
         uint8_t *raw;
         memcpy(&raw, p - sizeof raw, sizeof raw);

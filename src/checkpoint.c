@@ -333,7 +333,7 @@ static bool note_change(cp_scan_t *c, uint64_t sector, uint64_t hash)
 {
     if (c->nchanges == c->cap) {
         uint64_t cap = c->cap ? 2 * c->cap : 1024;
-        cp_change_t *n = bki_realloc(c->changes, (size_t)(cap * sizeof *n));
+        cp_change_t *n = bki_realloc(c->changes, (size_t)(c->cap * sizeof *n), (size_t)(cap * sizeof *n));
         if (!n)
             return false;
         c->changes = n;

@@ -159,7 +159,7 @@ static bk_status_t add_sub_at(bk_cuckoo_t *c, uint64_t buckets, uint8_t *borrow)
         return BK_ENOMEM;
     if (c->nsubs == c->subs_cap) {
         uint32_t cap = c->subs_cap ? c->subs_cap * 2 : 2;
-        cuckoo_sub_t *subs = bki_realloc(c->subs, cap * sizeof *subs);
+        cuckoo_sub_t *subs = bki_realloc(c->subs, c->subs_cap * sizeof *subs, cap * sizeof *subs);
         if (!subs)
             return BK_ENOMEM;
         c->subs = subs;

@@ -558,7 +558,7 @@ void bk_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
 void bk_filter_set_max_bytes(bk_filter_t *f, uint64_t max_bytes)
 {
     f->max_bytes = max_bytes;
-    if (f->cuckoo)
+    if (f->kind == BK_KIND_CUCKOO)
         bk_cuckoo_set_max_bytes(f->cuckoo, max_bytes);
 }
 

@@ -86,7 +86,9 @@ typedef enum bki_mem {
     BKI_MEM_NONE = 0,
     BKI_MEM_HEAP,      /* aligned_alloc */
     BKI_MEM_ANON,      /* anonymous mmap (large; asks for huge pages) */
-    BKI_MEM_BORROWED   /* points into memory owned by someone else */
+    BKI_MEM_BORROWED,  /* points into memory owned by someone else */
+    BKI_MEM_HOOK       /* a program allocator's own block, 64-byte aligned as
+                          it came (alloc.c) */
 } bki_mem_t;
 
 /* bk_filter_add and bk_filter_contains of one filter (see bki_blocked_bind). */
@@ -101,7 +103,10 @@ BKI_HIDDEN bool bki_contains_hash_generic(const bk_filter_t *f, bk_hash_t h);
 
 struct bk_filter {
     /* The fields every probe reads come first, in one cache line: a deep
-     * scalable chain visits thousands of sub-filters per lookup. */
+     * scalable chain visits thousands of sub-filters per lookup. The rest
+     * is ordered so that no padding is left: the struct stays within 256
+     * bytes, and a small filter's struct and payload within one 512-byte
+     * block of a size-class allocator (a Redis key's memory). */
     uint8_t *data;     /* 64-byte aligned */
     bki_add_key_fn add_key;           /* NULL: the generic path */
     bki_contains_key_fn contains_key; /* NULL: the generic path */
@@ -111,12 +116,14 @@ struct bk_filter {
     uint64_t lines;    /* blocked, counting: 64-byte lines */
     uint32_t k;
     bk_kind_t kind;
+
     bk_hash_id_t hash;
     bool readonly;
+    bool nonscaling;           /* scalable */
+    bool first_error_as_given; /* scalable */
     uint64_t seed;
     _Atomic uint64_t items; /* keys added that were new */
     uint64_t capacity; /* n it was sized for */
-
     double fpr;        /* p it was sized for */
     uint64_t nbytes;   /* payload bytes */
     bki_mem_t mem;     /* how data was obtained */
@@ -128,13 +135,11 @@ struct bk_filter {
     uint32_t nsubs;
     uint32_t subs_cap;
     bk_kind_t sub_kind;
+    uint32_t subs_precise;  /* sub-filters of the precise kind */
     double growth;
     double tightening;
-    bool nonscaling;
-    bool first_error_as_given;
     uint64_t subs_capacity; /* sum of the sub-filters' capacities */
     uint64_t subs_bytes;    /* sum of the sub-filters' payload bytes */
-    uint32_t subs_precise;  /* sub-filters of the precise kind */
     uint64_t max_bytes;     /* cap on the payload bytes; 0: none */
 
     /* RedisBloom compatibility (rbloom.c, redisbloom.c): a link's n2 (its
@@ -147,16 +152,18 @@ struct bk_filter {
     /* how the keys were canonicalized before they were added: recorded,
      * never applied, by the library (outermost filter only) */
     bk_key_form_t key_form;
+    int map_fd;        /* -1 when not mapped */
 
-    /* window: its generations and clock (window.h); data stays NULL */
-    struct bki_window *window;
-    /* cuckoo: its sub-filters (cuckoo.c); data stays NULL */
-    struct bk_cuckoo *cuckoo;
+    /* the composite kinds' own state; data stays NULL (one or the other,
+     * by kind) */
+    union {
+        struct bki_window *window; /* window: generations and clock (window.h) */
+        struct bk_cuckoo *cuckoo;  /* cuckoo: its sub-filters (cuckoo.c) */
+    };
 
     /* file mapping (bk_filter_open); owned by the outermost filter */
     void *map_base;
     uint64_t map_len;
-    int map_fd;        /* -1 when not mapped */
 };
 
 /* Which 4 KiB pages of a large bitmap's payload were ever written
@@ -241,7 +248,9 @@ extern BKI_HIDDEN long bki_fail_countdown;
 
 BKI_HIDDEN void *bki_malloc(size_t n);
 BKI_HIDDEN void *bki_calloc(size_t count, size_t size);
-BKI_HIDDEN void *bki_realloc(void *p, size_t n);
+/* Grows or shrinks a block of `old` bytes (0 for p NULL) to n: a program's
+ * allocator has no realloc, so the caller says how much to keep. */
+BKI_HIDDEN void *bki_realloc(void *p, size_t old, size_t n);
 BKI_HIDDEN void bki_free(void *p);
 /* A zeroed, 64-byte aligned payload; large ones are anonymous mappings with
  * transparent huge pages requested. */

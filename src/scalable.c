@@ -254,7 +254,7 @@ static bk_status_t grow(bk_filter_t *f)
             cap = BKI_SCALABLE_MAX_SUBS;
         if (cap <= f->nsubs || f->nsubs >= bki_scalable_max_subs)
             return BK_EFULL;
-        bk_filter_t **subs = bki_realloc(f->subs, cap * sizeof *subs);
+        bk_filter_t **subs = bki_realloc(f->subs, f->subs_cap * sizeof *subs, cap * sizeof *subs);
         if (!subs)
             return BK_ENOMEM;
         f->subs = subs;
