@@ -380,6 +380,39 @@ static void test_filter_kind(void)
     }
     CHECK_EQ_U64(lost, 0);
     CHECK_EQ_U64(differ, 0);
+    /* Batch lookups answer as one-key ones, one sub-filter (the planned
+     * geometry's own path) and several. */
+    for (int grown = 0; grown < 2; grown++) {
+        bk_options_t o1 = {.kind = BK_KIND_CUCKOO, .seed_set = true, .seed = 7};
+        bk_filter_t *b = NULL;
+        CHECK_OK(bk_filter_create(&b, 3000, 0.001, &o1));
+        for (int i = 0; i < (grown ? 8000 : 2500); i++) {
+            int n = snprintf(key, sizeof key, "b%d", i);
+            CHECK_OK(bk_filter_add(b, key, (size_t)n, NULL));
+        }
+        bk_filter_shape_t bs;
+        bk_filter_shape(b, &bs);
+        CHECK(grown ? bs.filters >= 2 : bs.filters == 1);
+        enum { NB = 5000 };
+        static char names[NB][16];
+        static bk_key_t keys[NB];
+        static bool got[NB];
+        for (int i = 0; i < NB; i++) {
+            int n = snprintf(names[i], sizeof names[i], "b%d", i * 3);
+            keys[i].ptr = names[i];
+            keys[i].len = (size_t)n;
+        }
+        size_t hits = bk_filter_contains_batch(b, keys, NB, got);
+        uint64_t unlike = 0, want = 0;
+        for (int i = 0; i < NB; i++) {
+            bool one = bk_filter_contains(b, keys[i].ptr, keys[i].len);
+            unlike += one != got[i];
+            want += one;
+        }
+        CHECK_EQ_U64(unlike, 0);
+        CHECK_EQ_U64(hits, want);
+        bk_filter_free(b);
+    }
     if (g) {
         bk_filter_shape_t t;
         bk_filter_shape(g, &t);
