@@ -1417,6 +1417,21 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
         }
         *out = serialize(f, len);
         bk_filter_free(f);
+    } else if (!strcmp(name, "redisbloom.bkf")) {
+        /* A chain taken over from RedisBloom (sub_kind 11): one link as
+         * RedisBloom makes it for BF.RESERVE k 0.01 100, then 150 keys, so
+         * it grows a second link by RedisBloom's rule. */
+        bk_redisbloom_chain_t ch = {0, 1, BK_REDISBLOOM_NOROUND | BK_REDISBLOOM_FORCE64, 2};
+        bk_redisbloom_link_t l = {100, 0.005, bki_rb_bpe(0.005), 8, 1152, 0, 0};
+        bk_filter_t *f = NULL;
+        bk_redisbloom_new(&f, &ch, &l, NULL);
+        char key[64];
+        for (uint64_t i = 0; i < 150; i++) {
+            key_of(i, key, sizeof key);
+            bk_filter_add(f, key, strlen(key), NULL);
+        }
+        *out = serialize(f, len);
+        bk_filter_free(f);
     } else if (!strcmp(name, "bitmap.bkf")) {
         bk_bitmap_t *b = NULL;
         bk_bitmap_create(&b, 1000);
@@ -1443,7 +1458,7 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
 static const char *const golden_names[] = {
     "blocked.bkf", "classic.bkf", "counting.bkf", "scalable.bkf",     "bitmap.bkf",
     "bitmap2.bkf", "precise.bkf", "scalable_deep.bkf", "blocked2.bkf", "blocked-url.bkf",
-    "scalable_blocked2.bkf", "split.bkf", "cuckoo.bkf"};
+    "scalable_blocked2.bkf", "split.bkf", "cuckoo.bkf", "redisbloom.bkf"};
 
 /* Regenerating the golden objects gives the committed bytes exactly.
  * BK_WRITE_GOLDEN=1 rewrites them instead (only for a deliberate format
