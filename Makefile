@@ -94,11 +94,11 @@ $(BUILD)/redis/%.o: redis/%.c $(wildcard include/bloomkit/*.h redis/*.h) | build
 $(BUILD)/bloomkit.so: $(RED_OBJ) $(LIB_OBJ)
 	$(CC) -shared -o $@ $^ -lm
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/harness.c tests/unit/harness.h $(STATIC)
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/harness.c $(wildcard tests/unit/*.h) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LIB_INC) -Itests/unit -o $@ $< tests/unit/harness.c $(STATIC) -lm -lpthread
 
-$(BUILD)/tests-san/%: tests/unit/%.c tests/unit/harness.c tests/unit/harness.h $(BUILD)/libbloomkit-san.a
+$(BUILD)/tests-san/%: tests/unit/%.c tests/unit/harness.c $(wildcard tests/unit/*.h) $(BUILD)/libbloomkit-san.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LIB_INC) $(SAN_FLAGS) -Itests/unit -o $@ $< tests/unit/harness.c $(BUILD)/libbloomkit-san.a -lm -lpthread
 

@@ -286,6 +286,21 @@ static int cmd_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return check(ctx, argv, argc, false, true);
 }
 
+/* A key's filter for a command that reads it, or NULL after replying with
+ * RedisBloom's lookup error (the key is closed then). */
+static bkr_cf_t *open_read(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleKey **key)
+{
+    *key = RedisModule_OpenKey(ctx, name, REDISMODULE_READ);
+    bkr_cf_t *o;
+    cf_lookup_t st = cf_lookup(*key, &o);
+    if (st == CF_FOUND)
+        return o;
+    reply_lookup(ctx, st);
+    bkr_done(*key);
+    *key = NULL;
+    return NULL;
+}
+
 /* A key's filter for a write command, or NULL after replying `missing`. */
 static bkr_cf_t *open_write(RedisModuleCtx *ctx, RedisModuleString *name, const char *missing,
                             RedisModuleKey **key)
@@ -356,13 +371,10 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
         return RedisModule_WrongArity(ctx);
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
-    bkr_cf_t *o;
-    cf_lookup_t st = cf_lookup(key, &o);
-    if (st != CF_FOUND) {
-        reply_lookup(ctx, st);
-        return bkr_done(key);
-    }
+    RedisModuleKey *key;
+    bkr_cf_t *o = open_read(ctx, argv[1], &key);
+    if (!o)
+        return REDISMODULE_OK;
     bk_cuckoo_shape_t s;
     bk_cuckoo_shape(o->c, &s);
     static const char *const labels[] = {"Size",           "Number of buckets",
@@ -384,13 +396,10 @@ static int cmd_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
         return RedisModule_WrongArity(ctx);
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
-    bkr_cf_t *o;
-    cf_lookup_t st = cf_lookup(key, &o);
-    if (st != CF_FOUND) {
-        reply_lookup(ctx, st);
-        return bkr_done(key);
-    }
+    RedisModuleKey *key;
+    bkr_cf_t *o = open_read(ctx, argv[1], &key);
+    if (!o)
+        return REDISMODULE_OK;
     bk_cuckoo_shape_t s;
     bk_cuckoo_shape(o->c, &s);
     char line[256];
@@ -413,13 +422,10 @@ static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     long long pos;
     if (RedisModule_StringToLongLong(argv[2], &pos) != REDISMODULE_OK)
         return RedisModule_ReplyWithError(ctx, "Invalid position");
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
-    bkr_cf_t *o;
-    cf_lookup_t st = cf_lookup(key, &o);
-    if (st != CF_FOUND) {
-        reply_lookup(ctx, st);
-        return bkr_done(key);
-    }
+    RedisModuleKey *key;
+    bkr_cf_t *o = open_read(ctx, argv[1], &key);
+    if (!o)
+        return REDISMODULE_OK;
     bk_cuckoo_shape_t s;
     bk_cuckoo_shape(o->c, &s);
     RedisModule_ReplyWithArray(ctx, 2);

@@ -228,9 +228,10 @@ static void *refuse_load(RedisModuleIO *io, const char *what)
     return NULL;
 }
 
-static void free_buffers(char **bufs, uint32_t n)
+/* Frees the first n strings of bufs (NULL ones skipped) and bufs. */
+static void free_buffers(char **bufs, uint64_t n)
 {
-    for (uint32_t i = 0; i < n; i++)
+    for (uint64_t i = 0; i < n; i++)
         if (bufs[i])
             RedisModule_Free(bufs[i]);
     RedisModule_Free(bufs);
@@ -434,35 +435,24 @@ static void *rbcf_rdb_load(RedisModuleIO *io, int encver)
     }
     /* Each string must be its sub-filter's size before any is allocated:
      * the strings are what the input really holds. */
-    for (uint64_t i = 0; i < filters && ok; i++)
+    bk_status_t st = ok ? BK_OK : BK_EIO;
+    const char *why = NULL;
+    for (uint64_t i = 0; i < filters && st == BK_OK; i++)
         if (f.bucket_size == 0 || lens[i] / f.bucket_size != sub_buckets[i] ||
             lens[i] % f.bucket_size) {
-            for (uint64_t j = 0; j < filters; j++)
-                if (bufs[j])
-                    RedisModule_Free(bufs[j]);
-            RedisModule_Free(bufs);
-            RedisModule_Free(lens);
-            RedisModule_Free(sub_buckets);
-            return rbcf_refuse(io, "a sub-filter's bytes disagree with its bucket count");
+            st = BK_ECORRUPT;
+            why = "a sub-filter's bytes disagree with its bucket count";
         }
     uint64_t mark = bkr_lib_bytes();
     bk_cuckoo_t *c = NULL;
-    const char *why = NULL;
-    bk_status_t st = ok ? bk_cuckoo_restore(&c, &f, sub_buckets, &why) : BK_EIO;
+    if (st == BK_OK)
+        st = bk_cuckoo_restore(&c, &f, sub_buckets, &why);
     uint64_t off = 0;
     for (uint64_t i = 0; i < filters && st == BK_OK; i++) {
-        if (lens[i] != bk_cuckoo_sub_buckets(c, (uint32_t)i) * f.bucket_size) {
-            st = BK_ECORRUPT;
-            why = "a sub-filter's bytes disagree with its bucket count";
-        } else {
-            st = bk_cuckoo_write(c, off, bufs[i], lens[i]);
-            off += lens[i];
-        }
+        st = bk_cuckoo_write(c, off, bufs[i], lens[i]);
+        off += lens[i];
     }
-    for (uint64_t i = 0; i < filters; i++)
-        if (bufs[i])
-            RedisModule_Free(bufs[i]);
-    RedisModule_Free(bufs);
+    free_buffers(bufs, filters);
     RedisModule_Free(lens);
     RedisModule_Free(sub_buckets);
     if (st != BK_OK) {

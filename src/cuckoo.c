@@ -954,18 +954,21 @@ void bki_cuckoo_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
 void bki_cuckoo_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
 {
     const bk_cuckoo_t *c = f->cuckoo;
+    /* The fields the shape has too, from it. */
+    bk_filter_shape_t sh;
+    bki_cuckoo_filter_shape(f, &sh);
     memset(out, 0, sizeof *out);
     out->kind = out->sub_kind = BK_KIND_CUCKOO;
-    out->hash = f->hash;
-    out->seed = f->seed;
-    out->capacity = c->capacity;
-    out->fpr_target = c->fpr;
-    out->k = c->bucket_size;
-    out->bytes = bk_cuckoo_bytes(c);
-    out->items = c->items;
-    out->filters = c->nsubs;
-    out->growth = c->expansion;
-    out->nonscaling = c->expansion == 0;
+    out->hash = sh.hash;
+    out->seed = sh.seed;
+    out->capacity = sh.capacity;
+    out->fpr_target = sh.fpr_target;
+    out->k = sh.k;
+    out->bytes = sh.bytes;
+    out->items = sh.items;
+    out->filters = sh.filters;
+    out->growth = sh.growth;
+    out->nonscaling = sh.nonscaling;
     uint64_t slots = 0;
     for (uint32_t i = 0; i < c->nsubs; i++)
         slots += c->subs[i].buckets * c->bucket_size;

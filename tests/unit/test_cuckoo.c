@@ -10,97 +10,22 @@
 #define _GNU_SOURCE
 #include "harness.h"
 #include "internal.h"
+#include "redisbloom_answers.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_CHUNKS 16
-
-typedef struct chunk {
-    long long iter;
-    uint8_t *bytes;
-    size_t len;
-} chunk_t;
-
-typedef struct answer {
-    char name[64];
-    uint64_t info_items, info_deletes, info_filters, info_buckets;
-    chunk_t chunks[MAX_CHUNKS];
-    int nchunks;
-    char **items;
-    size_t nitems;
-    bool *positive;
-} answer_t;
-
-static answer_t cf[2];
-static int ncf;
-static uint64_t nprobes;
-
-static uint8_t *unhex(const char *s, size_t *len)
-{
-    size_t n = strlen(s) / 2;
-    uint8_t *b = malloc(n ? n : 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        sscanf(s + 2 * i, "%2x", &v);
-        b[i] = (uint8_t)v;
-    }
-    *len = n;
-    return b;
-}
-
-static uint64_t field(const char *line, const char *name)
-{
-    const char *p = strstr(line, name);
-    return p ? strtoull(p + strlen(name), NULL, 10) : UINT64_MAX;
-}
+/* RedisBloom's two CF keys, from its answers. */
+static const rb_answer_t *cf[2];
 
 static bool load_answers(void)
 {
-    char path[512];
-    const char *d = getenv("BK_TEST_DATA");
-    snprintf(path, sizeof path, "%s/redisbloom/answers.txt", d ? d : "tests/data");
-    FILE *fp = fopen(path, "r");
-    if (!fp)
+    if (!rb_load_answers())
         return false;
-    char *line = NULL;
-    size_t cap = 0;
-    answer_t *a = NULL;
-    while (getline(&line, &cap, fp) > 0) {
-        line[strcspn(line, "\n")] = 0;
-        if (!strncmp(line, "probes ", 7)) {
-            nprobes = strtoull(strrchr(line, ' ') + 1, NULL, 10);
-        } else if (!strncmp(line, "key ", 4)) {
-            a = !strncmp(line + 4, "cf:", 3) && ncf < 2 ? &cf[ncf++] : NULL;
-            if (a) {
-                snprintf(a->name, sizeof a->name, "%s", line + 4);
-                a->positive = calloc(nprobes, sizeof *a->positive);
-            }
-        } else if (!a) {
-            continue;
-        } else if (!strncmp(line, "info ", 5)) {
-            a->info_items = field(line, "Number_of_items_inserted=");
-            a->info_deletes = field(line, "Number_of_items_deleted=");
-            a->info_filters = field(line, "Number_of_filters=");
-            a->info_buckets = field(line, "Number_of_buckets=");
-        } else if (!strncmp(line, "items ", 6)) {
-            a->items = calloc(strtoull(strrchr(line, ' ') + 1, NULL, 10) + 1, sizeof(char *));
-        } else if (!strncmp(line, "chunk ", 6) && a->nchunks < MAX_CHUNKS) {
-            chunk_t *c = &a->chunks[a->nchunks++];
-            c->iter = atoll(line + 6);
-            c->bytes = unhex(strchr(line + 6, ' ') + 1, &c->len);
-        } else if (!strncmp(line, "item ", 5)) {
-            a->items[a->nitems++] = strdup(line + 5);
-        } else if (!strncmp(line, "positive ", 9)) {
-            uint64_t i = strtoull(line + 9, NULL, 10);
-            if (i < nprobes)
-                a->positive[i] = true;
-        }
-    }
-    free(line);
-    fclose(fp);
-    return ncf == 2;
+    cf[0] = rb_key("cf:plain");
+    cf[1] = rb_key("cf:scaled");
+    return cf[0] && cf[1];
 }
 
 static uint64_t le(const uint8_t *p, int n)
@@ -113,9 +38,9 @@ static uint64_t le(const uint8_t *p, int n)
 
 /* RedisBloom's CF SCANDUMP header: u64 items, buckets, deletes, filters;
  * u16 bucket size, max iterations, expansion (38 bytes). */
-static bk_cuckoo_t *rebuild(const answer_t *a)
+static bk_cuckoo_t *rebuild(const rb_answer_t *a)
 {
-    const chunk_t *h = &a->chunks[0];
+    const rb_chunk_t *h = &a->chunks[0];
     if (a->nchunks < 1 || h->len != 38)
         return NULL;
     bk_cuckoo_fields_t f = {le(h->bytes + 8, 8),  le(h->bytes, 8),      le(h->bytes + 16, 8),
@@ -126,7 +51,7 @@ static bk_cuckoo_t *rebuild(const answer_t *a)
     if (bk_cuckoo_restore(&c, &f, NULL, &why) != BK_OK)
         return NULL;
     for (int i = 1; i < a->nchunks; i++) {
-        const chunk_t *k = &a->chunks[i];
+        const rb_chunk_t *k = &a->chunks[i];
         if (bk_cuckoo_write(c, (uint64_t)k->iter - 1 - k->len, k->bytes, k->len) != BK_OK) {
             bk_cuckoo_free(c);
             return NULL;
@@ -135,12 +60,12 @@ static bk_cuckoo_t *rebuild(const answer_t *a)
     return c;
 }
 
-static void check_answers(const answer_t *a, const bk_cuckoo_t *c)
+static void check_answers(const rb_answer_t *a, const bk_cuckoo_t *c)
 {
     uint64_t missing = 0, wrong = 0, fp = 0;
     for (size_t i = 0; i < a->nitems; i++)
         missing += !bk_cuckoo_contains(c, a->items[i], strlen(a->items[i]));
-    for (uint64_t i = 0; i < nprobes; i++) {
+    for (uint64_t i = 0; i < rb_nprobes; i++) {
         char probe[32];
         int n = snprintf(probe, sizeof probe, "probe7:%llu", (unsigned long long)i);
         bool in = bk_cuckoo_contains(c, probe, (size_t)n);
@@ -155,18 +80,18 @@ static void check_answers(const answer_t *a, const bk_cuckoo_t *c)
 
 static void test_answers_as_redisbloom(void)
 {
-    for (int i = 0; i < ncf; i++) {
-        bk_cuckoo_t *c = rebuild(&cf[i]);
-        CHECK_MSG(c != NULL, "%s: chunks refused", cf[i].name);
+    for (int i = 0; i < 2; i++) {
+        bk_cuckoo_t *c = rebuild(cf[i]);
+        CHECK_MSG(c != NULL, "%s: chunks refused", cf[i]->name);
         if (!c)
             continue;
-        check_answers(&cf[i], c);
+        check_answers(cf[i], c);
         bk_cuckoo_shape_t s;
         bk_cuckoo_shape(c, &s);
-        CHECK_EQ_U64(s.items, cf[i].info_items);
-        CHECK_EQ_U64(s.deletes, cf[i].info_deletes);
-        CHECK_EQ_U64(s.filters, cf[i].info_filters);
-        CHECK_EQ_U64(s.buckets, cf[i].info_buckets);
+        CHECK_EQ_U64(s.items, rb_info(cf[i], "Number_of_items_inserted"));
+        CHECK_EQ_U64(s.deletes, rb_info(cf[i], "Number_of_items_deleted"));
+        CHECK_EQ_U64(s.filters, rb_info(cf[i], "Number_of_filters"));
+        CHECK_EQ_U64(s.buckets, rb_info(cf[i], "Number_of_buckets"));
         CHECK(s.fingerprint_bits == 8 && s.flavour == BK_CUCKOO_REDISBLOOM);
         bk_cuckoo_free(c);
     }
@@ -176,7 +101,7 @@ static void test_answers_as_redisbloom(void)
  * and 2,000 CF.ADDs: the same adds here give RedisBloom's bytes. */
 static void test_replay_gives_redisbloom_bytes(void)
 {
-    const answer_t *a = &cf[1];
+    const rb_answer_t *a = cf[1];
     CHECK(!strcmp(a->name, "cf:scaled"));
     bk_cuckoo_options_t o = {.flavour = BK_CUCKOO_REDISBLOOM, .bucket_size = 4,
                              .expansion = 2, .expansion_set = true};
@@ -198,7 +123,7 @@ static void test_replay_gives_redisbloom_bytes(void)
     CHECK_MSG(same && off == bk_cuckoo_bytes(c), "replayed adds differ from RedisBloom's bytes");
     bk_cuckoo_shape_t s;
     bk_cuckoo_shape(c, &s);
-    CHECK_EQ_U64(s.filters, a->info_filters);
+    CHECK_EQ_U64(s.filters, rb_info(a, "Number_of_filters"));
     CHECK_EQ_U64(s.items, 2000);
     bk_cuckoo_free(c);
 }

@@ -10,105 +10,12 @@
 #define _GNU_SOURCE
 #include "harness.h"
 #include "internal.h"
+#include "redisbloom_answers.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define MAX_KEYS 16
-#define MAX_CHUNKS 16
-
-typedef struct chunk {
-    long long iter;
-    uint8_t *bytes;
-    size_t len;
-} chunk_t;
-
-typedef struct answer {
-    char name[64];
-    uint64_t card, capacity, filters;
-    bool has_card;
-    chunk_t chunks[MAX_CHUNKS];
-    int nchunks;
-    char **items;
-    size_t nitems;
-    bool *positive; /* per probe */
-} answer_t;
-
-static answer_t keys[MAX_KEYS];
-static int nkeys;
-static uint64_t nprobes;
-
-static const char *data_path(const char *name)
-{
-    static char path[512];
-    const char *d = getenv("BK_TEST_DATA");
-    snprintf(path, sizeof path, "%s/redisbloom/%s", d ? d : "tests/data", name);
-    return path;
-}
-
-static uint8_t *unhex(const char *s, size_t *len)
-{
-    size_t n = strlen(s) / 2;
-    uint8_t *b = malloc(n ? n : 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        sscanf(s + 2 * i, "%2x", &v);
-        b[i] = (uint8_t)v;
-    }
-    *len = n;
-    return b;
-}
-
-/* Reads answers.txt (its format: one record per line, see the file). */
-static bool load_answers(void)
-{
-    FILE *fp = fopen(data_path("answers.txt"), "r");
-    if (!fp)
-        return false;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t got;
-    answer_t *a = NULL;
-    while ((got = getline(&line, &cap, fp)) > 0) {
-        line[strcspn(line, "\n")] = 0;
-        if (!strncmp(line, "probes ", 7)) {
-            nprobes = strtoull(strrchr(line, ' ') + 1, NULL, 10);
-        } else if (!strncmp(line, "key ", 4) && nkeys < MAX_KEYS) {
-            a = &keys[nkeys++];
-            snprintf(a->name, sizeof a->name, "%s", line + 4);
-            a->positive = calloc(nprobes, sizeof *a->positive);
-        } else if (!a) {
-            continue;
-        } else if (!strncmp(line, "info ", 5)) {
-            char *c = strstr(line, "Capacity="), *f = strstr(line, "Number_of_filters=");
-            if (c)
-                a->capacity = strtoull(c + 9, NULL, 10);
-            if (f)
-                a->filters = strtoull(f + 18, NULL, 10);
-        } else if (!strncmp(line, "card ", 5)) {
-            a->card = strtoull(line + 5, NULL, 10);
-            a->has_card = true;
-        } else if (!strncmp(line, "items ", 6)) {
-            a->items = calloc(strtoull(strrchr(line, ' ') + 1, NULL, 10) + 1, sizeof(char *));
-        } else if (!strncmp(line, "chunk ", 6) && a->nchunks < MAX_CHUNKS) {
-            chunk_t *c = &a->chunks[a->nchunks++];
-            char *sp = strchr(line + 6, ' ');
-            c->iter = atoll(line + 6);
-            c->bytes = unhex(sp + 1, &c->len);
-        } else if (!strncmp(line, "item ", 5)) {
-            a->items[a->nitems++] = strdup(line + 5);
-        } else if (!strncmp(line, "positive ", 9)) {
-            uint64_t i = strtoull(line + 9, NULL, 10);
-            if (i < nprobes)
-                a->positive[i] = true;
-        }
-    }
-    free(line);
-    fclose(fp);
-    return nkeys > 0 && nprobes > 0;
-}
 
 static uint64_t le64(const uint8_t *p)
 {
@@ -142,7 +49,7 @@ static void put64(uint8_t *p, uint64_t v)
 #define HDR 20
 #define LINK 53
 
-static bool parse_header(const chunk_t *c, bk_redisbloom_chain_t *ch, bk_redisbloom_link_t *l)
+static bool parse_header(const rb_chunk_t *c, bk_redisbloom_chain_t *ch, bk_redisbloom_link_t *l)
 {
     if (c->iter != 1 || c->len < HDR)
         return false;
@@ -150,7 +57,7 @@ static bool parse_header(const chunk_t *c, bk_redisbloom_chain_t *ch, bk_redisbl
     ch->links = le32(c->bytes + 8);
     ch->options = le32(c->bytes + 12);
     ch->growth = le32(c->bytes + 16);
-    if (c->len != HDR + (size_t)LINK * ch->links || ch->links > MAX_CHUNKS)
+    if (c->len != HDR + (size_t)LINK * ch->links || ch->links > RB_MAX_CHUNKS)
         return false;
     for (uint32_t i = 0; i < ch->links; i++) {
         const uint8_t *e = c->bytes + HDR + LINK * i;
@@ -197,10 +104,10 @@ static void encode_header(const bk_filter_t *f, uint8_t *out, size_t *len)
 }
 
 /* The chain a key's chunks describe, as BF.LOADCHUNK rebuilds it. */
-static bk_filter_t *rebuild(const answer_t *a)
+static bk_filter_t *rebuild(const rb_answer_t *a)
 {
     bk_redisbloom_chain_t ch;
-    bk_redisbloom_link_t links[MAX_CHUNKS];
+    bk_redisbloom_link_t links[RB_MAX_CHUNKS];
     if (a->nchunks < 1 || !parse_header(&a->chunks[0], &ch, links))
         return NULL;
     bk_filter_t *f = NULL;
@@ -208,7 +115,7 @@ static bk_filter_t *rebuild(const answer_t *a)
     if (bk_redisbloom_new(&f, &ch, links, &why) != BK_OK)
         return NULL;
     for (int i = 1; i < a->nchunks; i++) {
-        const chunk_t *c = &a->chunks[i];
+        const rb_chunk_t *c = &a->chunks[i];
         /* The iterator after a chunk is 1 + the offset of its end. */
         if (bk_redisbloom_write(f, (uint64_t)c->iter - 1 - c->len, c->bytes, c->len, &why) != BK_OK) {
             bk_filter_free(f);
@@ -220,12 +127,12 @@ static bk_filter_t *rebuild(const answer_t *a)
 
 /* Every item present; the probes RedisBloom answered 1 for, and no
  * other, present. Returns the false positives seen. */
-static uint64_t check_answers(const answer_t *a, const bk_filter_t *f)
+static uint64_t check_answers(const rb_answer_t *a, const bk_filter_t *f)
 {
     uint64_t missing = 0, wrong = 0, fp = 0;
     for (size_t i = 0; i < a->nitems; i++)
         missing += !bk_filter_contains(f, a->items[i], strlen(a->items[i]));
-    for (uint64_t i = 0; i < nprobes; i++) {
+    for (uint64_t i = 0; i < rb_nprobes; i++) {
         char probe[32];
         int n = snprintf(probe, sizeof probe, "probe7:%llu", (unsigned long long)i);
         bool in = bk_filter_contains(f, probe, (size_t)n);
@@ -235,15 +142,15 @@ static uint64_t check_answers(const answer_t *a, const bk_filter_t *f)
     CHECK_MSG(missing == 0, "%s: %llu of %zu items missing", a->name,
               (unsigned long long)missing, a->nitems);
     CHECK_MSG(wrong == 0, "%s: %llu of %llu probes answer unlike RedisBloom", a->name,
-              (unsigned long long)wrong, (unsigned long long)nprobes);
+              (unsigned long long)wrong, (unsigned long long)rb_nprobes);
     return fp;
 }
 
 static void test_answers_as_redisbloom(void)
 {
     int bf = 0;
-    for (int k = 0; k < nkeys; k++) {
-        const answer_t *a = &keys[k];
+    for (int k = 0; k < rb_nkeys; k++) {
+        const rb_answer_t *a = &rb_keys[k];
         if (strncmp(a->name, "bf:", 3))
             continue;
         bf++;
@@ -256,8 +163,8 @@ static void test_answers_as_redisbloom(void)
         bk_filter_shape_t s;
         bk_filter_shape(f, &s);
         CHECK_EQ_U64(s.items, a->card);
-        CHECK_EQ_U64(s.capacity, a->capacity);
-        CHECK_EQ_U64(s.filters, a->filters);
+        CHECK_EQ_U64(s.capacity, rb_info(a, "Capacity"));
+        CHECK_EQ_U64(s.filters, rb_info(a, "Number_of_filters"));
         CHECK(s.sub_kind == BK_KIND_REDISBLOOM);
         CHECK(bk_redisbloom_is(f));
         bk_filter_free(f);
@@ -269,8 +176,8 @@ static void test_answers_as_redisbloom(void)
  * what BF.SCANDUMP and an AOF rewrite of a taken-over key send. */
 static void test_dump_is_redisbloom_bytes(void)
 {
-    for (int k = 0; k < nkeys; k++) {
-        const answer_t *a = &keys[k];
+    for (int k = 0; k < rb_nkeys; k++) {
+        const rb_answer_t *a = &rb_keys[k];
         if (strncmp(a->name, "bf:", 3))
             continue;
         bk_filter_t *f = rebuild(a);
@@ -278,7 +185,7 @@ static void test_dump_is_redisbloom_bytes(void)
             CHECK_MSG(0, "%s: chunks refused", a->name);
             continue;
         }
-        uint8_t hdr[HDR + LINK * MAX_CHUNKS];
+        uint8_t hdr[HDR + LINK * RB_MAX_CHUNKS];
         size_t len;
         encode_header(f, hdr, &len);
         CHECK_MSG(len == a->chunks[0].len && !memcmp(hdr, a->chunks[0].bytes, len),
@@ -307,10 +214,10 @@ static void test_dump_is_redisbloom_bytes(void)
 static void test_sizing_rule_matches_redisbloom(void)
 {
     int links = 0;
-    for (int k = 0; k < nkeys; k++) {
+    for (int k = 0; k < rb_nkeys; k++) {
         bk_redisbloom_chain_t ch;
-        bk_redisbloom_link_t l[MAX_CHUNKS];
-        if (strncmp(keys[k].name, "bf:", 3) || !parse_header(&keys[k].chunks[0], &ch, l))
+        bk_redisbloom_link_t l[RB_MAX_CHUNKS];
+        if (strncmp(rb_keys[k].name, "bf:", 3) || !parse_header(&rb_keys[k].chunks[0], &ch, l))
             continue;
         for (uint32_t i = 0; i < ch.links; i++, links++) {
             uint64_t entries = l[i].entries, bits = 0;
@@ -322,7 +229,7 @@ static void test_sizing_rule_matches_redisbloom(void)
             CHECK_EQ_U64(hashes, l[i].hashes);
             CHECK_EQ_U64(n2, l[i].n2);
             CHECK_MSG(memcmp(&bpe, &l[i].bpe, sizeof bpe) == 0, "%s link %u: bpe %.17g vs %.17g",
-                      keys[k].name, i, bpe, l[i].bpe);
+                      rb_keys[k].name, i, bpe, l[i].bpe);
         }
     }
     CHECK(links >= 17);
@@ -343,10 +250,7 @@ static void test_sizing_rule_matches_redisbloom(void)
 /* A taken-over chain grows as RedisBloom's does, and keeps answering. */
 static void test_growth_follows_redisbloom(void)
 {
-    const answer_t *a = NULL;
-    for (int k = 0; k < nkeys; k++)
-        if (!strcmp(keys[k].name, "bf:default"))
-            a = &keys[k];
+    const rb_answer_t *a = rb_key("bf:default");
     bk_filter_t *f = a ? rebuild(a) : NULL;
     CHECK(f != NULL);
     if (!f)
@@ -380,7 +284,7 @@ static void test_growth_follows_redisbloom(void)
     uint64_t lost = 0;
     for (size_t i = 0; i < a->nitems; i++)
         lost += !bk_filter_contains(f, a->items[i], strlen(a->items[i]));
-    for (uint64_t i = 0; i < nprobes; i++) {
+    for (uint64_t i = 0; i < rb_nprobes; i++) {
         char probe[32];
         int n = snprintf(probe, sizeof probe, "probe7:%llu", (unsigned long long)i);
         lost += a->positive[i] && !bk_filter_contains(f, probe, (size_t)n);
@@ -398,10 +302,7 @@ static void test_growth_follows_redisbloom(void)
  * RedisBloom's header. */
 static void test_file_format_keeps_chain(void)
 {
-    const answer_t *a = NULL;
-    for (int k = 0; k < nkeys; k++)
-        if (!strcmp(keys[k].name, "bf:scaled"))
-            a = &keys[k];
+    const rb_answer_t *a = rb_key("bf:scaled");
     bk_filter_t *f = a ? rebuild(a) : NULL;
     CHECK(f != NULL);
     if (!f)
@@ -416,7 +317,7 @@ static void test_file_format_keeps_chain(void)
     CHECK_OK(bk_filter_load(&g, path, &why));
     if (g) {
         check_answers(a, g);
-        uint8_t h1[HDR + LINK * MAX_CHUNKS], h2[HDR + LINK * MAX_CHUNKS];
+        uint8_t h1[HDR + LINK * RB_MAX_CHUNKS], h2[HDR + LINK * RB_MAX_CHUNKS];
         size_t l1, l2;
         encode_header(f, h1, &l1);
         encode_header(g, h2, &l2);
@@ -543,8 +444,8 @@ static void test_murmur_vectors(void)
 
 int main(void)
 {
-    if (!load_answers()) {
-        fprintf(stderr, "cannot read %s\n", data_path("answers.txt"));
+    if (!rb_load_answers()) {
+        fprintf(stderr, "cannot read tests/data/redisbloom/answers.txt\n");
         return 1;
     }
     bkt_run("answers_as_redisbloom", test_answers_as_redisbloom);
