@@ -497,32 +497,24 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     return bkr_done(key);
 }
 
-static const struct {
-    const char *name;
-    RedisModuleCmdFunc fn;
-    const char *flags;
-} cf_commands[] = {
-    {"cf.reserve", cmd_reserve, "write deny-oom"},
-    {"cf.add", cmd_add, "write deny-oom"},
-    {"cf.addnx", cmd_add, "write deny-oom"},
-    {"cf.insert", cmd_insert, "write deny-oom"},
-    {"cf.insertnx", cmd_insert, "write deny-oom"},
-    {"cf.exists", cmd_exists, "readonly fast"},
-    {"cf.mexists", cmd_mexists, "readonly fast"},
-    {"cf.count", cmd_count, "readonly fast"},
-    {"cf.del", cmd_del, "write fast"},
-    {"cf.compact", cmd_compact, "write"},
-    {"cf.info", cmd_info, "readonly fast"},
-    {"cf.debug", cmd_debug, "readonly fast"},
-    {"cf.scandump", cmd_scandump, "readonly fast"},
-    {"cf.loadchunk", cmd_loadchunk, "write deny-oom"},
+static const bkr_command_t cf_commands[] = {
+    {"cf.reserve", cmd_reserve, "write deny-oom", 1},
+    {"cf.add", cmd_add, "write deny-oom", 1},
+    {"cf.addnx", cmd_add, "write deny-oom", 1},
+    {"cf.insert", cmd_insert, "write deny-oom", 1},
+    {"cf.insertnx", cmd_insert, "write deny-oom", 1},
+    {"cf.exists", cmd_exists, "readonly fast", 1},
+    {"cf.mexists", cmd_mexists, "readonly fast", 1},
+    {"cf.count", cmd_count, "readonly fast", 1},
+    {"cf.del", cmd_del, "write fast", 1},
+    {"cf.compact", cmd_compact, "write", 1},
+    {"cf.info", cmd_info, "readonly fast", 1},
+    {"cf.debug", cmd_debug, "readonly fast", 1},
+    {"cf.scandump", cmd_scandump, "readonly fast", 1},
+    {"cf.loadchunk", cmd_loadchunk, "write deny-oom", 1},
 };
 
 int bkr_cf_register(RedisModuleCtx *ctx)
 {
-    for (size_t i = 0; i < sizeof cf_commands / sizeof cf_commands[0]; i++)
-        if (RedisModule_CreateCommand(ctx, cf_commands[i].name, cf_commands[i].fn,
-                                      cf_commands[i].flags, 1, 1, 1) != REDISMODULE_OK)
-            return REDISMODULE_ERR;
-    return REDISMODULE_OK;
+    return bkr_create_commands(ctx, cf_commands, sizeof cf_commands / sizeof cf_commands[0]);
 }

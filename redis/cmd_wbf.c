@@ -320,27 +320,19 @@ static int cmd_restore(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return bkr_done(key);
 }
 
-static const struct {
-    const char *name;
-    RedisModuleCmdFunc fn;
-    const char *flags;
-} wbf_commands[] = {
-    {"wbf.reserve", cmd_reserve, "write deny-oom"},
-    {"wbf.add", cmd_add, "write deny-oom"},
-    {"wbf.madd", cmd_madd, "write deny-oom"},
-    {"wbf.addat", cmd_addat, "write deny-oom"},
-    {"wbf.exists", cmd_exists, "readonly fast"},
-    {"wbf.mexists", cmd_mexists, "readonly fast"},
-    {"wbf.card", cmd_card, "readonly fast"},
-    {"wbf.info", cmd_info, "readonly"},
-    {"wbf.restore", cmd_restore, "write deny-oom"},
+static const bkr_command_t wbf_commands[] = {
+    {"wbf.reserve", cmd_reserve, "write deny-oom", 1},
+    {"wbf.add", cmd_add, "write deny-oom", 1},
+    {"wbf.madd", cmd_madd, "write deny-oom", 1},
+    {"wbf.addat", cmd_addat, "write deny-oom", 1},
+    {"wbf.exists", cmd_exists, "readonly fast", 1},
+    {"wbf.mexists", cmd_mexists, "readonly fast", 1},
+    {"wbf.card", cmd_card, "readonly fast", 1},
+    {"wbf.info", cmd_info, "readonly", 1},
+    {"wbf.restore", cmd_restore, "write deny-oom", 1},
 };
 
 int bkr_wbf_register(RedisModuleCtx *ctx)
 {
-    for (size_t i = 0; i < sizeof wbf_commands / sizeof wbf_commands[0]; i++)
-        if (RedisModule_CreateCommand(ctx, wbf_commands[i].name, wbf_commands[i].fn,
-                                      wbf_commands[i].flags, 1, 1, 1) != REDISMODULE_OK)
-            return REDISMODULE_ERR;
-    return REDISMODULE_OK;
+    return bkr_create_commands(ctx, wbf_commands, sizeof wbf_commands / sizeof wbf_commands[0]);
 }

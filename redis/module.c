@@ -134,12 +134,7 @@ static int parse_args(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
  * command to the keys' node and refuses keys of different slots. Names in
  * lower case, as RedisBloom registers them: Redis' own errors quote the
  * registered name ("wrong number of arguments for 'bf.add' command"). */
-static const struct {
-    const char *name;
-    RedisModuleCmdFunc fn;
-    const char *flags;
-    int lastkey;
-} commands[] = {
+static const bkr_command_t commands[] = {
     {"bf.reserve", bkr_cmd_bf_reserve, "write deny-oom", 1},
     {"bf.add", bkr_cmd_bf_add, "write deny-oom", 1},
     {"bf.madd", bkr_cmd_bf_madd, "write deny-oom", 1},
@@ -209,9 +204,5 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         bkr_cf_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
 
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (RedisModule_CreateCommand(ctx, commands[i].name, commands[i].fn, commands[i].flags, 1,
-                                      commands[i].lastkey, 1) != REDISMODULE_OK)
-            return REDISMODULE_ERR;
-    return REDISMODULE_OK;
+    return bkr_create_commands(ctx, commands, sizeof commands / sizeof commands[0]);
 }

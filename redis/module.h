@@ -126,6 +126,18 @@ void bkr_notify(RedisModuleCtx *ctx, RedisModuleString *cmd, RedisModuleString *
 /* Closes the key and returns REDISMODULE_OK: `return bkr_done(key);`. */
 int bkr_done(RedisModuleKey *key);
 
+/* A command to register: its name (lower case, as RedisBloom's), handler,
+ * flags, and last key argument (1; -1 when every argument after the
+ * command is a key, so a cluster routes it and checks the slots). */
+typedef struct bkr_command {
+    const char *name;
+    RedisModuleCmdFunc fn;
+    const char *flags;
+    int lastkey;
+} bkr_command_t;
+/* Registers n commands; REDISMODULE_ERR if Redis refuses one. */
+int bkr_create_commands(RedisModuleCtx *ctx, const bkr_command_t *cmds, size_t n);
+
 /* ---- the value under a key (obj.c) ---- */
 
 /* A new value (zeroed but for family and f); never NULL (small, from

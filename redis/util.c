@@ -142,6 +142,15 @@ int bkr_done(RedisModuleKey *key)
     return REDISMODULE_OK;
 }
 
+int bkr_create_commands(RedisModuleCtx *ctx, const bkr_command_t *cmds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, 1,
+                                      cmds[i].lastkey, 1) != REDISMODULE_OK)
+            return REDISMODULE_ERR;
+    return REDISMODULE_OK;
+}
+
 void bkr_notify(RedisModuleCtx *ctx, RedisModuleString *cmd, RedisModuleString *key)
 {
     size_t len;

@@ -389,27 +389,36 @@ void bk_cuckoo_compact(bk_cuckoo_t *c)
         compact(c, true);
 }
 
+/* Clears the first slot holding k's fingerprint, newest sub-filter first
+ * and first bucket before second (RedisBloom's order); false if none. */
+static bool remove_key(bk_cuckoo_t *c, const cuckoo_key_t *k)
+{
+    for (uint32_t i = c->nsubs; i-- > 0;) {
+        cuckoo_sub_t *s = &c->subs[i];
+        uint64_t b1 = first_bucket(c, s, k->h);
+        uint8_t *slot = bucket_find(c, bucket_at(c, s, b1), k->fp);
+        if (!slot)
+            slot = bucket_find(c, bucket_at(c, s, other_bucket(c, s, b1, k->fp)), k->fp);
+        if (slot) {
+            slot_set(c, slot, 0);
+            c->items--;
+            c->deletes++;
+            return true;
+        }
+    }
+    return false;
+}
+
 bool bk_cuckoo_remove(bk_cuckoo_t *c, const void *key, size_t len)
 {
     if (!c || (!key && len))
         return false;
     cuckoo_key_t k = key_of(c, key, len);
-    for (uint32_t i = c->nsubs; i-- > 0;) {
-        cuckoo_sub_t *s = &c->subs[i];
-        uint64_t b1 = first_bucket(c, s, k.h);
-        uint8_t *slot = bucket_find(c, bucket_at(c, s, b1), k.fp);
-        if (!slot)
-            slot = bucket_find(c, bucket_at(c, s, other_bucket(c, s, b1, k.fp)), k.fp);
-        if (!slot)
-            continue;
-        slot_set(c, slot, 0);
-        c->items--;
-        c->deletes++;
-        if (c->nsubs > 1 && (double)c->deletes > (double)c->items * 0.10)
-            compact(c, false);
-        return true;
-    }
-    return false;
+    if (!remove_key(c, &k))
+        return false;
+    if (c->nsubs > 1 && (double)c->deletes > (double)c->items * 0.10)
+        compact(c, false);
+    return true;
 }
 
 /* ---- creation ---- */
@@ -779,22 +788,8 @@ bool bki_cuckoo_contains_hash(const bk_filter_t *f, bk_hash_t h)
 
 bk_status_t bki_cuckoo_remove_hash(bk_filter_t *f, bk_hash_t h)
 {
-    bk_cuckoo_t *c = f->cuckoo;
-    cuckoo_key_t k = key_of_hash(c, h);
-    for (uint32_t i = c->nsubs; i-- > 0;) {
-        cuckoo_sub_t *s = &c->subs[i];
-        uint64_t b1 = first_bucket(c, s, k.h);
-        uint8_t *slot = bucket_find(c, bucket_at(c, s, b1), k.fp);
-        if (!slot)
-            slot = bucket_find(c, bucket_at(c, s, other_bucket(c, s, b1, k.fp)), k.fp);
-        if (slot) {
-            slot_set(c, slot, 0);
-            c->items--;
-            c->deletes++;
-            return BK_OK;
-        }
-    }
-    return BK_ENOTFOUND;
+    cuckoo_key_t k = key_of_hash(f->cuckoo, h);
+    return remove_key(f->cuckoo, &k) ? BK_OK : BK_ENOTFOUND;
 }
 
 unsigned bki_cuckoo_counter(const bk_filter_t *f, bk_hash_t h)
