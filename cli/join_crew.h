@@ -2,8 +2,8 @@
  * The threads of a parallel exact join (see join.h), whichever way the
  * work is split between them: a crew of workers, each with its own copy of
  * the join (its share of join->mem, its own set and buffers), run phase
- * after phase. join_parallel.c splits the keys into shards, one per
- * worker; join_split.c splits the inputs into byte ranges and the
+ * after phase (join_crew.c). join_parallel.c splits the keys into shards,
+ * one per worker; join_split.c splits the inputs into byte ranges and the
  * partitions between workers.
  *
  * Output: each worker collects its common lines in a buffer of its own and
