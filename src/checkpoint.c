@@ -1,7 +1,7 @@
 /*
- * Checkpoints that write what changed (bk_checkpoint_*), and finishing one
- * that a killed writer left half done (bkf_settle, run by every load and
- * open of a filter file).
+ * Checkpoints that write what changed (bk_checkpoint_*); finishing one that
+ * a killed writer left half done is journal.c's (bkf_settle, run by every
+ * load and open of a filter file).
  *
  * Why: a crawler's seen-set of a billion keys is a 2 GB file saved every
  * 30 s; rewriting it whole costs 2 GB of writes for the few thousand keys
@@ -30,7 +30,7 @@
  * the one last written (replaced, or written by someone else).
  */
 #define _GNU_SOURCE
-#include "codec.h"
+#include "journal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,17 +45,6 @@
 #define CP_SECTOR 512u
 #define CP_PAGE 4096u
 #define CP_CHUNK (64u * CP_SECTOR) /* hashed while in cache, twice */
-#define CP_JHEAD 64u
-#define CP_JRUN 16u
-#define CP_JVERSION 1u
-#define CP_BUF (1u << 20)
-/* The byte the lock covers: past any file, so it never blocks I/O. */
-#define CP_LOCK_AT ((off_t)1 << 62)
-
-static const uint8_t cp_jmagic[8] = {0x89, 'B', 'K', 'J', '\r', '\n', 0x1a, '\n'};
-
-/* Journal header field offsets (docs/FORMAT.md). */
-enum { J_MAGIC = 0, J_VERSION = 8, J_FILESIZE = 16, J_INODE = 24, J_HEADSUM = 32, J_NRUNS = 40 };
 
 /* Tests only (tests/unit/test_checkpoint.c): make the next in-place
  * checkpoint stop as a killed process would, 1 with its journal half
@@ -73,230 +62,6 @@ struct bk_checkpoint {
     dev_t dev;
     ino_t ino;
 };
-
-/* ---- the lock ---- */
-
-/* Takes (F_RDLCK, F_WRLCK, waiting) or drops (F_UNLCK) the checkpoint lock
- * of fd's open file. 0; -1 with errno. A filesystem without such locks
- * goes on unlocked: the journal alone still keeps every file whole. */
-static int cp_lock(int fd, short type)
-{
-    struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = type;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = CP_LOCK_AT;
-    fl.l_len = 1;
-    while (fcntl(fd, F_OFD_SETLKW, &fl) != 0) {
-        if (errno == EINTR)
-            continue;
-        if (errno == EINVAL || errno == ENOLCK || errno == EOPNOTSUPP)
-            return 0;
-        return -1;
-    }
-    return 0;
-}
-
-static char *journal_path(const char *target)
-{
-    size_t n = strlen(target);
-    char *j = bki_malloc(n + sizeof "-journal");
-    if (j) {
-        memcpy(j, target, n);
-        memcpy(j + n, "-journal", sizeof "-journal");
-    }
-    return j;
-}
-
-static bk_status_t pwrite_full(int fd, const void *src, uint64_t n, uint64_t off)
-{
-    const uint8_t *p = src;
-    while (n > 0) {
-        ssize_t w = pwrite(fd, p, n > CP_BUF ? CP_BUF : (size_t)n, (off_t)off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = ENOSPC;
-            return bkf_errno_status();
-        }
-        p += w;
-        off += (uint64_t)w;
-        n -= (uint64_t)w;
-    }
-    return BK_OK;
-}
-
-/* ---- reading and replaying a journal ---- */
-
-typedef enum { J_NONE, J_STALE, J_APPLIES } jstate_t;
-
-/* Whether the journal in jfd is whole (every byte its checksum covers, and
- * nothing after) and written for the file fd (same inode and size). Walks
- * it once; with replay_fd >= 0 also writes every run there. */
-static bk_status_t journal_walk(int jfd, int fd, int replay_fd, jstate_t *state, uint8_t *buf)
-{
-    *state = J_STALE;
-    struct stat js, fs;
-    if (fstat(jfd, &js) != 0 || fstat(fd, &fs) != 0)
-        return BK_EIO;
-    uint64_t jsize = (uint64_t)js.st_size;
-    uint8_t h[CP_JHEAD];
-    if (jsize < CP_JHEAD + 8 || bkf_pread_all(jfd, h, CP_JHEAD, 0) != BK_OK)
-        return BK_OK;
-    if (memcmp(h + J_MAGIC, cp_jmagic, 8) != 0 || bkf_get_u32(h + J_VERSION) != CP_JVERSION)
-        return BK_OK;
-    uint64_t fsize = get_u64(h + J_FILESIZE), nruns = get_u64(h + J_NRUNS);
-    XXH3_state_t sum;
-    XXH3_64bits_reset(&sum);
-    XXH3_64bits_update(&sum, h, CP_JHEAD);
-    uint64_t at = CP_JHEAD, last_end = 0;
-    for (uint64_t r = 0; r < nruns; r++) {
-        uint8_t e[CP_JRUN];
-        if (jsize - at < CP_JRUN + 8 || bkf_pread_all(jfd, e, CP_JRUN, at) != BK_OK)
-            return BK_OK;
-        XXH3_64bits_update(&sum, e, CP_JRUN);
-        at += CP_JRUN;
-        uint64_t off = get_u64(e), len = get_u64(e + 8);
-        if (off < last_end || off > fsize || len > fsize - off || len > jsize - at - 8)
-            return BK_OK;
-        last_end = off + len;
-        for (uint64_t done = 0; done < len;) {
-            uint64_t n = len - done > CP_BUF ? CP_BUF : len - done;
-            if (bkf_pread_all(jfd, buf, n, at + done) != BK_OK)
-                return BK_OK;
-            XXH3_64bits_update(&sum, buf, n);
-            if (replay_fd >= 0) {
-                bk_status_t st = pwrite_full(replay_fd, buf, n, off + done);
-                if (st != BK_OK)
-                    return st;
-            }
-            done += n;
-        }
-        at += len;
-    }
-    uint8_t c[8];
-    if (jsize - at != 8 || bkf_pread_all(jfd, c, 8, at) != BK_OK ||
-        get_u64(c) != (uint64_t)XXH3_64bits_digest(&sum))
-        return BK_OK;
-    if (get_u64(h + J_INODE) != (uint64_t)fs.st_ino || fsize != (uint64_t)fs.st_size)
-        return BK_OK;
-    *state = J_APPLIES;
-    return BK_OK;
-}
-
-/* Finishes the checkpoint the journal of fd's file describes, or removes a
- * journal that cannot apply. The caller holds the write lock on fd (open
- * for writing), so no writer is between steps 1 and 5. */
-static bk_status_t journal_finish(int fd, const char *journal, const char *dir)
-{
-    int jfd = open(journal, O_RDONLY | O_CLOEXEC);
-    if (jfd < 0)
-        return errno == ENOENT ? BK_OK : BK_EIO;
-    uint8_t *buf = bki_malloc(CP_BUF);
-    if (!buf) {
-        close(jfd);
-        return BK_ENOMEM;
-    }
-    jstate_t state;
-    bk_status_t st = journal_walk(jfd, fd, -1, &state, buf);
-    if (st == BK_OK && state == J_APPLIES) {
-        st = journal_walk(jfd, fd, fd, &state, buf);
-        if (st == BK_OK && fdatasync(fd) != 0)
-            st = bkf_errno_status();
-    }
-    bki_free(buf);
-    close(jfd);
-    if (st != BK_OK)
-        return st; /* the journal stays for the next try */
-    if (unlink(journal) != 0 && errno != ENOENT)
-        return BK_EIO;
-    return bkf_fsync_dir(dir);
-}
-
-/* Whether a journal exists next to target, and whether it applies to fd
- * (read without the write lock: a hint, checked again under it). */
-static jstate_t journal_peek(int fd, const char *journal)
-{
-    int jfd = open(journal, O_RDONLY | O_CLOEXEC);
-    if (jfd < 0)
-        return J_NONE;
-    uint8_t *buf = bki_malloc(CP_BUF);
-    jstate_t state = J_STALE;
-    if (buf)
-        (void)journal_walk(jfd, fd, -1, &state, buf);
-    else
-        state = J_APPLIES; /* cannot tell: let the writer path decide */
-    bki_free(buf);
-    close(jfd);
-    return state;
-}
-
-bk_status_t bkf_settle(int fd, const char *path, const char **why)
-{
-    if (cp_lock(fd, F_RDLCK) != 0)
-        FAIL(BK_EIO, "cannot lock the file");
-    char *target = bkf_link_target(path);
-    char *journal = target ? journal_path(target) : NULL;
-    char *dir = target ? bkf_parent_dir(target) : NULL;
-    bk_status_t st = BK_OK;
-    const char *reason = NULL;
-    if (!journal || !dir) {
-        st = BK_ENOMEM;
-        goto out;
-    }
-    jstate_t state = journal_peek(fd, journal);
-    if (state == J_NONE)
-        goto out;
-    if (state == J_STALE) {
-        /* Under the shared lock no writer is between steps 1 and 5, so
-         * this is a dead writer's unfinished journal, or one for a file
-         * since replaced: the file does not depend on it. */
-        (void)unlink(journal);
-        goto out;
-    }
-    /* A killed writer's whole journal: replay it, under the write lock. */
-    int wfd = open(target, O_RDWR | O_CLOEXEC);
-    if (wfd < 0) {
-        st = BK_EIO;
-        reason = "a checkpoint was interrupted and must be finished from its journal, which "
-                 "needs write access to the file";
-        goto out;
-    }
-    (void)cp_lock(fd, F_UNLCK);
-    if (cp_lock(wfd, F_WRLCK) != 0) {
-        st = BK_EIO;
-        reason = "cannot lock the file";
-    } else {
-        struct stat a, b;
-        if (fstat(fd, &a) == 0 && fstat(wfd, &b) == 0 && a.st_ino == b.st_ino &&
-            a.st_dev == b.st_dev)
-            st = journal_finish(wfd, journal, dir);
-        if (st != BK_OK)
-            reason = "cannot finish an interrupted checkpoint from its journal";
-    }
-    int saved = errno;
-    close(wfd); /* drops its lock */
-    errno = saved;
-    if (st == BK_OK && cp_lock(fd, F_RDLCK) != 0) {
-        st = BK_EIO;
-        reason = "cannot lock the file";
-    }
-out:
-    if (reason && why)
-        *why = reason;
-    bki_free(dir);
-    bki_free(journal);
-    bki_free(target);
-    return st;
-}
-
-void bkf_settle_end(int fd)
-{
-    int saved = errno;
-    (void)cp_lock(fd, F_UNLCK);
-    errno = saved;
-}
 
 /* ---- finding what changed ---- */
 
@@ -494,7 +259,7 @@ static void jw_put(jwriter_t *w, const void *src, uint64_t n)
         p += k;
         n -= k;
         if (w->used == CP_BUF) {
-            w->st = pwrite_full(w->fd, w->buf, w->used, w->written);
+            w->st = bkf_pwrite_all(w->fd, w->buf, w->used, w->written);
             w->written += w->used;
             w->used = 0;
         }
@@ -504,7 +269,7 @@ static void jw_put(jwriter_t *w, const void *src, uint64_t n)
 static bk_status_t jw_flush(jwriter_t *w)
 {
     if (w->st == BK_OK && w->used) {
-        w->st = pwrite_full(w->fd, w->buf, w->used, w->written);
+        w->st = bkf_pwrite_all(w->fd, w->buf, w->used, w->written);
         w->written += w->used;
         w->used = 0;
     }
@@ -591,7 +356,7 @@ static bk_status_t each_run(const cp_scan_t *c, int fd, uint8_t *data, bool writ
         for (uint64_t done = 0; done < len; done += CP_BUF) {
             uint64_t n = len - done < CP_BUF ? len - done : CP_BUF;
             fill_range(c, a + done, n, data);
-            bk_status_t st = pwrite_full(fd, data, n, a + done);
+            bk_status_t st = bkf_pwrite_all(fd, data, n, a + done);
             if (st != BK_OK)
                 return st;
         }
@@ -744,7 +509,7 @@ bk_status_t bk_checkpoint_new(bk_checkpoint_t **out, const bk_filter_t *f, const
     if (!cp)
         return BK_ENOMEM;
     cp->target = bkf_link_target(path);
-    cp->journal = cp->target ? journal_path(cp->target) : NULL;
+    cp->journal = cp->target ? bkf_journal_path(cp->target) : NULL;
     cp->dir = cp->target ? bkf_parent_dir(cp->target) : NULL;
     cp_scan_t c;
     memset(&c, 0, sizeof c);
@@ -835,12 +600,12 @@ bk_status_t bk_checkpoint_save(bk_checkpoint_t *cp, const bk_filter_t *f,
     }
     int fd = cp->shadow && cp->size == c.total ? open(cp->target, O_RDWR | O_CLOEXEC) : -1;
     struct stat sb;
-    if (fd >= 0 && (fstat(fd, &sb) != 0 || cp_lock(fd, F_WRLCK) != 0)) {
+    if (fd >= 0 && (fstat(fd, &sb) != 0 || bkf_journal_lock(fd, F_WRLCK) != 0)) {
         close(fd);
         fd = -1;
     }
     /* A journal a failed checkpoint of ours left is finished first. */
-    if (fd >= 0 && journal_finish(fd, cp->journal, cp->dir) != BK_OK) {
+    if (fd >= 0 && bkf_journal_finish(fd, cp->journal, cp->dir) != BK_OK) {
         close(fd);
         fd = -1;
     }

@@ -64,6 +64,8 @@ BKI_HIDDEN bk_status_t bkf_open_settled(const char *path, int flags, int *fd_out
  * (*meta_buf, caller frees), never larger than the file. */
 BKI_HIDDEN bk_status_t bkf_read_file_meta(int fd, uint64_t size, uint8_t **meta_buf,
                                           bkf_meta_t *m, const char **why);
+/* ---- fsio.c (under file.c, journal.c and checkpoint.c) ---- */
+
 /* BK_ENOSPC for a full disk or quota (errno ENOSPC, EDQUOT), else BK_EIO. */
 BKI_HIDDEN bk_status_t bkf_errno_status(void);
 /* The directory part of path ("." if none); heap-owned, NULL without memory. */
@@ -74,7 +76,7 @@ BKI_HIDDEN bk_status_t bkf_fsync_dir(const char *dir);
  * finally names (which may not exist yet). Heap-owned; NULL with errno. */
 BKI_HIDDEN char *bkf_link_target(const char *path);
 
-/* ---- checkpoint.c ---- */
+/* ---- journal.c (the checkpoint journal's read side) ---- */
 
 /* Run by every load and open of a filter file, on its open descriptor fd:
  * waits for a checkpoint in progress (a shared lock on fd, held on return
@@ -86,6 +88,9 @@ BKI_HIDDEN void bkf_settle_end(int fd);
 /* n bytes at off of fd into dst: BK_OK, or BK_EIO (errno set; EIO when
  * the file ended first). */
 BKI_HIDDEN bk_status_t bkf_pread_all(int fd, void *dst, uint64_t n, uint64_t off);
+/* n bytes of src to fd at off: BK_OK, or BK_ENOSPC / BK_EIO (errno kept;
+ * ENOSPC when the device takes no more). */
+BKI_HIDDEN bk_status_t bkf_pwrite_all(int fd, const void *src, uint64_t n, uint64_t off);
 /* A source that reads fd with pread. */
 BKI_HIDDEN bkf_source_t bkf_file_source(int fd);
 

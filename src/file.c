@@ -23,11 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-bk_status_t bkf_errno_status(void)
-{
-    return (errno == ENOSPC || errno == EDQUOT) ? BK_ENOSPC : BK_EIO;
-}
-
 static bk_status_t write_all(int fd, const void *buf, uint64_t n)
 {
     const uint8_t *p = buf;
@@ -90,38 +85,6 @@ static int open_temp(const char *path, char **tmp_out, mode_t mode)
     bki_free(tmp);
     errno = saved;
     return -1;
-}
-
-/* The directory part of path ("." if none), heap-owned; NULL if out of
- * memory. Computed before the rename so nothing can fail for want of
- * memory once the new file is in place. */
-char *bkf_parent_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    size_t n = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
-    char *dir = bki_malloc(n + 1);
-    if (!dir)
-        return NULL;
-    if (!slash)
-        memcpy(dir, ".", 1);
-    else
-        memcpy(dir, path, n);
-    dir[n] = '\0';
-    return dir;
-}
-
-bk_status_t bkf_fsync_dir(const char *dir)
-{
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return BK_EIO;
-    bk_status_t st = BK_OK;
-    if (fsync(dfd) != 0 && errno != EINVAL) /* some filesystems cannot */
-        st = BK_EIO;
-    int saved = errno;
-    close(dfd);
-    errno = saved;
-    return st;
 }
 
 #define SPARSE_BLOCK 4096u
@@ -220,50 +183,6 @@ static bk_status_t commit_temp(int fd, bk_status_t st, const char *tmp, const ch
     }
     errno = saved;
     return st;
-}
-
-/* The file a save must replace: path itself, or, when path is a symbolic
- * link (or a chain of them), the file it finally names, which may not
- * exist yet. Saving there keeps the link and changes the data the link
- * points at, as the user meant; replacing the link itself would leave the
- * real file behind, and the data split in two. Heap-owned; NULL with errno
- * set (ELOOP for a cycle, ENOMEM). */
-char *bkf_link_target(const char *path)
-{
-    char *cur = bki_malloc(strlen(path) + 1);
-    if (!cur) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    strcpy(cur, path);
-    for (int depth = 0; depth < 40; depth++) {
-        struct stat sb;
-        if (lstat(cur, &sb) != 0 || !S_ISLNK(sb.st_mode))
-            return cur; /* a file, something else, or nothing yet */
-        char buf[PATH_MAX];
-        ssize_t n = readlink(cur, buf, sizeof buf - 1);
-        if (n < 0) {
-            bki_free(cur);
-            return NULL;
-        }
-        buf[n] = '\0';
-        /* A relative target is relative to the link's own directory. */
-        const char *slash = strrchr(cur, '/');
-        size_t dlen = buf[0] == '/' || !slash ? 0 : (size_t)(slash - cur) + 1;
-        char *next = bki_malloc(dlen + (size_t)n + 1);
-        if (!next) {
-            bki_free(cur);
-            errno = ENOMEM;
-            return NULL;
-        }
-        memcpy(next, cur, dlen);
-        memcpy(next + dlen, buf, (size_t)n + 1);
-        bki_free(cur);
-        cur = next;
-    }
-    bki_free(cur);
-    errno = ELOOP;
-    return NULL;
 }
 
 /* Whether a process with this id runs on this machine. */
@@ -391,28 +310,6 @@ bk_status_t bkf_save_obj(const bkf_obj_t *o, const char *path)
 }
 
 /* ---- reading ---- */
-
-bk_status_t bkf_pread_all(int fd, void *dst, uint64_t n, uint64_t off)
-{
-    uint8_t *p = dst;
-    while (n > 0) {
-        size_t chunk = n > (UINT64_C(1) << 30) ? (size_t)1 << 30 : (size_t)n;
-        ssize_t r = pread(fd, p, chunk, (off_t)off);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return BK_EIO;
-        }
-        if (r == 0) { /* the file shrank under us */
-            errno = EIO;
-            return BK_EIO;
-        }
-        p += r;
-        off += (uint64_t)r;
-        n -= (uint64_t)r;
-    }
-    return BK_OK;
-}
 
 static bk_status_t source_read(const bkf_source_t *s, uint64_t off, void *dst, uint64_t n)
 {

@@ -34,6 +34,9 @@
  *      redisbloom.c                    chains taken over from RedisBloom
  *      file.c map.c bitmap_file.c      atomic save and reads, mapping,
  *                                      bitmap persistence (on the codec)
+ *      checkpoint.c journal.c fsio.c   checkpoints (writer), their journal's
+ *                                      read side, shared file-system pieces:
+ *                                      checkpoint -> file -> journal -> fsio
  *
  * Adding a single-array kind: one new file on rung 2 with its probe
  * functions, one row in layout.c's table (its geometry) and one row in
