@@ -15,6 +15,7 @@ Ends with "N passed, N failed".
 """
 
 import os
+import random
 import shutil
 import struct
 import sys
@@ -23,6 +24,7 @@ import time
 sys.argv = sys.argv[:4]
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_module as tm  # noqa: E402  (its server helpers)
+from redis.exceptions import ResponseError  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "redisbloom")
 RDB = os.path.join(DATA, "redisbloom-2.8.20-redis-7.0.rdb")
@@ -417,11 +419,54 @@ def test_cf_commands():
         m.stop()
 
 
+def test_hostile_calls():
+    """5,000 random CF.* and BF.* calls with hostile arguments (extreme
+    numbers, option words anywhere, RedisBloom's chunks with bytes changed
+    or cut): every one answers, the server never goes down."""
+    rnd = random.Random(20261126)
+    chunks = [c for k in ANSWERS for c in ANSWERS[k]["chunks"]]
+    cmds = ["CF.RESERVE", "CF.ADD", "CF.ADDNX", "CF.INSERT", "CF.INSERTNX", "CF.EXISTS",
+            "CF.MEXISTS", "CF.COUNT", "CF.DEL", "CF.COMPACT", "CF.INFO", "CF.DEBUG",
+            "CF.SCANDUMP", "CF.LOADCHUNK", "BF.LOADCHUNK", "BF.SCANDUMP", "BF.ADD", "BF.INFO",
+            "BF.DEBUG", "BF.CARD", "BF.INSERT", "BF.MADD"]
+    words = ["BUCKETSIZE", "MAXITERATIONS", "EXPANSION", "CAPACITY", "ITEMS", "NOCREATE",
+             "ERROR", "NONSCALING"]
+    numbers = [0, 1, 2, 3, -1, 255, 256, 65535, 65536, 2 ** 31, 2 ** 32, 2 ** 63 - 1,
+               -2 ** 63, 10 ** 18, "x", "1e9", "0.5", "nan", "inf", ""]
+
+    def blob():
+        b = bytearray(rnd.choice(chunks)[1])
+        for _ in range(rnd.randint(0, 4)):
+            if b:
+                b[rnd.randrange(len(b))] = rnd.randrange(256)
+        return bytes(b[:rnd.randint(0, len(b))] if rnd.random() < 0.2 else b)
+
+    s = tm.Server("hostile", module_args=["MAX_BYTES", str(64 << 20)]).start()
+    try:
+        answered = 0
+        for _ in range(5000):
+            args = [rnd.choice(cmds), "h%d" % rnd.randrange(6)]
+            for _ in range(rnd.randint(0, 6)):
+                x = rnd.random()
+                args.append(rnd.choice(words) if x < 0.3 else blob() if x < 0.5
+                            else rnd.choice(numbers) if x < 0.8 else "item%d" % rnd.randrange(50))
+            try:
+                s.r.execute_command(*args)
+            except ResponseError:
+                pass
+            answered += 1
+        tm.check("hostile: 5,000 random CF/BF calls all answered, server up",
+                 answered == 5000 and s.r.ping())
+    finally:
+        s.stop()
+
+
 def main():
     test_rdb()
     test_aof()
     test_loadchunk_and_replica()
     test_cf_commands()
+    test_hostile_calls()
 
 
 if __name__ == "__main__":
