@@ -414,6 +414,26 @@ def test_cf_commands():
         cf_answers_as_redisbloom(r, "cf:restored", "loadchunk", "cf:scaled")
         used = r.memory_usage("cf:scaled")
         tm.check("cf: MEMORY USAGE counts the sub-filters", used >= 3968, used)
+        # redis-py's own CF client (what applications written for
+        # RedisBloom call), end to end.
+        cf = r.cf()
+        ok = cf.create("py", 1000, bucket_size=4, max_iterations=20, expansion=2)
+        ok = ok and cf.add("py", "a") == 1 and cf.addnx("py", "a") == 0
+        ok = ok and cf.insert("py", ["b", "c"]) == [1, 1] and cf.insertnx("py", ["b", "d"]) == [0, 1]
+        ok = ok and cf.mexists("py", "a", "zz") == [1, 0] and cf.count("py", "b") == 1
+        ok = ok and cf.delete("py", "a") == 1 and cf.exists("py", "a") == 0
+        info = cf.info("py")
+        ok = ok and (info.bucketNum, info.insertedNum, info.deletedNum, info.bucketSize) == (256, 3, 1, 4)
+        pairs, it = [], 0
+        while True:
+            it, data = cf.scandump("py", it)
+            if it == 0:
+                break
+            pairs.append((it, data))
+        for it, data in pairs:
+            cf.loadchunk("py2", it, data)
+        ok = ok and cf.mexists("py2", "b", "c", "d", "zz") == [1, 1, 1, 0]
+        tm.check("cf: redis-py's CF client works end to end", ok)
     finally:
         rep.stop()
         m.stop()
