@@ -157,7 +157,8 @@ static void print_text(const char *path, const bk_filter_info_t *inp, const char
     printf("bytes           %llu (%s)\n", (unsigned long long)in.bytes,
            bkc_human_bytes((double)in.bytes, hb, sizeof hb));
     printf("items           %llu%s\n", (unsigned long long)in.items,
-           in.kind != BK_KIND_SCALABLE && in.kind != BK_KIND_WINDOW && in.items > in.capacity
+           in.kind != BK_KIND_SCALABLE && in.kind != BK_KIND_WINDOW &&
+                   !(in.kind == BK_KIND_CUCKOO && in.growth > 0) && in.items > in.capacity
                ? " (over capacity)"
                : "");
     printf("%-16s%llu\n",

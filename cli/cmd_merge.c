@@ -101,6 +101,11 @@ static bk_filter_t *merge_inputs(char **ins, int n, const char *out)
         bk_status_t st = bk_filter_union(acc, f);
         if (st == BK_EINCOMPAT)
             incompatible(acc, f, ins[0], ins[i], out);
+        else if (st == BK_EKIND && bk_filter_kind(acc) == BK_KIND_CUCKOO)
+            bkc_error("%s: cannot merge: the union of two cuckoo filters is not a cuckoo filter "
+                      "(a bucket may need more slots than it has); %s not written. Add the "
+                      "keys of both to one filter instead",
+                      ins[i], out);
         else if (st != BK_OK)
             bkc_error("%s: cannot merge: %s; %s not written", ins[i], bk_strerror(st), out);
         bk_filter_free(f);

@@ -297,6 +297,12 @@ rc 0 "plan lists cuckoo" "$BK" plan -n 1000000 -p 0.001 --no-speed
 check "plan: cuckoo beside counting" sh -c "grep -q '^  counting' out && grep -q '^  cuckoo' out"
 rc 0 "plan --kind cuckoo" "$BK" plan -n 1000000 -p 0.001 --kind cuckoo --no-speed
 check "plan --kind cuckoo: 16-bit fingerprints" grep -q '^fingerprint  *16 bits' out
+rc 0 "cuckoo grows past capacity" sh -c "seq 1 12000 | '$BK' add -q ck.bk"
+rc 0 "info grown cuckoo" "$BK" info ck.bk
+check "a grown cuckoo is not 'over capacity'" sh -c "grep -q '^sub-filters  *[2-9]' out && ! grep -q 'over capacity' out"
+cp ck.bk ck2.bk
+rc 2 "merge of cuckoo filters refused" "$BK" merge ckm.bk ck.bk ck2.bk
+check "merge of cuckoo: says why, writes nothing" sh -c "grep -q 'union of two cuckoo filters' err && test ! -e ckm.bk"
 
 # ---- merge
 rc 0 "create g (same seed)" "$BK" create g.bk -n 5000 -p 1e-7 --seed 42
