@@ -14,8 +14,9 @@ A binding of the bloomkit C library. Files are the very files the
 
 Filter kinds: by default the library picks one by the error rate ('split'
 from 0.4% to 2%, 'blocked' at other rates down to 0.1%, 'blocked2' below);
-or 'classic', 'precise', 'counting' (remove), 'scalable' (grows) and
-'window' (forgets old keys). Bitmap is an exact set of integers. Every library
+or 'classic', 'precise', 'counting' (remove), 'cuckoo' (remove and count
+at a fifth of counting's memory; grows), 'scalable' (grows) and 'window'
+(forgets old keys). Bitmap is an exact set of integers. Every library
 error is a subclass of bloomkit.Error (and of the matching built-in
 exception: ValueError, OSError, ...).
 
@@ -48,7 +49,8 @@ from ._bloomkit import (
 
 __version__ = "0.1.0"
 
-KINDS = ("split", "blocked", "blocked2", "classic", "precise", "counting", "scalable", "window")
+KINDS = ("split", "blocked", "blocked2", "classic", "precise", "counting", "cuckoo", "scalable",
+         "window")
 
 # A file's kind is in its first 128 bytes plus one 96-byte table entry per
 # part; this many bytes cover every file the library writes in practice,

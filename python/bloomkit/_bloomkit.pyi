@@ -4,7 +4,9 @@ from typing import Any, Iterable, Iterator, Literal, Optional, TypeVar, Union
 
 Key = Union[bytes, str, bytearray, memoryview]
 StrPath = Union[str, bytes, PathLike[str], PathLike[bytes]]
-Kind = Literal["split", "blocked", "blocked2", "classic", "precise", "counting", "scalable", "window"]
+Kind = Literal[
+    "split", "blocked", "blocked2", "classic", "precise", "counting", "cuckoo", "scalable", "window"
+]
 _F = TypeVar("_F", bound="Filter")
 _B = TypeVar("_B", bound="Bitmap")
 

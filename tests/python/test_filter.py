@@ -16,7 +16,7 @@ import pytest
 
 import bloomkit
 
-KINDS = ["blocked", "classic", "counting", "scalable"]
+KINDS = ["blocked", "classic", "counting", "cuckoo", "scalable"]
 
 
 def keys(prefix, n):
@@ -34,7 +34,10 @@ def test_no_false_negatives_and_fpr_within_target(kind):
     absent = keys("out", 200_000)
     fpr = sum(f.contains_many(absent)) / len(absent)
     assert fpr <= 0.01, fpr
-    assert fpr > 0.0005, "a filter at capacity that never errs is not a Bloom filter"
+    # A cuckoo filter's whole-byte fingerprints land it far under p (16-bit
+    # ones here: about 1.2e-4); it still errs, as any filter of its size.
+    low = 0.00005 if kind == "cuckoo" else 0.0005
+    assert fpr > low, "a filter at capacity that never errs is not a Bloom filter"
 
 
 def test_add_reports_new_keys_and_str_is_utf8():
