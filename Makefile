@@ -29,7 +29,13 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 LIB_SRC   := $(sort $(wildcard src/*.c))
 LIB_OBJ   := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
 LIB_SAN   := $(LIB_SRC:src/%.c=$(BUILD)/san/%.o)
-CLI_SRC   := $(sort $(wildcard cli/*.c))
+# The tool's sources live in rooms (docs/LAYOUT.md): cli/ (its shared
+# services), cli/cmd/ (one file per subcommand), cli/join/ (the `common`
+# engine), cli/input/ (readers, lines, numbers). Headers are included by
+# name, from any room.
+CLI_SRC   := $(sort $(wildcard cli/*.c cli/*/*.c))
+CLI_HDR   := $(wildcard cli/*.h cli/*/*.h)
+CLI_INC   := -Icli -Icli/cmd -Icli/join -Icli/input
 CLI_OBJ   := $(CLI_SRC:cli/%.c=$(BUILD)/cli/%.o)
 RED_SRC   := $(sort $(wildcard redis/*.c))
 RED_OBJ   := $(RED_SRC:redis/%.c=$(BUILD)/redis/%.o)
@@ -80,9 +86,9 @@ $(SHARED): $(LIB_OBJ)
 	ln -sf libbloomkit.so.$(VERSION) $(BUILD)/libbloomkit.so.$(SOVERSION)
 	ln -sf libbloomkit.so.$(VERSION) $(BUILD)/libbloomkit.so
 
-$(BUILD)/cli/%.o: cli/%.c $(wildcard include/bloomkit/*.h cli/*.h) | build-deps
+$(BUILD)/cli/%.o: cli/%.c $(wildcard include/bloomkit/*.h) $(CLI_HDR) | build-deps
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -Icli -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(CLI_INC) -c $< -o $@
 
 $(BUILD)/bloomkit: $(CLI_OBJ) $(STATIC)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ -lm -lpthread
@@ -105,11 +111,13 @@ $(BUILD)/tests-san/%: tests/unit/%.c tests/unit/harness.c $(wildcard tests/unit/
 # Unit tests of the tool's shared modules (tests/unit/test_cli_*.c) link
 # the cli objects they test as well; the shorter stem makes these rules win
 # over the generic ones above.
-CLI_TEST_MODS := input normalize lineset spill options message numbers filterfile lines output progress lock keyform mapguard
+CLI_TEST_MODS := input/input input/normalize join/lineset join/spill options message \
+                 input/numbers filterfile input/lines output progress lock input/keyform \
+                 input/mapguard
 CLI_SAN_OBJ := $(CLI_SRC:cli/%.c=$(BUILD)/cli-san/%.o)
-$(CLI_SAN_OBJ): $(BUILD)/cli-san/%.o: cli/%.c $(wildcard include/bloomkit/*.h cli/*.h) | build-deps
+$(CLI_SAN_OBJ): $(BUILD)/cli-san/%.o: cli/%.c $(wildcard include/bloomkit/*.h) $(CLI_HDR) | build-deps
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -Icli -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) $(CLI_INC) -c $< -o $@
 
 # The whole tool under ASan+UBSan, for the tool's tests with the
 # sanitizers watching (tests/run.sh); not installed.
@@ -119,13 +127,13 @@ $(BUILD)/cli-san/bloomkit: $(CLI_SAN_OBJ) $(BUILD)/libbloomkit-san.a
 $(BUILD)/tests/test_cli_%: tests/unit/test_cli_%.c tests/unit/harness.c tests/unit/harness.h \
 		$(CLI_TEST_MODS:%=$(BUILD)/cli/%.o) $(STATIC)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(LIB_INC) -Itests/unit -Icli -o $@ $< tests/unit/harness.c \
+	$(CC) $(CFLAGS_ALL) $(LIB_INC) -Itests/unit $(CLI_INC) -o $@ $< tests/unit/harness.c \
 	    $(CLI_TEST_MODS:%=$(BUILD)/cli/%.o) $(STATIC) -lm -lpthread
 
 $(BUILD)/tests-san/test_cli_%: tests/unit/test_cli_%.c tests/unit/harness.c tests/unit/harness.h \
 		$(CLI_TEST_MODS:%=$(BUILD)/cli-san/%.o) $(BUILD)/libbloomkit-san.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(LIB_INC) $(SAN_FLAGS) -Itests/unit -Icli -o $@ $< tests/unit/harness.c \
+	$(CC) $(CFLAGS_ALL) $(LIB_INC) $(SAN_FLAGS) -Itests/unit $(CLI_INC) -o $@ $< tests/unit/harness.c \
 	    $(CLI_TEST_MODS:%=$(BUILD)/cli-san/%.o) $(BUILD)/libbloomkit-san.a -lm -lpthread
 
 $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(STATIC)
@@ -199,7 +207,7 @@ install: all
 	    [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null && ldconfig || true ;; esac
 
 format:
-	clang-format -i include/bloomkit/*.h src/*.c src/*.h $(wildcard cli/*.[ch] redis/*.[ch] tests/unit/*.[ch] bench/*.c)
+	clang-format -i include/bloomkit/*.h src/*.c src/*.h $(wildcard cli/*.[ch] cli/*/*.[ch] redis/*.[ch] tests/unit/*.[ch] bench/*.c)
 
 clean:
 	rm -rf $(BUILD) python/build python/*.egg-info python/bloomkit/*.so

@@ -1,12 +1,12 @@
 #!/bin/sh
 # The documentation keeps up with the sources: docs/LAYOUT.md names every
-# .c file under src/, cli/, redis/ and python/src/, and every header either
+# .c file under src/, cli/ (and its rooms), redis/ and python/src/, and every header either
 # is named there or shares its name with a .c file that is.
 # Ends with "N passed, N failed".
 cd "$(dirname "$0")/.." || exit 2
 pass=0
 fail=0
-for f in src/*.c src/*.h cli/*.c cli/*.h redis/*.c redis/*.h python/src/*.c python/src/*.h; do
+for f in src/*.c src/*.h cli/*.c cli/*.h cli/*/*.c cli/*/*.h redis/*.c redis/*.h python/src/*.c python/src/*.h; do
     [ -f "$f" ] || continue
     b=$(basename "$f")
     stem=${b%.*}

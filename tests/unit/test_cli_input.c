@@ -1,5 +1,5 @@
 /*
- * Tests for the tool's line reader (cli/input.c): every input is also split
+ * Tests for the tool's line reader (cli/input/input.c): every input is also split
  * by a naive in-memory model, and the reader must return exactly the same
  * lines, line numbers and offsets, through files, standard input from a
  * file, and a pipe, with buffers small enough to force every refill and

@@ -1,6 +1,6 @@
 /*
- * Tests of cli/lineset.c (the exact line set of `bloomkit common`) and
- * cli/spill.c (its partitioned spill files), each against a naive model:
+ * Tests of cli/join/lineset.c (the exact line set of `bloomkit common`) and
+ * cli/join/spill.c (its partitioned spill files), each against a naive model:
  * an array of the distinct lines in first-insertion order, and per
  * partition the list of lines added to it.
  */

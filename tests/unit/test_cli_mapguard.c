@@ -1,5 +1,5 @@
 /*
- * Tests of cli/mapguard.c: a guarded mapping whose file is truncated ends
+ * Tests of cli/input/mapguard.c: a guarded mapping whose file is truncated ends
  * the process with exit status 2 and a message naming the file; a SIGBUS
  * outside every guarded mapping still kills the process as before. Each
  * case runs in a child process, which is what the guard ends.

@@ -1,5 +1,5 @@
 /*
- * Tests for key normalization (cli/normalize.c): worked examples for each
+ * Tests for key normalization (cli/input/normalize.c): worked examples for each
  * rule, dot-segment removal against a literal transcription of RFC 3986
  * section 5.2.4 on random paths, e-mail against a naive model, idempotence
  * on random URL-like input, and buffer growth from nothing.

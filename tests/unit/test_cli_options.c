@@ -1,6 +1,6 @@
 /*
  * Tests for the tool's shared option parsing (cli/options.c) and the
- * helpers the subcommands build on (cli/message.c, cli/filterfile.c, cli/lines.c): each shared option parsed
+ * helpers the subcommands build on (cli/message.c, cli/filterfile.c, cli/input/lines.c): each shared option parsed
  * through getopt_long as a subcommand drives it, every bad value refused
  * with its exact message and status 2, -h printing the usage text, an
  * option the subcommand does not take reported as unknown, the FILE operand
