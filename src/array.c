@@ -12,7 +12,8 @@
  *      line and largest k (sizing, allocation and the file format's checks
  *      all read it);
  *   3. one row in `kinds` below.
- * Then a kind value in bloomkit.h and its name in status.c. plan.c sizes
+ * Then a kind value in bloomkit.h and its row in kinds.c (its name, and
+ * whether it may be made alone, be a chain's sub-kind, stand in a file). plan.c sizes
  * it from its layout row (the line model when it has lines, the classic
  * model otherwise) and needs a case only for an FPR that follows neither.
  * Nothing above this file changes: the scalable chain, the public handle

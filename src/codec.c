@@ -386,8 +386,7 @@ static void decode_header(const uint8_t *b, bkf_meta_t *m)
 
 static bool is_filter_kind(uint32_t kind)
 {
-    return kind == BK_KIND_SCALABLE || kind == BK_KIND_WINDOW || kind == BK_KIND_CUCKOO ||
-           bki_layout_is_filter((bk_kind_t)kind);
+    return bki_kind_is((bk_kind_t)kind, BKI_KIND_FILTER);
 }
 
 /* The header's own fields: size, kind, hash and rate, or a bitmap's zeros. */
@@ -397,10 +396,10 @@ static bk_status_t check_header_fields(const bkf_meta_t *m, uint64_t total, cons
         FAIL(BK_ECORRUPT, "truncated: shorter than the size in its header");
     if (m->file_size < total)
         FAIL(BK_ECORRUPT, "trailing bytes after the end of the data");
-    if (!is_filter_kind(m->kind) && m->kind != BK_KIND_BITMAP && m->kind != BK_KIND_BITMAP2)
-        FAIL(BK_ECORRUPT, "unknown kind");
-    if (m->kind == BK_KIND_REDISBLOOM)
-        FAIL(BK_ECORRUPT, "a RedisBloom link outside a chain");
+    if (!bki_kind_is((bk_kind_t)m->kind, BKI_KIND_TOP))
+        FAIL(BK_ECORRUPT, bki_kind_is((bk_kind_t)m->kind, BKI_KIND_FILTER)
+                              ? "a kind that exists only inside a chain, on its own"
+                              : "unknown kind");
     if (is_filter_kind(m->kind)) {
         if (m->hash < 1 || m->hash > BK_HASH_COUNT)
             FAIL(BK_ECORRUPT, "unknown hash id");
@@ -457,8 +456,7 @@ static bk_status_t check_chain_fields(const bkf_meta_t *m, const char **why)
             FAIL(BK_ECORRUPT, "scalable-only fields set on another kind");
         return BK_OK;
     }
-    if (m->sub_kind != BK_KIND_BLOCKED && m->sub_kind != BK_KIND_BLOCKED2 &&
-        m->sub_kind != BK_KIND_CLASSIC && m->sub_kind != BK_KIND_REDISBLOOM)
+    if (!bki_kind_is((bk_kind_t)m->sub_kind, BKI_KIND_SUB_FILE))
         FAIL(BK_ECORRUPT, "scalable filter with an invalid sub-filter kind");
     if (m->sub_kind == BK_KIND_REDISBLOOM) {
         bk_status_t st = check_redisbloom_chain(m, why);
@@ -746,7 +744,7 @@ bk_status_t bk_peek_kind(const void *buf, size_t len, bk_kind_t *out)
     if (st != BK_OK)
         return st;
     uint32_t kind = bkf_get_u32(b + H_KIND);
-    if (kind < BK_KIND_BLOCKED || kind > BK_KIND_CUCKOO || kind == BK_KIND_REDISBLOOM)
+    if (!bki_kind_is((bk_kind_t)kind, BKI_KIND_TOP))
         return BK_ECORRUPT;
     /* With the whole metadata at hand, make sure the kind is not a
      * damaged byte. */

@@ -171,7 +171,7 @@ bk_status_t bk_filter_create_exact(bk_filter_t **out, bk_kind_t kind, uint64_t c
         return st;
     if (kind == BK_KIND_DEFAULT)
         kind = BK_KIND_BLOCKED;
-    if (!bki_layout_is_filter(kind) || kind == BK_KIND_REDISBLOOM)
+    if (!bki_layout_is_filter(kind) || !bki_kind_is(kind, BKI_KIND_CREATE))
         return BK_EINVAL;
     uint64_t rounded = bki_layout_round_cells(kind, cells);
     if (rounded == 0)

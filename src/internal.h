@@ -8,6 +8,7 @@
  *
  *   0  alloc.c status.c cpu.c          memory, statuses, the one place that
  *                                      picks the instruction set
+ *      kinds.c                         one row per kind: name, what it may be
  *      strhash.c, keyhash.h, hash.c    key hashing: the classic string
  *                                      hashes, the one XXH3 call (inline),
  *                                      the public hash calls, in that order
@@ -290,6 +291,18 @@ BKI_HIDDEN bk_hash_t bki_classic_key_hash(bk_hash_id_t id, uint64_t seed, const 
  * against the functions' published verification values). */
 BKI_HIDDEN uint64_t bki_murmur64a(const unsigned char *s, size_t n, uint64_t seed);
 BKI_HIDDEN uint32_t bki_murmur2(const unsigned char *s, size_t n, uint32_t seed);
+
+/* ---- kinds.c: one row per kind ---- */
+enum {
+    BKI_KIND_FILTER = 1u << 0,     /* a filter (bk_filter_t) */
+    BKI_KIND_BITMAP = 1u << 1,     /* a bitmap (bk_bitmap_t, bk_bitmap2_t) */
+    BKI_KIND_TOP = 1u << 2,        /* a file's kind on its own */
+    BKI_KIND_CREATE = 1u << 3,     /* bk_filter_create makes it (filters) */
+    BKI_KIND_SUB_FILE = 1u << 4,   /* a scalable chain's sub-kind in a file */
+    BKI_KIND_SUB_CREATE = 1u << 5  /* ... and at bk_filter_create */
+};
+/* Whether kind has every property in `what`; false for unknown kinds. */
+BKI_HIDDEN bool bki_kind_is(bk_kind_t kind, unsigned what);
 
 /* ---- cpu.c: the one place that decides the instruction set ---- */
 enum { BKI_SIMD_SCALAR = 0, BKI_SIMD_AVX2 = 1 };

@@ -407,9 +407,9 @@ bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out)
     if (kind == BK_KIND_DEFAULT)
         kind = default_kind(p);
     bk_kind_t array = array_kind(kind);
-    /* RedisBloom links are sized by RedisBloom's rule, and only for the
-     * chains taken over from it (rbloom.c). */
-    if (!bki_layout_is_filter(array) || array == BK_KIND_REDISBLOOM)
+    /* Kinds not made on their own (RedisBloom's links, sized by its rule
+     * for the chains taken over from it) have no plan. */
+    if (!bki_layout_is_filter(array) || !bki_kind_is(array, BKI_KIND_CREATE))
         return BK_EINVAL;
     bk_plan_t plan = {0};
     double aim = p * BKI_FPR_AIM;

@@ -340,7 +340,7 @@ bk_status_t bki_scalable_create(bk_filter_t **out, uint64_t capacity, double fpr
     /* Written so that NaN fails every test. */
     if (!(growth >= 1.0) || isinf(growth) || !(tightening > 0.0 && tightening < 1.0))
         return BK_EINVAL;
-    if (sub_kind != BK_KIND_BLOCKED && sub_kind != BK_KIND_BLOCKED2 && sub_kind != BK_KIND_CLASSIC)
+    if (!bki_kind_is(sub_kind, BKI_KIND_SUB_CREATE))
         return BK_EINVAL;
     if (capacity == 0 || !(fpr > 0.0 && fpr < 1.0))
         return BK_EINVAL;

@@ -21,35 +21,3 @@ const char *bk_strerror(bk_status_t status)
     }
     return "unknown status";
 }
-
-static const char *const kind_names[] = {
-    [BK_KIND_BLOCKED] = "blocked", [BK_KIND_CLASSIC] = "classic",
-    [BK_KIND_COUNTING] = "counting", [BK_KIND_SCALABLE] = "scalable",
-    [BK_KIND_BITMAP] = "bitmap",   [BK_KIND_BITMAP2] = "bitmap2",
-    [BK_KIND_PRECISE] = "precise",
-    [BK_KIND_BLOCKED2] = "blocked2",
-    [BK_KIND_WINDOW] = "window",
-    [BK_KIND_SPLIT] = "split",
-    [BK_KIND_REDISBLOOM] = "redisbloom",
-    [BK_KIND_CUCKOO] = "cuckoo",
-};
-
-const char *bk_kind_name(bk_kind_t kind)
-{
-    if ((unsigned)kind >= sizeof kind_names / sizeof kind_names[0])
-        return NULL;
-    return kind_names[kind];
-}
-
-bk_status_t bk_kind_parse(const char *name, bk_kind_t *out)
-{
-    if (!name || !out)
-        return BK_EINVAL;
-    for (unsigned i = 1; i < sizeof kind_names / sizeof kind_names[0]; i++) {
-        if (kind_names[i] && strcasecmp(name, kind_names[i]) == 0) {
-            *out = (bk_kind_t)i;
-            return BK_OK;
-        }
-    }
-    return BK_EINVAL;
-}

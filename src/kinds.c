@@ -1,0 +1,68 @@
+/*
+ * The kinds, in one table: each kind's name and what it may be (a filter
+ * or a bitmap, a file's kind on its own, a scalable chain's sub-kind in a
+ * file or at creation, made by bk_filter_create). The codec, the scalable
+ * chain and the names ask here instead of listing kinds; a new kind is one
+ * row (its geometry is layout.c's row, its operations array.c's or its
+ * composite row in filter.c).
+ */
+#include "internal.h"
+
+#include <string.h>
+#include <strings.h>
+
+typedef struct kind_row {
+    const char *name;
+    unsigned what; /* BKI_KIND_* */
+} kind_row_t;
+
+#define F BKI_KIND_FILTER
+#define T BKI_KIND_TOP
+#define C BKI_KIND_CREATE
+
+static const kind_row_t rows[] = {
+    [BK_KIND_BLOCKED] = {"blocked", F | T | C | BKI_KIND_SUB_FILE | BKI_KIND_SUB_CREATE},
+    [BK_KIND_CLASSIC] = {"classic", F | T | C | BKI_KIND_SUB_FILE | BKI_KIND_SUB_CREATE},
+    [BK_KIND_COUNTING] = {"counting", F | T | C},
+    [BK_KIND_SCALABLE] = {"scalable", F | T | C},
+    [BK_KIND_BITMAP] = {"bitmap", BKI_KIND_BITMAP | T},
+    [BK_KIND_BITMAP2] = {"bitmap2", BKI_KIND_BITMAP | T},
+    /* a chain's later parts may be precise (deep chains): codec.c */
+    [BK_KIND_PRECISE] = {"precise", F | T | C},
+    [BK_KIND_BLOCKED2] = {"blocked2", F | T | C | BKI_KIND_SUB_FILE | BKI_KIND_SUB_CREATE},
+    [BK_KIND_WINDOW] = {"window", F | T | C},
+    [BK_KIND_SPLIT] = {"split", F | T | C},
+    /* RedisBloom's links: only inside the chains bk_redisbloom_new makes */
+    [BK_KIND_REDISBLOOM] = {"redisbloom", F | BKI_KIND_SUB_FILE},
+    [BK_KIND_CUCKOO] = {"cuckoo", F | T | C},
+};
+
+#undef F
+#undef T
+#undef C
+
+bool bki_kind_is(bk_kind_t kind, unsigned what)
+{
+    return (unsigned)kind < sizeof rows / sizeof rows[0] && (rows[kind].what & what) == what &&
+           rows[kind].name != NULL;
+}
+
+const char *bk_kind_name(bk_kind_t kind)
+{
+    if ((unsigned)kind >= sizeof rows / sizeof rows[0])
+        return NULL;
+    return rows[kind].name;
+}
+
+bk_status_t bk_kind_parse(const char *name, bk_kind_t *out)
+{
+    if (!name || !out)
+        return BK_EINVAL;
+    for (unsigned i = 1; i < sizeof rows / sizeof rows[0]; i++) {
+        if (rows[i].name && strcasecmp(name, rows[i].name) == 0) {
+            *out = (bk_kind_t)i;
+            return BK_OK;
+        }
+    }
+    return BK_EINVAL;
+}
