@@ -48,13 +48,15 @@ typedef struct kind_ops {
     uint64_t (*add_hash_batch)(bk_filter_t *f, const bk_hash_t *hashes, size_t n, bool *was_new);
     size_t (*contains_hash_batch)(const bk_filter_t *f, const bk_hash_t *hashes, size_t n,
                                   bool *out);
+    /* sets f's one-key calls (add_key, contains_key, contains_hash) */
+    void (*bind)(bk_filter_t *f);
 } kind_ops_t;
 
 static const kind_ops_t kinds[] = {
     [BK_KIND_BLOCKED] = {bki_blocked_add, bki_blocked_contains, prefetch_line,
                          bki_blocked_add_atomic, NULL, NULL, bki_blocked_add_batch,
                          bki_blocked_contains_batch, NULL, bki_blocked_add_hash_batch,
-                         bki_blocked_contains_hash_batch},
+                         bki_blocked_contains_hash_batch, bki_blocked_bind},
     [BK_KIND_CLASSIC] = {bki_classic_add, bki_classic_contains, bki_classic_prefetch,
                          bki_classic_add_atomic, NULL, NULL, NULL, NULL, NULL},
     [BK_KIND_COUNTING] = {bki_counting_add, bki_counting_contains, prefetch_line, NULL,
@@ -63,14 +65,28 @@ static const kind_ops_t kinds[] = {
     [BK_KIND_PRECISE] = {bki_precise_add, bki_precise_contains, bki_precise_prefetch,
                          bki_precise_add_atomic, NULL, NULL, NULL, NULL, NULL},
     [BK_KIND_BLOCKED2] = {bki_blocked2_add, bki_blocked2_contains, bki_blocked2_prefetch,
-                          bki_blocked2_add_atomic, NULL, NULL, NULL, NULL, NULL},
+                          bki_blocked2_add_atomic, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                          bki_blocked_bind},
     [BK_KIND_SPLIT] = {bki_split_add, bki_split_contains, bki_split_prefetch,
                        bki_split_add_atomic, NULL, NULL, bki_split_add_batch,
                        bki_split_contains_batch, NULL, bki_split_add_hash_batch,
-                       bki_split_contains_hash_batch},
+                       bki_split_contains_hash_batch, bki_split_bind},
     [BK_KIND_REDISBLOOM] = {bki_rb_add, bki_rb_contains, bki_rb_prefetch, bki_rb_add_atomic,
                             NULL, NULL, NULL, NULL, NULL},
 };
+
+void bki_array_bind(bk_filter_t *f)
+{
+    if ((unsigned)f->kind >= sizeof kinds / sizeof kinds[0])
+        return; /* composites bind their own calls when they are made */
+    f->add_key = NULL;
+    f->contains_key = NULL;
+    f->contains_hash = bki_contains_hash_generic;
+    if (kinds[f->kind].bind)
+        kinds[f->kind].bind(f);
+    if (f->readonly)
+        f->add_key = NULL;
+}
 
 /* Only called on filters bki_array_new built, whose kind has a row. */
 static inline const kind_ops_t *ops_of(const bk_filter_t *f)
@@ -139,7 +155,7 @@ bk_status_t bki_array_new(bk_filter_t **out, bk_kind_t kind, uint64_t cells, uin
     f->nbytes = bki_layout_bytes(kind, cells);
     f->map_fd = -1;
     atomic_init(&f->items, 0);
-    bki_blocked_bind(f);
+    bki_array_bind(f);
     *out = f;
     return BK_OK;
 }

@@ -245,19 +245,12 @@ DEFINE_KEY_CALLS(two_avx2, __attribute__((target("avx2"), flatten)), probe2_avx2
 void bki_blocked_bind(bk_filter_t *f)
 {
     bool xxh3 = f->hash == BK_HASH_XXH3;
-    f->add_key = NULL;
-    f->contains_key = NULL;
-    f->contains_hash = bki_contains_hash_generic;
     if (f->k <= BKI_BLOCKED_MAX_K)
         f->lane_rows = active_masks[f->k][0];
     if (f->kind == BK_KIND_BLOCKED)
         BIND(f, one, xxh3);
-    else if (f->kind == BK_KIND_BLOCKED2)
+    else
         BIND(f, two, xxh3);
-    else if (f->kind == BK_KIND_SPLIT)
-        bki_split_bind(f);
-    if (f->readonly)
-        f->add_key = NULL;
 }
 
 /* ---- batches: the pipeline of batch.h, once per instruction set ---- */

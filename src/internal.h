@@ -423,16 +423,14 @@ BKI_HIDDEN bool bki_blocked2_add(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked2_add_atomic(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_blocked2_contains(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN void bki_blocked2_prefetch(const bk_filter_t *f, bk_hash_t h);
-/* Sets f->add_key, f->contains_key and f->contains_hash: a blocked,
- * blocked2 or split filter's own one-key calls (key hashed and probed in one call;
+/* Sets f->add_key, f->contains_key and f->contains_hash to a blocked or
+ * blocked2 filter's own one-key calls (key hashed and probed in one call;
  * the add counts a new key in f's items) and pre-hashed lookup, for its
- * hash and the instruction set cpu.c chose now; no add for a read-only
- * filter, NULL for every other kind. Also points f->lane_rows at the AVX2
- * probe's active-lane rows for f->k. Called when a filter is made and when
- * its read-only flag changes. */
+ * hash and the instruction set cpu.c chose now, and points f->lane_rows at
+ * the AVX2 probe's active-lane rows for f->k. The kind table's bind
+ * (bki_array_bind calls it). */
 BKI_HIDDEN void bki_blocked_bind(bk_filter_t *f);
-/* Binds a split filter's calls (split.c); only bki_blocked_bind calls it,
- * and then clears the add of a read-only filter. */
+/* The same for a split filter (split.c). */
 BKI_HIDDEN void bki_split_bind(bk_filter_t *f);
 /* Batched lookup / add for a blocked filter (keys non-NULL when n > 0; out
  * non-NULL, was_new may be NULL): the batch pipeline of batch.h with the
@@ -523,6 +521,11 @@ BKI_HIDDEN bk_status_t bki_array_new(bk_filter_t **out, bk_kind_t kind, uint64_t
                                      uint8_t *borrow);
 /* Frees the payload (unless borrowed) and the struct. */
 BKI_HIDDEN void bki_array_free(bk_filter_t *f);
+/* Binds a single-array filter's one-key calls by its kind's row (the
+ * generic paths for kinds without their own), no add when it is read-only;
+ * composites are left as they bound themselves. Called when a filter is
+ * made and when its read-only flag changes. */
+BKI_HIDDEN void bki_array_bind(bk_filter_t *f);
 /* Adds / looks up a pre-hashed key; add counts a new key in f's items. */
 BKI_HIDDEN bool bki_array_add(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bool bki_array_contains(const bk_filter_t *f, bk_hash_t h);

@@ -16,11 +16,11 @@
 static void set_readonly(bk_filter_t *f, bool ro)
 {
     f->readonly = ro;
-    bki_blocked_bind(f);
+    bki_array_bind(f);
     if (f->kind == BK_KIND_SCALABLE) {
         for (uint32_t i = 0; i < f->nsubs; i++) {
             f->subs[i]->readonly = ro;
-            bki_blocked_bind(f->subs[i]);
+            bki_array_bind(f->subs[i]);
         }
     }
 }
