@@ -8,7 +8,7 @@
  *   1. one file on rung 2 (like bloom.c) with its add / contains / prefetch
  *      (and, if it has them, atomic add, remove, counter, union) over the
  *      payload, declared in internal.h;
- *   2. one row in layout.c's table: its unit, bits per cell, cells per
+ *   2. its row in kinds.c, with its geometry: its unit, bits per cell, cells per
  *      line and largest k (sizing, allocation and the file format's checks
  *      all read it);
  *   3. one row in `kinds` below.

@@ -40,7 +40,7 @@
  *                                      checkpoint -> file -> journal -> fsio
  *
  * Adding a single-array kind: one new file on rung 2 with its probe
- * functions, one row in layout.c's table (its geometry) and one row in
+ * functions, one row in kinds.c's table (its name, flags and geometry) and one row in
  * array.c's kind table (its operations); see the comment at the top of
  * array.c.
  *
@@ -347,8 +347,8 @@ typedef struct bki_layout {
     uint32_t fixed_k;   /* nonzero: the only k the kind has (split: 8) */
 } bki_layout_t;
 
-/* The layout of a kind; NULL for kinds without a single payload (scalable,
- * default, unknown). */
+/* The layout of a kind, from its row in kinds.c; NULL for kinds without a
+ * single payload (scalable, window, cuckoo, default, unknown). */
 BKI_HIDDEN const bki_layout_t *bki_layout_of(bk_kind_t kind);
 /* Whether kind is a single-array filter kind (blocked, classic, counting). */
 BKI_HIDDEN bool bki_layout_is_filter(bk_kind_t kind);

@@ -1,28 +1,15 @@
 /*
- * Per-kind layout facts, in one table: how many cells a kind's payload may
- * have, how many bits a cell takes, how cells group into 64-byte lines,
- * and how many probes a key may make. Everything above this file (the
- * kinds, sizing, dispatch, the file format, bitmaps) asks here instead of
- * writing the numbers again, so a new kind's geometry is one row below.
+ * Per-kind layout facts, from each kind's row in kinds.c: how many cells a
+ * kind's payload may have, how many bits a cell takes, how cells group into
+ * 64-byte lines, and how many probes a key may make. Everything above this
+ * file (the kinds, sizing, dispatch, the file format, bitmaps) asks here
+ * instead of writing the numbers again.
  *
  * Also the constants of the in-line probe scheme that blocked and counting
  * filters share (lane salts; line addressing is inline in internal.h).
  */
 #include "internal.h"
 
-/* Indexed by bk_kind_t; a zero row is a kind without a single payload. */
-static const bki_layout_t layouts[] = {
-    [BK_KIND_BLOCKED] = {BKI_LINE_BITS, 1, BKI_LINE_BITS, BKI_BLOCKED_MAX_K, 0, 1},
-    [BK_KIND_CLASSIC] = {64, 1, 0, BKI_CLASSIC_MAX_K, 0, 1},
-    [BK_KIND_COUNTING] = {BKI_LINE_COUNTERS, 4, BKI_LINE_COUNTERS, BKI_BLOCKED_MAX_K, 0, 1},
-    [BK_KIND_BITMAP] = {1, 1, 0, 0, BKI_BITMAP_MAX_N, 0},
-    [BK_KIND_BITMAP2] = {1, 2, 0, 0, BKI_BITMAP_MAX_N, 0},
-    [BK_KIND_BLOCKED2] = {BKI_LINE_BITS, 1, BKI_LINE_BITS, BKI_BLOCKED_MAX_K, 0, 2},
-    [BK_KIND_PRECISE] = {64, 1, 0, BKI_CLASSIC_MAX_K, 0, 1},
-    [BK_KIND_SPLIT] = {BKI_SPLIT_BLOCK_BITS, 1, BKI_SPLIT_BLOCK_BITS, BKI_SPLIT_K, 0, 1, BKI_SPLIT_K},
-    /* RedisBloom keeps whole 64-bit words; its k has no cap of its own. */
-    [BK_KIND_REDISBLOOM] = {64, 1, 0, BK_REDISBLOOM_MAX_HASHES, 0, 1},
-};
 
 /* 16 odd multipliers, one per lane: the low 32 bits of splitmix64(i) for
  * i = 0..15, forced odd. Independent-looking constants matter: multiples of
@@ -34,12 +21,6 @@ const uint32_t bki_lane_salt[BKI_LINE_LANES] __attribute__((aligned(64))) = {
     0x99de8f03u, 0xf8ad8affu, 0x35dbe63fu, 0xabf55005u,
 };
 
-const bki_layout_t *bki_layout_of(bk_kind_t kind)
-{
-    if ((unsigned)kind >= sizeof layouts / sizeof layouts[0] || layouts[kind].unit == 0)
-        return NULL;
-    return &layouts[kind];
-}
 
 bool bki_layout_is_filter(bk_kind_t kind)
 {
