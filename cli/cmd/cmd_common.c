@@ -173,12 +173,13 @@ static void join_setup(bkc_join_t *join, common_opts_t *o)
     memset(join, 0, sizeof *join);
     uint64_t memory = o->memory ? o->memory : default_memory();
     join->threads = o->threads ? (unsigned)o->threads : online_cpus();
-    /* At small budgets the reserve takes up to 5/8 of it: at --memory 8M
+    /* At small budgets the reserve takes up to 11/16 of it: at --memory 8M
      * with two threads, half (4 MiB) left the process's peak 0-0.2% over
-     * the budget, its fixed part (code, stacks, buffers) being about that. */
+     * the budget, its fixed part (code, stacks, buffers) being about that,
+     * and 5/8 0.3% over once the library had grown (cuckoo filters). */
     uint64_t reserve = ((uint64_t)2 << 20) * (1 + join->threads) + memory / 64;
-    if (reserve > memory / 8 * 5)
-        reserve = memory / 8 * 5;
+    if (reserve > memory / 16 * 11)
+        reserve = memory / 16 * 11;
     /* What is left of the reserve beside the process itself (about
      * 1.5 MiB) and each thread's buffers (1.25 MiB) holds a long line's
      * copies: every thread's input buffer and batch may hold it (each
