@@ -301,7 +301,8 @@ static bkr_cf_t *open_read(RedisModuleCtx *ctx, RedisModuleString *name, RedisMo
     return NULL;
 }
 
-/* A key's filter for a write command, or NULL after replying `missing`. */
+/* A key's filter for CF.DEL / CF.COMPACT, or NULL after replying
+ * `missing`. */
 static bkr_cf_t *open_write(RedisModuleCtx *ctx, RedisModuleString *name, const char *missing,
                             RedisModuleKey **key)
 {
@@ -310,10 +311,9 @@ static bkr_cf_t *open_write(RedisModuleCtx *ctx, RedisModuleString *name, const 
     cf_lookup_t st = cf_lookup(*key, &o);
     if (st == CF_FOUND)
         return o;
-    if (st == CF_EMPTY)
-        RedisModule_ReplyWithError(ctx, missing);
-    else
-        reply_lookup(ctx, st);
+    /* RedisBloom answers CF.DEL and CF.COMPACT so for a missing key and
+     * for a key of another type alike. */
+    RedisModule_ReplyWithError(ctx, missing);
     bkr_done(*key);
     *key = NULL;
     return NULL;
