@@ -70,7 +70,7 @@ static bkr_cf_t *create(RedisModuleCtx *ctx, RedisModuleKey *key, uint64_t capac
     while (buckets < capacity / bucket_size && buckets < (UINT64_C(1) << 62))
         buckets <<= 1;
     uint64_t cap = bkr_cap(ctx);
-    if (buckets * bucket_size > cap) {
+    if (buckets > cap / bucket_size) { /* buckets * bucket_size > cap, without overflow */
         bkr_reply_errorf(ctx,
                          "ERR Insufficient memory to create filter: capacity %llu needs %llu "
                          "bytes, over the limit of %llu bytes (module argument MAX_BYTES)",

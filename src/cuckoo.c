@@ -507,9 +507,12 @@ bk_status_t bk_cuckoo_create(bk_cuckoo_t **out, uint64_t capacity, double p,
     uint64_t buckets;
     uint32_t bits = 8;
     if (rb) {
-        buckets = next_pow2(capacity / bucket_size);
+        /* RedisBloom's: capacity / bucket size rounded up to a power of
+         * two, at least 1 (past 2^63 there is no such power: too large) */
+        uint64_t want = capacity / bucket_size;
+        buckets = want == 0 ? 1 : next_pow2(want);
         if (buckets == 0)
-            buckets = 1;
+            return BK_ENOMEM;
     } else {
         bk_cuckoo_plan_t plan;
         bk_status_t st = bk_cuckoo_plan(capacity, p, &plan);
@@ -518,7 +521,10 @@ bk_status_t bk_cuckoo_create(bk_cuckoo_t **out, uint64_t capacity, double p,
         bits = o->fingerprint_bits ? o->fingerprint_bits : plan.fingerprint_bits;
         if (bits != 8 && bits != 16 && bits != 32)
             return BK_EINVAL;
-        buckets = (uint64_t)ceil((double)capacity / (bucket_size * 0.95));
+        double want = ceil((double)capacity / (bucket_size * 0.95));
+        if (!(want < 1e18)) /* far past any payload the library holds */
+            return BK_ENOMEM;
+        buckets = (uint64_t)want;
     }
     bk_cuckoo_t *c = new_shell(rb ? BK_CUCKOO_REDISBLOOM : BK_CUCKOO_NATIVE);
     if (!c)
@@ -604,31 +610,24 @@ void bk_cuckoo_fields(const bk_cuckoo_t *c, bk_cuckoo_fields_t *out)
     out->expansion = c->expansion;
 }
 
-#define FAIL_WHY(status, msg)                                                  \
-    do {                                                                       \
-        if (why)                                                               \
-            *why = (msg);                                                      \
-        return (status);                                                       \
-    } while (0)
-
 bk_status_t bk_cuckoo_restore(bk_cuckoo_t **out, const bk_cuckoo_fields_t *f,
                               const uint64_t *sub_buckets, const char **why)
 {
     if (!out || !f)
-        FAIL_WHY(BK_EINVAL, "invalid argument");
+        BKI_FAIL(BK_EINVAL, "invalid argument");
     *out = NULL;
     if (f->filters == 0 || f->filters > MAX_SUBS)
-        FAIL_WHY(BK_ECORRUPT, "sub-filter count is zero or too large");
+        BKI_FAIL(BK_ECORRUPT, "sub-filter count is zero or too large");
     if (f->bucket_size == 0 || f->bucket_size > 255 || f->max_iterations == 0 ||
         f->max_iterations > 65535)
-        FAIL_WHY(BK_ECORRUPT, "bucket size or max iterations out of range");
+        BKI_FAIL(BK_ECORRUPT, "bucket size or max iterations out of range");
     if (f->buckets == 0 || f->buckets != next_pow2(f->buckets) || f->buckets > (UINT64_C(1) << 32))
-        FAIL_WHY(BK_ECORRUPT, "bucket count is not a power of two");
+        BKI_FAIL(BK_ECORRUPT, "bucket count is not a power of two");
     if (f->expansion != next_pow2(f->expansion) || f->expansion > 32768)
-        FAIL_WHY(BK_ECORRUPT, "expansion is not a power of two");
+        BKI_FAIL(BK_ECORRUPT, "expansion is not a power of two");
     bk_cuckoo_t *c = new_shell(BK_CUCKOO_REDISBLOOM);
     if (!c)
-        FAIL_WHY(BK_ENOMEM, "out of memory");
+        BKI_FAIL(BK_ENOMEM, "out of memory");
     c->bucket_size = f->bucket_size;
     c->max_iterations = f->max_iterations;
     c->expansion = f->expansion;
@@ -647,7 +646,7 @@ bk_status_t bk_cuckoo_restore(bk_cuckoo_t **out, const bk_cuckoo_fields_t *f,
                              : add_sub(c, want);
         if (st != BK_OK) {
             bk_cuckoo_free(c);
-            FAIL_WHY(st, st == BK_ECORRUPT ? "sub-filter bucket count out of place"
+            BKI_FAIL(st, st == BK_ECORRUPT ? "sub-filter bucket count out of place"
                                            : st == BK_ENOMEM ? "out of memory"
                                                              : "too many sub-filters");
         }

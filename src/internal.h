@@ -77,6 +77,15 @@
  * bounds every multiplication of sizes so none can overflow 64 bits. */
 #define BKI_MAX_PAYLOAD_BYTES (UINT64_C(1) << 46)
 
+/* In a function with a `const char **why`: sets *why (when non-NULL) to
+ * msg and returns status. */
+#define BKI_FAIL(status, msg)                                                  \
+    do {                                                                       \
+        if (why)                                                               \
+            *why = (msg);                                                      \
+        return (status);                                                       \
+    } while (0)
+
 __extension__ typedef unsigned __int128 bki_u128;
 
 /* Range reduction without '%': maps a uniform 64-bit x to [0, n). */

@@ -17,13 +17,6 @@
 #include <math.h>
 #include <string.h>
 
-#define FAIL_WHY(status, msg)                                                  \
-    do {                                                                       \
-        if (why)                                                               \
-            *why = (msg);                                                      \
-        return (status);                                                       \
-    } while (0)
-
 static const uint32_t known_options = BK_REDISBLOOM_NOROUND | BK_REDISBLOOM_ENTS_IS_BITS |
                                       BK_REDISBLOOM_FORCE64 | BK_REDISBLOOM_NO_SCALING;
 
@@ -32,17 +25,17 @@ static const uint32_t known_options = BK_REDISBLOOM_NOROUND | BK_REDISBLOOM_ENTS
 static bk_status_t check_link(const bk_redisbloom_link_t *l, const char **why)
 {
     if (!(l->error > 0.0 && l->error < 1.0))
-        FAIL_WHY(BK_ECORRUPT, "link error rate is not in (0, 1)");
+        BKI_FAIL(BK_ECORRUPT, "link error rate is not in (0, 1)");
     if (l->bits == 0 || l->bits % 64 || l->bits / 8 > BKI_MAX_PAYLOAD_BYTES)
-        FAIL_WHY(BK_ECORRUPT, "link bit count is not a whole number of 64-bit words");
+        BKI_FAIL(BK_ECORRUPT, "link bit count is not a whole number of 64-bit words");
     if (l->n2 > 63 || (l->n2 && (UINT64_C(1) << l->n2) > l->bits))
-        FAIL_WHY(BK_ECORRUPT, "link n2 does not fit its bits");
+        BKI_FAIL(BK_ECORRUPT, "link n2 does not fit its bits");
     if (l->hashes == 0 || l->hashes > BK_REDISBLOOM_MAX_HASHES)
-        FAIL_WHY(BK_ECORRUPT, "link hash count out of range");
+        BKI_FAIL(BK_ECORRUPT, "link hash count out of range");
     if (!(l->bpe > 0.0) || isinf(l->bpe))
-        FAIL_WHY(BK_ECORRUPT, "link bits per entry is not a positive number");
+        BKI_FAIL(BK_ECORRUPT, "link bits per entry is not a positive number");
     if (l->entries == 0)
-        FAIL_WHY(BK_ECORRUPT, "link capacity is zero");
+        BKI_FAIL(BK_ECORRUPT, "link capacity is zero");
     return BK_OK;
 }
 
@@ -50,22 +43,22 @@ static bk_status_t check_chain(const bk_redisbloom_chain_t *c, const bk_redisblo
                                const char **why)
 {
     if (c->links == 0 || c->links > BKI_SCALABLE_MAX_SUBS)
-        FAIL_WHY(BK_ECORRUPT, "link count is zero or too large");
+        BKI_FAIL(BK_ECORRUPT, "link count is zero or too large");
     if (c->options & ~known_options)
-        FAIL_WHY(BK_ECORRUPT, "unknown RedisBloom options");
+        BKI_FAIL(BK_ECORRUPT, "unknown RedisBloom options");
     if (c->growth == 0)
-        FAIL_WHY(BK_ECORRUPT, "growth is zero");
+        BKI_FAIL(BK_ECORRUPT, "growth is zero");
     uint64_t total = 0;
     for (uint32_t i = 0; i < c->links; i++) {
         bk_status_t st = check_link(&links[i], why);
         if (st != BK_OK)
             return st;
         if (links[i].items > UINT64_MAX - total)
-            FAIL_WHY(BK_ECORRUPT, "item counts overflow");
+            BKI_FAIL(BK_ECORRUPT, "item counts overflow");
         total += links[i].items;
     }
     if (total != c->items)
-        FAIL_WHY(BK_ECORRUPT, "chain item count is not the sum of its links'");
+        BKI_FAIL(BK_ECORRUPT, "chain item count is not the sum of its links'");
     return BK_OK;
 }
 
@@ -73,7 +66,7 @@ bk_status_t bk_redisbloom_new(bk_filter_t **out, const bk_redisbloom_chain_t *ch
                               const bk_redisbloom_link_t *links, const char **why)
 {
     if (!out || !chain || (!links && chain->links))
-        FAIL_WHY(BK_EINVAL, "invalid argument");
+        BKI_FAIL(BK_EINVAL, "invalid argument");
     *out = NULL;
     bk_status_t st = check_chain(chain, links, why);
     if (st != BK_OK)
@@ -88,14 +81,14 @@ bk_status_t bk_redisbloom_new(bk_filter_t **out, const bk_redisbloom_chain_t *ch
                      (double)chain->growth, 0.5, nonscaling, false, 0, chain->options};
     bk_filter_t *top;
     if (bki_scalable_shell(&top, &c, chain->links) != BK_OK)
-        FAIL_WHY(BK_ENOMEM, "out of memory");
+        BKI_FAIL(BK_ENOMEM, "out of memory");
     for (uint32_t i = 0; i < chain->links; i++) {
         const bk_redisbloom_link_t *l = &links[i];
         bk_filter_t *s;
         st = bki_array_new(&s, BK_KIND_REDISBLOOM, l->bits, l->hashes, hash, 0, NULL);
         if (st != BK_OK) {
             bki_scalable_free(top);
-            FAIL_WHY(st == BK_ENOMEM ? BK_ENOMEM : BK_ECORRUPT,
+            BKI_FAIL(st == BK_ENOMEM ? BK_ENOMEM : BK_ECORRUPT,
                      st == BK_ENOMEM ? "out of memory" : "link geometry the library cannot build");
         }
         s->capacity = l->entries;
@@ -187,17 +180,17 @@ bk_status_t bk_redisbloom_write(bk_filter_t *f, uint64_t offset, const void *byt
                                 const char **why)
 {
     if (!bk_redisbloom_is(f))
-        FAIL_WHY(BK_EKIND, "not a RedisBloom chain");
+        BKI_FAIL(BK_EKIND, "not a RedisBloom chain");
     if (!bytes && len)
-        FAIL_WHY(BK_EINVAL, "invalid argument");
+        BKI_FAIL(BK_EINVAL, "invalid argument");
     if (f->readonly)
-        FAIL_WHY(BK_EREADONLY, "read-only filter");
+        BKI_FAIL(BK_EREADONLY, "read-only filter");
     uint64_t inside;
     bk_filter_t *s = link_at(f, offset, &inside);
     if (!s)
-        FAIL_WHY(BK_EINVAL, "offset past the end of the links");
+        BKI_FAIL(BK_EINVAL, "offset past the end of the links");
     if (len > s->nbytes - inside)
-        FAIL_WHY(BK_EINVAL, "bytes run past the end of their link");
+        BKI_FAIL(BK_EINVAL, "bytes run past the end of their link");
     if (len)
         memcpy(s->data + inside, bytes, (size_t)len);
     return BK_OK;

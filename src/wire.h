@@ -58,13 +58,8 @@ static inline uint64_t bkf_meta_len(uint64_t nparts)
     return bkf_align64(BKF_HEADER + BKF_PART * nparts + 8);
 }
 
-/* Sets *why (when non-NULL) and returns status. */
-#define FAIL(status, msg)                                                      \
-    do {                                                                       \
-        if (why)                                                               \
-            *why = (msg);                                                      \
-        return (status);                                                       \
-    } while (0)
+/* Sets *why (when non-NULL) and returns status (internal.h). */
+#define FAIL(status, msg) BKI_FAIL(status, msg)
 
 /* One part (a payload and its table entry). */
 typedef struct bkf_part {
