@@ -156,8 +156,8 @@ static int merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr_fa
         bk_filter_free(u);
         return bkr_done(key);
     }
-    bkr_obj_t *o = bkr_obj_new(family, u, mark);
-    RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), o);
+    RedisModule_ModuleTypeSetValue(key, bkr_family_type(family),
+                                   bkr_value_pack(bkr_obj_new(family, u, mark)));
     RedisModule_ReplicateVerbatim(ctx);
     bkr_notify(ctx, argv[0], argv[1]);
     RedisModule_ReplyWithSimpleString(ctx, "OK");

@@ -116,14 +116,9 @@ static bool within_limit_or_reply(RedisModuleCtx *ctx, bkr_family_t family, uint
     return false;
 }
 
-bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p)
+/* The options of a new filter of the family. */
+static bk_options_t options_for(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p)
 {
-    if (!within_limit_or_reply(ctx, family, p->capacity, p->error, p->nonscaling)) {
-        if (bkr_loading(ctx)) /* the AOF's key would be missing, or made up later */
-            bkr_fatal_load(ctx, "%s capacity %llu error %g cannot be created",
-                           bkr_family_prefix(family), (unsigned long long)p->capacity, p->error);
-        return NULL;
-    }
     bk_options_t opts;
     memset(&opts, 0, sizeof opts);
     opts.seed_set = true;
@@ -139,16 +134,68 @@ bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const
         opts.tightening = BKR_TIGHTENING;
         opts.nonscaling = p->nonscaling;
     }
-    bk_filter_t *f = NULL;
-    bk_status_t st = bk_filter_create(&f, p->capacity, p->error, &opts);
-    if (st != BK_OK && bkr_loading(ctx))
+    return opts;
+}
+
+/* Replies with (or, loading, stops on) a creation that failed. */
+static void creation_failed(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p,
+                            bk_status_t st)
+{
+    if (bkr_loading(ctx))
         bkr_fatal_load(ctx, "%s capacity %llu error %g: %s", bkr_family_prefix(family),
                        (unsigned long long)p->capacity, p->error, bk_strerror(st));
+    bkr_reply_status(ctx, st);
+}
+
+/* Checks the parameters against the size limit and creates the filter.
+ * On failure replies with a clear error and returns NULL. */
+static bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family,
+                                        const bkr_params_t *p)
+{
+    if (!within_limit_or_reply(ctx, family, p->capacity, p->error, p->nonscaling)) {
+        if (bkr_loading(ctx)) /* the AOF's key would be missing, or made up later */
+            bkr_fatal_load(ctx, "%s capacity %llu error %g cannot be created",
+                           bkr_family_prefix(family), (unsigned long long)p->capacity, p->error);
+        return NULL;
+    }
+    bk_options_t opts = options_for(ctx, family, p);
+    bk_filter_t *f = NULL;
+    bk_status_t st = bk_filter_create(&f, p->capacity, p->error, &opts);
     if (st != BK_OK) {
-        bkr_reply_status(ctx, st);
+        creation_failed(ctx, family, p, st);
         return NULL;
     }
     return f;
+}
+
+/* A new key's value: a BF packed (one block, value.c) when its filter can
+ * be, which a new one always can but for an expansion past 65535; else
+ * the full form. NULL after replying. A packed BF's first sub-filter is
+ * classic, or precise where that needs fewer bits (packed.c). */
+static void *new_value_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p)
+{
+    if (family == BKR_BF) {
+        if (!within_limit_or_reply(ctx, family, p->capacity, p->error, p->nonscaling)) {
+            if (bkr_loading(ctx))
+                bkr_fatal_load(ctx, "%s capacity %llu error %g cannot be created",
+                               bkr_family_prefix(family), (unsigned long long)p->capacity,
+                               p->error);
+            return NULL;
+        }
+        bk_options_t opts = options_for(ctx, family, p);
+        opts.sub_kind = BK_KIND_CLASSIC;
+        void *b = NULL;
+        bk_status_t st = bkr_packed_new(family, p->capacity, p->error, &opts, &b);
+        if (st == BK_OK)
+            return b;
+        if (st != BK_EKIND) {
+            creation_failed(ctx, family, p, st);
+            return NULL;
+        }
+    }
+    uint64_t mark = bkr_lib_bytes();
+    bk_filter_t *f = bkr_create_or_reply(ctx, family, p);
+    return f ? bkr_obj_new(family, f, mark) : NULL;
 }
 
 bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
@@ -158,14 +205,17 @@ bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
     bkr_params_t q = *p;
     if (!q.seed_set)
         q.seed = bk_random_seed();
-    uint64_t mark = bkr_lib_bytes();
-    bk_filter_t *f = bkr_create_or_reply(ctx, family, &q);
-    if (!f)
+    void *v = new_value_or_reply(ctx, family, &q);
+    if (!v)
         return NULL;
-    bkr_obj_t *o = bkr_obj_new(family, f, mark);
-    if (RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), o) != REDISMODULE_OK) {
-        bkr_obj_free(o);
+    if (RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), v) != REDISMODULE_OK) {
+        bkr_obj_free(v);
         RedisModule_ReplyWithError(ctx, "ERR could not store the filter");
+        return NULL;
+    }
+    bkr_obj_t *o = bkr_resolve(v, key);
+    if (!o) {
+        RedisModule_ReplyWithError(ctx, "ERR out of memory opening the filter");
         return NULL;
     }
     char cap[32], err[40], exp[32], seed[32];
@@ -206,12 +256,10 @@ int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_ReplyWithError(ctx, "ERR item exists");
         return bkr_done(key);
     }
-    uint64_t mark = bkr_lib_bytes();
-    bk_filter_t *f = bkr_create_or_reply(ctx, family, &p);
-    if (!f)
+    void *v = new_value_or_reply(ctx, family, &p);
+    if (!v)
         return bkr_done(key);
-    bkr_obj_t *o = bkr_obj_new(family, f, mark);
-    RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), o);
+    RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), v);
     RedisModule_ReplicateVerbatim(ctx);
     RedisModule_ReplyWithSimpleString(ctx, "OK");
     return bkr_done(key);

@@ -237,7 +237,7 @@ static int load_data(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString
         RedisModule_ModuleTypeGetType(key) != bkr_family_type(family))
         return refuse(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     bkr_obj_t *o = RedisModule_ModuleTypeGetValue(key);
-    if (o->f != NULL)
+    if (o->packed || o->f != NULL)
         return refuse(ctx, "ERR the filter is complete; a restore starts with the header chunk "
                            "(iterator 1) on a new key");
     uint64_t have = bk_filter_loader_received(o->load);
@@ -287,6 +287,7 @@ static int load_data(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString
                         "before, but cannot grow",
                         bkr_family_prefix(family), (unsigned long long)bytes,
                         (unsigned long long)bkr_config.max_bytes);
+    bkr_key_pack(key, o);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 
@@ -334,7 +335,11 @@ static uint8_t rewrite_piece[BKR_PIECE_BYTES];
 
 void bkr_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *value)
 {
-    bkr_obj_t *o = value;
+    bkr_obj_t *o = bkr_resolve(value, NULL);
+    if (!o) { /* no memory for a packed value's view */
+        bkr_save_failed(aof);
+        return;
+    }
     const char *cmd = o->family == BKR_CBF   ? "CBF.LOADCHUNK"
                       : o->family == BKR_WBF ? "WBF.LOADCHUNK"
                                              : "BF.LOADCHUNK";
@@ -351,4 +356,5 @@ void bkr_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *value)
                             (const char *)rewrite_piece, n);
         off += n;
     }
+    bkr_release(o);
 }

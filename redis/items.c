@@ -160,6 +160,18 @@ int bkr_add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr
         bkr_reply_lookup_error(ctx, st);
         return bkr_done(key);
     }
+    /* A packed key takes its full form before it may grow (value.c): the
+     * chain grows on a new item that finds its newest sub-filter full. */
+    bk_filter_shape_t shape;
+    bk_filter_shape(obj->f, &shape);
+    if (bkr_is_packed(obj) && !shape.nonscaling &&
+        shape.newest_items + (uint64_t)(argc - first) > shape.newest_capacity) {
+        obj = bkr_promote(key, obj);
+        if (!obj) {
+            RedisModule_ReplyWithError(ctx, "ERR out of memory growing the filter");
+            return bkr_done(key);
+        }
+    }
     int done = 0;
     long added = add_items(ctx, obj, argv + first, argc - first, multi, &done);
     /* Replicas and the AOF get the items that were taken, and only those:

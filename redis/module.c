@@ -49,6 +49,7 @@ static const struct {
     BKR_FN(RedisModule_Log),               BKR_FN(RedisModule_LogIOError),
     BKR_FN(RedisModule_TryAlloc),          BKR_FN(RedisModule_NotifyKeyspaceEvent),
     BKR_FN(RedisModule_MallocSize),
+    BKR_FN(RedisModule_ModuleTypeReplaceValue),
 };
 
 /* Fills every function pointer; returns the name of the first one the

@@ -5,7 +5,8 @@
  *
  * The files form a ladder; each calls only files above it in this list:
  *   util.c     settings, replies, argument primitives, propagation (leaf)
- *   obj.c      the value under a key, its Redis type callbacks, lookup
+ *   value.c    the value under a key, full or packed; closing a key
+ *   obj.c      the Redis type callbacks, loading, lookup
  *   redisbloom.c  RedisBloom's data taken over: its types' callbacks, its
  *              SCANDUMP chunks
  *   create.c   creating filters within MAX_BYTES, growth checks
@@ -46,8 +47,12 @@ typedef enum bkr_family {
 
 typedef struct bkr_obj {
     bkr_family_t family;
-    bk_filter_t *f; /* NULL while a chunked load is in progress */
-    uint64_t heap;  /* Redis memory f (or load) holds, as the allocator counted it */
+    uint32_t packed; /* 0 here; 1 in a packed value, whose first 8 bytes
+                        are these two fields and the rest the library's
+                        packed filter (value.c): never a bkr_obj_t to
+                        read further before bkr_resolve */
+    bk_filter_t *f;  /* NULL while a chunked load is in progress */
+    uint64_t heap;   /* Redis memory f (or load) holds, as the allocator counted it */
     /* Nothing else about f is cached: its sizes and growth state come from
      * bk_filter_shape() in O(1) whenever needed. */
 
@@ -123,8 +128,6 @@ void bkr_propagate(RedisModuleCtx *ctx, bool created, RedisModuleString **argv, 
  * notify-keyspace-events) named after the command in lower case
  * ("bf.add"), on key. */
 void bkr_notify(RedisModuleCtx *ctx, RedisModuleString *cmd, RedisModuleString *key);
-/* Closes the key and returns REDISMODULE_OK: `return bkr_done(key);`. */
-int bkr_done(RedisModuleKey *key);
 
 /* A command to register: its name (lower case, as RedisBloom's), handler,
  * flags, and last key argument (1; -1 when every argument after the
@@ -138,7 +141,7 @@ typedef struct bkr_command {
 /* Registers n commands; REDISMODULE_ERR if Redis refuses one. */
 int bkr_create_commands(RedisModuleCtx *ctx, const bkr_command_t *cmds, size_t n);
 
-/* ---- the value under a key (obj.c) ---- */
+/* ---- the value under a key, full or packed (value.c) ---- */
 
 /* A new value (zeroed but for family and f); never NULL (small, from
  * RedisModule_Alloc). f (NULL for a pending load) was made from the Redis
@@ -146,9 +149,39 @@ int bkr_create_commands(RedisModuleCtx *ctx, const bkr_command_t *cmds, size_t n
  * just before f was created: that is what MEMORY USAGE reports for it.
  * f gets MAX_BYTES as its library-held size cap. */
 bkr_obj_t *bkr_obj_new(bkr_family_t family, bk_filter_t *f, uint64_t since);
+/* Frees a value of either form (the types' free callback). */
 void bkr_obj_free(void *value);
 RedisModuleType *bkr_family_type(bkr_family_t family);
 const char *bkr_family_prefix(bkr_family_t family); /* "BF", "CBF" or "WBF" */
+/* The size class of Redis' allocator (jemalloc) that n bytes land in. */
+size_t bkr_size_class(size_t n);
+/* A new packed value of the family (*out), or BK_EKIND when opts do not
+ * make a packable filter (the caller makes a full one), BK_ENOMEM, or the
+ * library's status for bad parameters. */
+bk_status_t bkr_packed_new(bkr_family_t family, uint64_t capacity, double error,
+                           const bk_options_t *opts, void **out);
+/* o, or a packed value that replaces it (o freed) when its filter can be
+ * packed: what a load or a merge stores. */
+void *bkr_value_pack(bkr_obj_t *o);
+/* The same for o, the value under key (open for writing), in place. */
+void bkr_key_pack(RedisModuleKey *key, bkr_obj_t *o);
+/* MEMORY USAGE of a value; a byte copy of a packed one (COPY), or NULL. */
+size_t bkr_value_mem(const void *value);
+void *bkr_value_copy(const void *value);
+/* The object to work on for a value: itself, or for a packed value a slot
+ * bound to it until bkr_done(key) (key NULL: until bkr_release). NULL
+ * when no slot or no memory for a view is left. */
+bkr_obj_t *bkr_resolve(void *value, RedisModuleKey *key);
+void bkr_release(bkr_obj_t *o);
+/* Whether o is a packed value's slot. */
+bool bkr_is_packed(const bkr_obj_t *o);
+/* Turns the packed value that o is bound to into the full form under key
+ * (before a change the block cannot hold: growth); returns the object to
+ * go on with (o itself when it is not packed), NULL out of memory. */
+bkr_obj_t *bkr_promote(RedisModuleKey *key, bkr_obj_t *o);
+/* Settles what the command did to packed values looked up through key,
+ * closes it and returns REDISMODULE_OK: `return bkr_done(key);`. */
+int bkr_done(RedisModuleKey *key);
 /* True if the filter kind belongs in a key of this family. */
 bool bkr_kind_fits(bkr_family_t family, bk_kind_t kind);
 /* The size cap that applies to what the command in ctx creates or grows:
@@ -190,7 +223,8 @@ typedef enum bkr_lookup {
     BKR_FOUND = 0,
     BKR_EMPTY,     /* no such key */
     BKR_WRONGTYPE, /* another type (including the other family) */
-    BKR_LOADING    /* a chunked load is in progress */
+    BKR_LOADING,   /* a chunked load is in progress */
+    BKR_NOMEM      /* a packed value could not be opened (memory) */
 } bkr_lookup_t;
 
 /* Finds a key's object of the given family. */
@@ -253,10 +287,6 @@ typedef struct bkr_params {
     uint64_t seed;
 } bkr_params_t;
 
-/* Checks the parameters against the size limit and creates the filter.
- * On failure replies with a clear error and returns NULL. */
-bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family,
-                                 const bkr_params_t *p);
 /* Creates a key's filter with p's seed, or a fresh random one, and
  * propagates the creation (BKI.CREATE with that seed) followed by the
  * command itself, so replicas and the AOF build a filter with the same

@@ -148,6 +148,8 @@ BKR_API(int, RedisModule_ModuleTypeSetValue, (RedisModuleKey *key, RedisModuleTy
                                               void *value));
 BKR_API(RedisModuleType *, RedisModule_ModuleTypeGetType, (RedisModuleKey *key));
 BKR_API(void *, RedisModule_ModuleTypeGetValue, (RedisModuleKey *key));
+BKR_API(int, RedisModule_ModuleTypeReplaceValue,
+        (RedisModuleKey *key, RedisModuleType *mt, void *new_value, void **old_value));
 
 BKR_API(const char *, RedisModule_StringPtrLen, (const RedisModuleString *str, size_t *len));
 BKR_API(int, RedisModule_StringToLongLong, (const RedisModuleString *str, long long *ll));

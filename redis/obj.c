@@ -42,52 +42,10 @@
 #define BKR_TAG_FILTER 3
 #define BKR_TAG_PENDING 4
 
-RedisModuleType *bkr_type_bf;
-RedisModuleType *bkr_type_cbf;
-RedisModuleType *bkr_type_wbf;
-
 /* One piece of a save or a rewrite, filled from the filter and handed to
  * Redis (which copies it), then reused: saves and rewrites run one at a
  * time, in the server's thread or in its fork child. */
 static uint8_t piece[BKR_PIECE_BYTES];
-
-/* ---- objects ------------------------------------------------------------------ */
-
-bkr_obj_t *bkr_obj_new(bkr_family_t family, bk_filter_t *f, uint64_t since)
-{
-    bkr_obj_t *o = RedisModule_Alloc(sizeof *o);
-    memset(o, 0, sizeof *o);
-    o->family = family;
-    o->f = f;
-    if (f) {
-        o->heap = bkr_lib_bytes() - since;
-        /* The library holds MAX_BYTES too, on every growth, whatever made
-         * f (created, loaded, copied, merged): the cap is not stored with
-         * a filter, so it is set on each one a key takes. */
-        bk_filter_set_max_bytes(f, bkr_config.max_bytes);
-    }
-    return o;
-}
-
-void bkr_obj_free(void *value)
-{
-    bkr_obj_t *o = value;
-    if (!o)
-        return;
-    bk_filter_free(o->f);
-    bk_filter_loader_free(o->load);
-    RedisModule_Free(o);
-}
-
-RedisModuleType *bkr_family_type(bkr_family_t family)
-{
-    return family == BKR_CBF ? bkr_type_cbf : family == BKR_WBF ? bkr_type_wbf : bkr_type_bf;
-}
-
-const char *bkr_family_prefix(bkr_family_t family)
-{
-    return family == BKR_CBF ? "CBF" : family == BKR_WBF ? "WBF" : "BF";
-}
 
 bool bkr_kind_fits(bkr_family_t family, bk_kind_t kind)
 {
@@ -235,7 +193,7 @@ static void *finish_load(RedisModuleIO *io, bkr_obj_t *o, bool pending)
                                bkr_family_prefix(o->family), (unsigned long long)bytes,
                                (unsigned long long)bkr_config.max_bytes);
     }
-    return o;
+    return bkr_value_pack(o);
 }
 
 /* A new pending object for total bytes, or NULL after a log line. */
@@ -370,7 +328,11 @@ void bkr_save_failed(RedisModuleIO *io)
 
 static void rdb_save(RedisModuleIO *io, void *value)
 {
-    bkr_obj_t *o = value;
+    bkr_obj_t *o = bkr_resolve(value, NULL);
+    if (!o) { /* no memory for a packed value's view: fail, do not write a wrong value */
+        bkr_save_failed(io);
+        return;
+    }
     uint64_t total = bkr_obj_total(o);
     uint64_t have = o->f ? total : bk_filter_loader_received(o->load);
     RedisModule_SaveUnsigned(io, o->f ? BKR_TAG_FILTER : BKR_TAG_PENDING);
@@ -385,14 +347,7 @@ static void rdb_save(RedisModuleIO *io, void *value)
         RedisModule_SaveStringBuffer(io, (const char *)piece, n);
         off += n;
     }
-}
-
-static size_t mem_usage(const void *value)
-{
-    const bkr_obj_t *o = value;
-    /* What used_memory grew by for this key, as near as the module can
-     * tell: the filter's blocks as Redis' allocator sized them. */
-    return sizeof *o + (size_t)o->heap;
+    bkr_release(o);
 }
 
 static void *copy_value(RedisModuleString *fromkey, RedisModuleString *tokey, const void *value)
@@ -400,6 +355,8 @@ static void *copy_value(RedisModuleString *fromkey, RedisModuleString *tokey, co
     (void)fromkey;
     (void)tokey;
     const bkr_obj_t *o = value;
+    if (o->packed)
+        return bkr_value_copy(value);
     bkr_obj_t *c = bkr_obj_new(o->family, NULL, 0);
     uint64_t mark = bkr_lib_bytes();
     if (o->f) {
@@ -433,7 +390,7 @@ void bkr_type_methods(RedisModuleTypeMethods *tm, bkr_family_t family)
     tm->version = REDISMODULE_TYPE_METHOD_VERSION;
     tm->rdb_load = family == BKR_CBF ? rdb_load_cbf : family == BKR_WBF ? rdb_load_wbf : rdb_load_bf;
     tm->rdb_save = rdb_save;
-    tm->mem_usage = mem_usage;
+    tm->mem_usage = bkr_value_mem;
     tm->free = bkr_obj_free;
     tm->copy = copy_value;
 }
@@ -450,7 +407,9 @@ bkr_lookup_t bkr_lookup(RedisModuleKey *key, bkr_family_t family, bkr_obj_t **ou
     RedisModuleType *t = RedisModule_ModuleTypeGetType(key);
     if (t != bkr_family_type(family) && !(family == BKR_BF && t == bkr_type_rb))
         return BKR_WRONGTYPE;
-    bkr_obj_t *o = RedisModule_ModuleTypeGetValue(key);
+    bkr_obj_t *o = bkr_resolve(RedisModule_ModuleTypeGetValue(key), key);
+    if (!o)
+        return BKR_NOMEM;
     if (o->f == NULL)
         return BKR_LOADING;
     *out = o;
@@ -467,6 +426,8 @@ int bkr_reply_lookup_error(RedisModuleCtx *ctx, bkr_lookup_t st)
     case BKR_LOADING:
         return RedisModule_ReplyWithError(
             ctx, "ERR filter is being restored: LOADCHUNK has not received all chunks");
+    case BKR_NOMEM:
+        return RedisModule_ReplyWithError(ctx, "ERR out of memory opening the filter");
     case BKR_FOUND:
         break;
     }

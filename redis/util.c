@@ -135,13 +135,6 @@ bool bkr_arg_double(const RedisModuleString *arg, double *out)
     return true;
 }
 
-int bkr_done(RedisModuleKey *key)
-{
-    if (key)
-        RedisModule_CloseKey(key);
-    return REDISMODULE_OK;
-}
-
 int bkr_create_commands(RedisModuleCtx *ctx, const bkr_command_t *cmds, size_t n)
 {
     for (size_t i = 0; i < n; i++)

@@ -132,7 +132,7 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
         if (p.length == 0 || !p.data || s->nbytes < p.length || s->hash != f->hash ||
             s->seed != f->seed)
             return BK_EINVAL;
-        bool deep = s->kind == BK_KIND_PRECISE && i > 0;
+        bool deep = s->kind == BK_KIND_PRECISE && f->sub_kind != BK_KIND_REDISBLOOM;
         if (f->kind == BK_KIND_SCALABLE && s->kind != f->sub_kind && !deep)
             return BK_EINVAL;
     }
@@ -490,9 +490,9 @@ static bk_status_t check_part_extent(const bkf_meta_t *m, uint32_t i, const bkf_
     if (!reserved_zero)
         FAIL(BK_ECORRUPT, "reserved part-table bytes are not zero");
     uint32_t want_kind = m->kind == BK_KIND_SCALABLE ? m->sub_kind : m->kind;
-    /* A chain's later sub-filters may be precise (deep chains,
-     * docs/FORMAT.md); its first is always of the chain's sub-kind. */
-    bool deep = m->kind == BK_KIND_SCALABLE && p->kind == BK_KIND_PRECISE && i > 0 &&
+    /* Any sub-filter of a chain may be precise (deep chains and packed
+     * ones, docs/FORMAT.md), but not in a RedisBloom chain. */
+    bool deep = m->kind == BK_KIND_SCALABLE && p->kind == BK_KIND_PRECISE &&
                 m->sub_kind != BK_KIND_REDISBLOOM;
     if (p->kind != want_kind && !deep)
         FAIL(BK_ECORRUPT, "part kind disagrees with the header");

@@ -134,6 +134,7 @@ struct bk_filter {
     bool readonly;
     bool nonscaling;           /* scalable */
     bool first_error_as_given; /* scalable */
+    bool packed_view;          /* scalable: a view of a packed block (packed.c) */
     uint64_t seed;
     _Atomic uint64_t items; /* keys added that were new */
     uint64_t capacity; /* n it was sized for */

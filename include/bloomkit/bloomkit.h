@@ -702,6 +702,77 @@ typedef struct bk_allocator {
  * thread-safe: call it before any thread uses the library. */
 bk_status_t bk_allocator_set(const bk_allocator_t *a);
 
+/* ---- packed filters: one block per filter ----
+ *
+ * For a program that holds many filters and pays for every byte of each
+ * (the Redis module: one per key, counted in used_memory). A packed filter
+ * is a scalable (or non-scaling) Bloom filter of one sub-filter, laid out
+ * in one block the program allocates, owns, copies (memcpy) and frees:
+ * BK_PACKED_HEAD bytes of head, which hold no pointer, then the bits. The
+ * first BK_PACKED_CALLER bytes of the head are the program's own; the
+ * library never reads or writes them. The sub-filter is classic, or
+ * precise where that needs fewer bits (a few items at a tiny error); the
+ * chain grows with classic sub-filters, as bk_options_t says.
+ *
+ * Packed filters are used through a view: an ordinary bk_filter_t whose
+ * sub-filter's bits are the block's, so every call works on it at the
+ * usual speed and writes the bits in place. After a call that may have
+ * changed the filter, bk_packed_store writes the rest (the item count)
+ * back into the head; a call that grew the chain leaves a view that no
+ * longer fits the block (bk_packed_store: BK_EINVAL), and bk_packed_detach
+ * then makes it a filter of its own. Saved or serialized, a packed filter
+ * is an ordinary chain of one sub-filter (docs/FORMAT.md). */
+#define BK_PACKED_HEAD 64
+#define BK_PACKED_CALLER 8
+
+/* The smallest block for a packed filter of `capacity` items at `fpr`
+ * (opts: kind BK_KIND_SCALABLE, sub_kind BK_KIND_CLASSIC, and the chain's
+ * growth, tightening, nonscaling, first_error_as_given, hash, seed); 0 if
+ * such a filter cannot be packed or sized. */
+size_t bk_packed_size(uint64_t capacity, double fpr, const bk_options_t *opts);
+
+/* Makes block (size bytes, at least bk_packed_size) an empty packed
+ * filter. All of the block serves as bits: more bits than planned lower
+ * the error, and k is chosen for them. zeroed: the bits past the head are
+ * already zero (a calloc'ed block: spares a pass over a large one).
+ * The program's bytes of the head are left as they are. BK_EINVAL for bad
+ * parameters or a block too small, BK_EKIND for options that are not a
+ * packable chain, BK_EFULL past opts->max_bytes. */
+bk_status_t bk_packed_init(void *block, size_t size, uint64_t capacity, double fpr,
+                           const bk_options_t *opts, bool zeroed);
+
+/* The block size bk_filter_pack needs for f, or 0 if f cannot be packed:
+ * anything but a scalable filter of one classic or precise sub-filter at
+ * the chain's capacity and first error, holding all its items, not mapped
+ * and not a RedisBloom chain. */
+size_t bk_filter_packed_size(const bk_filter_t *f);
+
+/* Copies f into block (size >= bk_filter_packed_size(f)); f is unchanged
+ * and still the caller's. BK_EKIND if f cannot be packed, BK_EINVAL for a
+ * block too small. */
+bk_status_t bk_filter_pack(const bk_filter_t *f, void *block, size_t size);
+
+/* Binds *view to block: *view NULL or a previous view, which is rebound
+ * without allocating when it can be (one view may serve every block in
+ * turn); otherwise it is freed and a new one made. *view is the caller's
+ * (bk_filter_free) and borrows block's bits: it must not be used once the
+ * block is freed or moved, except to bind it again. Its size cap
+ * (bk_filter_set_max_bytes) is reset to none. BK_ECORRUPT with *why for a
+ * head that does not describe bits within size bytes (nothing is
+ * trusted), BK_ENOMEM. */
+bk_status_t bk_packed_view(bk_filter_t **view, void *block, size_t size, const char **why);
+
+/* Writes view's item count (its only state outside the bits) into the
+ * head of block, the block it was bound to. BK_EINVAL if the view does not
+ * fit it any more (it grew a sub-filter, or was changed by a union): then
+ * use bk_packed_detach. */
+bk_status_t bk_packed_store(const bk_filter_t *view, void *block, size_t size);
+
+/* Gives view bits of its own (a copy of the block's): it is then an
+ * ordinary filter, no longer tied to the block, which the caller may free.
+ * BK_EINVAL if view is not a view, BK_ENOMEM (view unchanged). */
+bk_status_t bk_packed_detach(bk_filter_t *view);
+
 /* ------------------------------------------------------------------------ */
 /* Persistence (docs/FORMAT.md is the spec)                                  */
 /* ------------------------------------------------------------------------ */

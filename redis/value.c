@@ -1,0 +1,322 @@
+/*
+ * The value under a BF, CBF or WBF key, in its two forms, and closing a
+ * key (bkr_done), where a command's changes to a packed value settle.
+ *
+ * Full: a bkr_obj_t pointing at a library filter (or a chunked load).
+ * Packed: a BF key of one sub-filter, in one block of Redis memory (the
+ * library's packed filters, bloomkit.h): the block's first 8 bytes are
+ * bkr_obj_t's (family, and packed = 1), the rest the library's head and
+ * the bits. A key of 100 items at 0.1% takes one 320-byte block this way,
+ * where the full form took a 32-byte object, two 256-byte structs, a list
+ * and a payload (904 bytes of used_memory against RedisBloom's 424). The
+ * block is asked for at a size class of Redis' allocator (jemalloc), and
+ * every byte of it serves as bits: the class's spare bytes lower the
+ * error instead of being wasted. The class is computed here, not asked of
+ * the allocator, so a replica or an AOF replay builds the same filter bit
+ * for bit from BKI.CREATE whatever allocator it runs.
+ *
+ * Commands see every value as a bkr_obj_t: bkr_resolve binds a packed
+ * value to one of a few slots, each a bkr_obj_t whose filter is a view of
+ * the block (rebound in place, no allocation per command). bkr_done(key)
+ * settles the slots bound through that key: the view's item count goes
+ * back into the block. A packed key grows into the full form before its
+ * first growth (bkr_promote, called where an add may grow the chain), so a
+ * view never has to grow. Type callbacks (save, rewrite, copy) bind with
+ * no key and release their slot when done.
+ */
+#define _GNU_SOURCE
+#include "module.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The first 8 bytes of a packed block, as bkr_obj_t begins. */
+typedef struct packed_tag {
+    bkr_family_t family;
+    uint32_t packed;
+} packed_tag_t;
+
+_Static_assert(sizeof(packed_tag_t) <= BK_PACKED_CALLER, "the tag fits the program's bytes");
+_Static_assert(offsetof(bkr_obj_t, packed) == offsetof(packed_tag_t, packed),
+               "a full object and a packed block say which they are at the same place");
+
+/* Packed values bound at once: a command binds at most two (BF.MERGE's
+ * destination and one source); callbacks one. */
+#define SLOTS 4
+
+typedef struct slot {
+    bkr_obj_t obj;       /* what a command sees; obj.f is view */
+    bk_filter_t *view;   /* kept between bindings */
+    uint64_t view_heap;  /* Redis memory the view's structs hold */
+    void *block;         /* the value bound, or NULL: free */
+    size_t size;         /* its usable bytes */
+    RedisModuleKey *key; /* the key it was looked up through; NULL: a callback */
+} slot_t;
+
+static slot_t slots[SLOTS];
+
+RedisModuleType *bkr_type_bf;
+RedisModuleType *bkr_type_cbf;
+RedisModuleType *bkr_type_wbf;
+
+RedisModuleType *bkr_family_type(bkr_family_t family)
+{
+    return family == BKR_CBF ? bkr_type_cbf : family == BKR_WBF ? bkr_type_wbf : bkr_type_bf;
+}
+
+const char *bkr_family_prefix(bkr_family_t family)
+{
+    return family == BKR_CBF ? "CBF" : family == BKR_WBF ? "WBF" : "BF";
+}
+
+bkr_obj_t *bkr_obj_new(bkr_family_t family, bk_filter_t *f, uint64_t since)
+{
+    bkr_obj_t *o = RedisModule_Alloc(sizeof *o);
+    memset(o, 0, sizeof *o);
+    o->family = family;
+    o->f = f;
+    if (f) {
+        o->heap = bkr_lib_bytes() - since;
+        /* The library holds MAX_BYTES too, on every growth, whatever made
+         * f (created, loaded, copied, merged): the cap is not stored with
+         * a filter, so it is set on each one a key takes. */
+        bk_filter_set_max_bytes(f, bkr_config.max_bytes);
+    }
+    return o;
+}
+
+static slot_t *slot_of(const void *value)
+{
+    for (int i = 0; i < SLOTS; i++)
+        if (slots[i].block == value && value)
+            return &slots[i];
+    return NULL;
+}
+
+static void unbind(slot_t *s)
+{
+    s->block = NULL;
+    s->key = NULL;
+    s->obj.f = NULL;
+}
+
+void bkr_obj_free(void *value)
+{
+    bkr_obj_t *o = value;
+    if (!o)
+        return;
+    if (o->packed) {
+        slot_t *s = slot_of(value);
+        if (s)
+            unbind(s);
+        RedisModule_Free(value);
+        return;
+    }
+    bk_filter_free(o->f);
+    bk_filter_loader_free(o->load);
+    RedisModule_Free(o);
+}
+
+size_t bkr_size_class(size_t n)
+{
+    /* jemalloc's classes: multiples of 16 up to 128, then four per
+     * doubling (160, 192, 224, 256, 320, ...; 12, 14, 16 MiB, ...). */
+    if (n <= 8)
+        return 8;
+    if (n <= 128)
+        return (n + 15) & ~(size_t)15;
+    unsigned g = 63u - (unsigned)__builtin_clzll((unsigned long long)(n - 1));
+    size_t step = (size_t)1 << (g - 2);
+    if (n > SIZE_MAX - step)
+        return n;
+    return (n + step - 1) & ~(step - 1);
+}
+
+static void tag(void *block, bkr_family_t family)
+{
+    packed_tag_t t = {family, 1};
+    memcpy(block, &t, sizeof t);
+}
+
+bk_status_t bkr_packed_new(bkr_family_t family, uint64_t capacity, double error,
+                           const bk_options_t *opts, void **out)
+{
+    *out = NULL;
+    size_t need = bk_packed_size(capacity, error, opts);
+    if (need == 0)
+        return BK_EKIND;
+    size_t size = bkr_size_class(need);
+    bool zeroed = RedisModule_TryCalloc != NULL;
+    void *b = zeroed ? RedisModule_TryCalloc(1, size) : RedisModule_TryAlloc(size);
+    if (!b)
+        return BK_ENOMEM;
+    bk_status_t st = bk_packed_init(b, size, capacity, error, opts, zeroed);
+    if (st != BK_OK) {
+        RedisModule_Free(b);
+        return st;
+    }
+    tag(b, family);
+    *out = b;
+    return BK_OK;
+}
+
+/* A packed copy of o's filter, or NULL when it cannot be packed (or no
+ * memory: the full form serves as well). */
+static void *packed_copy(const bkr_obj_t *o)
+{
+    if (!o || o->packed || o->family != BKR_BF || !o->f)
+        return NULL;
+    size_t need = bk_filter_packed_size(o->f);
+    if (need == 0)
+        return NULL;
+    size_t size = bkr_size_class(need);
+    void *b = RedisModule_TryAlloc(size);
+    if (!b)
+        return NULL;
+    if (bk_filter_pack(o->f, b, size) != BK_OK) {
+        RedisModule_Free(b);
+        return NULL;
+    }
+    tag(b, o->family);
+    return b;
+}
+
+void *bkr_value_pack(bkr_obj_t *o)
+{
+    void *b = packed_copy(o);
+    if (!b)
+        return o;
+    bkr_obj_free(o);
+    return b;
+}
+
+void bkr_key_pack(RedisModuleKey *key, bkr_obj_t *o)
+{
+    void *b = packed_copy(o);
+    if (!b)
+        return;
+    void *old = NULL;
+    RedisModule_ModuleTypeReplaceValue(key, bkr_family_type(o->family), b, &old);
+    bkr_obj_free(o);
+}
+
+size_t bkr_value_mem(const void *value)
+{
+    const bkr_obj_t *o = value;
+    /* What used_memory grew by for this key, as near as the module can
+     * tell: the blocks as Redis' allocator sized them. */
+    if (o->packed)
+        return RedisModule_MallocSize((void *)value);
+    return sizeof *o + (size_t)o->heap;
+}
+
+/* Writes a bound slot's count into its block and frees the slot; false if
+ * the view no longer fits the block (it grew: see bkr_promote). */
+static bool settle(slot_t *s)
+{
+    if (bk_packed_store(s->view, s->block, s->size) != BK_OK)
+        return false;
+    unbind(s);
+    return true;
+}
+
+void *bkr_value_copy(const void *value)
+{
+    slot_t *s = slot_of(value);
+    if (s && s->key == NULL)
+        (void)settle(s); /* a callback's binding: nothing left to write */
+    size_t size = RedisModule_MallocSize((void *)value);
+    void *c = RedisModule_TryAlloc(size);
+    if (c)
+        memcpy(c, value, size);
+    return c;
+}
+
+bkr_obj_t *bkr_resolve(void *value, RedisModuleKey *key)
+{
+    bkr_obj_t *o = value;
+    if (!o || !o->packed)
+        return o;
+    slot_t *s = slot_of(value);
+    if (s) {
+        if (key && !s->key)
+            s->key = key;
+        return &s->obj;
+    }
+    for (int i = 0; i < SLOTS && !s; i++)
+        if (!slots[i].block)
+            s = &slots[i];
+    if (!s)
+        return NULL;
+    size_t size = RedisModule_MallocSize(value);
+    uint64_t mark = bkr_lib_bytes();
+    bk_filter_t *before = s->view;
+    if (bk_packed_view(&s->view, value, size, NULL) != BK_OK)
+        return NULL; /* memory for a new view (the block is the module's own) */
+    if (s->view != before)
+        s->view_heap = bkr_lib_bytes() - mark;
+    bk_filter_set_max_bytes(s->view, bkr_config.max_bytes);
+    memset(&s->obj, 0, sizeof s->obj);
+    s->obj.family = o->family;
+    s->obj.f = s->view;
+    s->obj.heap = size;
+    s->block = value;
+    s->size = size;
+    s->key = key;
+    return &s->obj;
+}
+
+static slot_t *slot_holding(const bkr_obj_t *o)
+{
+    for (int i = 0; i < SLOTS; i++)
+        if (o == &slots[i].obj && slots[i].block)
+            return &slots[i];
+    return NULL;
+}
+
+void bkr_release(bkr_obj_t *o)
+{
+    slot_t *s = slot_holding(o);
+    if (s && s->key == NULL)
+        (void)settle(s);
+}
+
+bool bkr_is_packed(const bkr_obj_t *o)
+{
+    return slot_holding(o) != NULL;
+}
+
+bkr_obj_t *bkr_promote(RedisModuleKey *key, bkr_obj_t *o)
+{
+    slot_t *s = slot_holding(o);
+    if (!s)
+        return o;
+    uint64_t mark = bkr_lib_bytes();
+    if (bk_packed_detach(s->view) != BK_OK)
+        return NULL;
+    bkr_obj_t *full = bkr_obj_new(s->obj.family, s->view, mark);
+    full->heap += s->view_heap;
+    void *old = NULL;
+    RedisModule_ModuleTypeReplaceValue(key, bkr_family_type(s->obj.family), full, &old);
+    void *block = s->block;
+    s->view = NULL; /* the key's filter now */
+    unbind(s);
+    RedisModule_Free(block);
+    return full;
+}
+
+int bkr_done(RedisModuleKey *key)
+{
+    if (!key)
+        return REDISMODULE_OK;
+    for (int i = 0; i < SLOTS; i++) {
+        slot_t *s = &slots[i];
+        /* A view that grew (not reached: adds promote first) becomes the
+         * key's own filter rather than lose what it holds. */
+        if (s->block && s->key == key && !settle(s))
+            (void)bkr_promote(key, &s->obj);
+    }
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
+}
