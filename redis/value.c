@@ -52,6 +52,14 @@ typedef struct slot {
     void *block;         /* the value bound, or NULL: free */
     size_t size;         /* its usable bytes */
     RedisModuleKey *key; /* the key it was looked up through; NULL: a callback */
+    /* The block the view was last settled into, and its head then: the
+     * next command on the same key (the common case) finds the view as it
+     * left it and skips binding it again (the head is compared whole, so
+     * a block freed and another made at the same address holding any
+     * other filter is bound afresh). */
+    const void *last;
+    size_t last_size;
+    uint8_t last_head[BK_PACKED_HEAD];
 } slot_t;
 
 static slot_t slots[SLOTS];
@@ -217,8 +225,23 @@ static bool settle(slot_t *s)
 {
     if (bk_packed_store(s->view, s->block, s->size) != BK_OK)
         return false;
+    s->last = s->block;
+    s->last_size = s->size;
+    memcpy(s->last_head, s->block, BK_PACKED_HEAD);
     unbind(s);
     return true;
+}
+
+/* A free slot whose view was last settled into value, unchanged since. */
+static slot_t *slot_as_left(const void *value)
+{
+    for (int i = 0; i < SLOTS; i++) {
+        slot_t *s = &slots[i];
+        if (!s->block && s->view && s->last == value &&
+            memcmp(s->last_head, value, BK_PACKED_HEAD) == 0)
+            return s;
+    }
+    return NULL;
 }
 
 void *bkr_value_copy(const void *value)
@@ -244,18 +267,25 @@ bkr_obj_t *bkr_resolve(void *value, RedisModuleKey *key)
             s->key = key;
         return &s->obj;
     }
-    for (int i = 0; i < SLOTS && !s; i++)
-        if (!slots[i].block)
-            s = &slots[i];
-    if (!s)
-        return NULL;
-    size_t size = RedisModule_MallocSize(value);
-    uint64_t mark = bkr_lib_bytes();
-    bk_filter_t *before = s->view;
-    if (bk_packed_view(&s->view, value, size, NULL) != BK_OK)
-        return NULL; /* memory for a new view (the block is the module's own) */
-    if (s->view != before)
-        s->view_heap = bkr_lib_bytes() - mark;
+    size_t size;
+    s = slot_as_left(value);
+    if (s) {
+        size = s->last_size;
+    } else {
+        for (int i = 0; i < SLOTS && !s; i++)
+            if (!slots[i].block)
+                s = &slots[i];
+        if (!s)
+            return NULL;
+        s->last = NULL;
+        size = RedisModule_MallocSize(value);
+        uint64_t mark = bkr_lib_bytes();
+        bk_filter_t *before = s->view;
+        if (bk_packed_view(&s->view, value, size, NULL) != BK_OK)
+            return NULL; /* memory for a new view (the block is the module's own) */
+        if (s->view != before)
+            s->view_heap = bkr_lib_bytes() - mark;
+    }
     bk_filter_set_max_bytes(s->view, bkr_config.max_bytes);
     memset(&s->obj, 0, sizeof s->obj);
     s->obj.family = o->family;
@@ -301,6 +331,7 @@ bkr_obj_t *bkr_promote(RedisModuleKey *key, bkr_obj_t *o)
     RedisModule_ModuleTypeReplaceValue(key, bkr_family_type(s->obj.family), full, &old);
     void *block = s->block;
     s->view = NULL; /* the key's filter now */
+    s->last = NULL;
     unbind(s);
     RedisModule_Free(block);
     return full;

@@ -286,6 +286,18 @@ static void head_from(const bk_filter_t *f, head_t *h)
 
 bk_status_t bk_packed_store(const bk_filter_t *view, void *block, size_t size)
 {
+    /* The common case, after a command that added keys or none: still the
+     * block's one sub-filter, which holds all the items. Only the count
+     * (and the key form, which a program may set) can differ from the
+     * head then: a view's other fields cannot change without a growth. */
+    if (view && block && size >= HEAD && view->packed_view && view->nsubs == 1 &&
+        view->subs[0]->data == (uint8_t *)block + HEAD &&
+        bki_items(view->subs[0]) == bki_items(view) && bk_key_form_name(view->key_form)) {
+        uint8_t *b = block;
+        put64(b + 24, bki_items(view));
+        b[12] = (uint8_t)view->key_form;
+        return BK_OK;
+    }
     if (!view || !block || size < HEAD || !reusable(view) || !packable(view) ||
         view->subs[0]->data != (uint8_t *)block + HEAD)
         return BK_EINVAL;

@@ -762,10 +762,10 @@ bk_status_t bk_filter_pack(const bk_filter_t *f, void *block, size_t size);
  * trusted), BK_ENOMEM. */
 bk_status_t bk_packed_view(bk_filter_t **view, void *block, size_t size, const char **why);
 
-/* Writes view's item count (its only state outside the bits) into the
- * head of block, the block it was bound to. BK_EINVAL if the view does not
- * fit it any more (it grew a sub-filter, or was changed by a union): then
- * use bk_packed_detach. */
+/* Writes view's item count and key form (its only state outside the
+ * bits) into the head of block, the block it was bound to. BK_EINVAL if
+ * the view does not fit it any more (it grew a sub-filter): then use
+ * bk_packed_detach. */
 bk_status_t bk_packed_store(const bk_filter_t *view, void *block, size_t size);
 
 /* Gives view bits of its own (a copy of the block's): it is then an
