@@ -94,17 +94,22 @@ bkr_obj_t *bkr_obj_new(bkr_family_t family, bk_filter_t *f, uint64_t since)
     return o;
 }
 
+/* The slot bound to value, if any. Also called by the free callback, which
+ * Redis may run in a background thread (FLUSHALL ASYNC frees a whole
+ * database there); a value freed that way is never bound (bindings end
+ * with their command), so the scan finds nothing, and its reads of a field
+ * the main thread writes are atomic. */
 static slot_t *slot_of(const void *value)
 {
     for (int i = 0; i < SLOTS; i++)
-        if (slots[i].block == value && value)
+        if (value && __atomic_load_n(&slots[i].block, __ATOMIC_RELAXED) == value)
             return &slots[i];
     return NULL;
 }
 
 static void unbind(slot_t *s)
 {
-    s->block = NULL;
+    __atomic_store_n(&s->block, NULL, __ATOMIC_RELAXED);
     s->key = NULL;
     s->obj.f = NULL;
 }
@@ -291,7 +296,7 @@ bkr_obj_t *bkr_resolve(void *value, RedisModuleKey *key)
     s->obj.family = o->family;
     s->obj.f = s->view;
     s->obj.heap = size;
-    s->block = value;
+    __atomic_store_n(&s->block, value, __ATOMIC_RELAXED);
     s->size = size;
     s->key = key;
     return &s->obj;
