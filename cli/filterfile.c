@@ -143,7 +143,7 @@ int bkc_verify_mapped(const bk_filter_t *f, const char *path)
 /* 0 for a save that succeeded, else -1 after a message naming path. */
 static int save_status(const char *path, bk_status_t st)
 {
-    if (st == BK_EIO && (errno == EINVAL || errno == EISDIR)) {
+    if (st == BK_ENOTFILE) {
         /* the library refuses to replace anything but a regular file */
         bkc_error("%s: cannot save filter: not a regular file (%s); left unchanged", path,
                   errno == EISDIR ? "a directory" : "a device, FIFO or socket");
@@ -162,7 +162,7 @@ static int save_filter(const bk_filter_t *f, const char *path, bool only_new)
 {
     errno = 0;
     bk_status_t st = only_new ? bk_filter_save_new(f, path) : bk_filter_save(f, path);
-    if (only_new && st == BK_EIO && errno == EEXIST) {
+    if (only_new && st == BK_EEXIST) {
         bkc_error("%s: not written: another process created it while this one worked (it "
                   "is left as that process wrote it)",
                   path);

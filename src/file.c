@@ -237,7 +237,7 @@ static void remove_stale_temps(const char *target, const char *mine)
 
 /* Saves o over target (already resolved). A target that exists must be a
  * regular file: a device, FIFO, socket or directory is never replaced
- * (BK_EIO, errno EINVAL or EISDIR). A replaced file keeps its mode, owner
+ * (BK_ENOTFILE, errno EINVAL or EISDIR). A replaced file keeps its mode, owner
  * and group (when the saver may set them: root saving a service account's
  * file leaves it the account's); a new one gets 0666 & ~umask. */
 static bk_status_t save_to(const bkf_obj_t *o, const uint8_t *meta, const char *target,
@@ -247,11 +247,11 @@ static bk_status_t save_to(const bkf_obj_t *o, const uint8_t *meta, const char *
     bool exists = lstat(target, &old) == 0 && stat(target, &old) == 0;
     if (noreplace && exists) {
         errno = EEXIST;
-        return BK_EIO;
+        return BK_EEXIST;
     }
     if (exists && !S_ISREG(old.st_mode)) {
         errno = S_ISDIR(old.st_mode) ? EISDIR : EINVAL;
-        return BK_EIO;
+        return BK_ENOTFILE;
     }
     char *dir = bkf_parent_dir(target);
     char *tmp = NULL;
@@ -270,6 +270,8 @@ static bk_status_t save_to(const bkf_obj_t *o, const uint8_t *meta, const char *
                 (void)fchmod(fd, old.st_mode & 07777); /* chown clears set-id bits */
         }
         st = commit_temp(fd, write_obj(fd, o, meta), tmp, target, dir, noreplace);
+        if (st == BK_EIO && noreplace && errno == EEXIST)
+            st = BK_EEXIST; /* another writer's file appeared meanwhile */
         if (st == BK_OK)
             remove_stale_temps(target, tmp);
     }
@@ -377,8 +379,8 @@ bk_status_t bkf_open_regular(const char *path, int flags, int *fd_out, uint64_t 
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        errno = EINVAL;
-        FAIL(BK_EIO, "not a regular file");
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        FAIL(BK_ENOTFILE, "not a regular file");
     }
     *fd_out = fd;
     *size = (uint64_t)st.st_size;

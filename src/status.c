@@ -18,6 +18,8 @@ const char *bk_strerror(bk_status_t status)
     case BK_EKIND: return "operation not supported by this kind of filter";
     case BK_EREADONLY: return "filter is read-only";
     case BK_EINCOMPAT: return "filters are not compatible";
+    case BK_EEXIST: return "a file is already there";
+    case BK_ENOTFILE: return "not a regular file (a directory, device, FIFO or socket)";
     }
     return "unknown status";
 }

@@ -352,7 +352,7 @@ static int publish_new_state(const char *state, const bkc_sizing_opts_t *sz)
     errno = 0;
     bk_status_t st = bk_filter_save_new(f, state);
     int rc = 0;
-    if (st != BK_OK && !(st == BK_EIO && errno == EEXIST)) {
+    if (st != BK_OK && st != BK_EEXIST) {
         bkc_error("%s: cannot create the state file: %s", state,
                   st == BK_EIO || st == BK_ENOSPC ? strerror(errno) : bk_strerror(st));
         rc = BKC_EXIT_ERROR;

@@ -67,7 +67,12 @@ typedef enum bk_status {
     BK_ENOTFOUND, /* remove of a key that is not in the filter */
     BK_EKIND,     /* the operation does not apply to this kind of filter */
     BK_EREADONLY, /* the object is a read-only mapping */
-    BK_EINCOMPAT  /* union of filters that differ in kind, size, k, hash or seed */
+    BK_EINCOMPAT, /* union of filters that differ in kind, size, k, hash or seed */
+    BK_EEXIST,    /* a save that only creates (bk_filter_save_new) found a file
+                     there; errno is EEXIST too */
+    BK_ENOTFILE   /* the path names a directory, device, FIFO or socket, not a
+                     regular file: never read as a filter nor replaced by a
+                     save; errno is EISDIR (a directory) or EINVAL too */
 } bk_status_t;
 
 /* A short constant English description of a status; never NULL. */
@@ -854,7 +859,7 @@ void bk_filter_loader_free(bk_filter_loader_t *l);
  * successful save of the same path on the same machine removes it.
  * A symbolic link at path is followed: the file it names is replaced, in
  * its own directory, and the link stays. A path that names a directory,
- * device, FIFO or socket is refused (BK_EIO, errno EISDIR or EINVAL) and
+ * device, FIFO or socket is refused (BK_ENOTFILE, errno EISDIR or EINVAL) and
  * left alone. A replaced file keeps its mode, and its owner and group when
  * the caller may set them. Other hard links to a replaced file keep the
  * old contents (the rename gives the path a new inode). */
@@ -863,7 +868,7 @@ bk_status_t bk_filter_save(const bk_filter_t *f, const char *path);
 /* As bk_filter_save, but only where nothing is yet: the file appears whole
  * at path (following a dangling symbolic link to where it points), or,
  * when something is already there or appears meanwhile, nothing changes
- * and the call fails with BK_EIO and errno EEXIST. For a writer that must
+ * and the call fails with BK_EEXIST (errno EEXIST). For a writer that must
  * not replace another's new file (two processes creating the same file:
  * one wins, the other learns it). Like every save, it removes the temp
  * files that earlier saves of path on this machine left when they were

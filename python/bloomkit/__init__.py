@@ -27,6 +27,7 @@ imported itself.
 import builtins
 
 from ._bloomkit import (
+    AlreadyExistsError,
     Bitmap,
     CorruptError,
     Error,
@@ -38,6 +39,7 @@ from ._bloomkit import (
     KindError,
     LIBRARY_VERSION,
     NoSpaceError,
+    NotAFileError,
     NotFoundError,
     OutOfMemoryError,
     ReadOnlyError,
@@ -92,9 +94,9 @@ def open(path, mmap=True, writable=False, normalize=None):  # noqa: A001 - the p
 
 
 __all__ = [
-    "Bitmap", "CorruptError", "Error", "FileError", "Filter", "FullError",
+    "AlreadyExistsError", "Bitmap", "CorruptError", "Error", "FileError", "Filter", "FullError",
     "IncompatibleError", "InvalidArgumentError", "KindError", "KINDS",
-    "LIBRARY_VERSION", "NoSpaceError", "NotFoundError", "OutOfMemoryError",
+    "LIBRARY_VERSION", "NoSpaceError", "NotAFileError", "NotFoundError", "OutOfMemoryError",
     "ReadOnlyError", "VersionError", "file_kind", "load", "open", "peek_kind",
     "plan", "shard_of",
 ]

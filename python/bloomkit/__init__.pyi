@@ -3,6 +3,7 @@ from typing import Literal, Optional, Union
 
 from ._bloomkit import (
     LIBRARY_VERSION as LIBRARY_VERSION,
+    AlreadyExistsError as AlreadyExistsError,
     Bitmap as Bitmap,
     CorruptError as CorruptError,
     Error as Error,
@@ -13,6 +14,7 @@ from ._bloomkit import (
     InvalidArgumentError as InvalidArgumentError,
     KindError as KindError,
     NoSpaceError as NoSpaceError,
+    NotAFileError as NotAFileError,
     NotFoundError as NotFoundError,
     OutOfMemoryError as OutOfMemoryError,
     ReadOnlyError as ReadOnlyError,

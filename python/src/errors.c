@@ -12,7 +12,7 @@
 #include "pybk.h"
 
 static PyObject *base_error;
-static PyObject *status_class[BK_EINCOMPAT + 1];
+static PyObject *status_class[BK_ENOTFILE + 1];
 
 static const struct {
     bk_status_t status;
@@ -31,6 +31,10 @@ static const struct {
     {BK_EREADONLY, "bloomkit.ReadOnlyError", "The filter is a read-only mapping."},
     {BK_EINCOMPAT, "bloomkit.IncompatibleError",
      "Union of filters that differ in kind, size, k, hash or seed."},
+    {BK_EEXIST, "bloomkit.AlreadyExistsError",
+     "A save that only creates a file found one there (errno EEXIST)."},
+    {BK_ENOTFILE, "bloomkit.NotAFileError",
+     "The path is a directory, device, FIFO or socket, not a regular file."},
 };
 
 /* The built-in class each status also derives from (NULL: only Error). */
@@ -47,6 +51,8 @@ static PyObject *builtin_base(bk_status_t status)
     case BK_EIO:
     case BK_ENOSPC:
         return PyExc_OSError;
+    case BK_EEXIST:
+        return PyExc_FileExistsError;
     case BK_ENOTFOUND:
         return PyExc_KeyError;
     case BK_EKIND:
@@ -68,8 +74,13 @@ static PyObject *new_class(const char *name, const char *doc, PyObject *bases, l
 
 static int add_status_class(PyObject *module, size_t i)
 {
-    PyObject *builtin = builtin_base(classes[i].status);
-    PyObject *bases = builtin ? PyTuple_Pack(2, base_error, builtin) : PyTuple_Pack(1, base_error);
+    /* A file that exists, or is no regular file, was a FileError (BK_EIO
+     * with errno) before it had a status of its own: it still is one. */
+    bk_status_t st = classes[i].status;
+    bool file_case = st == BK_EEXIST || st == BK_ENOTFILE;
+    PyObject *first = file_case ? status_class[BK_EIO] : base_error;
+    PyObject *builtin = st == BK_ENOTFILE ? NULL : builtin_base(st);
+    PyObject *bases = builtin ? PyTuple_Pack(2, first, builtin) : PyTuple_Pack(1, first);
     if (!bases)
         return -1;
     PyObject *cls = new_class(classes[i].name, classes[i].doc, bases, (long)classes[i].status);
@@ -98,7 +109,7 @@ int pybk_errors_init(PyObject *module)
 
 PyObject *pybk_error_class(bk_status_t status)
 {
-    if (status <= BK_OK || status > BK_EINCOMPAT)
+    if (status <= BK_OK || status > BK_ENOTFILE)
         return status == BK_OK ? NULL : base_error;
     return status_class[status];
 }
@@ -121,7 +132,7 @@ PyObject *pybk_raise(bk_status_t status, const char *why, PyObject *path)
     PyObject *cls = pybk_error_class(status);
     if (!cls)
         cls = base_error;
-    if (status == BK_EIO || status == BK_ENOSPC)
+    if (status == BK_EIO || status == BK_ENOSPC || status == BK_EEXIST || status == BK_ENOTFILE)
         return raise_os(cls, err, status, path);
     const char *text = bk_strerror(status);
     if (why && path)

@@ -354,7 +354,7 @@ static int init_filter(filter_object *self, PyObject *capacity_obj, double fpr,
         st = back_with_file(&f, path, &why);
         if (st != BK_OK) {
             bk_filter_free(f);
-            if (st == BK_EIO && errno == EEXIST) {
+            if (st == BK_EEXIST) {
                 PyObject *text = path_text(path);
                 if (text)
                     PyErr_Format(PyExc_FileExistsError,

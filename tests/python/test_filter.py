@@ -207,9 +207,9 @@ def test_bad_options(kw):
 def test_one_exception_class_per_status():
     names = ["InvalidArgumentError", "OutOfMemoryError", "FileError", "NoSpaceError",
              "CorruptError", "VersionError", "FullError", "NotFoundError", "KindError",
-             "ReadOnlyError", "IncompatibleError"]
+             "ReadOnlyError", "IncompatibleError", "AlreadyExistsError", "NotAFileError"]
     statuses = [getattr(bloomkit, n).status for n in names]
-    assert statuses == list(range(1, 12))
+    assert statuses == list(range(1, 14))
     assert all(issubclass(getattr(bloomkit, n), bloomkit.Error) for n in names)
     assert issubclass(bloomkit.FileError, OSError) and issubclass(bloomkit.KindError, TypeError)
 
@@ -228,6 +228,20 @@ def test_missing_file_is_an_oserror_with_errno(tmp_path):
     assert e.value.errno == errno.ENOENT and "absent.bloom" in str(e.value)
     with pytest.raises(OSError):
         bloomkit.Filter(10, 0.1).save(tmp_path / "no-such-dir" / "f.bloom")
+
+
+def test_a_directory_is_not_a_file(tmp_path):
+    # Its own status (it was a FileError with errno EISDIR, and still is one).
+    with pytest.raises(bloomkit.NotAFileError) as e:
+        bloomkit.Filter.load(tmp_path)
+    assert isinstance(e.value, bloomkit.FileError) and e.value.errno == errno.EISDIR
+    d = tmp_path / "adir"
+    d.mkdir()
+    with pytest.raises(bloomkit.NotAFileError):
+        bloomkit.Filter(10, 0.1).save(d)
+    assert d.is_dir()
+    assert issubclass(bloomkit.AlreadyExistsError, FileExistsError)
+    assert issubclass(bloomkit.AlreadyExistsError, bloomkit.FileError)
 
 
 def test_closed_filter(tmp_path):

@@ -49,7 +49,11 @@ def main():
     got = m.execute_command("WBF.MEXISTS", "c", *["k%d" % i for i in range(200, 300)])
     tm.check("last 100 adds present", got == [1] * 100, got)
     got = m.execute_command("WBF.MEXISTS", "c", *["k%d" % i for i in range(0, 150)])
-    tm.check("adds older than 4/3 N forgotten", sum(got) <= 3, sum(got))
+    # Forgotten keys answer like keys never added: false positives at 1%
+    # of 150 (1.5 expected, with a fresh random seed each run; 9 or more
+    # has a probability of about 3e-5). A window that forgot nothing
+    # answers 150.
+    tm.check("adds older than 4/3 N forgotten", sum(got) <= 8, sum(got))
     tm.check("WBF.ADD again is 0", m.execute_command("WBF.ADD", "c", "k299") == 0)
     info = m.execute_command("WBF.INFO", "c")
     fields = dict(zip(info[0::2], info[1::2]))

@@ -1104,7 +1104,7 @@ static void test_save_new_and_leftovers(void)
     size_t before_len;
     uint8_t *before = read_whole(path, &before_len);
     errno = 0;
-    CHECK_STATUS(bk_filter_save_new(g, path), BK_EIO);
+    CHECK_STATUS(bk_filter_save_new(g, path), BK_EEXIST);
     CHECK(errno == EEXIST);
     size_t after_len;
     uint8_t *after = read_whole(path, &after_len);
@@ -1164,7 +1164,13 @@ static void test_save_bad_path(void)
     bk_filter_t *g = NULL;
     const char *why = NULL;
     CHECK_STATUS(bk_filter_load(&g, path, &why), BK_EIO);
-    CHECK_STATUS(bk_filter_load(&g, tmpdir, &why), BK_EIO); /* a directory */
+    errno = 0;
+    CHECK_STATUS(bk_filter_load(&g, tmpdir, &why), BK_ENOTFILE); /* a directory */
+    CHECK(errno == EISDIR);
+    CHECK_STATUS(bk_filter_save(f, tmpdir), BK_ENOTFILE); /* never replaced */
+    CHECK(errno == EISDIR);
+    CHECK_STATUS(bk_filter_load(&g, "/dev/null", &why), BK_ENOTFILE); /* a device */
+    CHECK(errno == EINVAL);
     unlink(file);
     bk_filter_free(f);
 }
