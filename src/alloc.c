@@ -144,7 +144,7 @@ void bki_free(void *p)
  * big filter is created; the partial pages at both ends are cleared by
  * hand. Huge pages are asked for, as for the default allocator's mapped
  * payloads. */
-static void zero_fill(uint8_t *p, size_t n)
+void bki_zero_fill(uint8_t *p, size_t n)
 {
     const uintptr_t page = 4096;
     uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
@@ -172,7 +172,7 @@ static uint8_t *hook_payload(size_t rounded, bool *exact)
     *exact = raw && ((uintptr_t)raw & 63) == 0;
     if (*exact) {
         if (!hook.calloc)
-            zero_fill(raw, rounded);
+            bki_zero_fill(raw, rounded);
         return raw;
     }
     if (raw)
@@ -183,7 +183,7 @@ static uint8_t *hook_payload(size_t rounded, bool *exact)
     uint8_t *p = (uint8_t *)(((uintptr_t)raw + 64) & ~(uintptr_t)63);
     memcpy(p - sizeof raw, &raw, sizeof raw);
     if (!hook.calloc)
-        zero_fill(p, rounded);
+        bki_zero_fill(p, rounded);
     return p;
 }
 

@@ -256,6 +256,12 @@ static inline void bki_set_items(bk_filter_t *f, uint64_t v)
 
 /* ---- alloc.c ---- */
 
+/* Zeroes n bytes of a program allocator's block: from 2 MB up by handing
+ * its whole pages back to the kernel (they read as zero and take no memory
+ * until written), which assumes anonymous private memory, as large blocks
+ * of malloc-family allocators are; by memset otherwise. */
+BKI_HIDDEN void bki_zero_fill(uint8_t *p, size_t n);
+
 /* Allocation-failure injection for tests: when > 0, each allocation
  * decrements it and the one that brings it to 0 fails. */
 extern BKI_HIDDEN long bki_fail_countdown;

@@ -480,6 +480,6 @@ bk_status_t bk_packed_init(void *block, size_t size, uint64_t capacity, double f
         return BK_EINVAL;
     write_head(block, &h);
     if (!zeroed)
-        memset((uint8_t *)block + HEAD, 0, size - HEAD);
+        bki_zero_fill((uint8_t *)block + HEAD, size - HEAD);
     return BK_OK;
 }

@@ -739,7 +739,12 @@ size_t bk_packed_size(uint64_t capacity, double fpr, const bk_options_t *opts);
 /* Makes block (size bytes, at least bk_packed_size) an empty packed
  * filter. All of the block serves as bits: more bits than planned lower
  * the error, and k is chosen for them. zeroed: the bits past the head are
- * already zero (a calloc'ed block: spares a pass over a large one).
+ * already zero (a calloc'ed block). Otherwise the library zeroes them as it
+ * zeroes payloads from a program's allocator (bk_allocator_set): from 2 MB
+ * up by handing the block's whole pages back to the kernel, so a large
+ * filter costs resident memory only as keys are added; that assumes
+ * anonymous private memory, which malloc-family allocators give for large
+ * blocks. Zero other memory (a shared mapping) yourself and pass true.
  * The program's bytes of the head are left as they are. BK_EINVAL for bad
  * parameters or a block too small, BK_EKIND for options that are not a
  * packable chain, BK_EFULL past opts->max_bytes. */

@@ -323,6 +323,28 @@ static void test_out_of_memory(void)
     free(b);
 }
 
+/* A dirty block (not zeroed) is zeroed by init: a small one by memset, a
+ * large one (malloc's anonymous memory, 4 MB) by handing its pages back. */
+static void test_init_zeroes(void)
+{
+    const size_t sizes[] = {4096, (size_t)4 << 20};
+    for (size_t t = 0; t < 2; t++) {
+        size_t size = sizes[t];
+        uint8_t *b = malloc(size);
+        if (!b)
+            return;
+        memset(b, 0xFF, size);
+        bk_options_t o = opts_for(9);
+        CHECK_OK(bk_packed_init(b, size, size / 4, 0.01, &o, false));
+        size_t nonzero = 0;
+        for (size_t i = BK_PACKED_HEAD; i < size; i++)
+            nonzero += b[i] != 0;
+        CHECK_EQ_U64(nonzero, 0);
+        CHECK(b[0] == 0xFF); /* the program's bytes kept */
+        free(b);
+    }
+}
+
 int main(void)
 {
     bkt_run("answers_within_error", test_answers_within_error);
@@ -332,5 +354,6 @@ int main(void)
     bkt_run("grow_then_detach", test_grow_then_detach);
     bkt_run("refusals", test_refusals);
     bkt_run("out_of_memory", test_out_of_memory);
+    bkt_run("init_zeroes", test_init_zeroes);
     return bkt_finish();
 }
