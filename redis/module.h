@@ -53,6 +53,9 @@ typedef struct bkr_obj {
                         read further before bkr_resolve */
     bk_filter_t *f;  /* NULL while a chunked load is in progress */
     uint64_t heap;   /* Redis memory f (or load) holds, as the allocator counted it */
+    void *block;     /* a packed value's block, whose bits f's first sub-filter
+                        still uses since the key took its full form (value.c);
+                        freed after f; NULL otherwise */
     /* Nothing else about f is cached: its sizes and growth state come from
      * bk_filter_shape() in O(1) whenever needed. */
 
@@ -177,7 +180,8 @@ void bkr_release(bkr_obj_t *o);
 bool bkr_is_packed(const bkr_obj_t *o);
 /* Turns the packed value that o is bound to into the full form under key
  * (before a change the block cannot hold: growth); returns the object to
- * go on with (o itself when it is not packed), NULL out of memory. */
+ * go on with (o itself when it is not packed; NULL not reached: the full
+ * form keeps the block's bits, nothing is allocated). */
 bkr_obj_t *bkr_promote(RedisModuleKey *key, bkr_obj_t *o);
 /* Settles what the command did to packed values looked up through key,
  * closes it and returns REDISMODULE_OK: `return bkr_done(key);`. */

@@ -127,6 +127,8 @@ void bkr_obj_free(void *value)
         return;
     }
     bk_filter_free(o->f);
+    if (o->block)
+        RedisModule_Free(o->block); /* after f, whose first bits it held */
     bk_filter_loader_free(o->load);
     RedisModule_Free(o);
 }
@@ -327,18 +329,19 @@ bkr_obj_t *bkr_promote(RedisModuleKey *key, bkr_obj_t *o)
     slot_t *s = slot_holding(o);
     if (!s)
         return o;
-    uint64_t mark = bkr_lib_bytes();
-    if (bk_packed_detach(s->view) != BK_OK)
+    /* The block stays: the full form's first sub-filter goes on using its
+     * bits (no copy of a possibly large array, no second one beside it), and
+     * the new object frees it with the filter. */
+    if (bk_packed_keep(s->view) != BK_OK)
         return NULL;
-    bkr_obj_t *full = bkr_obj_new(s->obj.family, s->view, mark);
-    full->heap += s->view_heap;
+    bkr_obj_t *full = bkr_obj_new(s->obj.family, s->view, bkr_lib_bytes());
+    full->heap = s->view_heap + RedisModule_MallocSize(s->block);
+    full->block = s->block;
     void *old = NULL;
     RedisModule_ModuleTypeReplaceValue(key, bkr_family_type(s->obj.family), full, &old);
-    void *block = s->block;
     s->view = NULL; /* the key's filter now */
     s->last = NULL;
     unbind(s);
-    RedisModule_Free(block);
     return full;
 }
 

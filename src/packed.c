@@ -327,6 +327,16 @@ bk_status_t bk_packed_detach(bk_filter_t *view)
     return BK_OK;
 }
 
+bk_status_t bk_packed_keep(bk_filter_t *view)
+{
+    if (!view || view->kind != BK_KIND_SCALABLE || !view->packed_view || view->nsubs == 0)
+        return BK_EINVAL;
+    /* Its first sub-filter still borrows the block (BKI_MEM_BORROWED): the
+     * filter never frees those bits, and the caller does. */
+    view->packed_view = false;
+    return BK_OK;
+}
+
 size_t bk_filter_packed_size(const bk_filter_t *f)
 {
     if (!packable(f) || f->subs[0]->nbytes > SIZE_MAX - HEAD)

@@ -783,6 +783,13 @@ bk_status_t bk_packed_store(const bk_filter_t *view, void *block, size_t size);
  * BK_EINVAL if view is not a view, BK_ENOMEM (view unchanged). */
 bk_status_t bk_packed_detach(bk_filter_t *view);
 
+/* Makes view an ordinary filter that goes on using the block's bits as its
+ * first sub-filter's, without copying them (a large filter's first growth
+ * then costs no copy and no second block): the caller keeps the block,
+ * unmoved, until it has freed the filter, and frees it after. The head is
+ * no longer kept up to date. BK_EINVAL if view is not a view. */
+bk_status_t bk_packed_keep(bk_filter_t *view);
+
 /* ------------------------------------------------------------------------ */
 /* Persistence (docs/FORMAT.md is the spec)                                  */
 /* ------------------------------------------------------------------------ */

@@ -323,6 +323,48 @@ static void test_out_of_memory(void)
     free(b);
 }
 
+/* Keep: the view becomes an ordinary filter that goes on using the
+ * block's bits (no copy), grows, serializes, and frees without touching
+ * the block, which the caller frees after. */
+static void test_keep_without_copy(void)
+{
+    bk_options_t o = opts_for(21);
+    size_t need = bk_packed_size(100, 0.01, &o);
+    uint8_t *b = new_block(need);
+    CHECK_OK(bk_packed_init(b, need, 100, 0.01, &o, true));
+    bk_filter_t *v = NULL;
+    CHECK_OK(bk_packed_view(&v, b, need, NULL));
+    if (!v)
+        return;
+    CHECK_OK(bk_filter_add(v, "first", 5, NULL));
+    CHECK_OK(bk_packed_keep(v));
+    CHECK_STATUS(bk_packed_keep(v), BK_EINVAL); /* no longer a view */
+    char key[64];
+    for (uint64_t i = 0; i < 400; i++) {
+        key_of(key, sizeof key, "kept", i);
+        CHECK_OK(bk_filter_add(v, key, strlen(key), NULL));
+    }
+    bk_filter_shape_t s;
+    bk_filter_shape(v, &s);
+    CHECK(s.filters > 1);
+    CHECK(bk_filter_contains(v, "first", 5));
+    uint64_t len = bk_filter_serialized_size(v);
+    uint8_t *x = malloc(len);
+    CHECK_OK(bk_filter_serialize_range(v, 0, x, len));
+    bk_filter_t *back = NULL;
+    CHECK_OK(bk_filter_deserialize(&back, x, len, NULL));
+    CHECK(back && bk_filter_contains(back, "first", 5));
+    free(x);
+    bk_filter_free(back);
+    /* The first sub-filter's bits are the block's, not a copy: clearing
+     * the block's bits loses the keys it held. */
+    memset(b + BK_PACKED_HEAD, 0, need - BK_PACKED_HEAD);
+    CHECK(!bk_filter_contains(v, "first", 5));
+    bk_filter_free(v); /* leaves the block alone (ASan: no double free) */
+    CHECK(caller_bytes_kept(b));
+    free(b);
+}
+
 /* A dirty block (not zeroed) is zeroed by init: a small one by memset, a
  * large one (malloc's anonymous memory, 4 MB) by handing its pages back. */
 static void test_init_zeroes(void)
@@ -355,5 +397,6 @@ int main(void)
     bkt_run("refusals", test_refusals);
     bkt_run("out_of_memory", test_out_of_memory);
     bkt_run("init_zeroes", test_init_zeroes);
+    bkt_run("keep_without_copy", test_keep_without_copy);
     return bkt_finish();
 }
