@@ -39,9 +39,14 @@ CLI_INC   := -Icli -Icli/cmd -Icli/join -Icli/input
 CLI_OBJ   := $(CLI_SRC:cli/%.c=$(BUILD)/cli/%.o)
 RED_SRC   := $(sort $(wildcard redis/*.c))
 RED_OBJ   := $(RED_SRC:redis/%.c=$(BUILD)/redis/%.o)
-UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
-UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-UNIT_SANB := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests-san/%)
+# Unit tests mirror the sources: tests/unit/lib/ for the library (src/),
+# tests/unit/cli/ for the tool's shared modules (cli/), built as
+# build/tests/test_NAME and build/tests/test_cli_NAME.
+UNIT_LIB  := $(sort $(wildcard tests/unit/lib/test_*.c))
+UNIT_CLI  := $(sort $(wildcard tests/unit/cli/test_*.c))
+UNIT_NAME := $(UNIT_LIB:tests/unit/lib/%.c=%) $(UNIT_CLI:tests/unit/cli/test_%.c=test_cli_%)
+UNIT_BIN  := $(UNIT_NAME:%=$(BUILD)/tests/%)
+UNIT_SANB := $(UNIT_NAME:%=$(BUILD)/tests-san/%)
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
@@ -100,17 +105,18 @@ $(BUILD)/redis/%.o: redis/%.c $(wildcard include/bloomkit/*.h redis/*.h) | build
 $(BUILD)/bloomkit.so: $(RED_OBJ) $(LIB_OBJ)
 	$(CC) -shared -o $@ $^ -lm
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/harness.c $(wildcard tests/unit/*.h) $(STATIC)
+UNIT_DEPS := tests/unit/harness.c tests/unit/harness.h $(wildcard tests/unit/lib/*.h tests/unit/lib/*.inc)
+
+$(BUILD)/tests/%: tests/unit/lib/%.c $(UNIT_DEPS) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LIB_INC) -Itests/unit -o $@ $< tests/unit/harness.c $(STATIC) -lm -lpthread
 
-$(BUILD)/tests-san/%: tests/unit/%.c tests/unit/harness.c $(wildcard tests/unit/*.h) $(BUILD)/libbloomkit-san.a
+$(BUILD)/tests-san/%: tests/unit/lib/%.c $(UNIT_DEPS) $(BUILD)/libbloomkit-san.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LIB_INC) $(SAN_FLAGS) -Itests/unit -o $@ $< tests/unit/harness.c $(BUILD)/libbloomkit-san.a -lm -lpthread
 
-# Unit tests of the tool's shared modules (tests/unit/test_cli_*.c) link
-# the cli objects they test as well; the shorter stem makes these rules win
-# over the generic ones above.
+# Unit tests of the tool's shared modules (tests/unit/cli/test_NAME.c) link
+# the cli objects they test as well.
 CLI_TEST_MODS := input/input input/normalize join/lineset join/spill options message \
                  input/numbers filterfile input/lines output progress lock input/keyform \
                  input/mapguard
@@ -124,13 +130,13 @@ $(CLI_SAN_OBJ): $(BUILD)/cli-san/%.o: cli/%.c $(wildcard include/bloomkit/*.h) $
 $(BUILD)/cli-san/bloomkit: $(CLI_SAN_OBJ) $(BUILD)/libbloomkit-san.a
 	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -o $@ $^ -lm -lpthread
 
-$(BUILD)/tests/test_cli_%: tests/unit/test_cli_%.c tests/unit/harness.c tests/unit/harness.h \
+$(BUILD)/tests/test_cli_%: tests/unit/cli/test_%.c tests/unit/harness.c tests/unit/harness.h \
 		$(CLI_TEST_MODS:%=$(BUILD)/cli/%.o) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LIB_INC) -Itests/unit $(CLI_INC) -o $@ $< tests/unit/harness.c \
 	    $(CLI_TEST_MODS:%=$(BUILD)/cli/%.o) $(STATIC) -lm -lpthread
 
-$(BUILD)/tests-san/test_cli_%: tests/unit/test_cli_%.c tests/unit/harness.c tests/unit/harness.h \
+$(BUILD)/tests-san/test_cli_%: tests/unit/cli/test_%.c tests/unit/harness.c tests/unit/harness.h \
 		$(CLI_TEST_MODS:%=$(BUILD)/cli-san/%.o) $(BUILD)/libbloomkit-san.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LIB_INC) $(SAN_FLAGS) -Itests/unit $(CLI_INC) -o $@ $< tests/unit/harness.c \
@@ -207,7 +213,7 @@ install: all
 	    [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null && ldconfig || true ;; esac
 
 format:
-	clang-format -i include/bloomkit/*.h src/*.c src/*.h $(wildcard cli/*.[ch] cli/*/*.[ch] redis/*.[ch] tests/unit/*.[ch] bench/*.c)
+	clang-format -i include/bloomkit/*.h src/*.c src/*.h $(wildcard cli/*.[ch] cli/*/*.[ch] redis/*.[ch] tests/unit/*.[ch] tests/unit/*/*.[ch] bench/*.c)
 
 clean:
 	rm -rf $(BUILD) python/build python/*.egg-info python/bloomkit/*.so

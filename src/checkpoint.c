@@ -46,7 +46,7 @@
 #define CP_PAGE 4096u
 #define CP_CHUNK (64u * CP_SECTOR) /* hashed while in cache, twice */
 
-/* Tests only (tests/unit/test_checkpoint.c): make the next in-place
+/* Tests only (tests/unit/lib/test_checkpoint.c): make the next in-place
  * checkpoint stop as a killed process would, 1 with its journal half
  * written, 2 with the journal whole and half of the runs written. */
 BKI_HIDDEN int bki_checkpoint_crash;

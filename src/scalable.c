@@ -48,7 +48,7 @@
  * under 2^-35 p, which the 0.9 p aim of every plan covers). A capacity-1,
  * growth-1 chain at p = 0.0001 holding 5,000 keys takes about 80 KB of
  * payload, where the geometric rule's classic optimum for the same chain
- * is about 2.3 MB (tests/unit/test_scalable.c measures it).
+ * is about 2.3 MB (tests/unit/lib/test_scalable.c measures it).
  *
  * Size cap: a chain with max_bytes set (bk_filter_set_max_bytes) checks,
  * before every growth, that the new sub-filter's payload fits under the cap

@@ -40,7 +40,7 @@
  * Time windows stored before slotted ones keep their G generations and
  * the rules they were made with.
  *
- * Guarantees (tests/unit/test_window.c checks each against an exact model):
+ * Guarantees (tests/unit/lib/test_window.c checks each against an exact model):
  *  - no false negatives within the window: a key added among the last N
  *    adds (count window), or at a time t with now - t < T (time window), is
  *    present. Its generation is at most G - 1 behind the current one, and
