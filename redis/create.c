@@ -278,37 +278,33 @@ bool bkr_batch_safe(const bkr_obj_t *o, int m)
 
 const char *bkr_growth_check(RedisModuleCtx *ctx, const bkr_obj_t *o)
 {
-    uint64_t cap = bkr_cap(ctx);
     bk_filter_shape_t s;
     bk_filter_shape(o->f, &s);
     if (s.nonscaling || s.newest_items < s.newest_capacity)
         return NULL; /* the next new item does not grow the chain */
+    /* The library holds the cap that applies here (add_items set it from
+     * bkr_cap) and says why it refuses; the module only words it. A
+     * rebuild (AOF, replica) is never capped, but is worth a log line when
+     * it takes a key past MAX_BYTES. */
     uint64_t next_bytes = 0;
     bk_status_t st = bk_filter_next_growth(o->f, NULL, NULL, &next_bytes);
-    bool fits = next_bytes > 0 && s.bytes + next_bytes <= cap;
-    if (fits && st == BK_OK && s.bytes + next_bytes > bkr_config.max_bytes)
+    if (st == BK_OK && s.bytes + next_bytes > bkr_config.max_bytes)
         RedisModule_Log(ctx, "notice",
                         "bloomkit: rebuilding a filter's growth to %llu bytes, over the limit of "
                         "%llu bytes (module argument MAX_BYTES): it is kept whole, but a client "
                         "cannot grow it",
                         (unsigned long long)(s.bytes + next_bytes),
                         (unsigned long long)bkr_config.max_bytes);
-    if (st == BK_OK && fits)
+    char reason[200];
+    if (bk_filter_full_reason(o->f, reason, sizeof reason) == 0)
         return NULL;
-    if (st == BK_EFULL && (next_bytes == 0 || fits))
-        return NULL; /* refused for another reason (its length limit): the add says so */
-    static char msg[256];
-    if (next_bytes > 0)
-        snprintf(msg, sizeof msg,
-                 "ERR the filter is at its memory limit: its next sub-filter would bring it to "
-                 "%llu bytes, over the limit of %llu bytes (module argument MAX_BYTES)",
-                 (unsigned long long)(s.bytes + next_bytes),
-                 (unsigned long long)cap);
-    else
-        snprintf(msg, sizeof msg,
-                 "ERR the filter is at its memory limit: its next sub-filter would need more "
-                 "memory than can be addressed, over the limit of %llu bytes (module argument "
-                 "MAX_BYTES)",
-                 (unsigned long long)cap);
+    /* Over the cap (the library's own test: the growth is refused though
+     * it has a size) is the module argument's doing: say which. */
+    bool capped = st == BK_EFULL && next_bytes > 0 && s.max_bytes != 0 &&
+                  s.bytes + next_bytes > s.max_bytes;
+    static char msg[300];
+    snprintf(msg, sizeof msg, "ERR the filter %s: %s%s",
+             capped ? "is at its memory limit" : "cannot grow any further", reason,
+             capped ? " (module argument MAX_BYTES)" : "");
     return msg;
 }

@@ -81,6 +81,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define items_of bki_items
@@ -213,6 +214,44 @@ bk_status_t bk_filter_next_growth(const bk_filter_t *f, uint64_t *capacity, doub
     if (bytes)
         *bytes = plan.bytes;
     return under_cap(f, plan.bytes) ? BK_OK : BK_EFULL;
+}
+
+size_t bk_filter_full_reason(const bk_filter_t *f, char *buf, size_t len)
+{
+    if (buf && len)
+        buf[0] = '\0';
+    if (!f || !buf || len == 0 || f->kind != BK_KIND_SCALABLE || f->nsubs == 0)
+        return 0;
+    const bk_filter_t *newest = f->subs[f->nsubs - 1];
+    if (items_of(newest) < newest->capacity)
+        return 0; /* the next new key goes to the newest sub-filter */
+    int n;
+    uint64_t bytes = 0;
+    bk_status_t st = f->nonscaling ? BK_EFULL : bk_filter_next_growth(f, NULL, NULL, &bytes);
+    if (f->nonscaling)
+        n = snprintf(buf, len, "it is non-scaling and holds its capacity of %llu items",
+                     (unsigned long long)f->capacity);
+    else if (f->map_base || f->readonly)
+        n = snprintf(buf, len, "it is mapped from its file, which cannot grow");
+    else if (st == BK_OK)
+        return 0;
+    else if (st == BK_ENOMEM)
+        n = snprintf(buf, len,
+                     "its next sub-filter would need more memory than can be addressed");
+    else if (bytes > 0 && !under_cap(f, bytes))
+        n = snprintf(buf, len,
+                     "its next sub-filter of %llu bytes would bring it to %llu bytes, over its "
+                     "size cap of %llu bytes",
+                     (unsigned long long)bytes, (unsigned long long)(f->subs_bytes + bytes),
+                     (unsigned long long)f->max_bytes);
+    else if (f->nsubs >= bki_scalable_max_subs || f->nsubs >= BKI_SCALABLE_MAX_SUBS)
+        n = snprintf(buf, len, "it has as many sub-filters as a chain may have (%u)",
+                     f->nsubs);
+    else
+        n = snprintf(buf, len,
+                     "its next sub-filter's capacity or error rate is past what can be "
+                     "represented");
+    return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
 /* Builds sub-filter i (not yet linked into the chain): plan_sub's

@@ -71,10 +71,11 @@ static int flush(add_ctx_t *c, const bkc_reader_t *r)
         if (st == BK_EFULL) {
             /* As BF.MADD does: what fit is kept. */
             c->full = true;
-            bkc_error("%s: the filter is full (non-scaling, %llu items) at %s line %llu: the "
-                      "%llu lines before it were added and saved, that line and the rest "
-                      "were not",
-                      c->path, (unsigned long long)bk_filter_items(c->f), bkc_reader_name(r),
+            char why[200] = "";
+            (void)bk_filter_full_reason(c->f, why, sizeof why);
+            bkc_error("%s: the filter is full (%s) at %s line %llu: the %llu lines before it "
+                      "were added and saved, that line and the rest were not",
+                      c->path, why[0] ? why : "non-scaling", bkc_reader_name(r),
                       (unsigned long long)line, (unsigned long long)(c->prog->items + at));
         } else
             bkc_error("%s: cannot add %s line %llu: %s; file left unchanged", c->path,

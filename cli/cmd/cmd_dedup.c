@@ -148,11 +148,15 @@ static int settle(dedup_ctx_t *c, bool all)
 static int add_failed(dedup_ctx_t *c, const bkc_reader_t *r, bk_status_t st, size_t at)
 {
     bkc_progress_clear(c->prog);
-    bkc_error("%s: cannot add %s line %llu: %s%s", c->state ? c->state : "seen-set",
+    char why[200] = "";
+    if (st == BK_EFULL) /* the library says why: non-scaling, its size cap, ... */
+        (void)bk_filter_full_reason(c->f, why, sizeof why);
+    bkc_error("%s: cannot add %s line %llu: %s%s%s%s", c->state ? c->state : "seen-set",
               bkc_reader_name(r),
               (unsigned long long)c->batch.lineno[at < c->batch.n ? at : c->batch.n - 1],
-              st == BK_EFULL ? "the filter is full (non-scaling)" : bk_strerror(st),
-              c->state ? "; state file left at its last checkpoint" : "");
+              bk_strerror(st), why[0] ? " (" : "", why, why[0] ? ")" : "");
+    if (c->state)
+        bkc_error("%s: state file left at its last checkpoint", c->state);
     return BKC_EXIT_ERROR;
 }
 

@@ -444,6 +444,16 @@ bk_status_t bk_filter_union(bk_filter_t *dst, const bk_filter_t *src);
  * (non-scaling, its length limit, or max_bytes: in that last case the out
  * values are still set, so a caller can say what the growth would need);
  * BK_ENOMEM if the next sub-filter's size does not fit in memory. */
+/* Why the next new key would be refused (BK_EFULL), in words with the
+ * numbers, into buf (len bytes, always terminated; truncated to fit):
+ * "it is non-scaling and holds its capacity of N items", "its next
+ * sub-filter of N bytes would bring it to M bytes, over its size cap of C
+ * bytes", "it has as many sub-filters as a chain may have (N)", ... .
+ * Returns the reason's length, 0 (buf "") when the next new key would be
+ * taken: a caller learns why without deriving the library's decision
+ * again. Chains only; 0 for every other kind. */
+size_t bk_filter_full_reason(const bk_filter_t *f, char *buf, size_t len);
+
 bk_status_t bk_filter_next_growth(const bk_filter_t *f, uint64_t *capacity, double *fpr,
                                   uint64_t *bytes);
 

@@ -251,7 +251,13 @@ static void test_nonscaling(void)
     if (!f)
         return;
     CHECK(bki_scalable_sub_fpr(f, 0) == 0.01); /* never grows: p itself */
-    uint64_t next = add_new(f, 0, 300);
+    char why[128] = "x";
+    uint64_t next = add_new(f, 0, 299);
+    CHECK(bk_filter_full_reason(f, why, sizeof why) == 0 && why[0] == '\0'); /* room left */
+    next = add_new(f, next, 1);
+    CHECK(bk_filter_full_reason(f, why, sizeof why) > 0);
+    CHECK_MSG(strcmp(why, "it is non-scaling and holds its capacity of 300 items") == 0,
+              "got '%s'", why);
     CHECK_EQ_U64(bk_filter_items(f), 300);
     uint8_t *snap = malloc(f->subs[0]->nbytes);
     memcpy(snap, f->subs[0]->data, f->subs[0]->nbytes);
@@ -352,6 +358,10 @@ static void test_growth_limits(void)
         for (uint32_t i = 0; i < limit; i++)
             CHECK_OK(add_one_new(f, &next));
         CHECK_EQ_U64(f->nsubs, limit);
+        char why[128];
+        CHECK(bk_filter_full_reason(f, why, sizeof why) > 0);
+        CHECK_MSG(strcmp(why, "it has as many sub-filters as a chain may have (300)") == 0,
+                  "got '%s'", why);
         CHECK_STATUS(add_one_new(f, &next), BK_EFULL);
         CHECK_EQ_U64(f->nsubs, limit);
         CHECK_EQ_U64(bk_filter_items(f), limit);
@@ -771,6 +781,16 @@ static void test_cap_single_adds(void)
     CHECK(need > 0);
     uint64_t items = bk_filter_items(f), bytes = f->subs_bytes;
     CHECK(bytes <= cap);
+    /* The reason, with the numbers a caller needs. */
+    char why[256], want[256];
+    snprintf(want, sizeof want,
+             "its next sub-filter of %llu bytes would bring it to %llu bytes, over its size "
+             "cap of %llu bytes",
+             (unsigned long long)need, (unsigned long long)(bytes + need),
+             (unsigned long long)cap);
+    CHECK_EQ_U64(bk_filter_full_reason(f, why, sizeof why), strlen(want));
+    CHECK_MSG(strcmp(why, want) == 0, "got '%s'", why);
+    CHECK(bk_filter_full_reason(f, why, 8) == 7 && strlen(why) == 7); /* truncated */
     for (int t = 0; t < 3; t++) /* every new key is refused, each time */
         CHECK_STATUS(add_one_new(f, &next), BK_EFULL);
     CHECK_EQ_U64(f->nsubs, 2);
