@@ -116,7 +116,7 @@ static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         bkr_reply_status(ctx, st);
         return bkr_done(key);
     }
-    RedisModule_ModuleTypeSetValue(key, bkr_type_wbf, bkr_obj_new(BKR_WBF, f, mark));
+    RedisModule_ModuleTypeSetValue(key, bkr_family_type(BKR_WBF), bkr_obj_new(BKR_WBF, f, mark));
     bk_filter_info_t in;
     bk_filter_info(f, &in);
     char s_span[24], s_gens[24], s_seed[24];
@@ -314,7 +314,7 @@ static int cmd_restore(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
                                 why ? why : "");
     }
     RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
-    RedisModule_ModuleTypeSetValue(key, bkr_type_wbf, bkr_obj_new(BKR_WBF, f, mark));
+    RedisModule_ModuleTypeSetValue(key, bkr_family_type(BKR_WBF), bkr_obj_new(BKR_WBF, f, mark));
     RedisModule_ReplicateVerbatim(ctx);
     RedisModule_ReplyWithSimpleString(ctx, "OK");
     return bkr_done(key);

@@ -174,7 +174,7 @@ static bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family
  * classic, or precise where that needs fewer bits (packed.c). */
 static void *new_value_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p)
 {
-    if (family == BKR_BF) {
+    if (bkr_family(family)->packs) {
         if (!within_limit_or_reply(ctx, family, p->capacity, p->error, p->nonscaling)) {
             if (bkr_loading(ctx))
                 bkr_fatal_load(ctx, "%s capacity %llu error %g cannot be created",

@@ -340,9 +340,7 @@ void bkr_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *value)
         bkr_save_failed(aof);
         return;
     }
-    const char *cmd = o->family == BKR_CBF   ? "CBF.LOADCHUNK"
-                      : o->family == BKR_WBF ? "WBF.LOADCHUNK"
-                                             : "BF.LOADCHUNK";
+    const char *cmd = bkr_family(o->family)->loadchunk;
     uint64_t total = bkr_obj_total(o);
     uint64_t have = o->f ? total : bk_filter_loader_received(o->load);
     uint8_t h[HDR_LEN];

@@ -189,19 +189,19 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (parse_args(ctx, argv, argc) != REDISMODULE_OK || use_redis_allocator(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
 
-    RedisModuleTypeMethods tm;
-    /* Type names are exactly 9 characters and stored in RDB files. */
-    bkr_type_methods(&tm, BKR_BF);
-    tm.aof_rewrite = bkr_aof_rewrite;
-    bkr_type_bf = RedisModule_CreateDataType(ctx, "bkbloom-1", BKR_ENCVER, &tm);
-    bkr_type_methods(&tm, BKR_CBF);
-    tm.aof_rewrite = bkr_aof_rewrite;
-    bkr_type_cbf = RedisModule_CreateDataType(ctx, "bkcount-1", BKR_ENCVER, &tm);
-    bkr_type_methods(&tm, BKR_WBF);
-    tm.aof_rewrite = bkr_aof_rewrite;
-    bkr_type_wbf = RedisModule_CreateDataType(ctx, "bkwindw-1", BKR_ENCVER, &tm);
-    if (bkr_type_bf == NULL || bkr_type_cbf == NULL || bkr_type_wbf == NULL ||
-        bkr_rb_register(ctx) != REDISMODULE_OK || bkr_wbf_register(ctx) != REDISMODULE_OK ||
+    /* One data type per family, from its row (value.c). */
+    static const bkr_family_t families[] = {BKR_BF, BKR_CBF, BKR_WBF};
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
+        RedisModuleTypeMethods tm;
+        bkr_type_methods(&tm, families[i]);
+        tm.aof_rewrite = bkr_aof_rewrite;
+        RedisModuleType *t = RedisModule_CreateDataType(ctx, bkr_family(families[i])->type_name,
+                                                        BKR_ENCVER, &tm);
+        if (!t)
+            return REDISMODULE_ERR;
+        bkr_family_set_type(families[i], t);
+    }
+    if (bkr_rb_register(ctx) != REDISMODULE_OK || bkr_wbf_register(ctx) != REDISMODULE_OK ||
         bkr_cf_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
 

@@ -92,9 +92,6 @@ typedef struct bkr_config {
 #define BKR_PIECE_BYTES (UINT64_C(1) << 20)
 
 extern bkr_config_t bkr_config;
-extern RedisModuleType *bkr_type_bf;
-extern RedisModuleType *bkr_type_cbf;
-extern RedisModuleType *bkr_type_wbf;
 extern RedisModuleType *bkr_type_rb;   /* MBbloom--: BF keys taken over from RedisBloom */
 extern RedisModuleType *bkr_type_rbcf; /* MBbloomCF: RedisBloom's CF keys, kept as stored */
 
@@ -154,6 +151,21 @@ int bkr_create_commands(RedisModuleCtx *ctx, const bkr_command_t *cmds, size_t n
 bkr_obj_t *bkr_obj_new(bkr_family_t family, bk_filter_t *f, uint64_t since);
 /* Frees a value of either form (the types' free callback). */
 void bkr_obj_free(void *value);
+/* What a family is, wherever the module needs it: one row per family. */
+typedef struct bkr_family_row {
+    bkr_family_t family;
+    const char *prefix;    /* "BF": its commands' prefix, and in messages */
+    const char *type_name; /* its data type's name, 9 characters, stored in
+                              RDB files: never renamed */
+    const char *loadchunk; /* its LOADCHUNK command, as AOF rewrites emit it */
+    const char *wrong_kind; /* "not a Bloom filter": the error for a filter
+                               of another family's kind */
+    bool (*fits)(bk_kind_t kind); /* whether a filter of kind belongs here */
+    bool packs;            /* new keys are one packed block (BF) */
+} bkr_family_row_t;
+const bkr_family_row_t *bkr_family(bkr_family_t family);
+/* The family's data type, set once when the module loads. */
+void bkr_family_set_type(bkr_family_t family, RedisModuleType *type);
 RedisModuleType *bkr_family_type(bkr_family_t family);
 const char *bkr_family_prefix(bkr_family_t family); /* "BF", "CBF" or "WBF" */
 /* The size class of Redis' allocator (jemalloc) that n bytes land in. */

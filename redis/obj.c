@@ -49,11 +49,7 @@ static uint8_t piece[BKR_PIECE_BYTES];
 
 bool bkr_kind_fits(bkr_family_t family, bk_kind_t kind)
 {
-    if (family == BKR_CBF)
-        return kind == BK_KIND_COUNTING;
-    if (family == BKR_WBF)
-        return kind == BK_KIND_WINDOW;
-    return kind == BK_KIND_SCALABLE || kind == BK_KIND_BLOCKED || kind == BK_KIND_CLASSIC;
+    return bkr_family(family)->fits(kind);
 }
 
 bk_status_t bkr_obj_feed(bkr_obj_t *o, const void *bytes, size_t len, const char **why)
@@ -73,9 +69,7 @@ bk_status_t bkr_obj_finish(bkr_obj_t *o, const char **why)
         f = NULL;
         st = BK_EKIND;
         if (why)
-            *why = o->family == BKR_CBF   ? "not a counting filter"
-                   : o->family == BKR_WBF ? "not a window filter"
-                                          : "not a Bloom filter";
+            *why = bkr_family(o->family)->wrong_kind;
     }
     if (st != BK_OK)
         return st;

@@ -64,18 +64,52 @@ typedef struct slot {
 
 static slot_t slots[SLOTS];
 
-RedisModuleType *bkr_type_bf;
-RedisModuleType *bkr_type_cbf;
-RedisModuleType *bkr_type_wbf;
+/* ---- the families ------------------------------------------------------------------ */
+
+static bool bf_holds(bk_kind_t kind)
+{
+    return kind == BK_KIND_SCALABLE || kind == BK_KIND_BLOCKED || kind == BK_KIND_CLASSIC;
+}
+
+static bool cbf_holds(bk_kind_t kind)
+{
+    return kind == BK_KIND_COUNTING;
+}
+
+static bool wbf_holds(bk_kind_t kind)
+{
+    return kind == BK_KIND_WINDOW;
+}
+
+/* One row per family, indexed by bkr_family_t; the data types are set
+ * when the module loads (module.c, from these rows). */
+static RedisModuleType *family_types[BKR_WBF + 1];
+static const bkr_family_row_t families[BKR_WBF + 1] = {
+    [BKR_BF] = {BKR_BF, "BF", "bkbloom-1", "BF.LOADCHUNK", "not a Bloom filter", bf_holds, true},
+    [BKR_CBF] = {BKR_CBF, "CBF", "bkcount-1", "CBF.LOADCHUNK", "not a counting filter", cbf_holds,
+                 false},
+    [BKR_WBF] = {BKR_WBF, "WBF", "bkwindw-1", "WBF.LOADCHUNK", "not a window filter", wbf_holds,
+                 false},
+};
+
+const bkr_family_row_t *bkr_family(bkr_family_t family)
+{
+    return family >= BKR_BF && family <= BKR_WBF ? &families[family] : &families[BKR_BF];
+}
+
+void bkr_family_set_type(bkr_family_t family, RedisModuleType *type)
+{
+    family_types[bkr_family(family)->family] = type;
+}
 
 RedisModuleType *bkr_family_type(bkr_family_t family)
 {
-    return family == BKR_CBF ? bkr_type_cbf : family == BKR_WBF ? bkr_type_wbf : bkr_type_bf;
+    return family_types[bkr_family(family)->family];
 }
 
 const char *bkr_family_prefix(bkr_family_t family)
 {
-    return family == BKR_CBF ? "CBF" : family == BKR_WBF ? "WBF" : "BF";
+    return bkr_family(family)->prefix;
 }
 
 bkr_obj_t *bkr_obj_new(bkr_family_t family, bk_filter_t *f, uint64_t since)
