@@ -5,8 +5,6 @@
  * the filter kinds (bitmaps are not filters), a seed is a 64-bit integer.
  */
 #define _GNU_SOURCE
-#include "filterfile.h"
-#include "keyform.h"
 #include "message.h"
 #include "numbers.h"
 #include "options.h"
@@ -107,8 +105,7 @@ int bkc_shared_option(int c, char **argv, const char *usage, bkc_sizing_opts_t *
     return rc ? rc : -1;
 }
 
-int bkc_filter_inputs_command(int argc, char **argv, const char *usage, bkc_input_opts_t *in,
-                              bk_filter_t **f, const char **path, bkc_lock_t *lock)
+int bkc_filter_inputs_options(int argc, char **argv, const char *usage, bkc_input_opts_t *in)
 {
     static const struct option opts[] = {BKC_INPUT_LONG_OPTIONS,
                                          BKC_LOCK_LONG_OPTION,
@@ -120,18 +117,5 @@ int bkc_filter_inputs_command(int argc, char **argv, const char *usage, bkc_inpu
     while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1)
         if ((rc = bkc_shared_option(c, argv, usage, NULL, in)) >= 0)
             return rc;
-    if (!lock) {
-        *f = bkc_filter_operand(argc, argv, false, path);
-        return *f ? -1 : BKC_EXIT_ERROR;
-    }
-    if (optind >= argc)
-        return bkc_usage_error("FILE is required");
-    *path = argv[optind++];
-    *f = bkc_load_filter_locked(*path, lock);
-    if (*f && bkc_key_form_settle(*f, *path, in, true) != 0) {
-        bk_filter_free(*f);
-        *f = NULL;
-        bkc_lock_release(lock);
-    }
-    return *f ? -1 : BKC_EXIT_ERROR;
+    return -1;
 }

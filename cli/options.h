@@ -73,13 +73,11 @@ void bkc_sizing_opts_init(bkc_sizing_opts_t *sz, uint64_t n, double p);
 int bkc_shared_option(int c, char **argv, const char *usage, bkc_sizing_opts_t *sz,
                       bkc_input_opts_t *in);
 
-/* The whole command line of a subcommand of the form
+/* The options of a subcommand of the form
  * "CMD [--normalize M] [-q] [--progress] [--no-wait] [-h] FILE [INPUT...]"
- * (add, remove): parses the options into *in and loads FILE, holding its
- * lock (lock.h) in *lock when lock is not NULL. Returns -1 with *f (caller
- * frees), *path set and optind at the first INPUT; else the status the
- * subcommand exits with (0 after the usage text, 2 after a message). */
-int bkc_filter_inputs_command(int argc, char **argv, const char *usage, bkc_input_opts_t *in,
-                              bk_filter_t **f, const char **path, bkc_lock_t *lock);
+ * (add, remove) into *in; optind is left at FILE. Returns -1 when the
+ * command goes on, else the status it exits with (0 after the usage text,
+ * 2 after a message). Loading FILE is filter_inputs.c's. */
+int bkc_filter_inputs_options(int argc, char **argv, const char *usage, bkc_input_opts_t *in);
 
 #endif /* BKC_OPTIONS_H */

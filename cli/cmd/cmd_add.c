@@ -11,6 +11,7 @@
 #include "filterfile.h"
 #include "lines.h"
 #include "message.h"
+#include "filter_inputs.h"
 #include "options.h"
 #include "window_opt.h"
 
