@@ -140,8 +140,9 @@ int bkc_verify_mapped(const bk_filter_t *f, const char *path)
     return -1;
 }
 
-/* 0 for a save that succeeded, else -1 after a message naming path. */
-static int save_status(const char *path, bk_status_t st)
+/* 0 for a save that succeeded, else -1 after a message naming path and
+ * the step that failed (why, from the library). */
+static int save_status(const char *path, bk_status_t st, const char *why)
 {
     if (st == BK_ENOTFILE) {
         /* the library refuses to replace anything but a regular file */
@@ -149,8 +150,14 @@ static int save_status(const char *path, bk_status_t st)
                   errno == EISDIR ? "a directory" : "a device, FIFO or socket");
         return -1;
     }
+    if ((st == BK_EIO || st == BK_ENOSPC) && why) {
+        int err = errno;
+        bkc_error("%s: cannot save filter: %s: %s", path, why,
+                  err ? strerror(err) : bk_strerror(st));
+        return -1;
+    }
     if (st != BK_OK) {
-        status_message(path, "cannot save filter", st, NULL);
+        status_message(path, "cannot save filter", st, why);
         return -1;
     }
     return 0;
@@ -161,14 +168,15 @@ static int save_status(const char *path, bk_status_t st)
 static int save_filter(const bk_filter_t *f, const char *path, bool only_new)
 {
     errno = 0;
-    bk_status_t st = only_new ? bk_filter_save_new(f, path) : bk_filter_save(f, path);
+    const char *why = NULL;
+    bk_status_t st = bk_filter_save_why(f, path, only_new, &why);
     if (only_new && st == BK_EEXIST) {
         bkc_error("%s: not written: another process created it while this one worked (it "
                   "is left as that process wrote it)",
                   path);
         return -1;
     }
-    return save_status(path, st);
+    return save_status(path, st, why);
 }
 
 int bkc_save_filter(const bk_filter_t *f, const char *path)
@@ -193,7 +201,7 @@ bk_checkpoint_t *bkc_checkpoint_start(const bk_filter_t *f, const char *path)
 int bkc_checkpoint_save(bk_checkpoint_t *cp, const bk_filter_t *f, const char *path)
 {
     errno = 0;
-    return save_status(path, bk_checkpoint_save(cp, f, NULL));
+    return save_status(path, bk_checkpoint_save(cp, f, NULL), NULL);
 }
 
 /* Whether f is far past its capacity, with its figures in *in. */

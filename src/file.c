@@ -120,9 +120,11 @@ static bk_status_t write_sparse(int fd, const uint8_t *data, uint64_t len, uint6
     return BK_OK;
 }
 
-/* Writes the metadata and every payload (zero-padded) to fd, sparsely. */
-static bk_status_t write_obj(int fd, const bkf_obj_t *o, const uint8_t *meta)
+/* Writes the metadata and every payload (zero-padded) to fd, sparsely;
+ * *why (never NULL here) says which step failed. */
+static bk_status_t write_obj(int fd, const bkf_obj_t *o, const uint8_t *meta, const char **why)
 {
+    *why = "cannot write the temp file";
     uint64_t at = bkf_meta_len(o->nparts);
     bk_status_t st = write_all(fd, meta, at);
     for (uint32_t i = 0; i < o->nparts && st == BK_OK; i++) {
@@ -137,8 +139,10 @@ static bk_status_t write_obj(int fd, const bkf_obj_t *o, const uint8_t *meta)
     /* Holes at the end count only once the file reaches its size. */
     if (st == BK_OK && ftruncate(fd, (off_t)at) != 0)
         st = bkf_errno_status();
-    if (st == BK_OK && fsync(fd) != 0)
+    if (st == BK_OK && fsync(fd) != 0) {
         st = bkf_errno_status();
+        *why = "cannot flush the temp file to disk";
+    }
     return st;
 }
 
@@ -163,16 +167,19 @@ static int rename_noreplace(const char *tmp, const char *path)
  * into place only if path is free), or removes it after an error; then
  * makes the rename durable. errno is kept. */
 static bk_status_t commit_temp(int fd, bk_status_t st, const char *tmp, const char *path,
-                               const char *dir, bool noreplace)
+                               const char *dir, bool noreplace, const char **why)
 {
     int saved = errno;
     if (close(fd) != 0 && st == BK_OK) {
         st = bkf_errno_status();
         saved = errno;
+        *why = "cannot close the temp file";
     }
     if (st == BK_OK && (noreplace ? rename_noreplace(tmp, path) : rename(tmp, path)) != 0) {
         st = bkf_errno_status();
         saved = errno;
+        *why = noreplace && saved == EEXIST ? "a file appeared there meanwhile"
+                                            : "cannot rename the temp file into place";
     }
     if (st != BK_OK) {
         unlink(tmp);
@@ -180,6 +187,8 @@ static bk_status_t commit_temp(int fd, bk_status_t st, const char *tmp, const ch
         /* The rename is done; this makes it survive a power loss. */
         st = bkf_fsync_dir(dir);
         saved = errno;
+        if (st != BK_OK)
+            *why = "the file is in place, but its directory could not be flushed to disk";
     }
     errno = saved;
     return st;
@@ -241,16 +250,18 @@ static void remove_stale_temps(const char *target, const char *mine)
  * and group (when the saver may set them: root saving a service account's
  * file leaves it the account's); a new one gets 0666 & ~umask. */
 static bk_status_t save_to(const bkf_obj_t *o, const uint8_t *meta, const char *target,
-                           bool noreplace)
+                           bool noreplace, const char **why)
 {
     struct stat old;
     bool exists = lstat(target, &old) == 0 && stat(target, &old) == 0;
     if (noreplace && exists) {
         errno = EEXIST;
+        *why = "a file is already there";
         return BK_EEXIST;
     }
     if (exists && !S_ISREG(old.st_mode)) {
         errno = S_ISDIR(old.st_mode) ? EISDIR : EINVAL;
+        *why = S_ISDIR(old.st_mode) ? "a directory is there" : "a device, FIFO or socket is there";
         return BK_ENOTFILE;
     }
     char *dir = bkf_parent_dir(target);
@@ -261,6 +272,7 @@ static bk_status_t save_to(const bkf_obj_t *o, const uint8_t *meta, const char *
     int fd = open_temp(target, &tmp, 0666);
     if (fd < 0) {
         st = fd == -2 ? BK_ENOMEM : bkf_errno_status();
+        *why = "cannot create a temp file in its directory";
     } else {
         if (exists) {
             (void)fchmod(fd, old.st_mode & 07777);
@@ -269,7 +281,8 @@ static bk_status_t save_to(const bkf_obj_t *o, const uint8_t *meta, const char *
             if (fchown(fd, old.st_uid, old.st_gid) == 0)
                 (void)fchmod(fd, old.st_mode & 07777); /* chown clears set-id bits */
         }
-        st = commit_temp(fd, write_obj(fd, o, meta), tmp, target, dir, noreplace);
+        st = write_obj(fd, o, meta, why);
+        st = commit_temp(fd, st, tmp, target, dir, noreplace, why);
         if (st == BK_EIO && noreplace && errno == EEXIST)
             st = BK_EEXIST; /* another writer's file appeared meanwhile */
         if (st == BK_OK)
@@ -282,10 +295,11 @@ static bk_status_t save_to(const bkf_obj_t *o, const uint8_t *meta, const char *
     return st;
 }
 
-static bk_status_t save_obj(const bkf_obj_t *o, const char *path, bool noreplace)
+/* Saves o at path (its link's target); *why (never NULL) says which step
+ * failed. */
+static bk_status_t save_named(const bkf_obj_t *o, const char *path, bool noreplace,
+                              const char **why)
 {
-    if (!path || !*path)
-        return BK_EINVAL;
     uint64_t mlen = bkf_meta_len(o->nparts);
     if (mlen > SIZE_MAX)
         return BK_ENOMEM;
@@ -295,10 +309,12 @@ static bk_status_t save_obj(const bkf_obj_t *o, const char *path, bool noreplace
     bkf_encode_meta(o, meta);
     bk_status_t st;
     char *target = bkf_link_target(path);
-    if (!target)
+    if (!target) {
         st = errno == ENOMEM ? BK_ENOMEM : BK_EIO;
-    else
-        st = save_to(o, meta, target, noreplace);
+        *why = "cannot follow its symbolic link";
+    } else {
+        st = save_to(o, meta, target, noreplace, why);
+    }
     int saved = errno;
     bki_free(target);
     bki_free(meta);
@@ -306,9 +322,25 @@ static bk_status_t save_obj(const bkf_obj_t *o, const char *path, bool noreplace
     return st;
 }
 
+static bk_status_t save_obj(const bkf_obj_t *o, const char *path, bool noreplace,
+                           const char **why_out)
+{
+    const char *why = NULL;
+    bk_status_t st = BK_OK;
+    if (!path || !*path) {
+        st = BK_EINVAL;
+        why = "no path";
+    } else {
+        st = save_named(o, path, noreplace, &why);
+    }
+    if (why_out)
+        *why_out = st == BK_OK ? NULL : why ? why : bk_strerror(st);
+    return st;
+}
+
 bk_status_t bkf_save_obj(const bkf_obj_t *o, const char *path)
 {
-    return save_obj(o, path, false);
+    return save_obj(o, path, false, NULL);
 }
 
 /* ---- reading ---- */
@@ -407,22 +439,27 @@ bk_status_t bkf_open_settled(const char *path, int flags, int *fd_out, uint64_t 
 
 /* ---- public API ---- */
 
-bk_status_t bk_filter_save(const bk_filter_t *f, const char *path)
+bk_status_t bk_filter_save_why(const bk_filter_t *f, const char *path, bool only_new,
+                               const char **why)
 {
     bkf_obj_t o;
     bk_status_t st = bkf_obj_from_filter(&o, f);
-    if (st != BK_OK)
+    if (st != BK_OK) {
+        if (why)
+            *why = "the filter cannot be saved as it is";
         return st;
-    return save_obj(&o, path, false);
+    }
+    return save_obj(&o, path, only_new, why);
+}
+
+bk_status_t bk_filter_save(const bk_filter_t *f, const char *path)
+{
+    return bk_filter_save_why(f, path, false, NULL);
 }
 
 bk_status_t bk_filter_save_new(const bk_filter_t *f, const char *path)
 {
-    bkf_obj_t o;
-    bk_status_t st = bkf_obj_from_filter(&o, f);
-    if (st != BK_OK)
-        return st;
-    return save_obj(&o, path, true);
+    return bk_filter_save_why(f, path, true, NULL);
 }
 
 bk_status_t bk_filter_load(bk_filter_t **out, const char *path, const char **why)

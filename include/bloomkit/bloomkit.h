@@ -897,6 +897,17 @@ bk_status_t bk_filter_save(const bk_filter_t *f, const char *path);
  * killed. */
 bk_status_t bk_filter_save_new(const bk_filter_t *f, const char *path);
 
+/* bk_filter_save (only_new false) or bk_filter_save_new (true), and *why
+ * (may be NULL; a constant string, NULL on success) says which step
+ * failed, as loads do: "cannot create a temp file in its directory",
+ * "cannot write the temp file", "cannot flush the temp file to disk",
+ * "cannot rename the temp file into place", "a file is already there", "a
+ * directory is there", "the file is in place, but its directory could not
+ * be flushed to disk", ... . The status and errno are those of the two
+ * calls above: a program prints "PATH: WHY: strerror(errno)". */
+bk_status_t bk_filter_save_why(const bk_filter_t *f, const char *path, bool only_new,
+                               const char **why);
+
 /* Reads a file into memory and validates it. *why as for deserialize.
  * Like bk_filter_open, it first waits for a checkpoint in progress
  * (bk_checkpoint_save) and finishes one a killed writer left; a journal

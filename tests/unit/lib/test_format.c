@@ -1171,6 +1171,20 @@ static void test_save_bad_path(void)
     CHECK(errno == EISDIR);
     CHECK_STATUS(bk_filter_load(&g, "/dev/null", &why), BK_ENOTFILE); /* a device */
     CHECK(errno == EINVAL);
+    /* A save says which step failed, as a load does. */
+    const char *swhy = "unset";
+    snprintf(path, sizeof path, "%s/no/such/dir/f.bkf", tmpdir);
+    CHECK_STATUS(bk_filter_save_why(f, path, false, &swhy), BK_EIO);
+    CHECK_MSG(swhy && strcmp(swhy, "cannot create a temp file in its directory") == 0, "got %s",
+              swhy ? swhy : "NULL");
+    CHECK_STATUS(bk_filter_save_why(f, tmpdir, false, &swhy), BK_ENOTFILE);
+    CHECK_MSG(swhy && strcmp(swhy, "a directory is there") == 0, "got %s", swhy ? swhy : "NULL");
+    CHECK_STATUS(bk_filter_save_why(f, "", false, &swhy), BK_EINVAL);
+    CHECK(swhy && strcmp(swhy, "no path") == 0);
+    CHECK_OK(bk_filter_save_why(f, file, false, &swhy)); /* replaces the plain file */
+    CHECK(swhy == NULL);
+    CHECK_STATUS(bk_filter_save_why(f, file, true, &swhy), BK_EEXIST);
+    CHECK(swhy && strcmp(swhy, "a file is already there") == 0);
     unlink(file);
     bk_filter_free(f);
 }
