@@ -114,10 +114,17 @@ PyObject *pybk_error_class(bk_status_t status)
     return status_class[status];
 }
 
-/* OSError-style exceptions carry errno, its text and the file name. */
-static PyObject *raise_os(PyObject *cls, int err, bk_status_t status, PyObject *path)
+/* OSError-style exceptions carry errno, its text (after the library's
+ * reason, which step failed, when it gave one) and the file name. */
+static PyObject *raise_os(PyObject *cls, int err, bk_status_t status, const char *why,
+                          PyObject *path)
 {
-    const char *text = err ? strerror(err) : bk_strerror(status);
+    const char *base = err ? strerror(err) : bk_strerror(status);
+    char text[512];
+    if (why)
+        snprintf(text, sizeof text, "%s: %s", why, base);
+    else
+        snprintf(text, sizeof text, "%s", base);
     PyObject *exc = PyObject_CallFunction(cls, "isO", err, text, path ? path : Py_None);
     if (exc) {
         PyErr_SetObject(cls, exc);
@@ -133,7 +140,7 @@ PyObject *pybk_raise(bk_status_t status, const char *why, PyObject *path)
     if (!cls)
         cls = base_error;
     if (status == BK_EIO || status == BK_ENOSPC || status == BK_EEXIST || status == BK_ENOTFILE)
-        return raise_os(cls, err, status, path);
+        return raise_os(cls, err, status, why, path);
     const char *text = bk_strerror(status);
     if (why && path)
         PyErr_Format(cls, "%s: %s (%S)", text, why, path);

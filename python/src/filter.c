@@ -924,14 +924,15 @@ static PyObject *filter_save(filter_object *self, PyObject *args)
     if (!live(self) || !PyArg_ParseTuple(args, "O&:save", PyUnicode_FSConverter, &path))
         return NULL;
     bk_status_t st = BK_EINVAL;
+    const char *why = NULL;
     pybk_lock(&self->lock);
     if (self->f) {
         Py_BEGIN_ALLOW_THREADS
-        st = bk_filter_save(self->f, PyBytes_AS_STRING(path));
+        st = bk_filter_save_why(self->f, PyBytes_AS_STRING(path), false, &why);
         Py_END_ALLOW_THREADS
     }
     pybk_unlock(&self->lock);
-    PyObject *r = st == BK_OK ? Py_NewRef(Py_None) : raise_for_path(st, NULL, path);
+    PyObject *r = st == BK_OK ? Py_NewRef(Py_None) : raise_for_path(st, why, path);
     Py_DECREF(path);
     return r;
 }

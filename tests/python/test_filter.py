@@ -226,8 +226,11 @@ def test_missing_file_is_an_oserror_with_errno(tmp_path):
     with pytest.raises(bloomkit.FileError) as e:
         bloomkit.Filter.load(tmp_path / "absent.bloom")
     assert e.value.errno == errno.ENOENT and "absent.bloom" in str(e.value)
-    with pytest.raises(OSError):
+    with pytest.raises(OSError) as e:
         bloomkit.Filter(10, 0.1).save(tmp_path / "no-such-dir" / "f.bloom")
+    # errno kept, and the library's reason: which step of the save failed
+    assert e.value.errno == errno.ENOENT
+    assert "cannot create a temp file in its directory" in str(e.value)
 
 
 def test_a_directory_is_not_a_file(tmp_path):
