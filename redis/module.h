@@ -4,7 +4,9 @@
  * command handlers short (parse, call the library, reply).
  *
  * The files form a ladder; each calls only files above it in this list:
- *   util.c     settings, replies, argument primitives, propagation (leaf)
+ *   config.c, reply.c, argv.c, events.c   the leaves: settings and the
+ *              library's memory; replies; argument primitives; command
+ *              registration, propagation and keyspace events
  *   value.c    the value under a key, full or packed; closing a key
  *   obj.c      the Redis type callbacks, loading, lookup
  *   redisbloom.c  RedisBloom's data taken over: its types' callbacks, its
@@ -95,7 +97,8 @@ extern bkr_config_t bkr_config;
 extern RedisModuleType *bkr_type_rb;   /* MBbloom--: BF keys taken over from RedisBloom */
 extern RedisModuleType *bkr_type_rbcf; /* MBbloomCF: RedisBloom's CF keys, kept as stored */
 
-/* ---- settings, replies, arguments (util.c) ---- */
+/* ---- the leaves: settings and memory (config.c), replies (reply.c),
+ * arguments (argv.c), registration, propagation, events (events.c) ---- */
 
 /* The library's allocator: Redis' (TryAlloc, TryCalloc where the server
  * has it), counting what it hands out. */

@@ -1,0 +1,39 @@
+/*
+ * What the module tells the server about its commands: registering them,
+ * propagating a write to replicas and the AOF, and its keyspace event.
+ */
+#define _GNU_SOURCE
+#include "module.h"
+
+#include <ctype.h>
+
+int bkr_create_commands(RedisModuleCtx *ctx, const bkr_command_t *cmds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, 1,
+                                      cmds[i].lastkey, 1) != REDISMODULE_OK)
+            return REDISMODULE_ERR;
+    return REDISMODULE_OK;
+}
+
+void bkr_notify(RedisModuleCtx *ctx, RedisModuleString *cmd, RedisModuleString *key)
+{
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(cmd, &len);
+    char event[32];
+    if (len >= sizeof event)
+        len = sizeof event - 1;
+    for (size_t i = 0; i < len; i++)
+        event[i] = (char)tolower((unsigned char)s[i]);
+    event[len] = '\0';
+    RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, event, key);
+}
+
+void bkr_propagate(RedisModuleCtx *ctx, bool created, RedisModuleString **argv, int argc)
+{
+    if (created)
+        RedisModule_Replicate(ctx, RedisModule_StringPtrLen(argv[0], NULL), "v", argv + 1,
+                              (size_t)(argc - 1));
+    else
+        RedisModule_ReplicateVerbatim(ctx);
+}
