@@ -16,6 +16,7 @@ dumps compared byte for byte where two filters must be identical.
 import math
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -438,6 +439,12 @@ def test_limit_argument():
                 errors = str(bad[0])
                 break
         check("growth refused at the limit", errors is not None and "MAX_BYTES" in errors, errors)
+        # The library's reason, with its numbers: the next sub-filter's
+        # bytes, where they would take the filter, and the cap.
+        m = re.search(r"its next sub-filter of (\d+) bytes would bring it to (\d+) bytes, "
+                      r"over its size cap of 20000 bytes", errors or "")
+        check("the refusal says why, in numbers: %s" % errors,
+              m is not None and int(m.group(2)) > 20000 and int(m.group(1)) < int(m.group(2)))
         size = r.execute_command("BF.INFO", "g", "SIZE")[0]
         check("filter stayed under the limit (%d bytes)" % size, size <= 20000, size)
         check("items added before the limit are present",
