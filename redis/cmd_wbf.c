@@ -330,6 +330,8 @@ static const bkr_command_t wbf_commands[] = {
     {"wbf.card", cmd_card, "readonly fast", 1},
     {"wbf.info", cmd_info, "readonly", 1},
     {"wbf.restore", cmd_restore, "write deny-oom", 1},
+    {"wbf.scandump", bkr_cmd_wbf_scandump, "readonly", 1},
+    {"wbf.loadchunk", bkr_cmd_wbf_loadchunk, "write deny-oom", 1},
 };
 
 int bkr_wbf_register(RedisModuleCtx *ctx)

@@ -135,7 +135,7 @@ static int parse_args(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
  * command to the keys' node and refuses keys of different slots. Names in
  * lower case, as RedisBloom registers them: Redis' own errors quote the
  * registered name ("wrong number of arguments for 'bf.add' command"). */
-static const bkr_command_t commands[] = {
+static const bkr_command_t bf_commands[] = {
     {"bf.reserve", bkr_cmd_bf_reserve, "write deny-oom", 1},
     {"bf.add", bkr_cmd_bf_add, "write deny-oom", 1},
     {"bf.madd", bkr_cmd_bf_madd, "write deny-oom", 1},
@@ -148,6 +148,9 @@ static const bkr_command_t commands[] = {
     {"bf.scandump", bkr_cmd_bf_scandump, "readonly", 1},
     {"bf.loadchunk", bkr_cmd_bf_loadchunk, "write deny-oom", 1},
     {"bf.merge", bkr_cmd_bf_merge, "write deny-oom", -1},
+};
+
+static const bkr_command_t cbf_commands[] = {
     {"cbf.reserve", bkr_cmd_cbf_reserve, "write deny-oom", 1},
     {"cbf.add", bkr_cmd_cbf_add, "write deny-oom", 1},
     {"cbf.madd", bkr_cmd_cbf_madd, "write deny-oom", 1},
@@ -160,12 +163,22 @@ static const bkr_command_t commands[] = {
     {"cbf.scandump", bkr_cmd_cbf_scandump, "readonly", 1},
     {"cbf.loadchunk", bkr_cmd_cbf_loadchunk, "write deny-oom", 1},
     {"cbf.merge", bkr_cmd_cbf_merge, "write deny-oom", -1},
-    {"wbf.scandump", bkr_cmd_wbf_scandump, "readonly", 1},
-    {"wbf.loadchunk", bkr_cmd_wbf_loadchunk, "write deny-oom", 1},
-    /* Internal: how a key's creation (with its random seed) reaches
-     * replicas and the AOF. */
+};
+
+/* Internal: how a key's creation (with its random seed) reaches replicas
+ * and the AOF. */
+static const bkr_command_t internal_commands[] = {
     {"bki.create", bkr_cmd_create, "write deny-oom", 1},
 };
+
+#define COMMANDS(t) {t, sizeof t / sizeof t[0]}
+/* Each family's commands (WBF's are cmd_wbf.c's, RedisBloom's CF.*
+ * cmd_cf.c's), registered in this order. */
+static const struct {
+    const bkr_command_t *cmds;
+    size_t n;
+} command_tables[] = {COMMANDS(bf_commands), COMMANDS(cbf_commands),
+                      COMMANDS(internal_commands)};
 
 __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx,
                                                               RedisModuleString **argv,
@@ -205,5 +218,9 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         bkr_cf_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
 
-    return bkr_create_commands(ctx, commands, sizeof commands / sizeof commands[0]);
+    for (size_t i = 0; i < sizeof command_tables / sizeof command_tables[0]; i++)
+        if (bkr_create_commands(ctx, command_tables[i].cmds, command_tables[i].n) !=
+            REDISMODULE_OK)
+            return REDISMODULE_ERR;
+    return REDISMODULE_OK;
 }
