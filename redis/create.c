@@ -147,10 +147,11 @@ static void creation_failed(RedisModuleCtx *ctx, bkr_family_t family, const bkr_
     bkr_reply_status(ctx, st);
 }
 
-/* Checks the parameters against the size limit and creates the filter.
- * On failure replies with a clear error and returns NULL. */
-static bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family,
-                                        const bkr_params_t *p)
+/* A new key's value: a BF packed (one block, value.c) when its filter can
+ * be, which a new one always can but for an expansion past 65535; else
+ * the full form. NULL after replying. A packed BF's first sub-filter is
+ * classic, or precise where that needs fewer bits (packed.c). */
+static void *new_value_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p)
 {
     if (!within_limit_or_reply(ctx, family, p->capacity, p->error, p->nonscaling)) {
         if (bkr_loading(ctx)) /* the AOF's key would be missing, or made up later */
@@ -159,43 +160,24 @@ static bk_filter_t *bkr_create_or_reply(RedisModuleCtx *ctx, bkr_family_t family
         return NULL;
     }
     bk_options_t opts = options_for(ctx, family, p);
+    bk_status_t st = BK_EKIND;
+    if (bkr_family(family)->packs) {
+        bk_options_t packed = opts;
+        packed.sub_kind = BK_KIND_CLASSIC;
+        void *b = NULL;
+        st = bkr_packed_new(family, p->capacity, p->error, &packed, &b);
+        if (st == BK_OK)
+            return b;
+    }
+    uint64_t mark = bkr_lib_bytes();
     bk_filter_t *f = NULL;
-    bk_status_t st = bk_filter_create(&f, p->capacity, p->error, &opts);
+    if (st == BK_EKIND) /* not packable: the full form */
+        st = bk_filter_create(&f, p->capacity, p->error, &opts);
     if (st != BK_OK) {
         creation_failed(ctx, family, p, st);
         return NULL;
     }
-    return f;
-}
-
-/* A new key's value: a BF packed (one block, value.c) when its filter can
- * be, which a new one always can but for an expansion past 65535; else
- * the full form. NULL after replying. A packed BF's first sub-filter is
- * classic, or precise where that needs fewer bits (packed.c). */
-static void *new_value_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p)
-{
-    if (bkr_family(family)->packs) {
-        if (!within_limit_or_reply(ctx, family, p->capacity, p->error, p->nonscaling)) {
-            if (bkr_loading(ctx))
-                bkr_fatal_load(ctx, "%s capacity %llu error %g cannot be created",
-                               bkr_family_prefix(family), (unsigned long long)p->capacity,
-                               p->error);
-            return NULL;
-        }
-        bk_options_t opts = options_for(ctx, family, p);
-        opts.sub_kind = BK_KIND_CLASSIC;
-        void *b = NULL;
-        bk_status_t st = bkr_packed_new(family, p->capacity, p->error, &opts, &b);
-        if (st == BK_OK)
-            return b;
-        if (st != BK_EKIND) {
-            creation_failed(ctx, family, p, st);
-            return NULL;
-        }
-    }
-    uint64_t mark = bkr_lib_bytes();
-    bk_filter_t *f = bkr_create_or_reply(ctx, family, p);
-    return f ? bkr_obj_new(family, f, mark) : NULL;
+    return bkr_obj_new(family, f, mark);
 }
 
 bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,

@@ -40,6 +40,22 @@ static uint8_t *new_block(size_t size)
     return b;
 }
 
+/* A new empty packed filter of n keys at p (seed), in a block of the
+ * smallest size; *need receives the size. NULL after a failed check. */
+static uint8_t *new_packed(uint64_t n, double p, uint64_t seed, size_t *need)
+{
+    bk_options_t o = opts_for(seed);
+    *need = bk_packed_size(n, p, &o);
+    uint8_t *b = *need ? new_block(*need) : NULL;
+    CHECK(b != NULL);
+    if (b && bk_packed_init(b, *need, n, p, &o, true) != BK_OK) {
+        CHECK_MSG(0, "bk_packed_init n %llu p %g", (unsigned long long)n, p);
+        free(b);
+        b = NULL;
+    }
+    return b;
+}
+
 static bool caller_bytes_kept(const uint8_t *b)
 {
     for (int i = 0; i < BK_PACKED_CALLER; i++)
@@ -223,10 +239,10 @@ static void test_rebind_without_allocating(void)
  * own, and the block can go. */
 static void test_grow_then_detach(void)
 {
-    bk_options_t o = opts_for(11);
-    size_t need = bk_packed_size(100, 0.01, &o);
-    uint8_t *b = new_block(need);
-    CHECK_OK(bk_packed_init(b, need, 100, 0.01, &o, true));
+    size_t need;
+    uint8_t *b = new_packed(100, 0.01, 11, &need);
+    if (!b)
+        return;
     bk_filter_t *v = NULL;
     CHECK_OK(bk_packed_view(&v, b, need, NULL));
     if (!v)
@@ -306,10 +322,10 @@ static void test_refusals(void)
  * (the ASan run checks the leak), the block untouched. */
 static void test_out_of_memory(void)
 {
-    bk_options_t o = opts_for(2);
-    size_t need = bk_packed_size(1000, 0.01, &o);
-    uint8_t *b = new_block(need);
-    CHECK_OK(bk_packed_init(b, need, 1000, 0.01, &o, true));
+    size_t need;
+    uint8_t *b = new_packed(1000, 0.01, 2, &need);
+    if (!b)
+        return;
     for (long n = 1; n < 10; n++) {
         bk_filter_t *v = NULL;
         bki_fail_countdown = n;
@@ -328,10 +344,10 @@ static void test_out_of_memory(void)
  * the block, which the caller frees after. */
 static void test_keep_without_copy(void)
 {
-    bk_options_t o = opts_for(21);
-    size_t need = bk_packed_size(100, 0.01, &o);
-    uint8_t *b = new_block(need);
-    CHECK_OK(bk_packed_init(b, need, 100, 0.01, &o, true));
+    size_t need;
+    uint8_t *b = new_packed(100, 0.01, 21, &need);
+    if (!b)
+        return;
     bk_filter_t *v = NULL;
     CHECK_OK(bk_packed_view(&v, b, need, NULL));
     if (!v)
