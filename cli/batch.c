@@ -71,6 +71,12 @@ void bkc_batch_keys(bkc_batch_t *b)
         b->keys[i].ptr = b->arena + b->key_off[i];
 }
 
+void bkc_batch_hash(bkc_batch_t *b, const bk_filter_t *f)
+{
+    for (size_t i = 0; i < b->n; i++)
+        b->hash[i] = bk_filter_hash(f, b->keys[i].ptr, b->keys[i].len);
+}
+
 /* Slots of the table that finds repeated keys in a batch: a power of two,
  * at least twice BKC_BATCH_KEYS so probe chains stay short. */
 #define FIRST_SLOTS (2 * BKC_BATCH_KEYS)

@@ -27,6 +27,8 @@ typedef struct bkc_batch {
     bk_key_t keys[BKC_BATCH_KEYS];
     bool flags[BKC_BATCH_KEYS];
     uint64_t lineno[BKC_BATCH_KEYS]; /* input line of each entry, for messages */
+    bk_hash_t hash[BKC_BATCH_KEYS];  /* each key's filter hash, once bkc_batch_hash
+                                        (or the read-ahead, ahead.h) set them */
 } bkc_batch_t;
 
 void bkc_batch_init(bkc_batch_t *b);
@@ -44,6 +46,9 @@ static inline bool bkc_batch_full(const bkc_batch_t *b)
 
 /* Fills b->keys[0..n) from the arena (call before a batch call). */
 void bkc_batch_keys(bkc_batch_t *b);
+
+/* Fills b->hash[0..n) with f's hash of each key (keys filled first). */
+void bkc_batch_hash(bkc_batch_t *b, const bk_filter_t *f);
 
 static inline const char *bkc_batch_line(const bkc_batch_t *b, size_t i)
 {

@@ -52,6 +52,17 @@ static inline void bkc_progress_tick(bkc_progress_t *p)
         bkc_progress_update(p);
 }
 
+/* As n calls of bkc_progress_tick, for work that goes a batch at a time. */
+static inline void bkc_progress_ticks(bkc_progress_t *p, uint32_t n)
+{
+    if (p && p->enabled) {
+        if (p->countdown <= n)
+            bkc_progress_update(p);
+        else
+            p->countdown -= n;
+    }
+}
+
 /* Erases the bar (before other messages, and at the end). */
 void bkc_progress_clear(bkc_progress_t *p);
 

@@ -336,8 +336,9 @@ size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size
 /* A composite's pre-hashed batch add: hash by hash, as the one-key calls
  * do (a chain or a cuckoo filter may grow at any key and stops at the
  * first error, the hashes before it in). */
+/* Stops at the first key that fails: *at is its index (n when none did). */
 static bk_status_t hash_add_one_by_one(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
-                                       bool *was_new, uint64_t *fresh)
+                                       bool *was_new, uint64_t *fresh, size_t *at)
 {
     for (size_t i = 0; i < n; i++) {
         bool added;
@@ -345,33 +346,45 @@ static bk_status_t hash_add_one_by_one(bk_filter_t *f, const bk_hash_t *hashes, 
         if (st != BK_OK) {
             if (was_new)
                 memset(was_new + i, 0, (n - i) * sizeof *was_new);
+            *at = i;
             return st;
         }
         *fresh += added;
         if (was_new)
             was_new[i] = added;
     }
+    *at = n;
     return BK_OK;
 }
 
-bk_status_t bk_filter_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
-                                     bool *was_new, uint64_t *n_new)
+bk_status_t bk_filter_add_hash_batch_done(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
+                                          bool *was_new, uint64_t *n_new, size_t *done)
 {
     uint64_t fresh = 0;
     bk_status_t st = BK_OK;
+    size_t ignored, *at = done ? done : &ignored;
+    *at = 0;
     if (n_new)
         *n_new = 0;
     if (f->readonly)
         return BK_EREADONLY;
     if (n && !hashes)
         return BK_EINVAL;
-    if (composite_of(f))
-        st = hash_add_one_by_one(f, hashes, n, was_new, &fresh);
-    else
+    if (composite_of(f)) {
+        st = hash_add_one_by_one(f, hashes, n, was_new, &fresh, at);
+    } else {
         fresh = bki_array_add_hash_batch(f, hashes, n, was_new);
+        *at = n;
+    }
     if (n_new)
         *n_new = fresh;
     return st;
+}
+
+bk_status_t bk_filter_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
+                                     bool *was_new, uint64_t *n_new)
+{
+    return bk_filter_add_hash_batch_done(f, hashes, n, was_new, n_new, NULL);
 }
 
 size_t bk_filter_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hashes, size_t n,

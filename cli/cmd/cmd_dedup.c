@@ -29,6 +29,7 @@
  * line moves the window for the next) records at once, as before.
  */
 #define _GNU_SOURCE
+#include "ahead.h"
 #include "batch.h"
 #include "commands.h"
 #include "filterfile.h"
@@ -36,6 +37,7 @@
 #include "keyform.h"
 #include "lines.h"
 #include "message.h"
+#include "numbers.h"
 #include "options.h"
 #include "output.h"
 #include "window_opt.h"
@@ -89,6 +91,9 @@ static const char usage[] =
     "      --seed S       hash seed of a new seen-set (default: random)\n"
     "      --normalize M  url or email: lines that normalize to the same key\n"
     "                     are duplicates (the first spelling is printed)\n"
+    "  -t, --threads N    threads (default: every CPU): one probes the\n"
+    "                     seen-set and prints in input order, the others\n"
+    "                     read ahead, normalize and hash (1: all on one)\n"
     "  -q, --quiet        no progress and no summary\n"
     "      --progress     progress and summaries even when not on a terminal\n"
     "  -h, --help         this text\n";
@@ -144,16 +149,17 @@ static int settle(dedup_ctx_t *c, bool all)
     return 0;
 }
 
-/* The batch's key `at` (as bk_filter_add_batch_done says) failed. */
-static int add_failed(dedup_ctx_t *c, const bkc_reader_t *r, bk_status_t st, size_t at)
+/* Key `at` of batch b (as bk_filter_add_hash_batch_done says) from input
+ * `input` failed. */
+static int add_failed(dedup_ctx_t *c, const bkc_batch_t *b, const char *input, bk_status_t st,
+                      size_t at)
 {
     bkc_progress_clear(c->prog);
     char why[200] = "";
     if (st == BK_EFULL) /* the library says why: non-scaling, its size cap, ... */
         (void)bk_filter_full_reason(c->f, why, sizeof why);
-    bkc_error("%s: cannot add %s line %llu: %s%s%s%s", c->state ? c->state : "seen-set",
-              bkc_reader_name(r),
-              (unsigned long long)c->batch.lineno[at < c->batch.n ? at : c->batch.n - 1],
+    bkc_error("%s: cannot add %s line %llu: %s%s%s%s", c->state ? c->state : "seen-set", input,
+              (unsigned long long)b->lineno[at < b->n ? at : b->n - 1],
               bk_strerror(st), why[0] ? " (" : "", why, why[0] ? ")" : "");
     if (c->state)
         bkc_error("%s: state file left at its last checkpoint", c->state);
@@ -169,27 +175,25 @@ static uint64_t add_printed(bk_filter_t *f, bkc_batch_t *b)
     uint64_t fresh = 0;
     bkc_window_tick(f);
     for (size_t i = 0; i < b->n; i++) {
-        bk_hash_t h = bk_filter_hash(f, b->keys[i].ptr, b->keys[i].len);
-        b->flags[i] = !bk_filter_contains_hash(f, h);
+        b->flags[i] = !bk_filter_contains_hash(f, b->hash[i]);
         if (b->flags[i])
-            (void)bk_filter_add_hash(f, h, NULL); /* a writable window cannot fail */
+            (void)bk_filter_add_hash(f, b->hash[i], NULL); /* a writable window cannot fail */
         fresh += b->flags[i];
     }
     return fresh;
 }
 
 /* Without a state file: add, then print the new lines (buffered). */
-static int flush_fast(dedup_ctx_t *c, const bkc_reader_t *r, uint64_t *n_new)
+static int flush_fast(dedup_ctx_t *c, bkc_batch_t *b, const char *input, uint64_t *n_new)
 {
-    bkc_batch_t *b = &c->batch;
     bk_status_t st = BK_OK;
     size_t done = b->n;
     if (c->window)
         *n_new = add_printed(c->f, b);
     else
-        st = bk_filter_add_batch_done(c->f, b->keys, b->n, b->flags, n_new, &done);
+        st = bk_filter_add_hash_batch_done(c->f, b->hash, b->n, b->flags, n_new, &done);
     if (st != BK_OK)
-        return add_failed(c, r, st, done);
+        return add_failed(c, b, input, st, done);
     for (size_t i = 0; i < b->n; i++)
         if (b->flags[i] && bkc_out_line(bkc_batch_line(b, i), b->line_len[i]) != 0)
             return BKC_EXIT_ERROR; /* reported by bkc_stdout_finish */
@@ -199,14 +203,13 @@ static int flush_fast(dedup_ctx_t *c, const bkc_reader_t *r, uint64_t *n_new)
 
 /* Writes out the batch's new lines (tracking, each goes in flight with
  * the offset its line ends at); on failure notes a closed pipe. */
-static int write_new_lines(dedup_ctx_t *c, const bk_hash_t *hashes)
+static int write_new_lines(dedup_ctx_t *c, const bkc_batch_t *b)
 {
-    bkc_batch_t *b = &c->batch;
     for (size_t i = 0; i < b->n; i++) {
         if (!b->flags[i])
             continue;
         c->out_end += b->line_len[i] + 1;
-        if (c->track && bkc_inflight_push(&c->inflight, hashes[i], c->out_end) != 0) {
+        if (c->track && bkc_inflight_push(&c->inflight, b->hash[i], c->out_end) != 0) {
             bkc_error("out of memory");
             return BKC_EXIT_ERROR;
         }
@@ -225,38 +228,33 @@ static int write_new_lines(dedup_ctx_t *c, const bk_hash_t *hashes)
  * A window cannot be probed ahead (each printed line moves the window for
  * the next), so it records key by key and, if the write then fails, the
  * run ends without saving: the file keeps its last checkpoint. */
-static int flush_safe(dedup_ctx_t *c, const bkc_reader_t *r, uint64_t *n_new)
+static int flush_safe(dedup_ctx_t *c, bkc_batch_t *b, const char *input, uint64_t *n_new)
 {
-    bkc_batch_t *b = &c->batch;
     if (c->window) {
         *n_new = add_printed(c->f, b);
-        int rc = write_new_lines(c, NULL);
+        int rc = write_new_lines(c, b);
         c->recorded_ahead = rc != 0;
         return rc;
     }
+    /* Each key was hashed once: for the probe, the lines in flight and the
+     * record. */
     bool seen[BKC_BATCH_KEYS];
-    bk_hash_t hashes[BKC_BATCH_KEYS];
-    if (c->track) { /* hashed once: for the probe, the lines in flight, the record */
-        for (size_t i = 0; i < b->n; i++)
-            hashes[i] = bk_filter_hash(c->f, b->keys[i].ptr, b->keys[i].len);
-        (void)bk_filter_contains_hash_batch(c->f, hashes, b->n, seen);
+    (void)bk_filter_contains_hash_batch(c->f, b->hash, b->n, seen);
+    if (c->track)
         for (size_t i = 0; i < b->n; i++) /* a line in flight is seen, not yet recorded */
-            seen[i] = seen[i] || bkc_inflight_has(&c->inflight, hashes[i]);
-    } else {
-        (void)bk_filter_contains_batch(c->f, b->keys, b->n, seen);
-    }
+            seen[i] = seen[i] || bkc_inflight_has(&c->inflight, b->hash[i]);
     bkc_batch_first_fresh(b, seen, b->flags);
     *n_new = 0;
     for (size_t i = 0; i < b->n; i++)
         *n_new += b->flags[i];
-    int rc = write_new_lines(c, hashes);
+    int rc = write_new_lines(c, b);
     if (rc)
         return rc;
     if (c->track)
         return settle(c, false);
     size_t done;
-    bk_status_t st = bk_filter_add_batch_done(c->f, b->keys, b->n, NULL, NULL, &done);
-    return st == BK_OK ? 0 : add_failed(c, r, st, done);
+    bk_status_t st = bk_filter_add_hash_batch_done(c->f, b->hash, b->n, NULL, NULL, &done);
+    return st == BK_OK ? 0 : add_failed(c, b, input, st, done);
 }
 
 /* Saves the state if a checkpoint is due. 0, or 2 after a message. */
@@ -271,21 +269,30 @@ static int maybe_checkpoint(dedup_ctx_t *c)
     return bkc_checkpoint_save(c->cp, c->f, c->state) == 0 ? 0 : BKC_EXIT_ERROR;
 }
 
-/* Records the batch and prints its new lines, in input order. */
+/* Records batch b (keys and hashes filled) from input `input` and prints
+ * its new lines, in input order. */
+static int record(dedup_ctx_t *c, bkc_batch_t *b, const char *input)
+{
+    uint64_t n_new = 0;
+    int rc = c->state ? flush_safe(c, b, input, &n_new) : flush_fast(c, b, input, &n_new);
+    if (rc)
+        return rc;
+    bkc_progress_count(c->prog, b->n, n_new);
+    c->dirty |= n_new > 0;
+    return maybe_checkpoint(c);
+}
+
+/* Records the lines collected in c->batch, read from r. */
 static int flush(dedup_ctx_t *c, const bkc_reader_t *r)
 {
     bkc_batch_t *b = &c->batch;
     if (b->n == 0)
         return maybe_checkpoint(c);
     bkc_batch_keys(b);
-    uint64_t n_new = 0;
-    int rc = c->state ? flush_safe(c, r, &n_new) : flush_fast(c, r, &n_new);
-    if (rc)
-        return rc;
-    bkc_progress_count(c->prog, b->n, n_new);
-    c->dirty |= n_new > 0;
+    bkc_batch_hash(b, c->f);
+    int rc = record(c, b, bkc_reader_name(r));
     bkc_batch_reset(b);
-    return maybe_checkpoint(c);
+    return rc;
 }
 
 /* The input is about to wait: print what the batch holds, and save the
@@ -327,6 +334,81 @@ static int dedup_end(void *vctx, const bkc_reader_t *r)
     dedup_ctx_t *c = vctx;
     c->reader = NULL;
     return c->pending_rc ? c->pending_rc : flush(c, r);
+}
+
+/* How long the read-ahead loop waits for lines before it looks at the
+ * signals and the checkpoint clock again. */
+#define AHEAD_WAIT_MS 100
+
+/* The input is slow: the output goes out now (a slow producer's lines
+ * still flow through a pipeline at once), and a checkpoint that fell due
+ * is taken. Returns how long to wait for the next lines (ms), or -1 after
+ * a message (*rc set). */
+static int ahead_idle(dedup_ctx_t *c, int *rc)
+{
+    (void)bkc_out_flush(); /* an error is reported by bkc_stdout_finish */
+    if ((*rc = maybe_checkpoint(c)) != 0)
+        return -1;
+    if (!c->state || c->every <= 0 || !c->dirty)
+        return AHEAD_WAIT_MS;
+    double left_ms = (c->every - (bkc_now() - c->last_save)) * 1000.0;
+    return left_ms < 1 ? 1 : left_ms < AHEAD_WAIT_MS ? (int)left_ms : AHEAD_WAIT_MS;
+}
+
+/* The lines come cut, normalized and hashed by other threads (ahead.h);
+ * this thread only probes, records and prints, in input order. Returns as
+ * bkc_for_each_line would with dedup_line. */
+static int dedup_ahead(dedup_ctx_t *c, bkc_ahead_t *a)
+{
+    int wait_ms = 0, rc = 0;
+    for (;;) {
+        if (stop_signal)
+            return STOPPED;
+        bkc_batch_t *b;
+        const char *input;
+        int got = bkc_ahead_next(a, &b, &input, wait_ms);
+        if (got == BKC_AHEAD_WAIT) {
+            if ((wait_ms = ahead_idle(c, &rc)) < 0)
+                return rc;
+            continue;
+        }
+        wait_ms = 0;
+        if (got == BKC_AHEAD_END)
+            return 0;
+        if (got == BKC_AHEAD_ERROR) {
+            bkc_progress_clear(c->prog);
+            bkc_error("%s", bkc_ahead_error(a));
+            return BKC_EXIT_ERROR;
+        }
+        if ((rc = record(c, b, input)) != 0)
+            return rc;
+        c->prog->done_base = bkc_ahead_bytes(a);
+        bkc_progress_ticks(c->prog, (uint32_t)b->n);
+    }
+}
+
+/* Reads the inputs with the read-ahead when threads > 1 and it starts,
+ * else line by line on this thread. */
+static int dedup_inputs(dedup_ctx_t *c, char **paths, int n, const bkc_input_opts_t *in,
+                        unsigned threads)
+{
+    if (threads > 1) {
+        bk_filter_info_t info;
+        bk_filter_info(c->f, &info);
+        bkc_ahead_config_t cfg = {.paths = paths, .npaths = n, .norm = in->norm,
+                                  .hash = info.hash, .seed = info.seed,
+                                  .workers = threads - 1};
+        bkc_ahead_t *a = bkc_ahead_start(&cfg);
+        if (a) {
+            int rc = dedup_ahead(c, a);
+            bkc_ahead_stop(a);
+            return rc;
+        }
+    }
+    bkc_reader_set_idle_hook(dedup_idle, c);
+    int rc = bkc_for_each_line(paths, n, in->norm, c->prog, dedup_line, dedup_end, c);
+    bkc_reader_set_idle_hook(NULL, NULL);
+    return rc;
 }
 
 /* A new, empty seen-set. NULL after a message. */
@@ -409,12 +491,24 @@ static void catch_endings(void)
 }
 
 typedef struct dedup_opts {
+    unsigned threads; /* --threads; 0: every online CPU */
     const char *state;
     const char *window; /* --window SPEC, or NULL */
     double every;
     bkc_sizing_opts_t sz;
     bkc_input_opts_t in;
 } dedup_opts_t;
+
+/* Most --threads: one probing, the others cutting and hashing lines. */
+#define MAX_THREADS 256
+
+/* --threads N, or every online CPU. */
+static unsigned dedup_threads(unsigned asked)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned n = asked ? asked : cpus > 1 ? (unsigned)cpus : 1;
+    return n > MAX_THREADS ? MAX_THREADS : n;
+}
 
 /* -1 when parsing went on to the inputs, else the exit status. */
 static int parse_options(int argc, char **argv, dedup_opts_t *o)
@@ -427,10 +521,12 @@ static int parse_options(int argc, char **argv, dedup_opts_t *o)
                                          {"fpr", required_argument, 0, 'p'},
                                          {"kind", required_argument, 0, 'k'},
                                          {"window", required_argument, 0, 'w'},
+                                         {"threads", required_argument, 0, 't'},
                                          BKC_INPUT_LONG_OPTIONS,
                                          BKC_LOCK_LONG_OPTION,
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
+    o->threads = 0;
     o->state = NULL;
     o->window = NULL;
     o->every = DEFAULT_CHECKPOINT;
@@ -439,7 +535,8 @@ static int parse_options(int argc, char **argv, dedup_opts_t *o)
     int c, rc;
     char *end;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
-    while ((c = getopt_long(argc, argv, "s:n:p:k:w:qh", opts, NULL)) != -1) {
+    uint64_t w;
+    while ((c = getopt_long(argc, argv, "s:n:p:k:w:t:qh", opts, NULL)) != -1) {
         switch (c) {
         case 's':
             o->state = optarg;
@@ -451,6 +548,11 @@ static int parse_options(int argc, char **argv, dedup_opts_t *o)
             break;
         case 'w':
             o->window = optarg;
+            break;
+        case 't':
+            if (bkc_parse_u64(optarg, &w) != 0 || w < 1 || w > MAX_THREADS)
+                return bkc_usage_error("bad --threads '%s' (1 to %d)", optarg, MAX_THREADS);
+            o->threads = (unsigned)w;
             break;
         default:
             if ((rc = bkc_shared_option(c, argv, usage, &o->sz, &o->in)) >= 0)
@@ -521,10 +623,7 @@ int bkc_cmd_dedup(int argc, char **argv)
     bkc_inflight_init(&ctx.inflight);
     ctx.last_save = bkc_now();
     bkc_batch_init(&ctx.batch);
-    bkc_reader_set_idle_hook(dedup_idle, &ctx);
-    rc = bkc_for_each_line(argv + optind, argc - optind, o.in.norm, &prog, dedup_line, dedup_end,
-                           &ctx);
-    bkc_reader_set_idle_hook(NULL, NULL);
+    rc = dedup_inputs(&ctx, argv + optind, argc - optind, &o.in, dedup_threads(o.threads));
     bkc_batch_free(&ctx.batch);
     rc = finish_run(&ctx, rc);
     bkc_inflight_free(&ctx.inflight);

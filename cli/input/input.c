@@ -42,11 +42,32 @@ void bkc_reader_set_stop_flag(volatile sig_atomic_t *flag)
     g_stop_flag = flag;
 }
 
+/* Set from another thread (bkc_reader_interrupt), so an atomic, not the
+ * signal handler's flag. */
+static int g_interrupted;
+
+void bkc_reader_interrupt(bool on)
+{
+    __atomic_store_n(&g_interrupted, on, __ATOMIC_RELAXED);
+}
+
+/* Whether reading should end here: a signal's stop flag, or a thread that
+ * stopped the readers. */
+static bool stopping(void)
+{
+    return (g_stop_flag && __atomic_load_n(g_stop_flag, __ATOMIC_RELAXED)) ||
+           __atomic_load_n(&g_interrupted, __ATOMIC_RELAXED);
+}
+
 static volatile sig_atomic_t *g_catch_flag;
 
+/* The flag is read by other threads too (a read-ahead's reader): an
+ * atomic store, which is also async-signal-safe. */
 static void on_ending(int sig)
 {
-    *g_catch_flag = sig;
+    int saved = errno;
+    __atomic_store_n(g_catch_flag, sig, __ATOMIC_RELAXED);
+    errno = saved;
 }
 
 void bkc_catch_endings(volatile sig_atomic_t *flag)
@@ -269,7 +290,7 @@ static void wait_while_idle(const bkc_reader_t *r)
     if (poll(&pfd, 1, 0) != 0)
         return;
     int again = g_idle_fn(g_idle_ctx);
-    while (again >= 0 && !(g_stop_flag && *g_stop_flag) && poll(&pfd, 1, again) == 0)
+    while (again >= 0 && !stopping() && poll(&pfd, 1, again) == 0)
         again = g_idle_fn(g_idle_ctx);
 }
 
@@ -279,13 +300,13 @@ static int fill(bkc_reader_t *r)
     if (make_room(r) != 0)
         return -1;
     for (;;) {
-        if (g_stop_flag && *g_stop_flag) {
+        if (stopping()) {
             r->stopped = 1; /* the signal came between reads */
             return 0;
         }
         if (g_idle_fn && r->size < 0) {
             wait_while_idle(r);
-            if (g_stop_flag && *g_stop_flag)
+            if (stopping())
                 continue; /* the signal came while waiting */
         }
         ssize_t got = read(r->fd, r->buf + r->end, r->cap - r->end);
@@ -298,7 +319,7 @@ static int fill(bkc_reader_t *r)
             return 0;
         }
         if (errno == EINTR) {
-            if (g_stop_flag && *g_stop_flag) {
+            if (stopping()) {
                 r->stopped = 1;
                 return 0;
             }

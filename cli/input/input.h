@@ -13,6 +13,7 @@
 #define BKC_INPUT_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -96,6 +97,12 @@ void bkc_reader_close(bkc_reader_t *r);
  * returns 0 and a partial last line is dropped. Lets a tool stop on SIGINT
  * while it waits on a pipe or terminal. NULL turns it off. */
 void bkc_reader_set_stop_flag(volatile sig_atomic_t *flag);
+/* on: every reader ends its input at its next read or wait, as the stop
+ * flag would (a wait with an idle hook notices within the hook's period).
+ * Safe to call from any thread: lets one thread stop another that reads.
+ * off: reading goes on as before. */
+void bkc_reader_interrupt(bool on);
+
 /* Makes SIGINT, SIGTERM and SIGHUP end a run after the lines read so far
  * instead of killing it: the handler stores the signal in *flag (also the
  * readers' stop flag, above), and no SA_RESTART, so a read waiting on a

@@ -409,6 +409,10 @@ size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size
  * hashes or out NULL (n > 0) it returns 0 and writes nothing. */
 bk_status_t bk_filter_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
                                      bool *was_new, uint64_t *n_new);
+/* As bk_filter_add_hash_batch, and *done (may be NULL) says where it
+ * stopped, as bk_filter_add_batch_done's does. */
+bk_status_t bk_filter_add_hash_batch_done(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
+                                          bool *was_new, uint64_t *n_new, size_t *done);
 size_t bk_filter_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hashes, size_t n,
                                      bool *out);
 

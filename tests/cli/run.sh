@@ -427,6 +427,41 @@ rc 0 "without --normalize the file's url normalization applies" sh -c "echo 'htt
 rc 1 "a key the url rules do not change to it is absent" sh -c "echo 'https://example.com/x' | '$BK' check n.bk >/dev/null"
 rc 2 "unknown normalization" "$BK" dedup --normalize phone urls
 
+# ---- dedup --threads: lines cut, normalized and hashed on other threads
+# give what one thread gives, byte for byte: CRLF, empty lines, NUL bytes,
+# a line longer than a read-ahead block (64 KB), no final newline, several
+# inputs, and the same line number in an error.
+awk 'BEGIN { for (i = 0; i < 40000; i++) {
+        printf "http://Example.com/p/%d%s\n", i % 9001, (i % 7 == 0) ? "\r" : ""
+        if (i % 5000 == 0) print ""
+    } }' >t.a
+awk 'BEGIN { s = ""; for (i = 0; i < 100000; i++) s = s "x"; print s; print s; print "tail" }' >t.long
+printf 'nul\000byte\nnul\000byte\nHTTP://EXAMPLE.COM/p/7\nlast-without-newline' >t.odd
+for t in 1 2 5; do
+    "$BK" dedup -q -t "$t" --seed 4 t.a t.long t.odd >"t$t.plain"
+    "$BK" dedup -q -t "$t" --seed 4 --normalize url t.a t.odd t.long >"t$t.url"
+done
+sed 's/\r$//' t.a t.long | awk '!seen[$0]++' >t.want
+check "dedup -t 2: the lines awk keeps" sh -c "head -n $(lines t.want) t2.plain | cmp -s - t.want"
+check "dedup -t 2 = -t 1" same t2.plain t1.plain
+check "dedup -t 5 = -t 1" same t5.plain t1.plain
+check "dedup -t 5 --normalize url = -t 1" same t5.url t1.url
+check "--normalize url with threads collapses spellings" \
+    test "$(grep -c 'p/7$' t5.url)" -eq 1
+rc 2 "dedup -t 3: a missing second input" "$BK" dedup -q -t 3 --seed 4 t.odd nosuch
+check "the first input's lines are printed before the error" \
+    test "$(lines out)" -eq 3
+check "the missing input is named" grep -q 'nosuch' err
+"$BK" create tns1.bk -n 50 -p 0.01 --kind scalable --nonscaling --seed 3
+cp tns1.bk tns3.bk
+seq 1 200 >t200
+"$BK" dedup -q -t 1 --state tns1.bk t200 >/dev/null 2>tns1.err
+rc 2 "dedup -t 3: a full seen-set" "$BK" dedup -q -t 3 --state tns3.bk t200
+check "the full seen-set's error names line 51" grep -q 't200 line 51: ' err
+check "and says what one thread says" sh -c "sed 's/tns3/tns1/g' err | cmp -s - tns1.err"
+rc 2 "bad --threads" "$BK" dedup -t 0 t200
+check "bad --threads: said" grep -q "bad --threads '0'" err
+
 # ---- info on a deep scalable chain (tests/data/scalable_deep.bkf: 40
 # sub-filters, precise from the 17th on)
 rc 0 "info on a deep chain" "$BK" info "$SRC/tests/data/scalable_deep.bkf"

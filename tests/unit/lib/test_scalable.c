@@ -1004,6 +1004,24 @@ static void test_add_batch_done(void)
     if (done < N)
         CHECK_STATUS(bk_filter_add(f, keys[done].ptr, keys[done].len, NULL), BK_EFULL);
     bk_filter_free(f);
+    /* The pre-hashed call stops at the same key of a filter made alike. */
+    f = NULL;
+    CHECK_OK(bk_filter_create(&f, 100, 1e-6, &o));
+    if (f) {
+        bk_hash_t hs[N];
+        bool hnew[N];
+        for (int i = 0; i < N; i++)
+            hs[i] = bk_filter_hash(f, keys[i].ptr, keys[i].len);
+        size_t hdone = 12345;
+        uint64_t h_new = 0;
+        CHECK_STATUS(bk_filter_add_hash_batch_done(f, hs, N, hnew, &h_new, &hdone), BK_EFULL);
+        CHECK_EQ_U64(hdone, done);
+        CHECK_EQ_U64(h_new, n_new);
+        CHECK(memcmp(hnew, was_new, sizeof hnew) == 0);
+        CHECK_STATUS(bk_filter_add_hash_batch_done(f, NULL, 5, NULL, NULL, &hdone), BK_EINVAL);
+        CHECK_EQ_U64(hdone, 0);
+        bk_filter_free(f);
+    }
     CHECK_OK(bk_filter_create(&f, 1000, 0.01, &o));
     if (f) {
         CHECK_OK(bk_filter_add_batch_done(f, keys, N, NULL, NULL, &done));
