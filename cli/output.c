@@ -118,6 +118,21 @@ int bkc_out_line(const char *line, size_t len)
     return 0;
 }
 
+int bkc_out_lines(const char *bytes, size_t len)
+{
+    if (out_errno)
+        return -1;
+    if (len > sizeof out_buf - out_used) {
+        if (bkc_out_flush() != 0)
+            return -1;
+        if (len >= sizeof out_buf)
+            return out_write(bytes, len);
+    }
+    memcpy(out_buf + out_used, bytes, len);
+    out_used += len;
+    return 0;
+}
+
 void bkc_stdout_setup(void)
 {
     /* A person watching a terminal sees lines as they come. */

@@ -23,6 +23,11 @@ void bkc_stdout_setup(void);
  * 0, or -1 after a write error (reported by bkc_stdout_finish). */
 int bkc_out_line(const char *line, size_t len);
 
+/* Writes bytes[0..len), whole lines each ending in "\n", to standard
+ * output through the same buffer (a large block goes straight out). 0 or
+ * -1 as bkc_out_line. */
+int bkc_out_lines(const char *bytes, size_t len);
+
 /* Writes out the buffer of bkc_out_line. 0 or -1 as bkc_out_line. */
 int bkc_out_flush(void);
 

@@ -402,6 +402,25 @@ size_t bk_filter_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hash
     return hits;
 }
 
+bk_status_t bk_filter_prefault(bk_filter_t *f, unsigned share, unsigned shares)
+{
+    if (share >= shares)
+        return BK_EINVAL;
+    if (f->readonly)
+        return BK_EREADONLY;
+    if (composite_of(f) || (f->mem != BKI_MEM_ANON && f->mem != BKI_MEM_HEAP))
+        return BK_OK;
+    const uint64_t page = 4096;
+    uint64_t pages = (f->nbytes + page - 1) / page;
+    uint64_t lo = pages / shares * share;
+    uint64_t hi = share + 1 == shares ? pages : pages / shares * (share + 1);
+    /* An atomic or of zero: a write as far as the page tables go, and
+     * safe next to other threads touching the same page. */
+    for (uint64_t p = lo; p < hi; p++)
+        (void)__atomic_fetch_or(f->data + p * page, 0, __ATOMIC_RELAXED);
+    return BK_OK;
+}
+
 bk_status_t bk_filter_remove(bk_filter_t *f, const void *key, size_t len)
 {
     const composite_t *c = composite_of(f);

@@ -157,6 +157,12 @@ static int print_line(void *ctx, const char *line, size_t len)
     return o->count_only ? 0 : bkc_out_line(line, len);
 }
 
+static int print_lines(void *ctx, const char *bytes, size_t len)
+{
+    (void)ctx;
+    return bkc_out_lines(bytes, len);
+}
+
 static unsigned online_cpus(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -196,6 +202,8 @@ static void join_setup(bkc_join_t *join, common_opts_t *o)
     join->norm = o->in.norm;
     join->icase = o->icase;
     join->emit = print_line;
+    join->emit_lines = print_lines;
+    join->count_only = o->count_only;
     join->emit_ctx = o;
 }
 
@@ -240,7 +248,9 @@ static int finish(const bkc_join_t *join, const common_opts_t *o, int rc)
                   join->split ? " (each input read in byte ranges, one per thread)" : "",
                   join->restarts ? " (the input outgrew its estimate and was read again)" : "",
                   join->partitions, join->max_level, join->spilled_bytes, join->filtered_lines);
-    else if (o->verbose)
+    if (o->verbose && join->timing[0])
+        bkc_error("%s", join->timing);
+    if (o->verbose && o->approx)
         bkc_error("%" PRIu64 " common", join->found);
     return join->found ? BKC_EXIT_YES : BKC_EXIT_NO;
 }

@@ -48,6 +48,7 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,9 @@ static const char usage[] =
 static volatile sig_atomic_t stop_signal;
 
 #define STOPPED 100
+
+/* Most --threads: one probing, the others cutting and hashing lines. */
+#define MAX_THREADS 256
 #define DEFAULT_CHECKPOINT 30.0
 
 typedef struct {
@@ -387,16 +391,60 @@ static int dedup_ahead(dedup_ctx_t *c, bkc_ahead_t *a)
     }
 }
 
+/* A new seen-set from this size on has its memory provided by the kernel
+ * on all threads up front (bk_filter_prefault): the first adds would
+ * otherwise zero-fill every page of it on the probing thread, one at a
+ * time, and twice over (an add reads its cache line first, which maps the
+ * kernel's shared zero page, then writes it, which copies that page). A
+ * billion-line seen-set touches every page within its first few thousand
+ * lines anyway. Measured on 2 cores, 200,000 URLs into -n 1e9 -p 0.001
+ * (1.9 GB): 6 s on one thread without this. */
+#define PREFAULT_BYTES ((uint64_t)256 << 20)
+
+typedef struct prefault_job {
+    bk_filter_t *f;
+    unsigned share, shares;
+} prefault_job_t;
+
+static void *prefault_share(void *vj)
+{
+    prefault_job_t *j = vj;
+    (void)bk_filter_prefault(j->f, j->share, j->shares);
+    return NULL;
+}
+
+/* Prefaults a new, empty, large seen-set on `threads` threads (this one
+ * among them); a thread that does not start leaves its share to the adds. */
+static void prefault(bk_filter_t *f, unsigned threads)
+{
+    bk_filter_shape_t shape;
+    bk_filter_shape(f, &shape);
+    if (shape.items > 0 || shape.bytes < PREFAULT_BYTES)
+        return;
+    pthread_t tid[MAX_THREADS];
+    prefault_job_t jobs[MAX_THREADS];
+    bool started[MAX_THREADS];
+    for (unsigned i = 0; i < threads; i++) {
+        jobs[i] = (prefault_job_t){f, i, threads};
+        started[i] = i > 0 && pthread_create(&tid[i], NULL, prefault_share, &jobs[i]) == 0;
+    }
+    prefault_share(&jobs[0]);
+    for (unsigned i = 1; i < threads; i++)
+        if (started[i])
+            pthread_join(tid[i], NULL);
+}
+
 /* Reads the inputs with the read-ahead when threads > 1 and it starts,
- * else line by line on this thread. */
+ * else line by line on this thread (after the prefault, on all threads). */
 static int dedup_inputs(dedup_ctx_t *c, char **paths, int n, const bkc_input_opts_t *in,
                         unsigned threads)
 {
+    prefault(c->f, threads);
     if (threads > 1) {
-        bk_filter_info_t info;
-        bk_filter_info(c->f, &info);
+        bk_filter_shape_t shape; /* O(1), unlike bk_filter_info's count of set bits */
+        bk_filter_shape(c->f, &shape);
         bkc_ahead_config_t cfg = {.paths = paths, .npaths = n, .norm = in->norm,
-                                  .hash = info.hash, .seed = info.seed,
+                                  .hash = shape.hash, .seed = shape.seed,
                                   .workers = threads - 1};
         bkc_ahead_t *a = bkc_ahead_start(&cfg);
         if (a) {
@@ -498,9 +546,6 @@ typedef struct dedup_opts {
     bkc_sizing_opts_t sz;
     bkc_input_opts_t in;
 } dedup_opts_t;
-
-/* Most --threads: one probing, the others cutting and hashing lines. */
-#define MAX_THREADS 256
 
 /* --threads N, or every online CPU. */
 static unsigned dedup_threads(unsigned asked)

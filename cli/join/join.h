@@ -40,6 +40,11 @@ typedef struct bkc_join {
     bool icase;             /* --ignore-case: keys lowercased (ASCII) */
     bkc_join_emit_fn emit;
     void *emit_ctx;
+    /* Optional: takes common lines in bulk, bytes[0..len) of whole lines
+     * each ending in "\n", in order (the mapped join formats them on its
+     * threads); non-zero stops the join. NULL: emit, line by line. */
+    int (*emit_lines)(void *ctx, const char *bytes, size_t len);
+    bool count_only;        /* the common lines are counted, not emitted */
     unsigned threads;       /* workers for the exact join (0 or 1: one) */
     /* Lines up to this long fit in the memory set aside beside mem; a
      * longer one is held anyway (the join stays exact) and reported in
@@ -62,6 +67,7 @@ typedef struct bkc_join {
     uint64_t restarts;        /* inputs held whole until they outgrew the estimate */
     bool mapped;              /* joined by bkc_join_mapped */
     bool split;               /* the threads read byte ranges (bkc_join_split) */
+    char timing[160];         /* the mapped join's phases in seconds, for --verbose */
 
     /* Working state, owned by the join (bkc_join_release frees it). */
     char *kbuf;

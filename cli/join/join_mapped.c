@@ -22,10 +22,15 @@
  *     are not mapped and do not count as this process's memory): a line
  *     found in the table moves its stamp from i-1 to i with
  *     compare-and-swap, so a line repeated in the input counts once;
- *  4. emit: the entries stamped by every input, sorted by offset (a radix
- *     sort in the table's own memory), printed from the mapping: the order
- *     of first appearance in the smallest input, the same on every run and
- *     every thread count.
+ *  4. emit: the entries stamped by every input, in the order of first
+ *     appearance in the smallest input, the same on every run and every
+ *     thread count. On up to 3 threads they are sorted by offset (a radix
+ *     sort in the table's own memory) and printed from the mapping. On more,
+ *     the smallest input is read again in chunks, each thread looking up
+ *     the lines of its chunk (a line is printed at the offset its entry
+ *     kept) and formatting them into a buffer of its own; the buffers go
+ *     out in chunk order. Counting alone (-c) needs no order: the threads
+ *     count their slices of the table.
  *
  * A line is what bkc_reader_next gives: it ends at "\n", a "\r" before the
  * "\n" is dropped, and a last line without "\n" is a line as it is.
@@ -41,7 +46,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The index entry's meta word: present (bit 63), offset (40 bits), length
@@ -339,7 +346,24 @@ typedef struct part {
     uint64_t moved;    /* stamp: stamps this thread moved */
     int err;           /* stamp: errno of a failed read */
     char *buf;         /* stamp: the chunk buffer */
+    char *out;         /* emit: a chunk's common lines, formatted */
+    size_t out_cap, buf_used;
+    bool out_failed;   /* emit: out of memory */
 } part_t;
+
+/* The emit phase on several threads (see the top): chunks of the mapped
+ * input taken in turn, their lines written out in chunk order. */
+typedef struct emit_state {
+    uint32_t n;           /* inputs: an entry with stamp n - 1 is common */
+    uint64_t chunk_bytes; /* the mapped input's bytes per chunk */
+    uint64_t nchunks;
+    uint64_t next_chunk;  /* the next chunk to take (atomic) */
+    uint64_t next_out;    /* the chunk whose lines go out next */
+    uint64_t found;       /* common lines (atomic) */
+    bool failed;          /* an emit failed: the others stop writing */
+    pthread_mutex_t mu;
+    pthread_cond_t turn;
+} emit_state_t;
 
 struct run {
     bkc_join_t *join;
@@ -351,6 +375,7 @@ struct run {
     /* stamp phase */
     int fd;
     uint32_t from;
+    emit_state_t emit;
 };
 
 static void *count_part(void *vp)
@@ -513,6 +538,151 @@ static int emit_common(run_t *r, uint32_t n)
     return 0;
 }
 
+/* Whether the line at off (hash h) is common and printed there: the
+ * table's entry for it kept this offset (its first appearance) and was
+ * stamped by all n inputs. Other lines with the same hash are passed by. */
+static bool common_here(const table_t *t, uint64_t h, uint64_t off, uint32_t n)
+{
+    for (uint64_t i = find_hash(t, home_of(t, h), h); i != NO_SLOT;
+         i = find_hash(t, next_slot(t, i), h)) {
+        uint64_t m = t->slots[i].meta;
+        if (meta_off(m) == off)
+            return meta_stamp(m) == n - 1;
+    }
+    return false;
+}
+
+/* The common lines of [lo, hi) of the mapped input, appended to p->out
+ * ("\n" after each) unless counting only. Returns how many, or -1 out of
+ * memory. */
+static int64_t emit_chunk(part_t *p, uint64_t lo, uint64_t hi, bool count_only)
+{
+    run_t *r = p->run;
+    const char *base = r->a.base, *at = base + lo, *end = base + hi;
+    size_t used = 0;
+    if (!count_only && hi - lo + 1 > p->out_cap) {
+        free(p->out);
+        p->out_cap = hi - lo + 1; /* each line is at most as long as it was, "\r\n" -> "\n" */
+        if (!(p->out = malloc(p->out_cap))) {
+            p->out_cap = 0;
+            return -1;
+        }
+    }
+    int64_t found = 0;
+    while (at < end) {
+        uint64_t h[GROUP], off[GROUP];
+        size_t len[GROUP];
+        uint32_t k = 0;
+        for (; k < GROUP && at < end; k++) {
+            off[k] = (uint64_t)(at - base);
+            at = map_line(at, end, &len[k]);
+            h[k] = stored_hash(r->seed, base + off[k], len[k]);
+            __builtin_prefetch(&r->t.slots[home_of(&r->t, h[k])]);
+        }
+        for (uint32_t j = 0; j < k; j++) {
+            if (!common_here(&r->t, h[j], off[j], r->emit.n))
+                continue;
+            found++;
+            if (!count_only) {
+                memcpy(p->out + used, base + off[j], len[j]);
+                p->out[used + len[j]] = '\n';
+                used += len[j] + 1;
+            }
+        }
+    }
+    p->buf_used = used;
+    return found;
+}
+
+/* Counts the common entries in the part's slice of the table (the slice
+ * is the part's index of run->threads), into p->lines. */
+static void *count_common_part(void *vp)
+{
+    part_t *p = vp;
+    run_t *r = p->run;
+    uint64_t k = (uint64_t)(p - r->parts);
+    uint64_t lo = r->t.nslots / r->threads * k;
+    uint64_t hi = k + 1 == r->threads ? r->t.nslots : r->t.nslots / r->threads * (k + 1);
+    uint64_t found = 0;
+    for (uint64_t i = lo; i < hi; i++) {
+        uint64_t m = r->t.slots[i].meta;
+        found += (m & PRESENT) && meta_stamp(m) == r->emit.n - 1;
+    }
+    p->lines = found;
+    return NULL;
+}
+
+/* Writes a chunk's lines out once every earlier chunk's are. */
+static void emit_in_turn(run_t *r, part_t *p, uint64_t chunk)
+{
+    emit_state_t *e = &r->emit;
+    pthread_mutex_lock(&e->mu);
+    while (e->next_out != chunk)
+        pthread_cond_wait(&e->turn, &e->mu);
+    pthread_mutex_unlock(&e->mu);
+    /* Only this thread writes now: the turn is its own until it passes it. */
+    if (!e->failed && p->buf_used &&
+        r->join->emit_lines(r->join->emit_ctx, p->out, p->buf_used) != 0)
+        e->failed = true;
+    pthread_mutex_lock(&e->mu);
+    e->next_out++;
+    pthread_cond_broadcast(&e->turn);
+    pthread_mutex_unlock(&e->mu);
+}
+
+static void *emit_part(void *vp)
+{
+    part_t *p = vp;
+    run_t *r = p->run;
+    emit_state_t *e = &r->emit;
+    bool count_only = r->join->count_only;
+    for (;;) {
+        uint64_t c = __atomic_fetch_add(&e->next_chunk, 1, __ATOMIC_RELAXED);
+        if (c >= e->nchunks)
+            return NULL;
+        uint64_t lo = map_split(&r->a, c * e->chunk_bytes);
+        uint64_t hi = c + 1 == e->nchunks ? r->a.size : map_split(&r->a, (c + 1) * e->chunk_bytes);
+        int64_t got = p->out_failed ? 0 : emit_chunk(p, lo, hi, count_only);
+        if (got < 0) {
+            p->out_failed = true; /* said after the join; the turn still passes on */
+            got = 0;
+            p->buf_used = 0;
+        }
+        __atomic_fetch_add(&e->found, (uint64_t)got, __ATOMIC_RELAXED);
+        if (!count_only)
+            emit_in_turn(r, p, c);
+    }
+}
+
+/* Chunks of about 4 MB, at least 8 per thread (so threads that finish
+ * early take more, and the buffers stay small). */
+static int emit_parallel(run_t *r, uint32_t n)
+{
+    emit_state_t *e = &r->emit;
+    e->n = n;
+    uint64_t want = r->a.size / ((uint64_t)r->threads * 8);
+    e->chunk_bytes = want < ((uint64_t)1 << 20) ? (uint64_t)1 << 20
+                     : want > ((uint64_t)4 << 20) ? (uint64_t)4 << 20
+                                                  : want;
+    e->nchunks = (r->a.size + e->chunk_bytes - 1) / e->chunk_bytes;
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->turn, NULL);
+    on_threads(r, emit_part);
+    pthread_mutex_destroy(&e->mu);
+    pthread_cond_destroy(&e->turn);
+    bool oom = false;
+    for (unsigned k = 0; k < r->threads; k++)
+        oom = oom || r->parts[k].out_failed;
+    r->join->found += e->found;
+    if (oom)
+        return bkc_join_fail(r->join, "out of memory");
+    if (e->failed) {
+        r->join->emit_failed = true;
+        return bkc_join_fail(r->join, "write error");
+    }
+    return 0;
+}
+
 /* ---- the whole ---- */
 
 enum { TAKEN = 0, NOT_TAKEN = 1 };
@@ -607,11 +777,41 @@ static int stamp_input(run_t *r, const bkc_join_src_t *s, uint32_t i, uint64_t *
     return rc;
 }
 
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* From this many threads on, the emit phase reads the smallest input
+ * again in parallel: that costs about three times the one-thread sort's
+ * work in all (every line hashed and looked up again), measured at 2
+ * threads, so it pays from about 4. */
+#define PARALLEL_EMIT 4
+
+/* The common lines, in order, or their count (see the top). 0 or -1. */
+static int emit_phase(run_t *r, uint32_t n)
+{
+    if (r->join->count_only) {
+        r->emit.n = n;
+        on_threads(r, count_common_part);
+        for (unsigned k = 0; k < r->threads; k++)
+            r->join->found += r->parts[k].lines;
+        return 0;
+    }
+    if (r->threads >= PARALLEL_EMIT && r->join->emit_lines)
+        return emit_parallel(r, n);
+    return emit_common(r, n);
+}
+
 static int join_mapped(run_t *r, bkc_join_src_t *srcs, uint32_t n)
 {
+    double t0 = seconds();
     int taken = size_table(r);
     if (taken != TAKEN)
         return taken;
+    double t1 = seconds();
     on_threads(r, build_part);
     for (unsigned k = 0; k < r->threads; k++)
         if (r->parts[k].changed)
@@ -620,6 +820,7 @@ static int join_mapped(run_t *r, bkc_join_src_t *srcs, uint32_t n)
     for (unsigned k = 0; k < r->threads; k++)
         if (!(r->parts[k].buf = malloc(CHUNK)))
             return bkc_join_fail(r->join, "out of memory");
+    double t2 = seconds();
     for (uint32_t i = 1; i < n; i++) {
         uint64_t alive = 0;
         if (stamp_input(r, &srcs[i], i, &alive) != 0)
@@ -627,7 +828,14 @@ static int join_mapped(run_t *r, bkc_join_src_t *srcs, uint32_t n)
         if (alive == 0)
             return TAKEN; /* nothing can be common any more */
     }
-    return emit_common(r, n) == 0 ? TAKEN : -1;
+    double t3 = seconds();
+    if (emit_phase(r, n) != 0)
+        return -1;
+    double t4 = seconds();
+    snprintf(r->join->timing, sizeof r->join->timing,
+             "mapped join, seconds: count %.3f, build %.3f, stamp %.3f, %s %.3f", t1 - t0,
+             t2 - t1, t3 - t2, r->join->count_only ? "count common" : "emit", t4 - t3);
+    return TAKEN;
 }
 
 int bkc_join_mapped(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n)
@@ -675,8 +883,10 @@ int bkc_join_mapped(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n)
         join->workers = r.threads;
         join->mapped = true;
     }
-    for (unsigned k = 0; k < r.threads; k++)
+    for (unsigned k = 0; k < r.threads; k++) {
         free(r.parts[k].buf);
+        free(r.parts[k].out);
+    }
     free(r.parts);
     if (r.t.slots)
         munmap(r.t.slots, r.t.bytes);

@@ -432,6 +432,17 @@ unsigned bk_filter_counter(const bk_filter_t *f, const void *key, size_t len);
  * code compiles and links; same behaviour. */
 unsigned bk_filter_count(const bk_filter_t *f, const void *key, size_t len);
 
+/* Makes the kernel provide share `share` (of `shares` equal shares) of a
+ * large single-array filter's memory now, on the calling thread: each
+ * page is touched for writing and no bit changes. A new filter's memory
+ * is zero-filled by the kernel page by page as the first adds write to
+ * it, on the adding thread; threads that each call this for one share
+ * before the adds begin spread that work instead (for gigabytes, seconds
+ * in a virtual machine). Not while another thread uses the filter.
+ * Chains, windows and filters mapped from a file: nothing is done.
+ * BK_EINVAL if share >= shares, BK_EREADONLY for a read-only filter. */
+bk_status_t bk_filter_prefault(bk_filter_t *f, unsigned share, unsigned shares);
+
 /* Forgets every key (keeps size, k, hash and seed). Scalable filters drop
  * all sub-filters but the first. */
 bk_status_t bk_filter_clear(bk_filter_t *f);

@@ -650,8 +650,51 @@ static void test_names_and_errors(void)
     CHECK(bk_kind_name((bk_kind_t)77) == NULL);
 }
 
+/* bk_filter_prefault changes no bit, whatever the shares, on a large
+ * (mmap'd) and a small (heap) filter; chains are left alone; a share out
+ * of range is refused. */
+static void test_prefault(void)
+{
+    static const uint64_t sizes[] = {2000000, 1000};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        bk_options_t o = {.kind = BK_KIND_BLOCKED, .seed_set = true, .seed = 11};
+        bk_filter_t *f = NULL;
+        CHECK_OK(bk_filter_create(&f, sizes[s], 0.01, &o));
+        if (!f)
+            return;
+        for (uint64_t i = 0; i < sizes[s] / 2; i++)
+            CHECK_OK(bk_filter_add(f, &i, sizeof i, NULL));
+        size_t n = bk_filter_serialized_size(f), w = 0, w2 = 0;
+        unsigned char *before = malloc(n), *after = malloc(n);
+        CHECK(before && after);
+        if (before && after) {
+            CHECK_OK(bk_filter_serialize(f, before, n, &w));
+            for (unsigned share = 0; share < 3; share++)
+                CHECK_OK(bk_filter_prefault(f, share, 3));
+            CHECK_OK(bk_filter_prefault(f, 0, 1));
+            CHECK_OK(bk_filter_serialize(f, after, n, &w2));
+            CHECK_EQ_U64(w, w2);
+            CHECK(memcmp(before, after, n) == 0);
+        }
+        CHECK_STATUS(bk_filter_prefault(f, 3, 3), BK_EINVAL);
+        CHECK_STATUS(bk_filter_prefault(f, 0, 0), BK_EINVAL);
+        for (uint64_t i = 0; i < sizes[s] / 2; i++)
+            CHECK(bk_filter_contains(f, &i, sizeof i));
+        free(before);
+        free(after);
+        bk_filter_free(f);
+    }
+    bk_options_t c = {.kind = BK_KIND_SCALABLE};
+    bk_filter_t *chain = NULL;
+    CHECK_OK(bk_filter_create(&chain, 1000, 0.01, &c));
+    if (chain)
+        CHECK_OK(bk_filter_prefault(chain, 1, 2));
+    bk_filter_free(chain);
+}
+
 int main(void)
 {
+    bkt_run("prefault keeps every bit", test_prefault);
     bkt_run("zero false negatives, every kind and hash", test_zero_false_negatives);
     bkt_run("fpr at capacity", test_fpr_at_capacity);
     bkt_run("add reports new", test_add_reports_new);
