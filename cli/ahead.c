@@ -28,7 +28,12 @@
 /* Input bytes a slab takes at a time: enough that the lock and the hand
  * overs cost nothing per line, few enough that the slabs in flight stay a
  * few MB (a slab's batches take about twice its bytes). */
-#define SLAB_BYTES ((size_t)64 << 10)
+#define SLAB_BYTES ((size_t)256 << 10)
+
+/* The consumer wakes a reader waiting for free slabs once this many are
+ * free, not at each: a wake is a system call on the consumer's thread,
+ * which is the one that limits a run on many cores. */
+#define RELEASE_BATCH 4
 
 /* How often a reader waiting on a quiet pipe looks whether it is stopped. */
 #define IDLE_MS 50
@@ -273,6 +278,7 @@ static void cut_lines(const bkc_ahead_t *a, slab_t *s, char **nbuf, size_t *ncap
         size_t i = b->n++;
         b->line_off[i] = at;
         b->line_len[i] = len;
+        b->raw_len[i] = next - at;
         b->lineno[i] = lineno ? lineno++ : 0;
         if (a->cfg.norm == BKC_NORM_NONE) {
             b->key_off[i] = at;
@@ -370,7 +376,8 @@ int bkc_ahead_next(bkc_ahead_t *a, bkc_batch_t **b, const char **input, int time
         s->state = FREE;
         s->next = s->nbatches = 0;
         a->taken++;
-        pthread_cond_signal(&a->to_reader);
+        if (a->taken % RELEASE_BATCH == 0)
+            pthread_cond_signal(&a->to_reader);
     }
     pthread_mutex_unlock(&a->mu);
     return rc;
@@ -451,7 +458,7 @@ bkc_ahead_t *bkc_ahead_start(const bkc_ahead_config_t *cfg)
     a->cfg = *cfg;
     a->nnames = cfg->npaths ? cfg->npaths : 1;
     unsigned workers = cfg->workers ? cfg->workers : 1;
-    a->nslabs = 4 * (size_t)workers + 4;
+    a->nslabs = 2 * (size_t)workers + 8; /* at least 2 RELEASE_BATCH */
     pthread_condattr_t mono;
     pthread_condattr_init(&mono);
     pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);

@@ -4,6 +4,7 @@
  * pointers once, just before the batch call.
  */
 #include "batch.h"
+#include "output.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,7 @@ int bkc_batch_push(bkc_batch_t *b, const char *line, size_t len, const char *key
     size_t i = b->n;
     b->line_off[i] = b->used;
     b->line_len[i] = len;
+    b->raw_len[i] = len;
     if (len)
         memcpy(b->arena + b->used, line, len);
     b->used += len;
@@ -62,6 +64,31 @@ int bkc_batch_push(bkc_batch_t *b, const char *line, size_t len, const char *key
     }
     b->keys[i].len = klen;
     b->n++;
+    return 0;
+}
+
+int bkc_batch_print_flagged(const bkc_batch_t *b)
+{
+    size_t i = 0;
+    while (i < b->n) {
+        if (!b->flags[i]) {
+            i++;
+            continue;
+        }
+        if (b->raw_len[i] != b->line_len[i] + 1) { /* no "\n" follows it here */
+            if (bkc_out_line(bkc_batch_line(b, i), b->line_len[i]) != 0)
+                return -1;
+            i++;
+            continue;
+        }
+        size_t start = b->line_off[i], end = start + b->raw_len[i];
+        for (i++; i < b->n && b->flags[i] && b->line_off[i] == end &&
+                  b->raw_len[i] == b->line_len[i] + 1;
+             i++)
+            end += b->raw_len[i];
+        if (bkc_out_lines(b->arena + start, end - start) != 0)
+            return -1;
+    }
     return 0;
 }
 

@@ -23,6 +23,10 @@ typedef struct bkc_batch {
     size_t used, cap;
     size_t n;
     size_t line_off[BKC_BATCH_KEYS], line_len[BKC_BATCH_KEYS];
+    /* The line's bytes in the arena with its line end as read: line_len
+     * + 1 when a "\n" follows it there (the read-ahead keeps the input as
+     * it was), else line_len (bkc_batch_push copies the line alone). */
+    size_t raw_len[BKC_BATCH_KEYS];
     size_t key_off[BKC_BATCH_KEYS];
     bk_key_t keys[BKC_BATCH_KEYS];
     bool flags[BKC_BATCH_KEYS];
@@ -54,6 +58,11 @@ static inline const char *bkc_batch_line(const bkc_batch_t *b, size_t i)
 {
     return b->arena + b->line_off[i];
 }
+
+/* Prints the lines i with flags[i] set, each with "\n", in order: a run
+ * of such lines that lie one after the other in the arena, each followed
+ * there by its "\n", goes out in one copy. 0, or -1 as bkc_out_line. */
+int bkc_batch_print_flagged(const bkc_batch_t *b);
 
 /* fresh[i] = the key is new: not seen[i] (a probe said the filter may hold
  * it) and not an earlier key of the batch; keys must be filled

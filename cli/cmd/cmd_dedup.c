@@ -198,9 +198,8 @@ static int flush_fast(dedup_ctx_t *c, bkc_batch_t *b, const char *input, uint64_
         st = bk_filter_add_hash_batch_done(c->f, b->hash, b->n, b->flags, n_new, &done);
     if (st != BK_OK)
         return add_failed(c, b, input, st, done);
-    for (size_t i = 0; i < b->n; i++)
-        if (b->flags[i] && bkc_out_line(bkc_batch_line(b, i), b->line_len[i]) != 0)
-            return BKC_EXIT_ERROR; /* reported by bkc_stdout_finish */
+    if (bkc_batch_print_flagged(b) != 0)
+        return BKC_EXIT_ERROR; /* reported by bkc_stdout_finish */
     bkc_out_sync();
     return 0;
 }
