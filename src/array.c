@@ -288,18 +288,10 @@ void bki_array_clear(bk_filter_t *f)
 
 uint64_t bki_cells_set(const bk_filter_t *f)
 {
-    uint64_t set = 0;
+    /* Payloads are whole 64-bit words, 64-byte aligned. A 4-bit counter
+     * is set when its nibble is non-zero. */
     bool nibbles = bki_layout_of(f->kind)->cell_bits == 4;
-    /* Payloads are whole 64-bit words. A 4-bit counter is set when its
-     * nibble is non-zero: fold each nibble's bits into its low bit. */
-    for (uint64_t i = 0; i + 8 <= f->nbytes; i += 8) {
-        uint64_t w;
-        memcpy(&w, f->data + i, 8);
-        if (nibbles)
-            w = (w | w >> 1 | w >> 2 | w >> 3) & UINT64_C(0x1111111111111111);
-        set += (uint64_t)__builtin_popcountll(w);
-    }
-    return set;
+    return bki_popcount_words((const uint64_t *)(const void *)f->data, f->nbytes / 8, nibbles);
 }
 
 /* Probes a key makes in all: k in each of its lines. */

@@ -222,31 +222,13 @@ bool bk_bitmap_test(const bk_bitmap_t *b, uint64_t v)
     return (b->words[v >> 6] >> (v & 63)) & 1;
 }
 
-/* Set bits in words[0..n), once per instruction set: the same loop, with
- * the popcount instruction or with the compiler's portable routine. */
-#define DEFINE_POPCOUNT_WORDS(name, attr)                                \
-    attr static uint64_t name(const uint64_t *w, uint64_t n)             \
-    {                                                                    \
-        uint64_t total = 0;                                              \
-        for (uint64_t i = 0; i < n; i++)                                 \
-            total += (uint64_t)__builtin_popcountll(w[i]);               \
-        return total;                                                    \
-    }
-DEFINE_POPCOUNT_WORDS(popcount_words_generic, )
 #if defined(__x86_64__) || defined(__i386__)
 #define BITMAP_HAVE_X86 1
-DEFINE_POPCOUNT_WORDS(popcount_words_hw, __attribute__((target("popcnt"))))
 #endif
 
-/* Every CPU with AVX2 has POPCNT, so the level cpu.c chose for the probes
- * says whether the instruction is there. */
 static uint64_t popcount_words(const uint64_t *w, uint64_t n)
 {
-#ifdef BITMAP_HAVE_X86
-    if (bki_simd_level >= BKI_SIMD_AVX2)
-        return popcount_words_hw(w, n);
-#endif
-    return popcount_words_generic(w, n);
+    return bki_popcount_words(w, n, false);
 }
 
 uint64_t bk_bitmap_count(const bk_bitmap_t *b)

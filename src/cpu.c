@@ -43,6 +43,36 @@ int bki_simd_set(int level)
     return was;
 }
 
+/* One loop per instruction set; each folds a nibble's bits into its low
+ * bit first when counting 4-bit cells. */
+#define DEFINE_POPCOUNT_WORDS(name, attr)                                         \
+    attr static uint64_t name(const uint64_t *w, uint64_t n, bool nibbles)       \
+    {                                                                             \
+        uint64_t total = 0;                                                       \
+        for (uint64_t i = 0; i < n; i++) {                                        \
+            uint64_t x = w[i];                                                    \
+            if (nibbles)                                                          \
+                x = (x | x >> 1 | x >> 2 | x >> 3) & UINT64_C(0x1111111111111111); \
+            total += (uint64_t)__builtin_popcountll(x);                           \
+        }                                                                         \
+        return total;                                                             \
+    }
+DEFINE_POPCOUNT_WORDS(popcount_generic, )
+#ifdef BKI_HAVE_X86
+DEFINE_POPCOUNT_WORDS(popcount_hw, __attribute__((target("popcnt"))))
+#endif
+
+/* Every CPU with AVX2 has POPCNT, so the level chosen above says whether
+ * the instruction is there. */
+uint64_t bki_popcount_words(const uint64_t *w, uint64_t n, bool nibbles)
+{
+#ifdef BKI_HAVE_X86
+    if (bki_simd_level >= BKI_SIMD_AVX2)
+        return popcount_hw(w, n, nibbles);
+#endif
+    return popcount_generic(w, n, nibbles);
+}
+
 bool bki_simd_force_scalar(bool force)
 {
     bool was = bki_simd_level != BKI_SIMD_SCALAR;

@@ -777,8 +777,7 @@ void bki_window_usage(const bki_window_t *w, bki_window_usage_t *out)
     const bki_window_geom_t *g = &w->geom;
     memset(out, 0, sizeof *out);
     const uint64_t *words = (const uint64_t *)(const void *)w->data;
-    for (uint64_t i = 0; i < g->bytes / 8; i++)
-        out->bits_set += (uint64_t)__builtin_popcountll(words[i]);
+    out->bits_set = bki_popcount_words(words, g->bytes / 8, false);
     out->fill = (double)out->bits_set / ((double)g->bytes * 8.0);
     double each[BKI_WINDOW_MAX_SLOTS];
     for (uint32_t s = 0; s < g->slots; s++) {
