@@ -6,6 +6,13 @@ pass=0
 fail=0
 
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
+
+# timed_cases: true unless the tool runs under the sanitizers
+# (BK_TEST_SANITIZED=1). Cases that wait on real time (a lock held for
+# seconds, a producer that pauses) run in the plain suite only: under ASan
+# they would take the same code paths again, only slower, sleeping most
+# of the time. Signals, checkpoints and crashes still run under ASan.
+timed_cases() { [ "${BK_TEST_SANITIZED:-0}" != 1 ]; }
 bad() { fail=$((fail + 1)); echo "FAIL $1"; }
 
 # check NAME COMMAND...: passes if COMMAND succeeds.

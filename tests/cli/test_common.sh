@@ -243,7 +243,7 @@ if mount -t tmpfs -o size=256k tmpfs "$MNT" 2>/dev/null; then
     # Ctrl-C while spilling: standard input is a pipe that stalls, and is
     # read last (its size is unknown), so the run is caught after spilling
     # $W/b and while spilling standard input.
-    { head -c 100000 "$W/a"; sleep 8; } |
+    sh -c 'echo $$ >"$1"; head -c 100000 "$2"; exec sleep 8' sh "$W/prod" "$W/a" |
         sh -c 'echo $$ >"$1"; shift; exec "$@" >/dev/null 2>&1' sh "$W/pid" \
             "$BK" common --memory 64K --tmpdir "$MNT" - "$W/b" &
     # Wait (up to 6 s, for a loaded machine) until it holds spill files.
@@ -260,6 +260,7 @@ if mount -t tmpfs -o size=256k tmpfs "$MNT" 2>/dev/null; then
         [ "$during" -gt 0 ] && [ "$held" -gt 0 ] && break
     done
     kill -INT "$pid"
+    kill "$(cat "$W/prod")" 2>/dev/null # the stalled producer: no need to wait out its sleep
     wait
     i=0
     while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
