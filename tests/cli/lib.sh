@@ -36,6 +36,11 @@ rc() {
     fi
 }
 
+same() { cmp -s "$1" "$2"; }
+lines() { wc -l <"$1" | tr -d ' '; }
+# names TEXT: err holds one line, and it names TEXT
+names() { [ "$(wc -l <err)" -eq 1 ] && grep -qF -- "$1" err; }
+
 finish() {
     echo "$pass passed, $fail failed"
     [ "$fail" -eq 0 ]

@@ -14,37 +14,7 @@ SRC=$(pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 2
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL: $1"
-}
-# check NAME COMMAND...: passes if COMMAND succeeds.
-check() {
-    name=$1
-    shift
-    if "$@"; then ok; else bad "$name"; fi
-}
-# rc WANT NAME COMMAND...: runs COMMAND (stdout to out, stderr to err) and
-# compares its exit status.
-rc() {
-    want=$1
-    name=$2
-    shift 2
-    "$@" >out 2>err
-    got=$?
-    if [ "$got" -eq "$want" ]; then ok; else
-        bad "$name: exit $got, want $want"
-        sed 's/^/    stderr: /' err | head -n 3
-    fi
-}
-same() { cmp -s "$1" "$2"; }
-lines() { wc -l <"$1" | tr -d ' '; }
-# one stderr line that names $1
-names() { [ "$(wc -l <err)" -eq 1 ] && grep -qF -- "$1" err; }
+. "$SRC/tests/cli/lib.sh" # ok, bad, check, rc, same, lines, names
 
 [ -x "$BK" ] || { echo "no $BK"; echo "0 passed, 1 failed"; exit 1; }
 
