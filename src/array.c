@@ -280,13 +280,16 @@ uint64_t bki_array_add_hash_shard(bk_filter_t *f, const bk_hash_t *hashes, size_
     bool added[SHARD_CHUNK];
     size_t at[SHARD_CHUNK];
     uint64_t fresh = 0;
+    /* Shard s is the blocks b with floor(b * shards / lines) = s, that is
+     * [ceil(s * lines / shards), ceil((s + 1) * lines / shards)): keys of
+     * one block always fall in one shard. */
+    uint64_t lo = (uint64_t)(((bki_u128)shard * f->lines + shards - 1) / shards);
+    uint64_t hi = (uint64_t)(((bki_u128)(shard + 1) * f->lines + shards - 1) / shards);
     for (size_t i = 0; i < n;) {
         size_t m = 0;
         for (; i < n && m < SHARD_CHUNK; i++) {
-            /* The key's block, then the shard of that block: keys of one
-             * block always fall in one shard. */
             uint64_t block = bki_reduce(hashes[i].hi, f->lines);
-            if ((unsigned)(((bki_u128)block * shards) / f->lines) != shard)
+            if (block < lo || block >= hi)
                 continue;
             mine[m] = hashes[i];
             at[m++] = i;
