@@ -5,11 +5,6 @@
  *   FREE --reader copies lines in--> FILLED --a worker cuts them into
  *   batches--> READY --the consumer hands the batches out, then--> FREE
  *
- * With probers (ahead.h: record_into), READY slabs first go through every
- * prober, each adding its shard of the keys to the filter, slab after slab
- * in ring order; the last one to finish a slab makes it PROBED, and the
- * consumer takes PROBED slabs instead of READY ones.
- *
  * Slabs are filled, cut and handed out in ring order, so the consumer sees
  * the lines in input order whichever worker cut them. The ends of the
  * inputs travel as slabs too (END, FAILED), so a failure reaches the
@@ -48,13 +43,11 @@
 /* How often a reader waiting on a quiet pipe looks whether it is stopped. */
 #define IDLE_MS 50
 
-enum slab_state { FREE, FILLED, CUTTING, READY, PROBED };
+enum slab_state { FREE, FILLED, CUTTING, READY };
 enum slab_kind { LINES, END, FAILED };
 
 typedef struct slab {
     enum slab_state state;
-    uint64_t seq;         /* its place in the input: the probers' order */
-    unsigned probed;      /* probers done with it */
     enum slab_kind kind;
     char *buf;            /* the input's lines [0, len), then the keys */
     size_t len, cap;
@@ -69,7 +62,7 @@ typedef struct slab {
 struct bkc_ahead {
     bkc_ahead_config_t cfg;
     pthread_mutex_t mu;
-    pthread_cond_t to_reader, to_workers, to_consumer, to_probers;
+    pthread_cond_t to_reader, to_workers, to_consumer;
     slab_t *slabs;
     size_t nslabs;
     uint64_t filled; /* slabs the reader has filled (ring position: % nslabs) */
@@ -79,10 +72,6 @@ struct bkc_ahead {
     pthread_t reader;
     pthread_t *workers;
     unsigned nworkers;
-    pthread_t *probers;
-    unsigned nprobers;       /* started */
-    struct prober *prober_args;
-    enum slab_state handed;  /* the state the consumer takes: READY or PROBED */
     bool reader_started;
     char **names;    /* the inputs' names, kept until the stop */
     int nnames;
@@ -141,7 +130,6 @@ static void publish(bkc_ahead_t *a, slab_t *s)
 {
     pthread_mutex_lock(&a->mu);
     s->state = FILLED;
-    s->seq = a->filled;
     a->filled++;
     pthread_cond_signal(&a->to_workers);
     pthread_mutex_unlock(&a->mu);
@@ -348,53 +336,11 @@ static void *cut_slabs(void *va)
             cut_lines(a, s, &nbuf, &ncap);
         pthread_mutex_lock(&a->mu);
         s->state = READY;
-        pthread_cond_broadcast(a->handed == READY ? &a->to_consumer : &a->to_probers);
+        pthread_cond_broadcast(&a->to_consumer);
     }
     pthread_mutex_unlock(&a->mu);
     free(nbuf);
     return NULL;
-}
-
-/* ---- the probers ---- */
-
-typedef struct prober {
-    bkc_ahead_t *a;
-    unsigned shard;
-} prober_t;
-
-/* Adds this prober's shard of every slab's keys, slab after slab in ring
- * order, so within a shard the keys go in in input order. */
-static void *probe_slabs(void *vp)
-{
-    prober_t *p = vp;
-    bkc_ahead_t *a = p->a;
-    unsigned shards = a->cfg.probers;
-    for (uint64_t seq = 0;; seq++) {
-        slab_t *s = &a->slabs[seq % a->nslabs];
-        pthread_mutex_lock(&a->mu);
-        while (!a->quit && !(s->state == READY && s->seq == seq))
-            pthread_cond_wait(&a->to_probers, &a->mu);
-        bool quit = a->quit;
-        pthread_mutex_unlock(&a->mu);
-        if (quit)
-            return NULL;
-        if (s->kind == LINES && !s->oom)
-            for (size_t j = 0; j < s->nbatches; j++) {
-                bkc_batch_t *b = &s->batches[j];
-                /* Cannot fail: the kind was checked, the filter is
-                 * writable and only the probers use it. */
-                (void)bk_filter_add_hash_shard(a->cfg.record_into, b->hash, b->n, p->shard,
-                                               shards, b->flags, NULL);
-            }
-        pthread_mutex_lock(&a->mu);
-        if (++s->probed == shards) {
-            s->state = PROBED;
-            pthread_cond_broadcast(&a->to_consumer);
-        }
-        pthread_mutex_unlock(&a->mu);
-        if (s->kind != LINES)
-            return NULL; /* the end of the inputs */
-    }
 }
 
 /* ---- the consumer ---- */
@@ -415,11 +361,11 @@ int bkc_ahead_next(bkc_ahead_t *a, bkc_batch_t **b, const char **input, int time
     pthread_mutex_lock(&a->mu);
     for (;;) {
         slab_t *s = &a->slabs[a->taken % a->nslabs];
-        if (s->state != a->handed) {
+        if (s->state != READY) {
             if (timeout_ms < 0) {
                 pthread_cond_wait(&a->to_consumer, &a->mu);
             } else if (pthread_cond_timedwait(&a->to_consumer, &a->mu, &until) == ETIMEDOUT &&
-                       s->state != a->handed) {
+                       s->state != READY) {
                 rc = BKC_AHEAD_WAIT;
                 break;
             }
@@ -441,7 +387,6 @@ int bkc_ahead_next(bkc_ahead_t *a, bkc_batch_t **b, const char **input, int time
          * with the last: the slab goes back to the reader. */
         a->bytes += s->len;
         s->state = FREE;
-        s->probed = 0;
         s->next = s->nbatches = 0;
         a->taken++;
         if (a->taken % RELEASE_BATCH == 0)
@@ -474,13 +419,10 @@ static void free_all(bkc_ahead_t *a)
     free(a->names);
     free(a->slabs);
     free(a->workers);
-    free(a->probers);
-    free(a->prober_args);
     pthread_mutex_destroy(&a->mu);
     pthread_cond_destroy(&a->to_reader);
     pthread_cond_destroy(&a->to_workers);
     pthread_cond_destroy(&a->to_consumer);
-    pthread_cond_destroy(&a->to_probers);
     free(a);
 }
 
@@ -492,15 +434,12 @@ void bkc_ahead_stop(bkc_ahead_t *a)
     a->quit = true;
     pthread_cond_broadcast(&a->to_reader);
     pthread_cond_broadcast(&a->to_workers);
-    pthread_cond_broadcast(&a->to_probers);
     pthread_mutex_unlock(&a->mu);
     bkc_reader_interrupt(true); /* a reader waiting on a quiet pipe */
     if (a->reader_started)
         pthread_join(a->reader, NULL);
     for (unsigned i = 0; i < a->nworkers; i++)
         pthread_join(a->workers[i], NULL);
-    for (unsigned i = 0; i < a->nprobers; i++)
-        pthread_join(a->probers[i], NULL);
     bkc_reader_interrupt(false);
     bkc_reader_set_idle_hook(NULL, NULL);
     free_all(a);
@@ -540,16 +479,11 @@ bkc_ahead_t *bkc_ahead_start(const bkc_ahead_config_t *cfg)
     pthread_cond_init(&a->to_reader, NULL);
     pthread_cond_init(&a->to_workers, NULL);
     pthread_cond_init(&a->to_consumer, &mono);
-    pthread_cond_init(&a->to_probers, NULL);
     pthread_condattr_destroy(&mono);
     a->slabs = calloc(a->nslabs, sizeof *a->slabs);
     a->names = calloc((size_t)a->nnames, sizeof *a->names);
     a->workers = calloc(workers, sizeof *a->workers);
-    unsigned probers = cfg->record_into ? cfg->probers : 0;
-    a->handed = probers ? PROBED : READY;
-    a->probers = calloc(probers + 1, sizeof *a->probers);
-    a->prober_args = calloc(probers + 1, sizeof *a->prober_args);
-    if (!a->slabs || !a->names || !a->workers || !a->probers || !a->prober_args) {
+    if (!a->slabs || !a->names || !a->workers) {
         free_all(a);
         return NULL;
     }
@@ -563,16 +497,8 @@ bkc_ahead_t *bkc_ahead_start(const bkc_ahead_config_t *cfg)
     for (; a->nworkers < workers; a->nworkers++)
         if (start_thread(&a->workers[a->nworkers], cut_slabs, a, true) != 0)
             break;
-    /* Every shard needs its prober: without all of them, none. */
-    for (; a->nprobers < probers; a->nprobers++) {
-        a->prober_args[a->nprobers] = (prober_t){a, a->nprobers};
-        if (start_thread(&a->probers[a->nprobers], probe_slabs, &a->prober_args[a->nprobers],
-                         true) != 0)
-            break;
-    }
     bkc_reader_set_idle_hook(idle_hook, NULL);
-    if (a->nworkers == 0 || a->nprobers < probers ||
-        start_thread(&a->reader, read_inputs, a, false) != 0) {
+    if (a->nworkers == 0 || start_thread(&a->reader, read_inputs, a, false) != 0) {
         bkc_ahead_stop(a);
         return NULL;
     }

@@ -30,13 +30,6 @@ typedef struct bkc_ahead_config {
     bk_hash_id_t hash;  /* the filter's hash and seed: batches carry */
     uint64_t seed;      /* bk_hash_key(hash, seed, key) for each key */
     unsigned workers;   /* threads that cut, normalize and hash (>= 1) */
-    /* Optional: `probers` threads add every batch's keys to record_into
-     * before the consumer gets the batch, each thread its shard of the
-     * filter (bk_filter_add_hash_shard: the same results as one thread
-     * adding them in order); the batch's flags then say which keys were
-     * new. The consumer must not use the filter until bkc_ahead_stop. */
-    bk_filter_t *record_into;
-    unsigned probers;
 } bkc_ahead_config_t;
 
 /* What bkc_ahead_next found. */

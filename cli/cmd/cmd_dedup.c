@@ -122,7 +122,6 @@ typedef struct {
     bool recorded_ahead;        /* the filter holds lines a failed write lost */
     bool window;                /* a window seen-set: only printed lines count */
     bool track;                 /* --state into a pipe: record lines once read */
-    bool probed;                /* the read-ahead's probers record the lines */
     bkc_inflight_t inflight;    /* printed lines the reader has not read yet */
     uint64_t out_end;           /* output offset after the last printed line */
 } dedup_ctx_t;
@@ -193,15 +192,10 @@ static int flush_fast(dedup_ctx_t *c, bkc_batch_t *b, const char *input, uint64_
 {
     bk_status_t st = BK_OK;
     size_t done = b->n;
-    if (c->window) {
+    if (c->window)
         *n_new = add_printed(c->f, b);
-    } else if (c->probed) { /* recorded already: the flags say which were new */
-        *n_new = 0;
-        for (size_t i = 0; i < b->n; i++)
-            *n_new += b->flags[i];
-    } else {
+    else
         st = bk_filter_add_hash_batch_done(c->f, b->hash, b->n, b->flags, n_new, &done);
-    }
     if (st != BK_OK)
         return add_failed(c, b, input, st, done);
     if (bkc_batch_print_flagged(b) != 0)
@@ -439,22 +433,6 @@ static void prefault(bk_filter_t *f, unsigned threads)
             pthread_join(tid[i], NULL);
 }
 
-/* Threads from which the adds themselves leave the printing thread. */
-#define PROBERS_FROM 4
-
-/* How many of the read-ahead's threads record the lines (ahead.h's
- * probers), each its shard of the seen-set: 0 (the printing thread
- * records them) with a state file (a line is recorded only after it is
- * written), a window (each printed line moves it), a kind whose keys are
- * not one block each, or few threads; else 1, and 2 from 12 threads. */
-static unsigned recording_probers(const dedup_ctx_t *c, unsigned threads)
-{
-    if (threads < PROBERS_FROM || c->state || c->window ||
-        bk_filter_add_hash_shard(c->f, NULL, 0, 0, 1, NULL, NULL) != BK_OK)
-        return 0;
-    return threads >= 12 ? 2 : 1;
-}
-
 /* Reads the inputs with the read-ahead when threads > 1 and it starts,
  * else line by line on this thread (after the prefault, on all threads). */
 static int dedup_inputs(dedup_ctx_t *c, char **paths, int n, const bkc_input_opts_t *in,
@@ -467,24 +445,10 @@ static int dedup_inputs(dedup_ctx_t *c, char **paths, int n, const bkc_input_opt
         bkc_ahead_config_t cfg = {.paths = paths, .npaths = n, .norm = in->norm,
                                   .hash = shape.hash, .seed = shape.seed,
                                   .workers = threads - 1};
-        unsigned probers = recording_probers(c, threads);
-        if (probers) {
-            cfg.record_into = c->f;
-            cfg.probers = probers;
-            cfg.workers = threads - 1 - probers;
-        }
         bkc_ahead_t *a = bkc_ahead_start(&cfg);
         if (a) {
-            /* While the probers write the filter, the progress display
-             * leaves its bits alone (no fill in periodic summaries). */
-            const bk_filter_t *shown = c->prog->filter;
-            c->probed = probers > 0;
-            if (c->probed)
-                c->prog->filter = NULL;
             int rc = dedup_ahead(c, a);
             bkc_ahead_stop(a);
-            c->prog->filter = shown;
-            c->probed = false;
             return rc;
         }
     }
