@@ -16,23 +16,6 @@
 
 #include <string.h>
 
-bkr_params_t bkr_defaults(bkr_family_t family)
-{
-    bkr_params_t p;
-    memset(&p, 0, sizeof p);
-    if (family == BKR_CBF) {
-        p.capacity = bkr_config.cbf_capacity;
-        p.error = bkr_config.cbf_error;
-        p.expansion = 1;
-        p.nonscaling = true;
-    } else {
-        p.capacity = bkr_config.bf_capacity;
-        p.error = bkr_config.bf_error;
-        p.expansion = bkr_config.bf_expansion;
-    }
-    return p;
-}
-
 /* RedisBloom's reply to a BF.INSERT value out of range. */
 #define INSERT_RANGE_ERROR "Bad argument received"
 

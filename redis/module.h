@@ -165,6 +165,13 @@ typedef struct bkr_family_row {
                                of another family's kind */
     bool (*fits)(bk_kind_t kind); /* whether a filter of kind belongs here */
     bool packs;            /* new keys are one packed block (BF) */
+    /* What its commands create when they create implicitly (bkr_defaults):
+     * the module arguments' capacity and error, and either the expansion
+     * argument or (NULL) a filter that never grows. NULL capacity: the
+     * family creates nothing implicitly (WBF). */
+    const uint64_t *default_capacity;
+    const double *default_error;
+    const uint64_t *default_expansion;
 } bkr_family_row_t;
 const bkr_family_row_t *bkr_family(bkr_family_t family);
 /* The family's data type, set once when the module loads. */
@@ -339,7 +346,8 @@ typedef struct bkr_options {
     int items;            /* BKR_OPT_INSERT: index of the first item */
 } bkr_options_t;
 
-/* The defaults of filters a family's commands create implicitly. */
+/* The defaults of filters a family's commands create implicitly, from
+ * its row of the family table (value.c). */
 bkr_params_t bkr_defaults(bkr_family_t family);
 /* Parses argv[2] (error rate) and argv[3] (capacity) into *p; false after
  * replying with RedisBloom's error. */

@@ -85,12 +85,27 @@ static bool wbf_holds(bk_kind_t kind)
  * when the module loads (module.c, from these rows). */
 static RedisModuleType *family_types[BKR_WBF + 1];
 static const bkr_family_row_t families[BKR_WBF + 1] = {
-    [BKR_BF] = {BKR_BF, "BF", "bkbloom-1", "BF.LOADCHUNK", "not a Bloom filter", bf_holds, true},
+    [BKR_BF] = {BKR_BF, "BF", "bkbloom-1", "BF.LOADCHUNK", "not a Bloom filter", bf_holds, true,
+                &bkr_config.bf_capacity, &bkr_config.bf_error, &bkr_config.bf_expansion},
     [BKR_CBF] = {BKR_CBF, "CBF", "bkcount-1", "CBF.LOADCHUNK", "not a counting filter", cbf_holds,
-                 false},
+                 false, &bkr_config.cbf_capacity, &bkr_config.cbf_error, NULL},
     [BKR_WBF] = {BKR_WBF, "WBF", "bkwindw-1", "WBF.LOADCHUNK", "not a window filter", wbf_holds,
-                 false},
+                 false, NULL, NULL, NULL},
 };
+
+bkr_params_t bkr_defaults(bkr_family_t family)
+{
+    const bkr_family_row_t *r = bkr_family(family);
+    bkr_params_t p;
+    memset(&p, 0, sizeof p);
+    if (r->default_capacity) {
+        p.capacity = *r->default_capacity;
+        p.error = *r->default_error;
+        p.expansion = r->default_expansion ? *r->default_expansion : 1;
+        p.nonscaling = !r->default_expansion;
+    }
+    return p;
+}
 
 const bkr_family_row_t *bkr_family(bkr_family_t family)
 {
