@@ -1,6 +1,6 @@
 /*
- * Single-array filters (blocked, classic, counting): creation, the kind
- * table that dispatches each operation to its kind, the batch calls, and
+ * Single-array filters (blocked, classic, counting): creation, each
+ * operation dispatched to its kind's operations (kinds.c), the batch calls, and
  * the operations that treat the payload as a whole (clear, union, clone,
  * info).
  *
@@ -11,7 +11,8 @@
  *   2. its row in kinds.c, with its geometry: its unit, bits per cell, cells per
  *      line and largest k (sizing, allocation and the file format's checks
  *      all read it);
- *   3. one row in `kinds` below.
+ *   3. its operations (a bki_kind_ops_t in its file), which its row in
+ *      kinds.c points to.
  * Then a kind value in bloomkit.h and its row in kinds.c (its name, and
  * whether it may be made alone, be a chain's sub-kind, stand in a file). plan.c sizes
  * it from its layout row (the line model when it has lines, the classic
@@ -25,73 +26,24 @@
 #include <math.h>
 #include <string.h>
 
-/* A lined kind's prefetch: the key's one 64-byte line. */
-static void prefetch_line(const bk_filter_t *f, bk_hash_t h)
-{
-    __builtin_prefetch(bki_line_of(f, h.hi));
-}
-
-/* What a kind does. NULL entries: add_atomic, remove, counter -> BK_EKIND
- * (counter: 1 if contained); add_batch, contains_batch and their
- * pre-hashed forms -> the generic pipeline below; union_into -> bytewise
- * OR. */
-typedef struct kind_ops {
-    bool (*add)(bk_filter_t *f, bk_hash_t h);
-    bool (*contains)(const bk_filter_t *f, bk_hash_t h);
-    void (*prefetch)(const bk_filter_t *f, bk_hash_t h);
-    bool (*add_atomic)(bk_filter_t *f, bk_hash_t h);
-    bk_status_t (*remove)(bk_filter_t *f, bk_hash_t h);
-    unsigned (*counter)(const bk_filter_t *f, bk_hash_t h);
-    uint64_t (*add_batch)(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new);
-    size_t (*contains_batch)(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out);
-    void (*union_into)(bk_filter_t *dst, const bk_filter_t *src);
-    uint64_t (*add_hash_batch)(bk_filter_t *f, const bk_hash_t *hashes, size_t n, bool *was_new);
-    size_t (*contains_hash_batch)(const bk_filter_t *f, const bk_hash_t *hashes, size_t n,
-                                  bool *out);
-    /* sets f's one-key calls (add_key, contains_key, contains_hash) */
-    void (*bind)(bk_filter_t *f);
-} kind_ops_t;
-
-static const kind_ops_t kinds[] = {
-    [BK_KIND_BLOCKED] = {bki_blocked_add, bki_blocked_contains, prefetch_line,
-                         bki_blocked_add_atomic, NULL, NULL, bki_blocked_add_batch,
-                         bki_blocked_contains_batch, NULL, bki_blocked_add_hash_batch,
-                         bki_blocked_contains_hash_batch, bki_blocked_bind},
-    [BK_KIND_CLASSIC] = {bki_classic_add, bki_classic_contains, bki_classic_prefetch,
-                         bki_classic_add_atomic, NULL, NULL, NULL, NULL, NULL},
-    [BK_KIND_COUNTING] = {bki_counting_add, bki_counting_contains, prefetch_line, NULL,
-                          bki_counting_remove, bki_counting_count, NULL, NULL,
-                          bki_counting_union},
-    [BK_KIND_PRECISE] = {bki_precise_add, bki_precise_contains, bki_precise_prefetch,
-                         bki_precise_add_atomic, NULL, NULL, NULL, NULL, NULL},
-    [BK_KIND_BLOCKED2] = {bki_blocked2_add, bki_blocked2_contains, bki_blocked2_prefetch,
-                          bki_blocked2_add_atomic, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-                          bki_blocked_bind},
-    [BK_KIND_SPLIT] = {bki_split_add, bki_split_contains, bki_split_prefetch,
-                       bki_split_add_atomic, NULL, NULL, bki_split_add_batch,
-                       bki_split_contains_batch, NULL, bki_split_add_hash_batch,
-                       bki_split_contains_hash_batch, bki_split_bind},
-    [BK_KIND_REDISBLOOM] = {bki_rb_add, bki_rb_contains, bki_rb_prefetch, bki_rb_add_atomic,
-                            NULL, NULL, NULL, NULL, NULL},
-};
-
 void bki_array_bind(bk_filter_t *f)
 {
-    if ((unsigned)f->kind >= sizeof kinds / sizeof kinds[0])
+    const bki_kind_ops_t *o = bki_kind_ops(f->kind);
+    if (!o)
         return; /* composites bind their own calls when they are made */
     f->add_key = NULL;
     f->contains_key = NULL;
     f->contains_hash = bki_contains_hash_generic;
-    if (kinds[f->kind].bind)
-        kinds[f->kind].bind(f);
+    if (o->bind)
+        o->bind(f);
     if (f->readonly)
         f->add_key = NULL;
 }
 
 /* Only called on filters bki_array_new built, whose kind has a row. */
-static inline const kind_ops_t *ops_of(const bk_filter_t *f)
+static inline const bki_kind_ops_t *ops_of(const bk_filter_t *f)
 {
-    return &kinds[f->kind];
+    return bki_kind_ops(f->kind);
 }
 
 static bool valid_hash(bk_hash_id_t id)
@@ -139,7 +91,7 @@ static bk_filter_t *alloc_filter(uint64_t nbytes, uint8_t *borrow)
 bk_status_t bki_array_new(bk_filter_t **out, bk_kind_t kind, uint64_t cells, uint32_t k,
                           bk_hash_id_t hash, uint64_t seed, uint8_t *borrow)
 {
-    if (!bki_layout_is_filter(kind) || (unsigned)kind >= sizeof kinds / sizeof kinds[0])
+    if (!bki_layout_is_filter(kind) || !bki_kind_ops(kind))
         return BK_EINVAL;
     if (!bki_layout_k_ok(kind, k) || !valid_hash(hash) || bki_layout_round_cells(kind, cells) != cells)
         return BK_EINVAL;
@@ -189,7 +141,7 @@ bool bki_array_contains(const bk_filter_t *f, bk_hash_t h)
 
 bk_status_t bki_array_add_atomic(bk_filter_t *f, bk_hash_t h, bool *was_new)
 {
-    const kind_ops_t *o = ops_of(f);
+    const bki_kind_ops_t *o = ops_of(f);
     if (!o->add_atomic)
         return BK_EKIND;
     bool added = o->add_atomic(f, h);
@@ -202,7 +154,7 @@ bk_status_t bki_array_add_atomic(bk_filter_t *f, bk_hash_t h, bool *was_new)
 
 bk_status_t bki_array_remove(bk_filter_t *f, bk_hash_t h)
 {
-    const kind_ops_t *o = ops_of(f);
+    const bki_kind_ops_t *o = ops_of(f);
     if (!o->remove)
         return BK_EKIND;
     bk_status_t st = o->remove(f, h);
@@ -215,7 +167,7 @@ bk_status_t bki_array_remove(bk_filter_t *f, bk_hash_t h)
 
 unsigned bki_array_counter(const bk_filter_t *f, bk_hash_t h)
 {
-    const kind_ops_t *o = ops_of(f);
+    const bki_kind_ops_t *o = ops_of(f);
     if (o->counter)
         return o->counter(f, h);
     return o->contains(f, h) ? 1u : 0u;
@@ -245,7 +197,7 @@ BKI_DEFINE_CONTAINS_HASH_BATCH(contains_hash_batch_table, , bk_hash_t, locate_ha
 
 uint64_t bki_array_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new)
 {
-    const kind_ops_t *o = ops_of(f);
+    const bki_kind_ops_t *o = ops_of(f);
     uint64_t fresh = o->add_batch ? o->add_batch(f, keys, n, was_new)
                                   : add_batch_table(f, keys, n, was_new);
     bki_set_items(f, bki_items(f) + fresh);
@@ -254,7 +206,7 @@ uint64_t bki_array_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, boo
 
 size_t bki_array_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out)
 {
-    const kind_ops_t *o = ops_of(f);
+    const bki_kind_ops_t *o = ops_of(f);
     return o->contains_batch ? o->contains_batch(f, keys, n, out)
                              : contains_batch_table(f, keys, n, out);
 }
@@ -262,7 +214,7 @@ size_t bki_array_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size
 uint64_t bki_array_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
                                   bool *was_new)
 {
-    const kind_ops_t *o = ops_of(f);
+    const bki_kind_ops_t *o = ops_of(f);
     uint64_t fresh = o->add_hash_batch ? o->add_hash_batch(f, hashes, n, was_new)
                                        : add_hash_batch_table(f, hashes, n, was_new);
     bki_set_items(f, bki_items(f) + fresh);
@@ -275,7 +227,7 @@ uint64_t bki_array_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, size_
 uint64_t bki_array_add_hash_shard(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
                                   unsigned shard, unsigned shards, bool *was_new)
 {
-    const kind_ops_t *o = ops_of(f);
+    const bki_kind_ops_t *o = ops_of(f);
     bk_hash_t mine[SHARD_CHUNK];
     bool added[SHARD_CHUNK];
     size_t at[SHARD_CHUNK];
@@ -307,7 +259,7 @@ uint64_t bki_array_add_hash_shard(bk_filter_t *f, const bk_hash_t *hashes, size_
 size_t bki_array_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hashes, size_t n,
                                      bool *out)
 {
-    const kind_ops_t *o = ops_of(f);
+    const bki_kind_ops_t *o = ops_of(f);
     return o->contains_hash_batch ? o->contains_hash_batch(f, hashes, n, out)
                                   : contains_hash_batch_table(f, hashes, n, out);
 }
@@ -356,7 +308,7 @@ bk_status_t bki_array_union(bk_filter_t *dst, const bk_filter_t *src)
 {
     if (!bki_layout_is_filter(src->kind) || !same_shape(dst, src))
         return BK_EINCOMPAT;
-    const kind_ops_t *o = ops_of(dst);
+    const bki_kind_ops_t *o = ops_of(dst);
     if (o->union_into)
         o->union_into(dst, src);
     else

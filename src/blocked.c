@@ -355,3 +355,30 @@ void bki_blocked2_prefetch(const bk_filter_t *f, bk_hash_t h)
     __builtin_prefetch(line_of(f, h));
     __builtin_prefetch(line_b(f, h));
 }
+
+/* ---- the kind table's rows (kinds.c) ---- */
+
+void bki_prefetch_line(const bk_filter_t *f, bk_hash_t h)
+{
+    __builtin_prefetch(bki_line_of(f, h.hi));
+}
+
+const bki_kind_ops_t bki_blocked_ops = {
+    .add = bki_blocked_add,
+    .contains = bki_blocked_contains,
+    .prefetch = bki_prefetch_line,
+    .add_atomic = bki_blocked_add_atomic,
+    .add_batch = bki_blocked_add_batch,
+    .contains_batch = bki_blocked_contains_batch,
+    .add_hash_batch = bki_blocked_add_hash_batch,
+    .contains_hash_batch = bki_blocked_contains_hash_batch,
+    .bind = bki_blocked_bind,
+};
+
+const bki_kind_ops_t bki_blocked2_ops = {
+    .add = bki_blocked2_add,
+    .contains = bki_blocked2_contains,
+    .prefetch = bki_blocked2_prefetch,
+    .add_atomic = bki_blocked2_add_atomic,
+    .bind = bki_blocked_bind,
+};

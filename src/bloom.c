@@ -60,3 +60,11 @@ void bki_classic_prefetch(const bk_filter_t *f, bk_hash_t h)
         __builtin_prefetch(&w[pos >> 6]);
     }
 }
+
+/* The kind table's row (kinds.c). */
+const bki_kind_ops_t bki_classic_ops = {
+    .add = bki_classic_add,
+    .contains = bki_classic_contains,
+    .prefetch = bki_classic_prefetch,
+    .add_atomic = bki_classic_add_atomic,
+};

@@ -267,3 +267,13 @@ void bki_counting_union(bk_filter_t *dst, const bk_filter_t *src)
         memcpy(dst->data + off, &a, 8);
     }
 }
+
+/* The kind table's row (kinds.c). */
+const bki_kind_ops_t bki_counting_ops = {
+    .add = bki_counting_add,
+    .contains = bki_counting_contains,
+    .prefetch = bki_prefetch_line,
+    .remove = bki_counting_remove,
+    .counter = bki_counting_count,
+    .union_into = bki_counting_union,
+};

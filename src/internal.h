@@ -322,7 +322,7 @@ enum {
 /* Whether kind has every property in `what`; false for unknown kinds. */
 BKI_HIDDEN bool bki_kind_is(bk_kind_t kind, unsigned what);
 
-/* ---- cpu.c: the one place that decides the instruction set ---- */
+
 enum { BKI_SIMD_SCALAR = 0, BKI_SIMD_AVX2 = 1 };
 /* The level the probes use: set once at load time from the CPU's feature
  * bits, lowered only by tests. Read on every probe (a predictable branch). */
@@ -369,6 +369,36 @@ typedef struct bki_layout {
                          * (blocked2: 2; others 1) */
     uint32_t fixed_k;   /* nonzero: the only k the kind has (split: 8) */
 } bki_layout_t;
+
+/* What a single-array kind does: array.c dispatches through it, each
+ * kind's file defines its own, and its row in kinds.c points to it. NULL
+ * entries: add_atomic, remove, counter -> BK_EKIND (counter: 1 if
+ * contained); add_batch, contains_batch and their pre-hashed forms -> the
+ * generic pipeline of array.c; union_into -> bytewise OR. */
+typedef struct bki_kind_ops {
+    bool (*add)(bk_filter_t *f, bk_hash_t h);
+    bool (*contains)(const bk_filter_t *f, bk_hash_t h);
+    void (*prefetch)(const bk_filter_t *f, bk_hash_t h);
+    bool (*add_atomic)(bk_filter_t *f, bk_hash_t h);
+    bk_status_t (*remove)(bk_filter_t *f, bk_hash_t h);
+    unsigned (*counter)(const bk_filter_t *f, bk_hash_t h);
+    uint64_t (*add_batch)(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new);
+    size_t (*contains_batch)(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out);
+    void (*union_into)(bk_filter_t *dst, const bk_filter_t *src);
+    uint64_t (*add_hash_batch)(bk_filter_t *f, const bk_hash_t *hashes, size_t n, bool *was_new);
+    size_t (*contains_hash_batch)(const bk_filter_t *f, const bk_hash_t *hashes, size_t n,
+                                  bool *out);
+    /* sets f's one-key calls (add_key, contains_key, contains_hash) */
+    void (*bind)(bk_filter_t *f);
+} bki_kind_ops_t;
+
+/* The operations of a single-array kind, from its row in kinds.c; NULL
+ * for the others. */
+BKI_HIDDEN const bki_kind_ops_t *bki_kind_ops(bk_kind_t kind);
+extern BKI_HIDDEN const bki_kind_ops_t bki_blocked_ops, bki_blocked2_ops, bki_classic_ops,
+    bki_counting_ops, bki_precise_ops, bki_split_ops, bki_redisbloom_ops;
+/* The prefetch of a kind whose key lies in one 64-byte line (blocked.c). */
+BKI_HIDDEN void bki_prefetch_line(const bk_filter_t *f, bk_hash_t h);
 
 /* The layout of a kind, from its row in kinds.c; NULL for kinds without a
  * single payload (scalable, window, cuckoo, default, unknown). */

@@ -261,6 +261,22 @@ static bk_kind_t default_kind(double p)
     return p >= BKI_BLOCKED2_BELOW ? BK_KIND_BLOCKED : BK_KIND_BLOCKED2;
 }
 
+size_t bk_plan_kinds(bk_kind_t *out, size_t cap)
+{
+    size_t n = 0;
+    for (unsigned k = 1; k < 64; k++) { /* past the last kind nothing qualifies */
+        bk_kind_t kind = (bk_kind_t)k;
+        bool one_array = bki_kind_is(kind, BKI_KIND_FILTER | BKI_KIND_CREATE) &&
+                         bki_layout_of(kind) != NULL;
+        if (!one_array && kind != BK_KIND_CUCKOO)
+            continue;
+        if (n < cap)
+            out[n] = kind;
+        n++;
+    }
+    return n;
+}
+
 double bk_fpr_expected(bk_kind_t kind, uint64_t m, uint64_t n, uint32_t k)
 {
     kind = array_kind(kind);

@@ -101,3 +101,11 @@ void bki_precise_prefetch(const bk_filter_t *f, bk_hash_t h)
     for (uint64_t i = 0; i < f->k; i++)
         __builtin_prefetch(&w[probe_pos(h, i, f->cells) >> 6]);
 }
+
+/* The kind table's row (kinds.c). */
+const bki_kind_ops_t bki_precise_ops = {
+    .add = bki_precise_add,
+    .contains = bki_precise_contains,
+    .prefetch = bki_precise_prefetch,
+    .add_atomic = bki_precise_add_atomic,
+};

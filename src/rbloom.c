@@ -125,3 +125,11 @@ bk_status_t bki_rb_geometry(uint64_t *entries, double error, uint32_t options, u
     *bpe = b;
     return BK_OK;
 }
+
+/* The kind table's row (kinds.c). */
+const bki_kind_ops_t bki_redisbloom_ops = {
+    .add = bki_rb_add,
+    .contains = bki_rb_contains,
+    .prefetch = bki_rb_prefetch,
+    .add_atomic = bki_rb_add_atomic,
+};

@@ -187,3 +187,17 @@ static inline void prefetch(const bk_filter_t *f, pending_t p)
 #define PROBE_AVX2(f, p) ((void)(f), probe_avx2((p).block, (p).lo))
 BKI_DEFINE_KIND_BATCHES(split, pending_t, locate, prefetch, PUT_SCALAR, PROBE_SCALAR, PUT_AVX2,
                         PROBE_AVX2)
+
+/* ---- the kind table's row (kinds.c) ---- */
+
+const bki_kind_ops_t bki_split_ops = {
+    .add = bki_split_add,
+    .contains = bki_split_contains,
+    .prefetch = bki_split_prefetch,
+    .add_atomic = bki_split_add_atomic,
+    .add_batch = bki_split_add_batch,
+    .contains_batch = bki_split_contains_batch,
+    .add_hash_batch = bki_split_add_hash_batch,
+    .contains_hash_batch = bki_split_contains_hash_batch,
+    .bind = bki_split_bind,
+};

@@ -219,9 +219,10 @@ static void print_alternative(bk_kind_t kind, uint64_t n, double p, double optim
  * optimum where the default kind does not. */
 static void print_alternatives(uint64_t n, double p, bk_kind_t chosen, bool speed)
 {
-    static const bk_kind_t kinds[] = {BK_KIND_SPLIT,   BK_KIND_BLOCKED, BK_KIND_BLOCKED2,
-                                      BK_KIND_CLASSIC, BK_KIND_PRECISE, BK_KIND_COUNTING,
-                                      BK_KIND_CUCKOO};
+    bk_kind_t kinds[32];
+    size_t nkinds = bk_plan_kinds(kinds, sizeof kinds / sizeof kinds[0]);
+    if (nkinds > sizeof kinds / sizeof kinds[0])
+        nkinds = sizeof kinds / sizeof kinds[0];
     const double ln2 = 0.69314718055994530942;
     double optimum = -log(p) / (ln2 * ln2);
     printf("\nalternatives (optimum: %.2f bits per key, -ln p / ln(2)^2)\n", optimum);
@@ -229,7 +230,7 @@ static void print_alternatives(uint64_t n, double p, bk_kind_t chosen, bool spee
     if (speed)
         printf("  %9s", "ns/lookup");
     printf("  %s\n", "lines per lookup");
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    for (size_t i = 0; i < nkinds; i++)
         print_alternative(kinds[i], n, p, optimum, speed);
     if (speed)
         printf("ns/lookup: one key per call, measured now in a filter of at most %u keys\n"

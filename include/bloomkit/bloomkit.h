@@ -206,6 +206,13 @@ typedef struct bk_plan {
  * size does not fit in 64 bits / size_t. */
 bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out);
 
+/* The kinds a program can choose among for n keys at p, in kind order:
+ * every kind bk_filter_create makes as one array (bk_plan sizes it) and
+ * the cuckoo filter (bk_cuckoo_plan). Writes the first cap of them to out
+ * (out may be NULL when cap is 0); returns how many there are. For a
+ * tool's comparison of kinds, so a new kind shows there by itself. */
+size_t bk_plan_kinds(bk_kind_t *out, size_t cap);
+
 /* How a window filter (BK_KIND_WINDOW) is sized: a count window of the
  * last `capacity` adds (span 0) or a time window of `span` units holding
  * at most `capacity` adds within any span, with `generations` G (0: 4). */

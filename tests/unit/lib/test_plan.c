@@ -251,8 +251,38 @@ static void test_expected_fpr_edges(void)
     CHECK(full > 0.99 && full <= 1.0);
 }
 
+/* bk_plan_kinds: the kinds made as one array, and cuckoo, in kind order;
+ * no chain, window, bitmap or RedisBloom link; each can be planned. */
+static void test_plan_kinds(void)
+{
+    size_t n = bk_plan_kinds(NULL, 0);
+    bk_kind_t kinds[64];
+    CHECK(n >= 7 && n <= 64);
+    CHECK_EQ_U64(bk_plan_kinds(kinds, 64), n);
+    bool seen[64] = {false};
+    for (size_t i = 0; i < n && i < 64; i++) {
+        CHECK((unsigned)kinds[i] < 64);
+        if ((unsigned)kinds[i] < 64)
+            seen[kinds[i]] = true;
+        if (i > 0)
+            CHECK(kinds[i] > kinds[i - 1]);
+        bk_plan_t pl;
+        if (kinds[i] != BK_KIND_CUCKOO)
+            CHECK_OK(bk_plan(kinds[i], 1000000, 0.01, &pl));
+    }
+    CHECK(seen[BK_KIND_SPLIT] && seen[BK_KIND_BLOCKED] && seen[BK_KIND_BLOCKED2] &&
+          seen[BK_KIND_CLASSIC] && seen[BK_KIND_PRECISE] && seen[BK_KIND_COUNTING] &&
+          seen[BK_KIND_CUCKOO]);
+    CHECK(!seen[BK_KIND_SCALABLE] && !seen[BK_KIND_WINDOW] && !seen[BK_KIND_BITMAP] &&
+          !seen[BK_KIND_BITMAP2] && !seen[BK_KIND_REDISBLOOM]);
+    bk_kind_t two[2];
+    CHECK_EQ_U64(bk_plan_kinds(two, 2), n);
+    CHECK(two[0] == kinds[0] && two[1] == kinds[1]);
+}
+
 int main(void)
 {
+    bkt_run("plan_kinds", test_plan_kinds);
     bkt_run("seed article example", test_seed_article_example);
     bkt_run("classic formula", test_classic_formula);
     bkt_run("lined plans are minimal", test_lined_plans_are_minimal);
