@@ -12,7 +12,9 @@
  * same texts here, so client code matching them keeps working.
  */
 #define _GNU_SOURCE
-#include "module.h"
+#include "args.h"
+#include "argv.h"
+#include "reply.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
  * trailing bytes, no sign on an unsigned, no NaN).
  */
 #define _GNU_SOURCE
-#include "module.h"
+#include "argv.h"
 
 #include <ctype.h>
 #include <errno.h>

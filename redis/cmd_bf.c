@@ -13,7 +13,13 @@
  * MAX_BYTES, SEED and BF.MERGE are additions.
  */
 #define _GNU_SOURCE
-#include "module.h"
+#include "cmd_bf.h"
+#include "args.h"
+#include "argv.h"
+#include "items.h"
+#include "obj.h"
+#include "reply.h"
+#include "value.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -8,7 +8,13 @@
  * error messages follow BF.* (see docs/REDIS.md).
  */
 #define _GNU_SOURCE
-#include "module.h"
+#include "cmd_cbf.h"
+#include "args.h"
+#include "events.h"
+#include "items.h"
+#include "obj.h"
+#include "reply.h"
+#include "value.h"
 
 #include <string.h>
 

@@ -9,7 +9,14 @@
  * ways. Every CF key has RedisBloom's type, MBbloomCF (redisbloom.c).
  */
 #define _GNU_SOURCE
-#include "module.h"
+#include "cmd_cf.h"
+#include "argv.h"
+#include "config.h"
+#include "events.h"
+#include "obj.h"
+#include "redisbloom.h"
+#include "reply.h"
+#include "value.h"
 
 #include <ctype.h>
 #include <stdio.h>

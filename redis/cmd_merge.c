@@ -20,7 +20,12 @@
  * Keys must hash to one slot in a cluster (Redis refuses others).
  */
 #define _GNU_SOURCE
-#include "module.h"
+#include "cmd_merge.h"
+#include "config.h"
+#include "events.h"
+#include "obj.h"
+#include "reply.h"
+#include "value.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -12,7 +12,14 @@
  * clock (bk_filter_contains_at) and change nothing.
  */
 #define _GNU_SOURCE
-#include "module.h"
+#include "cmd_wbf.h"
+#include "argv.h"
+#include "config.h"
+#include "dump.h"
+#include "events.h"
+#include "obj.h"
+#include "reply.h"
+#include "value.h"
 
 #include <stdio.h>
 #include <string.h>

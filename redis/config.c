@@ -5,7 +5,7 @@
  * (used_memory, maxmemory and MEMORY USAGE see it).
  */
 #define _GNU_SOURCE
-#include "module.h"
+#include "config.h"
 
 #include <stdint.h>
 

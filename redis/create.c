@@ -20,7 +20,12 @@
  * filters.
  */
 #define _GNU_SOURCE
-#include "module.h"
+#include "create.h"
+#include "argv.h"
+#include "config.h"
+#include "obj.h"
+#include "reply.h"
+#include "value.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -32,7 +32,13 @@
  * total length of the serialized bytes (u64 little-endian).
  */
 #define _GNU_SOURCE
-#include "module.h"
+#include "dump.h"
+#include "config.h"
+#include "events.h"
+#include "obj.h"
+#include "redisbloom.h"
+#include "reply.h"
+#include "value.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * propagating a write to replicas and the AOF, and its keyspace event.
  */
 #define _GNU_SOURCE
-#include "module.h"
+#include "events.h"
 
 #include <ctype.h>
 

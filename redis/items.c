@@ -10,7 +10,14 @@
  * MAX_BYTES check and the "full" error land on the right item.
  */
 #define _GNU_SOURCE
-#include "module.h"
+#include "items.h"
+#include "args.h"
+#include "config.h"
+#include "create.h"
+#include "events.h"
+#include "obj.h"
+#include "reply.h"
+#include "value.h"
 
 #include <string.h>
 

@@ -8,7 +8,20 @@
  */
 #define _GNU_SOURCE
 #define BKR_API_DEFINE
-#include "module.h"
+#include "bkr.h"
+#include "argv.h"
+#include "cmd_bf.h"
+#include "cmd_cbf.h"
+#include "cmd_cf.h"
+#include "cmd_merge.h"
+#include "cmd_wbf.h"
+#include "config.h"
+#include "create.h"
+#include "dump.h"
+#include "events.h"
+#include "obj.h"
+#include "redisbloom.h"
+#include "value.h"
 
 #include <string.h>
 #include <strings.h>

@@ -29,7 +29,9 @@
  * received; WBF as one string, no tag.
  */
 #define _GNU_SOURCE
-#include "module.h"
+#include "obj.h"
+#include "config.h"
+#include "value.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -33,15 +33,16 @@
  *     expansion (38 bytes); then the sub-filters' bytes as for BF.
  */
 #define _GNU_SOURCE
-#include "module.h"
+#include "redisbloom.h"
+#include "config.h"
+#include "obj.h"
+#include "value.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-RedisModuleType *bkr_type_rb;
-RedisModuleType *bkr_type_rbcf;
 
 /* RedisBloom's encoding versions: options from 2, growth from 4; 4 is
  * what it writes, and what we write for its keys. */

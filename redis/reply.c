@@ -4,7 +4,7 @@
  * that each error path of a command handler is one line.
  */
 #define _GNU_SOURCE
-#include "module.h"
+#include "reply.h"
 
 #include <stdarg.h>
 #include <stdint.h>

@@ -25,7 +25,8 @@
  * no key and release their slot when done.
  */
 #define _GNU_SOURCE
-#include "module.h"
+#include "value.h"
+#include "config.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -84,6 +85,8 @@ static bool wbf_holds(bk_kind_t kind)
 /* One row per family, indexed by bkr_family_t; the data types are set
  * when the module loads (module.c, from these rows). */
 static RedisModuleType *family_types[BKR_WBF + 1];
+RedisModuleType *bkr_type_rb;
+RedisModuleType *bkr_type_rbcf;
 static const bkr_family_row_t families[BKR_WBF + 1] = {
     [BKR_BF] = {BKR_BF, "BF", "bkbloom-1", "BF.LOADCHUNK", "not a Bloom filter", bf_holds, true,
                 &bkr_config.bf_capacity, &bkr_config.bf_error, &bkr_config.bf_expansion},

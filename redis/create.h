@@ -1,0 +1,31 @@
+/*
+ * create.c: creating filters within MAX_BYTES, growth checks (the ladder is in bkr.h).
+ */
+#ifndef BKR_CREATE_H
+#define BKR_CREATE_H
+
+#include "bkr.h"
+
+#pragma GCC visibility push(hidden)
+
+/* Creates a key's filter with p's seed, or a fresh random one, and
+ * propagates the creation (BKI.CREATE with that seed) followed by the
+ * command itself, so replicas and the AOF build a filter with the same
+ * bits. On failure replies with an error and returns NULL (nothing
+ * created). */
+bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
+                                   RedisModuleString *keyname, bkr_family_t family,
+                                   const bkr_params_t *p);
+/* Before adding a new item to a BF: NULL, or the error to reply because
+ * the chain would grow past the cap in ctx (bkr_cap; an O(1) look at the
+ * filter's shape; a fixed-size filter answers NULL, the library refuses it
+ * when full). */
+const char *bkr_growth_check(RedisModuleCtx *ctx, const bkr_obj_t *o);
+/* True if m items can be added in one batch: none of them can make the
+ * filter grow or find it full, so no check is due between them. */
+bool bkr_batch_safe(const bkr_obj_t *o, int m);
+int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+
+#pragma GCC visibility pop
+
+#endif /* BKR_CREATE_H */

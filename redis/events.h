@@ -1,0 +1,34 @@
+/*
+ * events.c: command registration, propagation and keyspace events (the ladder is in bkr.h).
+ */
+#ifndef BKR_EVENTS_H
+#define BKR_EVENTS_H
+
+#include "bkr.h"
+
+#pragma GCC visibility push(hidden)
+
+/* Propagates a write to replicas and the AOF: verbatim, or, when the
+ * command created the key (and BKI.CREATE went first), re-sent explicitly
+ * so both land in one MULTI/EXEC in order. */
+void bkr_propagate(RedisModuleCtx *ctx, bool created, RedisModuleString **argv, int argc);
+/* Fires the keyspace event of a write (class "module", 'd' in
+ * notify-keyspace-events) named after the command in lower case
+ * ("bf.add"), on key. */
+void bkr_notify(RedisModuleCtx *ctx, RedisModuleString *cmd, RedisModuleString *key);
+
+/* A command to register: its name (lower case, as RedisBloom's), handler,
+ * flags, and last key argument (1; -1 when every argument after the
+ * command is a key, so a cluster routes it and checks the slots). */
+typedef struct bkr_command {
+    const char *name;
+    RedisModuleCmdFunc fn;
+    const char *flags;
+    int lastkey;
+} bkr_command_t;
+/* Registers n commands; REDISMODULE_ERR if Redis refuses one. */
+int bkr_create_commands(RedisModuleCtx *ctx, const bkr_command_t *cmds, size_t n);
+
+#pragma GCC visibility pop
+
+#endif /* BKR_EVENTS_H */

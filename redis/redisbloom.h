@@ -1,0 +1,48 @@
+/*
+ * redisbloom.c: RedisBloom's data taken over: its types' callbacks, its SCANDUMP chunks (the ladder is in bkr.h).
+ */
+#ifndef BKR_REDISBLOOM_H
+#define BKR_REDISBLOOM_H
+
+#include "bkr.h"
+
+#pragma GCC visibility push(hidden)
+
+/* The value under a CF key (type MBbloomCF): a cuckoo filter in
+ * RedisBloom's flavour, and the Redis memory it holds. */
+typedef struct bkr_cf {
+    bk_cuckoo_t *c;
+    uint64_t heap;
+} bkr_cf_t;
+/* A new CF value for c, made from the library memory taken since `since`
+ * (a bkr_lib_bytes() reading); c gets MAX_BYTES as its size cap. */
+bkr_cf_t *bkr_cf_new(bk_cuckoo_t *c, uint64_t since);
+void bkr_cf_free(void *value);
+/* RedisBloom's CF.SCANDUMP header (38 bytes) of c; and a filter of zeroed
+ * sub-filters from one, or the error to reply: RedisBloom's text for a bad
+ * header, the cap's for one whose sub-filters would pass `cap` bytes
+ * (checked before anything is allocated). */
+#define BKR_CF_HEADER 38u
+size_t bkr_cf_header(const bk_cuckoo_t *c, uint8_t out[BKR_CF_HEADER]);
+const char *bkr_cf_from_header(const char *buf, size_t len, uint64_t cap, bk_cuckoo_t **out);
+
+/* Registers RedisBloom's data types (MBbloom--, MBbloomCF), so an RDB
+ * written by RedisBloom 2.x loads. */
+int bkr_rb_register(RedisModuleCtx *ctx);
+/* BF.SCANDUMP of a key taken over from RedisBloom (o->f a RedisBloom
+ * chain): RedisBloom's header and chunks; replies. */
+int bkr_rb_scandump(RedisModuleCtx *ctx, const bkr_obj_t *o, long long it);
+/* Whether a LOADCHUNK header chunk has the shape of RedisBloom's. */
+bool bkr_rb_is_header(const char *buf, size_t len);
+/* BF.LOADCHUNK's header chunk from RedisBloom on an empty key: makes the
+ * key (type MBbloom--) and returns NULL, or returns the error to reply
+ * (RedisBloom's text for what it refuses). */
+const char *bkr_rb_load_header(RedisModuleCtx *ctx, RedisModuleKey *key, const char *buf,
+                               size_t len);
+/* A data chunk into a key taken over from RedisBloom: NULL, or the error
+ * to reply (RedisBloom's texts). */
+const char *bkr_rb_load_chunk(bkr_obj_t *o, long long it, const char *buf, size_t len);
+
+#pragma GCC visibility pop
+
+#endif /* BKR_REDISBLOOM_H */

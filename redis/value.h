@@ -1,0 +1,85 @@
+/*
+ * value.c: the family table and the value under a key, full or packed (the ladder is in bkr.h).
+ */
+#ifndef BKR_VALUE_H
+#define BKR_VALUE_H
+
+#include "bkr.h"
+
+#pragma GCC visibility push(hidden)
+
+/* RedisBloom's data types (set by redisbloom.c when the module loads),
+ * beside the families' own. */
+extern RedisModuleType *bkr_type_rb;   /* MBbloom--: BF keys taken over from RedisBloom */
+extern RedisModuleType *bkr_type_rbcf; /* MBbloomCF: RedisBloom's CF keys, kept as stored */
+
+/* A new value (zeroed but for family and f); never NULL (small, from
+ * RedisModule_Alloc). f (NULL for a pending load) was made from the Redis
+ * memory the library took since `since`, a bkr_lib_bytes() reading taken
+ * just before f was created: that is what MEMORY USAGE reports for it.
+ * f gets MAX_BYTES as its library-held size cap. */
+bkr_obj_t *bkr_obj_new(bkr_family_t family, bk_filter_t *f, uint64_t since);
+/* Frees a value of either form (the types' free callback). */
+void bkr_obj_free(void *value);
+/* What a family is, wherever the module needs it: one row per family. */
+typedef struct bkr_family_row {
+    bkr_family_t family;
+    const char *prefix;    /* "BF": its commands' prefix, and in messages */
+    const char *type_name; /* its data type's name, 9 characters, stored in
+                              RDB files: never renamed */
+    const char *loadchunk; /* its LOADCHUNK command, as AOF rewrites emit it */
+    const char *wrong_kind; /* "not a Bloom filter": the error for a filter
+                               of another family's kind */
+    bool (*fits)(bk_kind_t kind); /* whether a filter of kind belongs here */
+    bool packs;            /* new keys are one packed block (BF) */
+    /* What its commands create when they create implicitly (bkr_defaults):
+     * the module arguments' capacity and error, and either the expansion
+     * argument or (NULL) a filter that never grows. NULL capacity: the
+     * family creates nothing implicitly (WBF). */
+    const uint64_t *default_capacity;
+    const double *default_error;
+    const uint64_t *default_expansion;
+} bkr_family_row_t;
+const bkr_family_row_t *bkr_family(bkr_family_t family);
+/* The family's data type, set once when the module loads. */
+void bkr_family_set_type(bkr_family_t family, RedisModuleType *type);
+RedisModuleType *bkr_family_type(bkr_family_t family);
+const char *bkr_family_prefix(bkr_family_t family); /* "BF", "CBF" or "WBF" */
+/* The size class of Redis' allocator (jemalloc) that n bytes land in. */
+size_t bkr_size_class(size_t n);
+/* A new packed value of the family (*out), or BK_EKIND when opts do not
+ * make a packable filter (the caller makes a full one), BK_ENOMEM, or the
+ * library's status for bad parameters. */
+bk_status_t bkr_packed_new(bkr_family_t family, uint64_t capacity, double error,
+                           const bk_options_t *opts, void **out);
+/* o, or a packed value that replaces it (o freed) when its filter can be
+ * packed: what a load or a merge stores. */
+void *bkr_value_pack(bkr_obj_t *o);
+/* The same for o, the value under key (open for writing), in place. */
+void bkr_key_pack(RedisModuleKey *key, bkr_obj_t *o);
+/* MEMORY USAGE of a value; a byte copy of a packed one (COPY), or NULL. */
+size_t bkr_value_mem(const void *value);
+void *bkr_value_copy(const void *value);
+/* The object to work on for a value: itself, or for a packed value a slot
+ * bound to it until bkr_done(key) (key NULL: until bkr_release). NULL
+ * when no slot or no memory for a view is left. */
+bkr_obj_t *bkr_resolve(void *value, RedisModuleKey *key);
+void bkr_release(bkr_obj_t *o);
+/* Whether o is a packed value's slot. */
+bool bkr_is_packed(const bkr_obj_t *o);
+/* Turns the packed value that o is bound to into the full form under key
+ * (before a change the block cannot hold: growth); returns the object to
+ * go on with (o itself when it is not packed; NULL not reached: the full
+ * form keeps the block's bits, nothing is allocated). */
+bkr_obj_t *bkr_promote(RedisModuleKey *key, bkr_obj_t *o);
+/* Settles what the command did to packed values looked up through key,
+ * closes it and returns REDISMODULE_OK: `return bkr_done(key);`. */
+int bkr_done(RedisModuleKey *key);
+
+/* The defaults of filters a family's commands create implicitly, from
+ * its row of the family table (value.c). */
+bkr_params_t bkr_defaults(bkr_family_t family);
+
+#pragma GCC visibility pop
+
+#endif /* BKR_VALUE_H */
