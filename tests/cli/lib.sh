@@ -14,6 +14,7 @@ ok() { pass=$((pass + 1)); echo "ok   $1"; }
 # of the time. Signals, checkpoints and crashes still run under ASan.
 timed_cases() { [ "${BK_TEST_SANITIZED:-0}" != 1 ]; }
 bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+skip() { echo "skip $1"; }
 
 # check NAME COMMAND...: passes if COMMAND succeeds.
 check() {

@@ -19,9 +19,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
-skip() { echo "skip $1"; }
+. "$(dirname "$0")/lib.sh" # ok, bad, skip
 
 GEN="$W/gen_lines"
 if ! ${CC:-cc} -O2 -o "$GEN" tests/cli/gen_lines.c; then
@@ -50,10 +48,10 @@ ref() {
     mv "$W/ref.acc" "$out"
 }
 
-# check NAME WANT_RC [bloomkit common args...]: runs, compares the sorted
+# check_common NAME WANT_RC [bloomkit common args...]: runs, compares the sorted
 # output with $W/want, checks that no line is printed twice and the exit
 # status.
-check() {
+check_common() {
     name=$1
     wrc=$2
     shift 2
@@ -81,22 +79,22 @@ gen 1 20000 0 30000 t >"$W/a"
 gen 2 20000 15000 45000 t >"$W/b"
 ref "$W/want" "$W/a" "$W/b"
 [ -s "$W/want" ] || bad "setup: the random inputs share no line"
-check "text, in memory" 0 "$W/a" "$W/b"
-check "text, spilling (--memory 1M)" 0 --memory 1M --tmpdir "$W" --verbose "$W/a" "$W/b"
+check_common "text, in memory" 0 "$W/a" "$W/b"
+check_common "text, spilling (--memory 1M)" 0 --memory 1M --tmpdir "$W" --verbose "$W/a" "$W/b"
 if spilled; then ok "--memory 1M did spill"; else bad "--memory 1M did not spill: $(cat "$W/err")"; fi
-check "text, re-partitioning (--memory 64K)" 0 --memory 64K --tmpdir "$W" --verbose "$W/a" "$W/b"
+check_common "text, re-partitioning (--memory 64K)" 0 --memory 64K --tmpdir "$W" --verbose "$W/a" "$W/b"
 if grep -q ' [2-9] levels' "$W/err"; then ok "--memory 64K partitioned more than once"; else
     bad "--memory 64K: expected several levels: $(cat "$W/err")"; fi
-check "argument order does not matter" 0 --memory 1M --tmpdir "$W" "$W/b" "$W/a"
+check_common "argument order does not matter" 0 --memory 1M --tmpdir "$W" "$W/b" "$W/a"
 
 # --- three and four inputs ------------------------------------------------
 gen 3 15000 10000 40000 t >"$W/c"
 gen 4 30000 0 60000 t >"$W/d"
 ref "$W/want" "$W/a" "$W/b" "$W/c"
-check "three inputs, in memory" 0 "$W/a" "$W/b" "$W/c"
-check "three inputs, spilling" 0 --memory 256K --tmpdir "$W" "$W/a" "$W/b" "$W/c"
+check_common "three inputs, in memory" 0 "$W/a" "$W/b" "$W/c"
+check_common "three inputs, spilling" 0 --memory 256K --tmpdir "$W" "$W/a" "$W/b" "$W/c"
 ref "$W/want" "$W/a" "$W/b" "$W/c" "$W/d"
-check "four inputs, spilling" 0 --memory 256K --tmpdir "$W" "$W/d" "$W/a" "$W/c" "$W/b"
+check_common "four inputs, spilling" 0 --memory 256K --tmpdir "$W" "$W/d" "$W/a" "$W/c" "$W/b"
 
 # --- binary lines, CRLF, no final newline, duplicates ----------------------
 for seed in 11 12 13; do
@@ -104,8 +102,8 @@ for seed in 11 12 13; do
     gen $((seed + 100)) 8000 3000 9000 bc >"$W/y"
     gen $((seed + 200)) 8000 2000 8000 bn >"$W/z"
     ref "$W/want" "$W/x" "$W/y" "$W/z"
-    check "binary+CRLF+no final newline, seed $seed, in memory" 0 "$W/x" "$W/y" "$W/z"
-    check "binary+CRLF+no final newline, seed $seed, spilling" 0 --memory 128K --tmpdir "$W" "$W/x" "$W/y" "$W/z"
+    check_common "binary+CRLF+no final newline, seed $seed, in memory" 0 "$W/x" "$W/y" "$W/z"
+    check_common "binary+CRLF+no final newline, seed $seed, spilling" 0 --memory 128K --tmpdir "$W" "$W/x" "$W/y" "$W/z"
 done
 if tr -d '\n\r' <"$W/x" | od -An -c | grep -q '\\0'; then ok "binary inputs hold NUL bytes"; else
     bad "binary inputs hold no NUL byte"; fi
@@ -113,28 +111,28 @@ if tr -d '\n\r' <"$W/x" | od -An -c | grep -q '\\0'; then ok "binary inputs hold
 printf 'same\r\nlast' >"$W/p"
 printf 'last\nsame\n' >"$W/q"
 printf 'last\nsame\n' >"$W/want"
-check "CRLF and missing final newline match LF lines" 0 "$W/p" "$W/q"
+check_common "CRLF and missing final newline match LF lines" 0 "$W/p" "$W/q"
 printf 'dup\ndup\nx\ndup\n' >"$W/p"
 printf 'y\ndup\ndup\n' >"$W/q"
 printf 'dup\n' >"$W/want"
-check "duplicates inside a file print once" 0 "$W/p" "$W/q"
+check_common "duplicates inside a file print once" 0 "$W/p" "$W/q"
 printf '\n\nx\n' >"$W/p"
 printf 'y\n\n' >"$W/q"
 printf '\n' >"$W/want"
-check "the empty line is a line" 0 "$W/p" "$W/q"
+check_common "the empty line is a line" 0 "$W/p" "$W/q"
 printf 'x\n' >"$W/q"
 printf 'x\n' >"$W/want"
-check "prefix of a line is not the line" 0 "$W/p" "$W/q"
+check_common "prefix of a line is not the line" 0 "$W/p" "$W/q"
 
 # --- empty inputs -----------------------------------------------------------
 : >"$W/empty"
 : >"$W/want"
-check "empty first file" 1 "$W/empty" "$W/a"
-check "empty last file" 1 "$W/a" "$W/empty"
-check "both empty" 1 "$W/empty" "$W/empty"
+check_common "empty first file" 1 "$W/empty" "$W/a"
+check_common "empty last file" 1 "$W/a" "$W/empty"
+check_common "both empty" 1 "$W/empty" "$W/empty"
 gen 5 5000 100000 105000 t >"$W/disjoint"
-check "disjoint inputs" 1 "$W/a" "$W/disjoint"
-check "disjoint inputs, spilling" 1 --memory 64K --tmpdir "$W" "$W/a" "$W/disjoint"
+check_common "disjoint inputs" 1 "$W/a" "$W/disjoint"
+check_common "disjoint inputs, spilling" 1 --memory 64K --tmpdir "$W" "$W/a" "$W/disjoint"
 
 # --- long lines ----------------------------------------------------------------
 head -c 1500000 /dev/zero | tr '\0' 'L' >"$W/long1"
@@ -142,7 +140,7 @@ head -c 1200000 /dev/zero | tr '\0' 'M' >"$W/long2"
 { cat "$W/long1"; echo; echo short; cat "$W/long2"; echo; } >"$W/p"
 { echo short; cat "$W/long2"; echo; cat "$W/long1"; echo x; echo; } >"$W/q"
 ref "$W/want" "$W/p" "$W/q"
-check "lines longer than --memory" 0 --memory 256K --tmpdir "$W" "$W/p" "$W/q"
+check_common "lines longer than --memory" 0 --memory 256K --tmpdir "$W" "$W/p" "$W/q"
 
 # --- standard input, --count, --ignore-case, --normalize -------------------
 ref "$W/want" "$W/a" "$W/b"
@@ -167,19 +165,19 @@ gen 7 6000 4000 12000 tU >"$W/ub"
 tr 'A-Z' 'a-z' <"$W/ua" >"$W/la"
 tr 'A-Z' 'a-z' <"$W/ub" >"$W/lb"
 ref "$W/want" "$W/la" "$W/lb"
-check "--ignore-case" 0 --ignore-case "$W/ua" "$W/ub"
-check "--ignore-case, spilling" 0 -i --memory 64K --tmpdir "$W" "$W/ua" "$W/ub"
-check "--ignore-case, three threads, spilling" 0 -i -t 3 --memory 256K --tmpdir "$W" "$W/ua" "$W/ub"
+check_common "--ignore-case" 0 --ignore-case "$W/ua" "$W/ub"
+check_common "--ignore-case, spilling" 0 -i --memory 64K --tmpdir "$W" "$W/ua" "$W/ub"
+check_common "--ignore-case, three threads, spilling" 0 -i -t 3 --memory 256K --tmpdir "$W" "$W/ua" "$W/ub"
 ref "$W/want" "$W/ua" "$W/ub"
-check "case matters without --ignore-case" 0 "$W/ua" "$W/ub"
+check_common "case matters without --ignore-case" 0 "$W/ua" "$W/ub"
 
 printf 'HTTP://Example.com:80/a/../b#x\nhttps://example.com:443\nhttp://other/x\n' >"$W/p"
 printf 'http://example.com/b\nhttps://EXAMPLE.com/\nhttp://other/y\n' >"$W/q"
 printf 'http://example.com/b\nhttps://example.com/\n' >"$W/want"
-check "--normalize url" 0 --normalize url "$W/p" "$W/q"
-check "--normalize url, two threads" 0 --normalize url -t 2 "$W/p" "$W/q"
+check_common "--normalize url" 0 --normalize url "$W/p" "$W/q"
+check_common "--normalize url, two threads" 0 --normalize url -t 2 "$W/p" "$W/q"
 : >"$W/want"
-check "no normalization without --normalize" 1 "$W/p" "$W/q"
+check_common "no normalization without --normalize" 1 "$W/p" "$W/q"
 
 # --- errors ---------------------------------------------------------------
 "$BK" common "$W/a" "$W/nosuch" >"$W/got" 2>"$W/err"
@@ -213,7 +211,7 @@ rc=$?
 if [ "$rc" -eq 2 ] && [ ! -s "$W/got" ] && grep -q 'spill' "$W/err"; then ok "unwritable --tmpdir: exit 2, no output"; else
     bad "unwritable --tmpdir: exit $rc, $(wc -c <"$W/got") bytes out, '$(cat "$W/err")'"; fi
 ref "$W/want" "$W/a" "$W/b"
-check "--tmpdir unused when the inputs fit" 0 --tmpdir "$W/a/sub" "$W/a" "$W/b"
+check_common "--tmpdir unused when the inputs fit" 0 --tmpdir "$W/a/sub" "$W/a" "$W/b"
 
 # Spill files leave nothing behind.
 mkdir "$W/spill"
@@ -453,7 +451,7 @@ for t in 1 2 3 4 7; do
 done
 # The same inputs the general way give the same set of lines.
 sort "$W/want.order" >"$W/want"
-BLOOMKIT_NO_MMAP=1 check "BLOOMKIT_NO_MMAP: the general path, same lines" 0 -t 2 --memory 512M \
+BLOOMKIT_NO_MMAP=1 check_common "BLOOMKIT_NO_MMAP: the general path, same lines" 0 -t 2 --memory 512M \
     "$W/m1" "$W/m2" "$W/m3"
 if grep -q "mapped" "$W/err"; then bad "BLOOMKIT_NO_MMAP still mapped"; else ok "BLOOMKIT_NO_MMAP: not mapped"; fi
 # --count, and two inputs with nothing in common.
@@ -512,7 +510,7 @@ gen 23 9000 2000 11000 tn >"$W/z"
 ref "$W/want" "$W/x" "$W/y" "$W/z"
 for t in 1 2 3; do
     for mem in 64M 256K 64K; do
-        check "-t $t --memory $mem, three random inputs" 0 -t $t --memory $mem --tmpdir "$W" \
+        check_common "-t $t --memory $mem, three random inputs" 0 -t $t --memory $mem --tmpdir "$W" \
             "$W/z" "$W/x" "$W/y"
     done
 done
