@@ -5,13 +5,6 @@
  *   FREE --reader copies lines in--> FILLED --a worker cuts them into
  *   batches--> READY --the consumer hands the batches out, then--> FREE
  *
- * A regular file is not copied by the reader at all: its slabs are byte
- * ranges (RANGE_BYTES each), and the worker that cuts a slab reads its
- * lines itself (pread: those starting in the range, the last one to its
- * end), so the input's bytes are copied once, by many threads; line
- * numbers, unknown to a worker, are counted on by the consumer. Standard
- * input and pipes go through the reader.
- *
  * Slabs are filled, cut and handed out in ring order, so the consumer sees
  * the lines in input order whichever worker cut them. The ends of the
  * inputs travel as slabs too (END, FAILED), so a failure reaches the
@@ -24,8 +17,6 @@
 #include "input.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -33,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 /* Input bytes a slab takes at a time: enough that the lock and the hand
  * overs cost nothing per line, few enough that the slabs in flight stay a
@@ -44,12 +34,6 @@
  * the line itself, so short lines (8-digit numbers) would otherwise make
  * a 256 KB slab's batches 1.7 MB. */
 #define SLAB_LINES 8192
-
-/* Bytes of a regular file a slab covers: a worker cannot stop at
- * SLAB_LINES lines (the next range starts where it starts), so ranges are
- * small enough that short lines stay few (64 KB of 8-digit numbers: 7,000
- * lines). */
-#define RANGE_BYTES ((uint64_t)64 << 10)
 
 /* The consumer wakes a reader waiting for free slabs once this many are
  * free, not at each: a wake is a system call on the consumer's thread,
@@ -73,13 +57,6 @@ typedef struct slab {
     size_t nbatches, batches_cap;
     size_t next;          /* the consumer's next batch */
     bool oom;             /* the worker ran out of memory */
-    /* a range of a regular file, read by the worker (see the top) */
-    bool ranged;
-    int input_index;      /* which input: the consumer closes its file */
-    uint64_t lo, hi;      /* the lines that start in [lo, hi) */
-    bool last_of_input;
-    int read_errno;       /* the worker's read failed (-1: a line too long) */
-    uint64_t too_long_at; /* where that line starts */
 } slab_t;
 
 struct bkc_ahead {
@@ -97,11 +74,8 @@ struct bkc_ahead {
     unsigned nworkers;
     bool reader_started;
     char **names;    /* the inputs' names, kept until the stop */
-    int *fds;        /* regular files read by range (-1: none, or closed) */
     int nnames;
     uint64_t bytes;
-    const char *numbering; /* the input whose lines next_line counts */
-    uint64_t next_line;
     char err[700];
 };
 
@@ -220,7 +194,6 @@ static int read_input(bkc_ahead_t *a, bkc_reader_t *r, const char *name)
             }
             memcpy(s->buf, block, take);
             s->kind = LINES;
-            s->ranged = false;
             s->len = take;
             s->input = name;
             s->lineno = bkc_reader_lineno(r) + 1;
@@ -237,59 +210,17 @@ static int read_input(bkc_ahead_t *a, bkc_reader_t *r, const char *name)
     return 0;
 }
 
-/* Sends input i, a regular file of size bytes open on fd, as ranges for
- * the workers to read. 0, or -1 once stopped. */
-static int send_ranges(bkc_ahead_t *a, int i, int fd, uint64_t size)
-{
-    pthread_mutex_lock(&a->mu);
-    a->fds[i] = fd;
-    pthread_mutex_unlock(&a->mu);
-    for (uint64_t lo = 0; lo < size; lo += RANGE_BYTES) {
-        slab_t *s = free_slab(a);
-        if (!s)
-            return -1;
-        s->kind = LINES;
-        s->ranged = true;
-        s->input_index = i;
-        s->input = a->names[i];
-        s->lo = lo;
-        s->hi = size - lo > RANGE_BYTES ? lo + RANGE_BYTES : size;
-        s->last_of_input = s->hi == size;
-        s->len = 0;
-        s->lineno = 1; /* counted from the slab's first line; the consumer adds the rest */
-        publish(a, s);
-    }
-    if (size == 0) {
-        pthread_mutex_lock(&a->mu);
-        a->fds[i] = -1;
-        pthread_mutex_unlock(&a->mu);
-        close(fd);
-    }
-    return 0;
-}
-
 static void *read_inputs(void *va)
 {
     bkc_ahead_t *a = va;
     for (int i = 0; i < a->nnames; i++) {
         char err[600];
-        const char *path = a->cfg.npaths ? a->cfg.paths[i] : "-";
-        bkc_reader_t *r = bkc_reader_open(path, err, sizeof err);
+        bkc_reader_t *r = bkc_reader_open(a->cfg.npaths ? a->cfg.paths[i] : "-", err, sizeof err);
         if (!r) {
             publish_end(a, FAILED, err);
             return NULL;
         }
         a->names[i] = strdup(bkc_reader_name(r));
-        int64_t size = bkc_reader_size(r);
-        int fd = -1;
-        if (a->names[i] && size >= 0 && strcmp(path, "-") != 0)
-            fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            bkc_reader_close(r);
-            if (send_ranges(a, i, fd, (uint64_t)size) != 0)
-                return NULL;
-            continue;
-        }
         int rc = a->names[i] ? read_input(a, r, a->names[i]) : -1;
         if (!a->names[i])
             publish_end(a, FAILED, "out of memory");
@@ -319,68 +250,6 @@ static int reserve(slab_t *s, size_t used, size_t more)
     return 0;
 }
 
-/* Reads a ranged slab's lines from its file into its buffer: from the byte
- * before lo (to see whether a line starts at lo) to hi, then on to the end
- * of the last line. Returns where the first line starts in the buffer
- * (s->len when none starts in the range); sets s->len, and read_errno on a
- * failure. */
-static size_t read_range(bkc_ahead_t *a, slab_t *s)
-{
-    int fd = a->fds[s->input_index];
-    uint64_t from = s->lo > 0 ? s->lo - 1 : 0;
-    size_t used = 0;
-    bool more = true;
-    s->read_errno = 0;
-    for (uint64_t pos = from; more;) {
-        uint64_t want = pos < s->hi ? s->hi - pos : RANGE_BYTES;
-        if (reserve(s, used, (size_t)want) != 0) {
-            s->oom = true;
-            break;
-        }
-        ssize_t got = pread(fd, s->buf + used, (size_t)want, (off_t)pos);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            s->read_errno = errno;
-            break;
-        }
-        if (got == 0)
-            break; /* the end of the file (it may have shrunk) */
-        bool reached = pos < s->hi && pos + (uint64_t)got >= s->hi;
-        used += (size_t)got;
-        pos += (uint64_t)got;
-        /* No line starts in the range (a "\n" in bytes lo-1 .. hi-2 would
-         * start one): it lies inside a line an earlier range reads. */
-        if (reached && s->lo > 0 && !memchr(s->buf, '\n', (size_t)(s->hi - from - 1))) {
-            s->len = used;
-            return used;
-        }
-        /* Past hi, read on only until the range's last line ends. */
-        if (pos >= s->hi && memchr(s->buf + used - (size_t)got, '\n', (size_t)got)) {
-            const char *nl = s->buf + (s->hi > from ? s->hi - from - 1 : 0);
-            nl = memchr(nl, '\n', (size_t)(s->buf + used - nl));
-            if (nl) {
-                used = (size_t)(nl + 1 - s->buf);
-                more = false;
-            }
-        }
-        if (more && pos >= s->hi && used - (s->hi - from) > BKC_LINE_MAX) {
-            s->read_errno = -1;
-            s->too_long_at = s->hi;
-            break;
-        }
-    }
-    if (s->read_errno || s->oom) {
-        s->len = 0;
-        return 0;
-    }
-    s->len = used;
-    if (s->lo == 0)
-        return 0;
-    const char *nl = memchr(s->buf, '\n', used < (size_t)(s->hi - from) ? used : (size_t)(s->hi - from));
-    return nl ? (size_t)(nl + 1 - s->buf) : used;
-}
-
 /* The slab's next batch, emptied; NULL when out of memory. */
 static bkc_batch_t *next_batch(slab_t *s)
 {
@@ -401,10 +270,11 @@ static bkc_batch_t *next_batch(slab_t *s)
 /* Cuts the slab's lines into batches: line and key offsets into the
  * slab's buffer (normalized keys appended after the lines), hashes, line
  * numbers. nbuf/ncap: the worker's normalization buffer. */
-static void cut_lines(const bkc_ahead_t *a, slab_t *s, size_t at, char **nbuf, size_t *ncap)
+static void cut_lines(const bkc_ahead_t *a, slab_t *s, char **nbuf, size_t *ncap)
 {
     s->nbatches = 0;
-    size_t keys_end = s->len;
+    s->oom = false;
+    size_t at = 0, keys_end = s->len;
     uint64_t lineno = s->lineno;
     bkc_batch_t *b = NULL;
     while (at < s->len) {
@@ -462,12 +332,8 @@ static void *cut_slabs(void *va)
         slab_t *s = &a->slabs[a->cut++ % a->nslabs];
         s->state = CUTTING;
         pthread_mutex_unlock(&a->mu);
-        if (s->kind == LINES) {
-            s->oom = false;
-            size_t start = s->ranged ? read_range(a, s) : 0;
-            if (!s->oom && !s->read_errno)
-                cut_lines(a, s, start, &nbuf, &ncap);
-        }
+        if (s->kind == LINES)
+            cut_lines(a, s, &nbuf, &ncap);
         pthread_mutex_lock(&a->mu);
         s->state = READY;
         pthread_cond_broadcast(&a->to_consumer);
@@ -478,26 +344,6 @@ static void *cut_slabs(void *va)
 }
 
 /* ---- the consumer ---- */
-
-/* A ranged slab's line numbers, counted on from the input's earlier
- * slabs (a worker numbered them from 1); a reader's slab is numbered
- * already. */
-static void number_lines(bkc_ahead_t *a, slab_t *s)
-{
-    if (s->input != a->numbering) {
-        a->numbering = s->input;
-        a->next_line = 1;
-    }
-    uint64_t lines = 0;
-    for (size_t j = 0; j < s->nbatches; j++) {
-        bkc_batch_t *b = &s->batches[j];
-        if (s->ranged)
-            for (size_t i = 0; i < b->n; i++)
-                b->lineno[i] += a->next_line - 1;
-        lines += b->n;
-    }
-    a->next_line += lines;
-}
 
 int bkc_ahead_next(bkc_ahead_t *a, bkc_batch_t **b, const char **input, int timeout_ms)
 {
@@ -525,21 +371,12 @@ int bkc_ahead_next(bkc_ahead_t *a, bkc_batch_t **b, const char **input, int time
             }
             continue;
         }
-        if (s->kind != LINES || s->oom || s->read_errno) {
-            if (s->kind == LINES && s->oom)
+        if (s->kind != LINES || s->oom) {
+            if (s->oom && s->kind == LINES)
                 snprintf(a->err, sizeof a->err, "%s: out of memory", s->input);
-            else if (s->kind == LINES && s->read_errno > 0)
-                snprintf(a->err, sizeof a->err, "%s: %s", s->input, strerror(s->read_errno));
-            else if (s->kind == LINES)
-                snprintf(a->err, sizeof a->err,
-                         "%s: the line at byte offset %" PRIu64 " or before is longer than %zu "
-                         "bytes",
-                         s->input, s->too_long_at, BKC_LINE_MAX);
             rc = s->kind == END ? BKC_AHEAD_END : BKC_AHEAD_ERROR;
             break;
         }
-        if (s->next == 0)
-            number_lines(a, s);
         if (s->next < s->nbatches) {
             *b = &s->batches[s->next++];
             *input = s->input;
@@ -548,11 +385,7 @@ int bkc_ahead_next(bkc_ahead_t *a, bkc_batch_t **b, const char **input, int time
         }
         /* Every batch of this slab was handed out, and the caller is done
          * with the last: the slab goes back to the reader. */
-        a->bytes += s->ranged ? s->hi - s->lo : s->len;
-        if (s->ranged && s->last_of_input && a->fds[s->input_index] >= 0) {
-            close(a->fds[s->input_index]);
-            a->fds[s->input_index] = -1;
-        }
+        a->bytes += s->len;
         s->state = FREE;
         s->next = s->nbatches = 0;
         a->taken++;
@@ -581,13 +414,9 @@ static void free_all(bkc_ahead_t *a)
         free(a->slabs[i].buf);
         free(a->slabs[i].batches);
     }
-    for (int i = 0; i < a->nnames; i++) {
+    for (int i = 0; i < a->nnames; i++)
         free(a->names[i]);
-        if (a->fds && a->fds[i] >= 0)
-            close(a->fds[i]);
-    }
     free(a->names);
-    free(a->fds);
     free(a->slabs);
     free(a->workers);
     pthread_mutex_destroy(&a->mu);
@@ -653,11 +482,8 @@ bkc_ahead_t *bkc_ahead_start(const bkc_ahead_config_t *cfg)
     pthread_condattr_destroy(&mono);
     a->slabs = calloc(a->nslabs, sizeof *a->slabs);
     a->names = calloc((size_t)a->nnames, sizeof *a->names);
-    a->fds = malloc((size_t)a->nnames * sizeof *a->fds);
-    for (int i = 0; a->fds && i < a->nnames; i++)
-        a->fds[i] = -1;
     a->workers = calloc(workers, sizeof *a->workers);
-    if (!a->slabs || !a->names || !a->fds || !a->workers) {
+    if (!a->slabs || !a->names || !a->workers) {
         free_all(a);
         return NULL;
     }
