@@ -425,9 +425,8 @@ for k in blocked split; do
     check "dedup into a $k seen-set: -t 5 = -t 1" same "t5.$k" "t1.$k"
     check "dedup into a $k seen-set: -t 12 = -t 1" same "t12.$k" "t1.$k"
 done
-# regular files are read by the workers in 64 KB ranges: a 1 MB line
-# spans many ranges, a file of exactly two ranges, blank lines only, an
-# empty file
+# lines across the read-ahead's blocks: a 1 MB line (over the 256 KB
+# slab), a file of exactly 128 KB, blank lines only, an empty file
 awk 'BEGIN { s = ""; for (i = 0; i < 1048576; i++) s = s "y"; print "a"; print s; print "b"; print s; print "a" }' >t.huge
 awk 'BEGIN { for (i = 0; i < 8192; i++) printf "%015d\n", i % 5000 }' >t.exact # 131072 bytes
 printf '\n\n\n' >t.blank
@@ -435,7 +434,7 @@ printf '\n\n\n' >t.blank
 for t in 1 4; do
     "$BK" dedup -q -t "$t" --seed 4 t.huge t.exact t.blank t.empty t.odd >"t$t.ranges"
 done
-check "dedup -t 4 over ranges = -t 1" same t4.ranges t1.ranges
+check "dedup -t 4 across blocks = -t 1" same t4.ranges t1.ranges
 cat t.huge t.exact t.blank t.empty | awk '!seen[$0]++' >t.ranges.want
 check "... the lines awk keeps" sh -c "head -n $(lines t.ranges.want) t1.ranges | cmp -s - t.ranges.want"
 check "the blocked seen-set at capacity drops some new lines (the runs above compare something)" \
