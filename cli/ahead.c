@@ -37,7 +37,7 @@
 
 /* The consumer wakes a reader waiting for free slabs once this many are
  * free, not at each: a wake is a system call on the consumer's thread,
- * which is the one that limits a run on many cores. */
+ * the one thread whose work cannot be shared out. */
 #define RELEASE_BATCH 4
 
 /* How often a reader waiting on a quiet pipe looks whether it is stopped. */
