@@ -221,41 +221,6 @@ uint64_t bki_array_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, size_
     return fresh;
 }
 
-/* Keys gathered for one shard before the kind's batch add takes them. */
-#define SHARD_CHUNK 256
-
-uint64_t bki_array_add_hash_shard(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
-                                  unsigned shard, unsigned shards, bool *was_new)
-{
-    const bki_kind_ops_t *o = ops_of(f);
-    bk_hash_t mine[SHARD_CHUNK];
-    bool added[SHARD_CHUNK];
-    size_t at[SHARD_CHUNK];
-    uint64_t fresh = 0;
-    /* Shard s is the blocks b with floor(b * shards / lines) = s, that is
-     * [ceil(s * lines / shards), ceil((s + 1) * lines / shards)): keys of
-     * one block always fall in one shard. */
-    uint64_t lo = (uint64_t)(((bki_u128)shard * f->lines + shards - 1) / shards);
-    uint64_t hi = (uint64_t)(((bki_u128)(shard + 1) * f->lines + shards - 1) / shards);
-    for (size_t i = 0; i < n;) {
-        size_t m = 0;
-        for (; i < n && m < SHARD_CHUNK; i++) {
-            uint64_t block = bki_reduce(hashes[i].hi, f->lines);
-            if (block < lo || block >= hi)
-                continue;
-            mine[m] = hashes[i];
-            at[m++] = i;
-        }
-        fresh += o->add_hash_batch(f, mine, m, added);
-        if (was_new)
-            for (size_t j = 0; j < m; j++)
-                was_new[at[j]] = added[j];
-    }
-    /* The item count is the one thing the shards share. */
-    atomic_fetch_add_explicit(&f->items, fresh, memory_order_relaxed);
-    return fresh;
-}
-
 size_t bki_array_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hashes, size_t n,
                                      bool *out)
 {

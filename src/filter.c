@@ -381,24 +381,6 @@ bk_status_t bk_filter_add_hash_batch_done(bk_filter_t *f, const bk_hash_t *hashe
     return st;
 }
 
-bk_status_t bk_filter_add_hash_shard(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
-                                     unsigned shard, unsigned shards, bool *was_new,
-                                     uint64_t *n_new)
-{
-    if (n_new)
-        *n_new = 0;
-    if (composite_of(f) || !bki_kind_is(f->kind, BKI_KIND_ONE_BLOCK))
-        return BK_EKIND;
-    if (shard >= shards || (n && !hashes))
-        return BK_EINVAL;
-    if (f->readonly)
-        return BK_EREADONLY;
-    uint64_t fresh = bki_array_add_hash_shard(f, hashes, n, shard, shards, was_new);
-    if (n_new)
-        *n_new = fresh;
-    return BK_OK;
-}
-
 bk_status_t bk_filter_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
                                      bool *was_new, uint64_t *n_new)
 {

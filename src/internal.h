@@ -315,9 +315,7 @@ enum {
     BKI_KIND_TOP = 1u << 2,        /* a file's kind on its own */
     BKI_KIND_CREATE = 1u << 3,     /* bk_filter_create makes it (filters) */
     BKI_KIND_SUB_FILE = 1u << 4,   /* a scalable chain's sub-kind in a file */
-    BKI_KIND_SUB_CREATE = 1u << 5, /* ... and at bk_filter_create */
-    BKI_KIND_ONE_BLOCK = 1u << 6   /* a key's cells all lie in its one block,
-                                      the block bki_reduce(h.hi, lines) picks */
+    BKI_KIND_SUB_CREATE = 1u << 5  /* ... and at bk_filter_create */
 };
 /* Whether kind has every property in `what`; false for unknown kinds. */
 BKI_HIDDEN bool bki_kind_is(bk_kind_t kind, unsigned what);
@@ -594,10 +592,6 @@ BKI_HIDDEN size_t bki_array_contains_batch(const bk_filter_t *f, const bk_key_t 
                                            size_t n, bool *out);
 BKI_HIDDEN uint64_t bki_array_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
                                              bool *was_new);
-/* bk_filter_add_hash_shard's work on a single-array kind of one block per
- * key; the item count is added atomically. */
-BKI_HIDDEN uint64_t bki_array_add_hash_shard(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
-                                             unsigned shard, unsigned shards, bool *was_new);
 BKI_HIDDEN size_t bki_array_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hashes,
                                                 size_t n, bool *out);
 BKI_HIDDEN void bki_array_clear(bk_filter_t *f);

@@ -22,10 +22,9 @@ typedef struct kind_row {
 #define F BKI_KIND_FILTER
 #define T BKI_KIND_TOP
 #define C BKI_KIND_CREATE
-#define B BKI_KIND_ONE_BLOCK
 
 static const kind_row_t rows[] = {
-    [BK_KIND_BLOCKED] = {"blocked", F | T | C | BKI_KIND_SUB_FILE | BKI_KIND_SUB_CREATE | B,
+    [BK_KIND_BLOCKED] = {"blocked", F | T | C | BKI_KIND_SUB_FILE | BKI_KIND_SUB_CREATE,
                          {BKI_LINE_BITS, 1, BKI_LINE_BITS, BKI_BLOCKED_MAX_K, 0, 1, 0},
                          &bki_blocked_ops},
     [BK_KIND_CLASSIC] = {"classic", F | T | C | BKI_KIND_SUB_FILE | BKI_KIND_SUB_CREATE,
@@ -43,7 +42,7 @@ static const kind_row_t rows[] = {
                           {BKI_LINE_BITS, 1, BKI_LINE_BITS, BKI_BLOCKED_MAX_K, 0, 2, 0},
                           &bki_blocked2_ops},
     [BK_KIND_WINDOW] = {"window", F | T | C, {0}},
-    [BK_KIND_SPLIT] = {"split", F | T | C | B,
+    [BK_KIND_SPLIT] = {"split", F | T | C,
                        {BKI_SPLIT_BLOCK_BITS, 1, BKI_SPLIT_BLOCK_BITS, BKI_SPLIT_K, 0, 1,
                         BKI_SPLIT_K},
                        &bki_split_ops},
@@ -57,7 +56,6 @@ static const kind_row_t rows[] = {
 #undef F
 #undef T
 #undef C
-#undef B
 
 bool bki_kind_is(bk_kind_t kind, unsigned what)
 {

@@ -416,22 +416,6 @@ size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size
  * hashes or out NULL (n > 0) it returns 0 and writes nothing. */
 bk_status_t bk_filter_add_hash_batch(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
                                      bool *was_new, uint64_t *n_new);
-/* Shards of a filter for adding on several threads at once, each thread
- * its own shard, with the same results as adding on one: a key's bits lie
- * in one block of the filter, and shard `shard` of `shards` is a range of
- * blocks. Adds the keys of hashes[0..n) that fall in that shard, in order
- * (was_new, may be NULL, is written for those keys only), and leaves the
- * others; *n_new (may be NULL) counts its new keys. Calls for different
- * shards may run at once on one filter; any other use of it waits. So a
- * program that feeds every thread the same keys in the same order gets
- * exactly what one thread adding them all would get. For the kinds whose
- * key lies in one block (split, blocked); BK_EKIND for the others and for
- * chains and windows, BK_EINVAL if shard >= shards or hashes is NULL with
- * n > 0, BK_EREADONLY. */
-bk_status_t bk_filter_add_hash_shard(bk_filter_t *f, const bk_hash_t *hashes, size_t n,
-                                     unsigned shard, unsigned shards, bool *was_new,
-                                     uint64_t *n_new);
-
 /* As bk_filter_add_hash_batch, and *done (may be NULL) says where it
  * stopped, as bk_filter_add_batch_done's does. */
 bk_status_t bk_filter_add_hash_batch_done(bk_filter_t *f, const bk_hash_t *hashes, size_t n,

@@ -692,88 +692,9 @@ static void test_prefault(void)
     bk_filter_free(chain);
 }
 
-/* bk_filter_add_hash_shard: 4 threads, each its shard of the same keys
- * in the same order (repeats among them), give the bytes, item count and
- * was-new flags of one thread adding them all; other kinds are refused. */
-enum { SHARD_KEYS = 200000, SHARDS = 4 };
-
-typedef struct shard_job {
-    bk_filter_t *f;
-    const bk_hash_t *hs;
-    bool *flags;
-    unsigned shard;
-    bk_status_t st;
-} shard_job_t;
-
-static void *add_shard(void *vj)
-{
-    shard_job_t *j = vj;
-    for (size_t at = 0; at < SHARD_KEYS && j->st == BK_OK; at += 1000) /* in batches */
-        j->st = bk_filter_add_hash_shard(j->f, j->hs + at, 1000, j->shard, SHARDS,
-                                         j->flags + at, NULL);
-    return NULL;
-}
-
-static void test_add_hash_shard(void)
-{
-    static const bk_kind_t one_block[] = {BK_KIND_BLOCKED, BK_KIND_SPLIT};
-    for (size_t k = 0; k < 2; k++) {
-        bk_options_t o = {.kind = one_block[k], .seed_set = true, .seed = 5};
-        bk_filter_t *one = NULL, *many = NULL;
-        CHECK_OK(bk_filter_create(&one, SHARD_KEYS, 0.01, &o));
-        CHECK_OK(bk_filter_create(&many, SHARD_KEYS, 0.01, &o));
-        bk_hash_t *hs = malloc(SHARD_KEYS * sizeof *hs);
-        bool *want = malloc(SHARD_KEYS), *got = calloc(SHARD_KEYS, 1);
-        if (!one || !many || !hs || !want || !got) {
-            CHECK(false);
-        } else {
-            for (uint64_t i = 0; i < SHARD_KEYS; i++) {
-                uint64_t key = i % 150000; /* a quarter repeat */
-                hs[i] = bk_filter_hash(one, &key, sizeof key);
-            }
-            CHECK_OK(bk_filter_add_hash_batch(one, hs, SHARD_KEYS, want, NULL));
-            pthread_t t[SHARDS];
-            shard_job_t jobs[SHARDS];
-            for (unsigned s = 0; s < SHARDS; s++) {
-                jobs[s] = (shard_job_t){many, hs, got, s, BK_OK};
-                CHECK(pthread_create(&t[s], NULL, add_shard, &jobs[s]) == 0);
-            }
-            for (unsigned s = 0; s < SHARDS; s++) {
-                pthread_join(t[s], NULL);
-                CHECK_OK(jobs[s].st);
-            }
-            CHECK(memcmp(want, got, SHARD_KEYS) == 0);
-            CHECK_EQ_U64(bk_filter_items(many), bk_filter_items(one));
-            size_t n = bk_filter_serialized_size(one), w1 = 0, w2 = 0;
-            unsigned char *b1 = malloc(n), *b2 = malloc(n);
-            if (b1 && b2) {
-                CHECK_OK(bk_filter_serialize(one, b1, n, &w1));
-                CHECK_OK(bk_filter_serialize(many, b2, n, &w2));
-                CHECK(w1 == w2 && memcmp(b1, b2, n) == 0);
-            }
-            free(b1);
-            free(b2);
-            CHECK_STATUS(bk_filter_add_hash_shard(many, hs, 1, 4, 4, NULL, NULL), BK_EINVAL);
-        }
-        free(hs);
-        free(want);
-        free(got);
-        bk_filter_free(one);
-        bk_filter_free(many);
-    }
-    bk_options_t c = {.kind = BK_KIND_CLASSIC};
-    bk_filter_t *classic = NULL;
-    CHECK_OK(bk_filter_create(&classic, 1000, 0.01, &c));
-    bk_hash_t h = {1, 2};
-    if (classic)
-        CHECK_STATUS(bk_filter_add_hash_shard(classic, &h, 1, 0, 2, NULL, NULL), BK_EKIND);
-    bk_filter_free(classic);
-}
-
 int main(void)
 {
     bkt_run("prefault keeps every bit", test_prefault);
-    bkt_run("sharded adds equal one thread's", test_add_hash_shard);
     bkt_run("zero false negatives, every kind and hash", test_zero_false_negatives);
     bkt_run("fpr at capacity", test_fpr_at_capacity);
     bkt_run("add reports new", test_add_reports_new);
