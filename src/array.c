@@ -31,13 +31,13 @@ void bki_array_bind(bk_filter_t *f)
     const bki_kind_ops_t *o = bki_kind_ops(f->kind);
     if (!o)
         return; /* composites bind their own calls when they are made */
-    f->add_key = NULL;
-    f->contains_key = NULL;
+    f->add_key = bki_add_key_generic;
+    f->contains_key = bki_contains_key_generic;
     f->contains_hash = bki_contains_hash_generic;
     if (o->bind)
         o->bind(f);
     if (f->readonly)
-        f->add_key = NULL;
+        f->add_key = bki_add_key_generic; /* which refuses */
 }
 
 /* Only called on filters bki_array_new built, whose kind has a row. */
@@ -106,7 +106,7 @@ bk_status_t bki_array_new(bk_filter_t **out, bk_kind_t kind, uint64_t cells, uin
     f->lines = bki_layout_lines(kind, cells);
     f->nbytes = bki_layout_bytes(kind, cells);
     f->map_fd = -1;
-    atomic_init(&f->items, 0);
+    bki_set_items(f, 0);
     bki_array_bind(f);
     *out = f;
     return BK_OK;
@@ -146,7 +146,7 @@ bk_status_t bki_array_add_atomic(bk_filter_t *f, bk_hash_t h, bool *was_new)
         return BK_EKIND;
     bool added = o->add_atomic(f, h);
     if (added)
-        atomic_fetch_add_explicit(&f->items, 1, memory_order_relaxed);
+        __atomic_fetch_add(&f->items, 1, __ATOMIC_RELAXED);
     if (was_new)
         *was_new = added;
     return BK_OK;

@@ -113,6 +113,11 @@ typedef bool (*bki_contains_hash_fn)(const bk_filter_t *f, bk_hash_t h);
 /* bk_filter_contains_hash of a filter whose kind has no probe of its own
  * (chains, windows, the table kinds of array.c); filter.c. */
 BKI_HIDDEN bool bki_contains_hash_generic(const bk_filter_t *f, bk_hash_t h);
+/* bk_filter_add and bk_filter_contains of a filter without one-key paths
+ * of its own: the key's hash, then the calls on hashes; filter.c. */
+BKI_HIDDEN bk_status_t bki_add_key_generic(bk_filter_t *f, const void *key, size_t len,
+                                           bool *was_new);
+BKI_HIDDEN bool bki_contains_key_generic(const bk_filter_t *f, const void *key, size_t len);
 
 struct bk_filter {
     /* The fields every probe reads come first, in one cache line: a deep
@@ -121,8 +126,8 @@ struct bk_filter {
      * bytes, and a small filter's struct and payload within one 512-byte
      * block of a size-class allocator (a Redis key's memory). */
     uint8_t *data;     /* 64-byte aligned */
-    bki_add_key_fn add_key;           /* NULL: the generic path */
-    bki_contains_key_fn contains_key; /* NULL: the generic path */
+    bki_add_key_fn add_key;           /* never NULL: at least the generic path */
+    bki_contains_key_fn contains_key; /* never NULL: at least the generic path */
     bki_contains_hash_fn contains_hash; /* never NULL: at least the generic path */
     const uint32_t *lane_rows; /* blocked kinds: the active-lane rows of k */
     uint64_t cells;    /* bits, or counters for counting */
@@ -136,7 +141,9 @@ struct bk_filter {
     bool first_error_as_given; /* scalable */
     bool packed_view;          /* scalable: a view of a packed block (packed.c) */
     uint64_t seed;
-    _Atomic uint64_t items; /* keys added that were new */
+    uint64_t key8_flip;     /* the seed's part of an 8-byte key's XXH3
+                               (keyhash.h), set with the one-key calls */
+    uint64_t items;    /* keys added that were new (bki_items) */
     uint64_t capacity; /* n it was sized for */
     double fpr;        /* p it was sized for */
     uint64_t nbytes;   /* payload bytes */
@@ -240,16 +247,20 @@ struct bk_bitmap2 {
     bki_touched_t touched;
 };
 
-/* The item count: relaxed atomics, so bk_filter_add_atomic may bump it from
- * many threads while single-writer paths use a plain load and store. */
+/* The item count: relaxed atomic loads and stores (GCC's builtins, on a
+ * plain field), so bk_filter_add_atomic may bump it from many threads while
+ * single-writer paths use a plain load and store. The one-key add
+ * (onekey.h) updates it with a plain +=, which lets the compiler make it
+ * one instruction; it runs, as every write but bk_filter_add_atomic, with
+ * no other thread on the filter (bloomkit.h). */
 static inline uint64_t bki_items(const bk_filter_t *f)
 {
-    return atomic_load_explicit(&((bk_filter_t *)f)->items, memory_order_relaxed);
+    return __atomic_load_n(&f->items, __ATOMIC_RELAXED);
 }
 
 static inline void bki_set_items(bk_filter_t *f, uint64_t v)
 {
-    atomic_store_explicit(&f->items, v, memory_order_relaxed);
+    __atomic_store_n(&f->items, v, __ATOMIC_RELAXED);
 }
 
 /* ==== rung 0 ============================================================ */

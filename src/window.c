@@ -813,6 +813,8 @@ bk_status_t bki_window_wrap(bk_filter_t **out, bki_window_t *w)
         return BK_ENOMEM;
     }
     f->kind = BK_KIND_WINDOW;
+    f->add_key = bki_add_key_generic;
+    f->contains_key = bki_contains_key_generic;
     f->contains_hash = bki_contains_hash_generic;
     f->hash = w->hash;
     f->seed = w->seed;
@@ -820,7 +822,7 @@ bk_status_t bki_window_wrap(bk_filter_t **out, bki_window_t *w)
     f->fpr = w->params.fpr;
     f->k = w->geom.k;
     f->map_fd = -1;
-    atomic_init(&f->items, 0);
+    bki_set_items(f, 0);
     f->window = w;
     *out = f;
     return BK_OK;

@@ -2,6 +2,7 @@
  * computations, XXH3 against a published test vector, seeding, names. */
 #include "harness.h"
 #include "internal.h"
+#include "keyhash.h"
 
 #include <string.h>
 
@@ -117,7 +118,8 @@ static void test_xxh3_vector(void)
  * length passed at run time). Keys of 8 bytes take their own path in the
  * library (the length fixed at compile time, one load; keyhash.h), so 8 sits
  * between lengths that do not. Checked through bk_hash_key, bk_filter_hash,
- * and the one-key add and lookup of both blocked kinds, which hash inline:
+ * and the one-key add and lookup of the split and both blocked kinds, which
+ * hash inline:
  * a key added one way is found the other way. */
 static void test_short_keys_pinned(void)
 {
@@ -132,7 +134,7 @@ static void test_short_keys_pinned(void)
     };
     const char *text = "0123456789abcdefghij";
     const uint64_t seed = UINT64_C(0x0123456789abcdef);
-    static const bk_kind_t kinds[] = {BK_KIND_BLOCKED, BK_KIND_BLOCKED2};
+    static const bk_kind_t kinds[] = {BK_KIND_BLOCKED, BK_KIND_BLOCKED2, BK_KIND_SPLIT};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         /* The key in a local, as a caller making one-key calls has it. */
         unsigned char key[16];
@@ -140,7 +142,7 @@ static void test_short_keys_pinned(void)
         bk_hash_t h = bk_hash_key(BK_HASH_XXH3, seed, key, want[i].len);
         CHECK_EQ_U64(h.lo, want[i].lo);
         CHECK_EQ_U64(h.hi, want[i].hi);
-        for (size_t k = 0; k < 2; k++) {
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
             bk_options_t o = {0};
             o.kind = kinds[k];
             o.seed_set = true;
@@ -166,6 +168,51 @@ static void test_short_keys_pinned(void)
             CHECK(!bk_filter_contains(by_hash, text + 1, want[i].len));
             bk_filter_free(by_key);
             bk_filter_free(by_hash);
+        }
+    }
+}
+
+/* The one-key calls' 8-byte hash (keyhash.h: the seed's part computed once
+ * per filter) is XXH3-128's, for any key and seed: seeds whose halves
+ * differ, are zero or all ones, and random ones; keys likewise. Checked
+ * against xxhash.h's own entry point, and through filters of both kinds
+ * with one-key calls (a key added by one path is found by the other). */
+static void test_key8_path_is_xxh3(void)
+{
+    const uint64_t edge[] = {0, 1, UINT64_MAX, UINT64_C(0xffffffff), UINT64_C(0x100000000),
+                             UINT64_C(0x0123456789abcdef), UINT64_C(0x8000000000000000)};
+    const size_t nedge = sizeof edge / sizeof edge[0];
+    uint64_t state = UINT64_C(0x9e3779b97f4a7c15), mismatches = 0;
+    for (size_t i = 0; i < 20000; i++) {
+        uint64_t seed = i < nedge * nedge ? edge[i / nedge] : bkt_rand(&state);
+        uint64_t key = i < nedge * nedge ? edge[i % nedge] : bkt_rand(&state);
+        unsigned char bytes[8];
+        memcpy(bytes, &key, 8);
+        XXH128_hash_t want = XXH3_128bits_withSeed(bytes, 8, seed);
+        XXH128_hash_t got = bki_xxh3_key8(bki_key8_le(bytes), bki_xxh3_key8_flip(seed));
+        mismatches += want.low64 != got.low64 || want.high64 != got.high64;
+    }
+    CHECK_EQ_U64(mismatches, 0);
+
+    static const bk_kind_t kinds[] = {BK_KIND_SPLIT, BK_KIND_BLOCKED, BK_KIND_BLOCKED2};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        for (size_t s = 0; s < nedge; s++) {
+            bk_options_t o = {0};
+            o.kind = kinds[k];
+            o.seed_set = true;
+            o.seed = edge[s];
+            bk_filter_t *f = NULL;
+            CHECK_OK(bk_filter_create(&f, 1000, 1e-4, &o));
+            if (!f)
+                return;
+            uint64_t missed = 0;
+            for (uint64_t key = 0; key < 200; key++) {
+                uint64_t v = key * UINT64_C(0x9e3779b97f4a7c15);
+                CHECK_OK(bk_filter_add(f, &v, 8, NULL));
+                missed += !bk_filter_contains_hash(f, bk_hash_key(BK_HASH_XXH3, edge[s], &v, 8));
+            }
+            CHECK_EQ_U64(missed, 0);
+            bk_filter_free(f);
         }
     }
 }
@@ -282,6 +329,7 @@ int main(void)
     bkt_run("elf/pjw fold the high nibble", test_elf_pjw_fold_high_nibble);
     bkt_run("xxh3 published vector", test_xxh3_vector);
     bkt_run("short keys pinned, 8 bytes on its own path", test_short_keys_pinned);
+    bkt_run("8-byte one-key hash is xxh3's", test_key8_path_is_xxh3);
     bkt_run("seed changes every hash", test_seed_changes_hash);
     bkt_run("classic collisions stay collisions", test_classic_collisions_stay_collisions);
     bkt_run("both halves spread", test_spread_of_halves);
