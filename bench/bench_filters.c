@@ -704,8 +704,18 @@ typedef enum sk_impl {
     SK_SBBF_SINGLE,
     SK_SBBF_PREHASHED,
     SK_SBBF_U64,
+    SK_POW2_U64,
     SK_NIMPL
 } sk_impl_t;
+
+/* The references: split-block as Parquet sizes it, and its power-of-two
+ * variant (sbbf.h). Indexes past bloomkit's filters (SK_NBK). */
+enum { SK_REF_SBBF = SK_NBK, SK_REF_POW2, SK_NFILTERS };
+
+typedef struct sk_refs {
+    sbbf_t sb;
+    sbbf_pow2_t p2;
+} sk_refs_t;
 
 static const char *const sk_name[SK_NIMPL] = {
     "bloomkit split (default), call", "bloomkit split, pre-hashed",
@@ -713,19 +723,22 @@ static const char *const sk_name[SK_NIMPL] = {
     "bloomkit blocked, pre-hashed",   "bloomkit blocked, batch",
     "split-block (Parquet), per call", "split-block, pre-hashed",
     "split-block, 8-byte key call",
+    "split-block pow2, 8-byte key",
 };
 
-/* Which bloomkit filter a mode uses (SK_NBK: the reference), and how. */
+/* Which filter a mode uses (a bloomkit one, or SK_REF_*), and how. */
 static int sk_filter_of(sk_impl_t m)
 {
-    return m <= SK_SPLIT_BATCH ? SK_SPLIT : m <= SK_BLOCKED_BATCH ? SK_BLOCKED : SK_NBK;
+    if (m == SK_POW2_U64)
+        return SK_REF_POW2;
+    return m <= SK_SPLIT_BATCH ? SK_SPLIT : m <= SK_BLOCKED_BATCH ? SK_BLOCKED : SK_REF_SBBF;
 }
 
 typedef enum { HOW_SINGLE, HOW_PREHASHED, HOW_BATCH } sk_how_t;
 
 static sk_how_t sk_how(sk_impl_t m)
 {
-    if (m == SK_SBBF_SINGLE || m == SK_SBBF_U64)
+    if (m == SK_SBBF_SINGLE || m == SK_SBBF_U64 || m == SK_POW2_U64)
         return HOW_SINGLE;
     if (m == SK_SBBF_PREHASHED)
         return HOW_PREHASHED;
@@ -786,6 +799,31 @@ OUT_OF_LINE static uint64_t loop_sbbf_contains_u64(const sbbf_t *f, const uint64
     return hits;
 }
 
+OUT_OF_LINE static void sbbf_pow2_add_u64_call(sbbf_pow2_t *f, uint64_t key)
+{
+    sbbf_pow2_add_hash(f, XXH3_64bits_withSeed(&key, 8, f->base.seed));
+}
+
+OUT_OF_LINE static bool sbbf_pow2_contains_u64_call(const sbbf_pow2_t *f, uint64_t key)
+{
+    return sbbf_pow2_contains_hash(f, XXH3_64bits_withSeed(&key, 8, f->base.seed));
+}
+
+OUT_OF_LINE static void loop_pow2_add_u64(sbbf_pow2_t *f, uint64_t from, uint64_t to)
+{
+    for (uint64_t i = from; i < to; i++)
+        sbbf_pow2_add_u64_call(f, mix64(i));
+}
+
+OUT_OF_LINE static uint64_t loop_pow2_contains_u64(const sbbf_pow2_t *f, const uint64_t *val,
+                                                   size_t n)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        hits += sbbf_pow2_contains_u64_call(f, val[i]);
+    return hits;
+}
+
 OUT_OF_LINE static void loop_sbbf_add(sbbf_t *f, uint64_t from, uint64_t to)
 {
     for (uint64_t i = from; i < to; i++) {
@@ -814,15 +852,18 @@ OUT_OF_LINE static uint64_t loop_sbbf_contains_hash(const sbbf_t *f,
 
 /* Adds keys mix64(i), i in [from, to), to one implementation (bk: the
  * bloomkit filter of the mode, if it has one). */
-static span_t sk_fill(bk_filter_t *bk, sbbf_t *sb, sk_impl_t mode, uint64_t from, uint64_t to)
+static span_t sk_fill(bk_filter_t *bk, sk_refs_t *refs, sk_impl_t mode, uint64_t from,
+                      uint64_t to)
 {
     uint64_t val[FILL_CHUNK];
     bk_key_t keys[FILL_CHUNK];
     span_t t0 = span_begin();
     if (mode == SK_SBBF_SINGLE) {
-        loop_sbbf_add(sb, from, to);
+        loop_sbbf_add(&refs->sb, from, to);
     } else if (mode == SK_SBBF_U64) {
-        loop_sbbf_add_u64(sb, from, to);
+        loop_sbbf_add_u64(&refs->sb, from, to);
+    } else if (mode == SK_POW2_U64) {
+        loop_pow2_add_u64(&refs->p2, from, to);
     } else if (sk_how(mode) == HOW_SINGLE) {
         loop_add_quiet(bk, from, to);
     } else {
@@ -881,12 +922,13 @@ static span_t sk_prehashed(const bk_filter_t *bk, const sbbf_t *sb, const querie
 }
 
 /* Looks up all of q in one mode. */
-static span_t sk_lookup(bk_filter_t *const *bks, const sbbf_t *sb, sk_impl_t mode, queries_t *q,
-                        uint64_t *hits)
+static span_t sk_lookup(bk_filter_t *const *bks, const sk_refs_t *refs, sk_impl_t mode,
+                        queries_t *q, uint64_t *hits)
 {
     uint64_t h = 0;
     int which = sk_filter_of(mode);
     const bk_filter_t *bk = which < SK_NBK ? bks[which] : NULL;
+    const sbbf_t *sb = &refs->sb;
     if (sk_how(mode) == HOW_PREHASHED) {
         span_t per = sk_prehashed(bk, sb, q, &h);
         sink += h;
@@ -898,6 +940,8 @@ static span_t sk_lookup(bk_filter_t *const *bks, const sbbf_t *sb, sk_impl_t mod
         h = loop_sbbf_contains(sb, q->val, q->n);
     else if (mode == SK_SBBF_U64)
         h = loop_sbbf_contains_u64(sb, q->val, q->n);
+    else if (mode == SK_POW2_U64)
+        h = loop_pow2_contains_u64(&refs->p2, q->val, q->n);
     else if (sk_how(mode) == HOW_SINGLE)
         h = loop_contains(bk, q->val, q->n);
     else
@@ -920,17 +964,21 @@ static void sk_queries(queries_t *q, bool *present, uint64_t n, int r)
 
 /* Accuracy, untimed: false positives and false negatives of each filter on
  * run r's queries (the rows of one filter answer alike; tests pin that). */
-static void sk_accuracy(bk_filter_t *const *bks, const sbbf_t *sb, queries_t *q,
+static void sk_accuracy(bk_filter_t *const *bks, const sk_refs_t *refs, queries_t *q,
                         const bool *present, sk_row_t *rows)
 {
-    bool *hit[SK_NBK + 1];
+    bool *hit[SK_NFILTERS];
     for (int b = 0; b < SK_NBK; b++) {
         hit[b] = xmalloc(q->n * sizeof *hit[b]);
         bk_filter_contains_batch(bks[b], q->keys, q->n, hit[b]);
     }
-    hit[SK_NBK] = xmalloc(q->n * sizeof *hit[SK_NBK]);
-    for (size_t i = 0; i < q->n; i++)
-        hit[SK_NBK][i] = sbbf_contains(sb, &q->val[i], sizeof q->val[i]);
+    hit[SK_REF_SBBF] = xmalloc(q->n * sizeof *hit[SK_REF_SBBF]);
+    hit[SK_REF_POW2] = xmalloc(q->n * sizeof *hit[SK_REF_POW2]);
+    for (size_t i = 0; i < q->n; i++) {
+        uint64_t h = sbbf_hash(&refs->sb, &q->val[i], sizeof q->val[i]);
+        hit[SK_REF_SBBF][i] = sbbf_contains_hash(&refs->sb, h);
+        hit[SK_REF_POW2][i] = sbbf_pow2_contains_hash(&refs->p2, h);
+    }
     for (int m = 0; m < SK_NIMPL; m++) {
         const bool *h = hit[sk_filter_of((sk_impl_t)m)];
         for (size_t i = 0; i < q->n; i++) {
@@ -940,7 +988,7 @@ static void sk_accuracy(bk_filter_t *const *bks, const sbbf_t *sb, queries_t *q,
             rows[m].false_pos += !present[i] && h[i];
         }
     }
-    for (int b = 0; b <= SK_NBK; b++)
+    for (int b = 0; b < SK_NFILTERS; b++)
         free(hit[b]);
 }
 
@@ -948,7 +996,7 @@ static void sk_accuracy(bk_filter_t *const *bks, const sbbf_t *sb, queries_t *q,
  * alternating single and batched adds, the reference single adds, slice by
  * slice), then RUNS rounds of lookups, each starting with a different
  * implementation. */
-static void sk_measure(bk_filter_t *const *bks, sbbf_t *sb, uint64_t n, size_t per_run,
+static void sk_measure(bk_filter_t *const *bks, sk_refs_t *refs, uint64_t n, size_t per_run,
                        sk_row_t *rows)
 {
     double ta[SK_NIMPL][NCLK][2 * RUNS], th[SK_NIMPL][NCLK][RUNS];
@@ -957,13 +1005,13 @@ static void sk_measure(bk_filter_t *const *bks, sbbf_t *sb, uint64_t n, size_t p
         uint64_t from = n * (uint64_t)s / (2 * RUNS), to = n * (uint64_t)(s + 1) / (2 * RUNS);
         /* Both reference calls hash a key to the same value: they take
          * turns filling its one filter, as bloomkit's calls do theirs. */
-        sk_impl_t modes[SK_NBK + 1] = {s % 2 ? SK_SPLIT_BATCH : SK_SPLIT_SINGLE,
-                                       s % 2 ? SK_BLOCKED_BATCH : SK_BLOCKED_SINGLE,
-                                       s % 2 ? SK_SBBF_U64 : SK_SBBF_SINGLE};
-        for (int b = 0; b <= SK_NBK; b++) {
-            int j = (b + s) % (SK_NBK + 1); /* who goes first changes */
+        sk_impl_t modes[SK_NFILTERS] = {s % 2 ? SK_SPLIT_BATCH : SK_SPLIT_SINGLE,
+                                         s % 2 ? SK_BLOCKED_BATCH : SK_BLOCKED_SINGLE,
+                                         s % 2 ? SK_SBBF_U64 : SK_SBBF_SINGLE, SK_POW2_U64};
+        for (int b = 0; b < SK_NFILTERS; b++) {
+            int j = (b + s) % SK_NFILTERS; /* who goes first changes */
             sk_impl_t m = modes[j];
-            span_t sp = sk_fill(j < SK_NBK ? bks[j] : NULL, sb, m, from, to);
+            span_t sp = sk_fill(j < SK_NBK ? bks[j] : NULL, refs, m, from, to);
             for (int c = 0; c < NCLK; c++)
                 ta[m][c][na[m]] = sp.t[c];
             na[m]++;
@@ -974,11 +1022,11 @@ static void sk_measure(bk_filter_t *const *bks, sbbf_t *sb, uint64_t n, size_t p
     bool *present = xmalloc(per_run * sizeof *present);
     for (int r = 0; r < RUNS; r++) {
         sk_queries(&q, present, n, r);
-        sk_accuracy(bks, sb, &q, present, rows);
+        sk_accuracy(bks, refs, &q, present, rows);
         for (int j = 0; j < SK_NIMPL; j++) {
             sk_impl_t mode = (sk_impl_t)((j + r) % SK_NIMPL);
             uint64_t hits;
-            span_t sp = sk_lookup(bks, sb, mode, &q, &hits);
+            span_t sp = sk_lookup(bks, refs, mode, &q, &hits);
             for (int c = 0; c < NCLK; c++)
                 th[mode][c][r] = sp.t[c];
         }
@@ -1016,7 +1064,7 @@ static void sk_print(const sk_row_t *rows, int clk)
 static int sk_bench_size(uint64_t n, size_t per_run, sk_row_t *rows, double *bk_mb)
 {
     target_t t[SK_NBK];
-    sbbf_t sb;
+    sk_refs_t refs;
     memset(rows, 0, SK_NIMPL * sizeof *rows);
     if (make_bk(&t[SK_SPLIT], BK_KIND_DEFAULT, n) != 0)
         return -1;
@@ -1027,18 +1075,26 @@ static int sk_bench_size(uint64_t n, size_t per_run, sk_row_t *rows, double *bk_
     if (bk_filter_kind(t[SK_SPLIT].bk) != BK_KIND_SPLIT)
         printf("!! the default kind at 1%% is %s, not split\n",
                bk_kind_name(bk_filter_kind(t[SK_SPLIT].bk)));
-    if (sbbf_init(&sb, n, 0.9 * FPR, 12345) != 0) {
+    if (sbbf_init(&refs.sb, n, 0.9 * FPR, 12345) != 0) {
         fprintf(stderr, "bench_filters: cannot allocate the split-block filter\n");
         free_target(&t[SK_SPLIT]);
         free_target(&t[SK_BLOCKED]);
         return -1;
     }
+    if (sbbf_pow2_init(&refs.p2, n, 0.9 * FPR, 12345) != 0) {
+        fprintf(stderr, "bench_filters: cannot allocate the power-of-two split-block filter\n");
+        sbbf_free(&refs.sb);
+        free_target(&t[SK_SPLIT]);
+        free_target(&t[SK_BLOCKED]);
+        return -1;
+    }
     bk_filter_t *bks[SK_NBK] = {t[SK_SPLIT].bk, t[SK_BLOCKED].bk};
-    sk_measure(bks, &sb, n, per_run, rows);
+    sk_measure(bks, &refs, n, per_run, rows);
     for (int m = 0; m < SK_NIMPL; m++) {
         int which = sk_filter_of((sk_impl_t)m);
-        if (which == SK_NBK) {
-            rows[m].bits_per_key = (double)(sb.blocks * 256) / (double)n;
+        if (which >= SK_NBK) {
+            const sbbf_t *ref = which == SK_REF_POW2 ? &refs.p2.base : &refs.sb;
+            rows[m].bits_per_key = (double)(ref->blocks * 256) / (double)n;
         } else {
             bk_filter_info_t info;
             bk_filter_info(bks[which], &info);
@@ -1049,7 +1105,8 @@ static int sk_bench_size(uint64_t n, size_t per_run, sk_row_t *rows, double *bk_
     }
     free_target(&t[SK_SPLIT]);
     free_target(&t[SK_BLOCKED]);
-    sbbf_free(&sb);
+    sbbf_free(&refs.sb);
+    sbbf_free(&refs.p2.base);
     return 0;
 }
 
@@ -1075,7 +1132,8 @@ static int sk_bench(void)
            "split. The split-block filter is bench/sbbf.h (Parquet's layout,\n"
            "XXH3-64), its calls out of line: per call with (pointer, length) as\n"
            "bloomkit's, and with the 8-byte key by value (its length known when\n"
-           "hashing: the faster, which the ratios use).\n",
+           "hashing); \"pow2\" is its power-of-two variant (a mask, not a multiply,\n"
+           "picks the block; up to 2x the memory). The ratios use the fastest.\n",
            per_run, RUNS);
     for (int clk = 0; clk < NCLK; clk++) {
         printf("\n# %s\n", clk == WALL ? "Wall-clock time" : "On-CPU time");
@@ -1083,15 +1141,16 @@ static int sk_bench(void)
             printf("\n### n = %" PRIu64 " (bloomkit default %.1f MB)\n\n", sizes[s], mb[s]);
             sk_print(rows[s], clk);
             const sk_row_t *r = rows[s];
-            /* The faster reference call of the two, add and lookup each. */
-            double ref_add = r[SK_SBBF_U64].add_ns[clk] < r[SK_SBBF_SINGLE].add_ns[clk]
-                                 ? r[SK_SBBF_U64].add_ns[clk]
-                                 : r[SK_SBBF_SINGLE].add_ns[clk];
-            double ref_has = r[SK_SBBF_U64].has_ns[clk] < r[SK_SBBF_SINGLE].has_ns[clk]
-                                 ? r[SK_SBBF_U64].has_ns[clk]
-                                 : r[SK_SBBF_SINGLE].has_ns[clk];
-            printf("\nvs split-block's faster call (of the two rows above): bloomkit split add "
-                   "%.2fx, lookup %.2fx; blocked add %.2fx, lookup %.2fx\n",
+            /* The fastest reference row of the three, add and lookup each. */
+            double ref_add = r[SK_SBBF_SINGLE].add_ns[clk], ref_has = r[SK_SBBF_SINGLE].has_ns[clk];
+            for (int m = SK_SBBF_U64; m <= SK_POW2_U64; m++) {
+                if (m == SK_SBBF_PREHASHED)
+                    continue;
+                ref_add = r[m].add_ns[clk] < ref_add ? r[m].add_ns[clk] : ref_add;
+                ref_has = r[m].has_ns[clk] < ref_has ? r[m].has_ns[clk] : ref_has;
+            }
+            printf("\nvs the fastest split-block row (of the three one-key calls above): bloomkit "
+                   "split add %.2fx, lookup %.2fx; blocked add %.2fx, lookup %.2fx\n",
                    r[SK_SPLIT_SINGLE].add_ns[clk] / ref_add,
                    r[SK_SPLIT_SINGLE].has_ns[clk] / ref_has,
                    r[SK_BLOCKED_SINGLE].add_ns[clk] / ref_add,

@@ -146,6 +146,70 @@ static inline bool sbbf_contains_hash(const sbbf_t *f, uint64_t h)
 }
 #endif
 
+/* The power-of-two variant (Impala's and the FastFilter suite's "split-block,
+ * power of two"): the block count rounded up to a power of two, so the block
+ * is a mask of the hash's upper half instead of a multiply. Up to twice the
+ * memory of the model's size (and a lower FPR); one multiply fewer per key,
+ * the fastest split-block filter published. Same blocks, bits and hash
+ * otherwise. blocks - 1 is kept in f->mask. */
+typedef struct sbbf_pow2 {
+    sbbf_t base;
+    uint64_t mask;
+} sbbf_pow2_t;
+
+static inline int sbbf_pow2_init(sbbf_pow2_t *f, uint64_t n, double p, uint64_t seed)
+{
+    uint64_t blocks = 1, want = sbbf_bytes_for(n, p) / 32;
+    while (blocks < want)
+        blocks *= 2;
+    void *mem = mmap(NULL, blocks * 32, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return -1;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(mem, blocks * 32, MADV_HUGEPAGE);
+#endif
+    f->base.words = mem;
+    f->base.blocks = blocks;
+    f->base.seed = seed;
+    f->mask = blocks - 1;
+    return 0;
+}
+
+static inline uint32_t *sbbf_pow2_block(const sbbf_pow2_t *f, uint64_t h)
+{
+    return f->base.words + ((h >> 32) & f->mask) * 8;
+}
+
+#ifdef __AVX2__
+static inline void sbbf_pow2_add_hash(sbbf_pow2_t *f, uint64_t h)
+{
+    __m256i *b = (__m256i *)(void *)sbbf_pow2_block(f, h);
+    _mm256_store_si256(b, _mm256_or_si256(_mm256_load_si256(b), sbbf_mask((uint32_t)h)));
+}
+
+static inline bool sbbf_pow2_contains_hash(const sbbf_pow2_t *f, uint64_t h)
+{
+    const __m256i *b = (const __m256i *)(const void *)sbbf_pow2_block(f, h);
+    return _mm256_testc_si256(_mm256_load_si256(b), sbbf_mask((uint32_t)h));
+}
+#else
+static inline void sbbf_pow2_add_hash(sbbf_pow2_t *f, uint64_t h)
+{
+    uint32_t *b = sbbf_pow2_block(f, h);
+    for (int i = 0; i < 8; i++)
+        b[i] |= UINT32_C(1) << (((uint32_t)h * sbbf_salt[i]) >> 27);
+}
+
+static inline bool sbbf_pow2_contains_hash(const sbbf_pow2_t *f, uint64_t h)
+{
+    const uint32_t *b = sbbf_pow2_block(f, h);
+    uint32_t miss = 0;
+    for (int i = 0; i < 8; i++)
+        miss |= ~b[i] & (UINT32_C(1) << (((uint32_t)h * sbbf_salt[i]) >> 27));
+    return miss == 0;
+}
+#endif
+
 static inline void sbbf_add(sbbf_t *f, const void *key, size_t len)
 {
     sbbf_add_hash(f, sbbf_hash(f, key, len));
