@@ -452,6 +452,19 @@ seq 1 200 >t200
 rc 2 "dedup -t 3: a full seen-set" "$BK" dedup -q -t 3 --state tns3.bk t200
 check "the full seen-set's error names line 51" grep -q 't200 line 51: ' err
 check "and says what one thread says" sh -c "sed 's/tns3/tns1/g' err | cmp -s - tns1.err"
+# the same many slabs in: lines of 41 bytes (fewer than SLAB_LINES to a
+# 256 KB slab, so the reader's newline count numbers them), repeats first,
+# so the seen-set fills past line 60,000; then short lines (over SLAB_LINES
+# a slab, cut by the other path)
+"$BK" create tnsb1.bk -n 70000 -p 0.01 --kind scalable --nonscaling --seed 3
+cp tnsb1.bk tnsb3.bk
+awk 'BEGIN { for (i = 0; i < 60000; i++) printf "https://example.com/%020d\n", i % 1000
+             for (i = 0; i < 100000; i++) printf "https://example.com/%020d\n", i
+             for (i = 0; i < 100000; i++) print "k" i }' >tlong
+"$BK" dedup -q -t 1 --state tnsb1.bk tlong >/dev/null 2>tnsb1.err
+rc 2 "dedup -t 3: a seen-set full after many slabs" "$BK" dedup -q -t 3 --state tnsb3.bk tlong
+check "... names the line one thread names" sh -c "sed 's/tnsb3/tnsb1/g' err | cmp -s - tnsb1.err"
+check "... a line past the first 60,000" sh -c "grep -q 'tlong line [0-9]*: ' err && test \"\$(sed -n 's/.*tlong line \([0-9]*\): .*/\1/p' err)\" -gt 60000"
 rc 2 "bad --threads" "$BK" dedup -t 0 t200
 check "bad --threads: said" grep -q "bad --threads '0'" err
 
