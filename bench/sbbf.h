@@ -109,6 +109,8 @@ static inline uint32_t *sbbf_block(const sbbf_t *f, uint64_t h)
     return f->words + (((h >> 32) * f->blocks) >> 32) * 8;
 }
 
+/* One key's eight bits, x the hash's low half, set in or tested against
+ * block b: the spec's block insert and check, whatever picked the block. */
 #ifdef __AVX2__
 static inline __m256i sbbf_mask(uint32_t x)
 {
@@ -117,34 +119,42 @@ static inline __m256i sbbf_mask(uint32_t x)
     return _mm256_sllv_epi32(_mm256_set1_epi32(1), y);
 }
 
-static inline void sbbf_add_hash(sbbf_t *f, uint64_t h)
+static inline void sbbf_block_put(uint32_t *block, uint32_t x)
 {
-    __m256i *b = (__m256i *)(void *)sbbf_block(f, h);
-    _mm256_store_si256(b, _mm256_or_si256(_mm256_load_si256(b), sbbf_mask((uint32_t)h)));
+    __m256i *b = (__m256i *)(void *)block;
+    _mm256_store_si256(b, _mm256_or_si256(_mm256_load_si256(b), sbbf_mask(x)));
 }
 
-static inline bool sbbf_contains_hash(const sbbf_t *f, uint64_t h)
+static inline bool sbbf_block_test(const uint32_t *block, uint32_t x)
 {
-    const __m256i *b = (const __m256i *)(const void *)sbbf_block(f, h);
-    return _mm256_testc_si256(_mm256_load_si256(b), sbbf_mask((uint32_t)h));
+    return _mm256_testc_si256(_mm256_load_si256((const __m256i *)(const void *)block),
+                              sbbf_mask(x));
 }
 #else
-static inline void sbbf_add_hash(sbbf_t *f, uint64_t h)
+static inline void sbbf_block_put(uint32_t *b, uint32_t x)
 {
-    uint32_t *b = sbbf_block(f, h);
     for (int i = 0; i < 8; i++)
-        b[i] |= UINT32_C(1) << (((uint32_t)h * sbbf_salt[i]) >> 27);
+        b[i] |= UINT32_C(1) << ((x * sbbf_salt[i]) >> 27);
 }
 
-static inline bool sbbf_contains_hash(const sbbf_t *f, uint64_t h)
+static inline bool sbbf_block_test(const uint32_t *b, uint32_t x)
 {
-    const uint32_t *b = sbbf_block(f, h);
     uint32_t miss = 0;
     for (int i = 0; i < 8; i++)
-        miss |= ~b[i] & (UINT32_C(1) << (((uint32_t)h * sbbf_salt[i]) >> 27));
+        miss |= ~b[i] & (UINT32_C(1) << ((x * sbbf_salt[i]) >> 27));
     return miss == 0;
 }
 #endif
+
+static inline void sbbf_add_hash(sbbf_t *f, uint64_t h)
+{
+    sbbf_block_put(sbbf_block(f, h), (uint32_t)h);
+}
+
+static inline bool sbbf_contains_hash(const sbbf_t *f, uint64_t h)
+{
+    return sbbf_block_test(sbbf_block(f, h), (uint32_t)h);
+}
 
 /* The power-of-two variant (Impala's and the FastFilter suite's "split-block,
  * power of two"): the block count rounded up to a power of two, so the block
@@ -180,35 +190,15 @@ static inline uint32_t *sbbf_pow2_block(const sbbf_pow2_t *f, uint64_t h)
     return f->base.words + ((h >> 32) & f->mask) * 8;
 }
 
-#ifdef __AVX2__
 static inline void sbbf_pow2_add_hash(sbbf_pow2_t *f, uint64_t h)
 {
-    __m256i *b = (__m256i *)(void *)sbbf_pow2_block(f, h);
-    _mm256_store_si256(b, _mm256_or_si256(_mm256_load_si256(b), sbbf_mask((uint32_t)h)));
+    sbbf_block_put(sbbf_pow2_block(f, h), (uint32_t)h);
 }
 
 static inline bool sbbf_pow2_contains_hash(const sbbf_pow2_t *f, uint64_t h)
 {
-    const __m256i *b = (const __m256i *)(const void *)sbbf_pow2_block(f, h);
-    return _mm256_testc_si256(_mm256_load_si256(b), sbbf_mask((uint32_t)h));
+    return sbbf_block_test(sbbf_pow2_block(f, h), (uint32_t)h);
 }
-#else
-static inline void sbbf_pow2_add_hash(sbbf_pow2_t *f, uint64_t h)
-{
-    uint32_t *b = sbbf_pow2_block(f, h);
-    for (int i = 0; i < 8; i++)
-        b[i] |= UINT32_C(1) << (((uint32_t)h * sbbf_salt[i]) >> 27);
-}
-
-static inline bool sbbf_pow2_contains_hash(const sbbf_pow2_t *f, uint64_t h)
-{
-    const uint32_t *b = sbbf_pow2_block(f, h);
-    uint32_t miss = 0;
-    for (int i = 0; i < 8; i++)
-        miss |= ~b[i] & (UINT32_C(1) << (((uint32_t)h * sbbf_salt[i]) >> 27));
-    return miss == 0;
-}
-#endif
 
 static inline void sbbf_add(sbbf_t *f, const void *key, size_t len)
 {
