@@ -117,7 +117,7 @@ $(BUILD)/tests-san/%: tests/unit/lib/%.c $(UNIT_DEPS) $(BUILD)/libbloomkit-san.a
 
 # Unit tests of the tool's shared modules (tests/unit/cli/test_NAME.c) link
 # the cli objects they test as well.
-CLI_TEST_MODS := input/input input/normalize join/lineset join/spill options filter_inputs message \
+CLI_TEST_MODS := input/input input/newlines input/normalize join/lineset join/spill options filter_inputs message \
                  input/numbers filterfile input/lines output progress lock input/keyform \
                  input/mapguard
 CLI_SAN_OBJ := $(CLI_SRC:cli/%.c=$(BUILD)/cli-san/%.o)

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "ahead.h"
 #include "input.h"
+#include "newlines.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -44,9 +45,6 @@
 #define IDLE_MS 50
 
 enum slab_state { FREE, FILLED, CUTTING, READY };
-
-/* Counts the "\n" bytes in p[0..n). */
-typedef uint64_t (*newline_counter_t)(const char *p, size_t n);
 enum slab_kind { LINES, END, FAILED };
 
 typedef struct slab {
@@ -64,7 +62,7 @@ typedef struct slab {
 
 struct bkc_ahead {
     bkc_ahead_config_t cfg;
-    newline_counter_t count_newlines;
+    bkc_newline_counter_t count_newlines;
     pthread_mutex_t mu;
     pthread_cond_t to_reader, to_workers, to_consumer;
     slab_t *slabs;
@@ -90,70 +88,6 @@ static int idle_hook(void *ctx)
     (void)ctx;
     return IDLE_MS;
 }
-
-/* The "\n" bytes in p[0..n), eight bytes at a time. */
-static uint64_t count_newlines_generic(const char *p, size_t n)
-{
-    const uint64_t ones = 0x0101010101010101u, low7 = 0x7f7f7f7f7f7f7f7fu;
-    uint64_t count = 0;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        w ^= ones * '\n'; /* a "\n" byte is now zero */
-        /* The high bit of each byte that is zero: adding 0x7f to the low
-         * seven bits sets it for every non-zero byte, and no byte
-         * carries into the next. */
-        uint64_t nonzero = ((w & low7) + low7) | w;
-        /* One bit per "\n" byte, moved to the byte's low bit; the multiply
-         * sums the eight bytes into the top one (at most 8: no carry). No
-         * popcount: built for the generic x86-64 target it is a library
-         * call. */
-        uint64_t flags = (~nonzero & ~low7) >> 7;
-        count += (flags * ones) >> 56;
-    }
-    for (; i < n; i++)
-        count += p[i] == '\n';
-    return count;
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-
-/* The same, 64 bytes at a time with AVX2: a compare, a mask and a popcount
- * per 32 bytes. The reader counts every byte of the input on its own thread,
- * the one that cannot be shared out; the eight-byte loop took about 12 ns of
- * a 60-byte URL line's 29 on the reader (perf, dedup --threads 2), which
- * capped dedup near 35M lines/s however many workers cut and hashed. */
-__attribute__((target("avx2,popcnt"))) static uint64_t count_newlines_avx2(const char *p, size_t n)
-{
-    const __m256i nl = _mm256_set1_epi8('\n');
-    uint64_t count = 0;
-    size_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(p + i));
-        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(p + i + 32));
-        uint32_t ma = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, nl));
-        uint32_t mb = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, nl));
-        count += (uint64_t)_mm_popcnt_u64(((uint64_t)mb << 32) | ma);
-    }
-    return count + count_newlines_generic(p + i, n - i);
-}
-
-/* The count for this CPU, chosen when a read-ahead starts. */
-static newline_counter_t pick_newline_counter(void)
-{
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"))
-        return count_newlines_avx2;
-    return count_newlines_generic;
-}
-#else
-static newline_counter_t pick_newline_counter(void)
-{
-    return count_newlines_generic;
-}
-#endif
 
 /* The next free slab in ring order, waited for; NULL once stopped. */
 static slab_t *free_slab(bkc_ahead_t *a)
@@ -511,7 +445,7 @@ bkc_ahead_t *bkc_ahead_start(const bkc_ahead_config_t *cfg)
     if (!a)
         return NULL;
     a->cfg = *cfg;
-    a->count_newlines = pick_newline_counter();
+    a->count_newlines = bkc_newline_counter();
     a->nnames = cfg->npaths ? cfg->npaths : 1;
     unsigned workers = cfg->workers ? cfg->workers : 1;
     a->nslabs = 2 * (size_t)workers + 8; /* at least 2 RELEASE_BATCH */
