@@ -199,6 +199,39 @@ static void test_idempotent(void)
     free(b2);
 }
 
+/* The outputs on 200,000 random URL-like inputs (the atoms above and
+ * longer runs of plain text, where the normalizer copies spans whole),
+ * folded into one FNV-1a digest pinned from the byte-at-a-time
+ * normalizer: a faster one must give every byte the same. */
+static void test_outputs_pinned(void)
+{
+    static const char *atoms[] = {"http", "HTTPS", "://", ":", "//", "/", ".", "..", "@",
+                                  "?", "#", "%41", "%2f", "%7E", "%", "Ex", "a", "80",
+                                  "443", "[", "]", " ", "%zz", "\xc3\xa9", "/dir12/page-3.html",
+                                  "WWW.Example.COM", "/a/./b/../c", "?id=77&x=%2E%2e", "%%41a",
+                                  "/.", "/..", "./", "../"};
+    uint64_t st = 23, digest = UINT64_C(0xcbf29ce484222325);
+    char in[512];
+    char *buf = NULL;
+    size_t cap = 0;
+    for (int iter = 0; iter < 200000; iter++) {
+        in[0] = '\0';
+        int n = (int)(bkt_rand(&st) % 16);
+        for (int i = 0; i < n; i++)
+            strcat(in, atoms[bkt_rand(&st) % (sizeof atoms / sizeof atoms[0])]);
+        ptrdiff_t got = bkc_normalize(BKC_NORM_URL, in, strlen(in), &buf, &cap);
+        CHECK(got >= 0);
+        if (got < 0)
+            break;
+        for (ptrdiff_t i = 0; i <= got; i++) { /* the NUL too: it marks the length */
+            digest ^= (unsigned char)buf[i];
+            digest *= UINT64_C(0x100000001b3);
+        }
+    }
+    free(buf);
+    CHECK_EQ_U64(digest, UINT64_C(0x3ad4d5a51530f8a7));
+}
+
 static void test_growth_and_parse(void)
 {
     char *buf = NULL;
@@ -231,6 +264,7 @@ int main(void)
     bkt_run("email and none", test_email_and_none);
     bkt_run("dot segments vs RFC 3986 5.2.4", test_dot_segments_vs_rfc);
     bkt_run("idempotent", test_idempotent);
+    bkt_run("outputs pinned", test_outputs_pinned);
     bkt_run("growth and parse", test_growth_and_parse);
     return bkt_finish();
 }
