@@ -58,16 +58,32 @@ enum { FOLD = 1, KEEP_ESCAPED = 2 };
 
 /* Copies s[0..n) to out with percent-escapes normalized; with FOLD also
  * lowercases ASCII letters (scheme and host); with KEEP_ESCAPED only
- * uppercases escapes, decoding none. Returns bytes written. */
+ * uppercases escapes, decoding none. Returns bytes written. The bytes
+ * between escapes are copied a span at a time (memchr finds the next '%'):
+ * a URL's path and query are mostly such spans, and the byte loop was a
+ * quarter of `dedup --normalize url`'s time. */
 static size_t copy_escaped(char *out, const char *s, size_t n, int flags)
 {
     int fold = flags & FOLD;
     static const char hex[] = "0123456789ABCDEF";
     size_t w = 0;
     size_t bare_end = 0; /* 1 + where the last '%' that starts no escape went */
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '%' && n - i >= 3) {
+    size_t i = 0;
+    while (i < n) {
+        const char *pct = memchr(s + i, '%', n - i);
+        size_t span = (pct ? (size_t)(pct - s) : n) - i;
+        if (fold) {
+            for (size_t j = 0; j < span; j++)
+                out[w + j] = (char)lower((unsigned char)s[i + j]);
+        } else if (span) {
+            memcpy(out + w, s + i, span);
+        }
+        w += span;
+        i += span;
+        if (!pct)
+            break;
+        /* s[i] is '%' */
+        if (n - i >= 3) {
             int hi = hexval((unsigned char)s[i + 1]);
             int lo = hexval((unsigned char)s[i + 2]);
             if (hi >= 0 && lo >= 0) {
@@ -83,13 +99,13 @@ static size_t copy_escaped(char *out, const char *s, size_t n, int flags)
                     out[w++] = hex[v >> 4];
                     out[w++] = hex[v & 15];
                 }
-                i += 2;
+                i += 3;
                 continue;
             }
         }
-        if (c == '%')
-            bare_end = w + 1;
-        out[w++] = (char)(fold ? lower(c) : c);
+        bare_end = w + 1;
+        out[w++] = '%';
+        i++;
     }
     return w;
 }
@@ -97,8 +113,31 @@ static size_t copy_escaped(char *out, const char *s, size_t n, int flags)
 /* RFC 3986 5.2.4 remove_dot_segments, in place over p[0..n) (n > 0 and
  * p[0] == '/'). Returns the new length. The write index w never passes the
  * read index i, so one buffer serves as input and output. */
+/* Whether p[0..n) (p[0] == '/') has a segment "." or "..", the only ones
+ * remove_dot_segments changes: with the path starting at '/', its read
+ * index only ever stands on a '/' or the end, so rules A and D never
+ * apply and E copies everything else as it is. Most paths have none; a
+ * memchr for '.' and a look around each settles it. */
+static bool has_dot_segment(const char *p, size_t n)
+{
+    const char *end = p + n, *at = p;
+    while ((at = memchr(at, '.', (size_t)(end - at))) != NULL) {
+        if (at > p && at[-1] == '/') {
+            const char *next = at + 1;
+            if (next < end && *next == '.')
+                next++;
+            if (next == end || *next == '/')
+                return true;
+        }
+        at++;
+    }
+    return false;
+}
+
 static size_t remove_dot_segments(char *p, size_t n)
 {
+    if (!has_dot_segment(p, n))
+        return n;
     size_t i = 0, w = 0;
     while (i < n) {
         size_t rest = n - i;
@@ -274,9 +313,8 @@ static size_t normalize_url(char *out, const char *s, size_t n)
         w += copy_authority(out + w, s, i, a_end, scheme, scheme_len);
         i = a_end;
     }
-    size_t p_end = i;
-    while (p_end < n && s[p_end] != '?')
-        p_end++;
+    const char *query = memchr(s + i, '?', n - i);
+    size_t p_end = query ? (size_t)(query - s) : n;
     w = copy_path(out, w, s, i, p_end, !scheme_len && !has_authority, has_authority);
     if (p_end < n)
         w += copy_escaped(out + w, s + p_end, n - p_end, 0); /* '?' and query */
