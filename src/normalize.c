@@ -59,9 +59,10 @@ enum { FOLD = 1, KEEP_ESCAPED = 2 };
 /* Copies s[0..n) to out with percent-escapes normalized; with FOLD also
  * lowercases ASCII letters (scheme and host); with KEEP_ESCAPED only
  * uppercases escapes, decoding none. Returns bytes written. The bytes
- * between escapes are copied a span at a time (memchr finds the next '%'):
- * a URL's path and query are mostly such spans, and the byte loop was a
- * quarter of `dedup --normalize url`'s time. */
+ * between escapes in a path or query are copied a span at a time (memchr
+ * finds the next '%'): they are mostly such spans, and the byte loop was a
+ * quarter of `dedup --normalize url`'s time. A host is short and is
+ * lowercased byte by byte anyway. */
 static size_t copy_escaped(char *out, const char *s, size_t n, int flags)
 {
     int fold = flags & FOLD;
@@ -70,18 +71,21 @@ static size_t copy_escaped(char *out, const char *s, size_t n, int flags)
     size_t bare_end = 0; /* 1 + where the last '%' that starts no escape went */
     size_t i = 0;
     while (i < n) {
-        const char *pct = memchr(s + i, '%', n - i);
-        size_t span = (pct ? (size_t)(pct - s) : n) - i;
         if (fold) {
-            for (size_t j = 0; j < span; j++)
-                out[w + j] = (char)lower((unsigned char)s[i + j]);
-        } else if (span) {
-            memcpy(out + w, s + i, span);
+            while (i < n && s[i] != '%')
+                out[w++] = (char)lower((unsigned char)s[i++]);
+            if (i == n)
+                break;
+        } else {
+            const char *pct = memchr(s + i, '%', n - i);
+            size_t span = (pct ? (size_t)(pct - s) : n) - i;
+            if (span)
+                memcpy(out + w, s + i, span);
+            w += span;
+            i += span;
+            if (!pct)
+                break;
         }
-        w += span;
-        i += span;
-        if (!pct)
-            break;
         /* s[i] is '%' */
         if (n - i >= 3) {
             int hi = hexval((unsigned char)s[i + 1]);
@@ -110,9 +114,6 @@ static size_t copy_escaped(char *out, const char *s, size_t n, int flags)
     return w;
 }
 
-/* RFC 3986 5.2.4 remove_dot_segments, in place over p[0..n) (n > 0 and
- * p[0] == '/'). Returns the new length. The write index w never passes the
- * read index i, so one buffer serves as input and output. */
 /* Whether p[0..n) (p[0] == '/') has a segment "." or "..", the only ones
  * remove_dot_segments changes: with the path starting at '/', its read
  * index only ever stands on a '/' or the end, so rules A and D never
@@ -134,6 +135,9 @@ static bool has_dot_segment(const char *p, size_t n)
     return false;
 }
 
+/* RFC 3986 5.2.4 remove_dot_segments, in place over p[0..n) (n > 0 and
+ * p[0] == '/'). Returns the new length. The write index w never passes the
+ * read index i, so one buffer serves as input and output. */
 static size_t remove_dot_segments(char *p, size_t n)
 {
     if (!has_dot_segment(p, n))
@@ -231,11 +235,10 @@ static size_t copy_authority(char *out, const char *s, size_t i, size_t a_end,
     size_t w = 0;
     out[w++] = '/';
     out[w++] = '/';
-    /* userinfo: up to the last '@' */
+    /* userinfo: up to the last '@' (most URLs have none) */
     size_t h = i;
-    for (size_t j = i; j < a_end; j++)
-        if (s[j] == '@')
-            h = j + 1;
+    for (const char *at = s + i; (at = memchr(at, '@', (size_t)(s + a_end - at))) != NULL; at++)
+        h = (size_t)(at - s) + 1;
     if (h > i)
         w += copy_escaped(out + w, s + i, h - i, 0);
     /* host: a bracketed IPv6 literal or up to ':' */
