@@ -216,8 +216,11 @@ static int reserve(slab_t *s, size_t used, size_t more)
     if (s->cap - used >= more)
         return 0;
     size_t ncap = s->cap * 2;
-    while (ncap - used < more)
+    while (ncap - used < more) {
+        if (ncap > SIZE_MAX / 2)
+            return -1;
         ncap *= 2;
+    }
     char *nb = realloc(s->buf, ncap);
     if (!nb)
         return -1;

@@ -246,9 +246,9 @@ void bkc_warn_over_capacity(const bk_filter_t *f, const char *name, const char *
     if (bk_filter_kind(f) == BK_KIND_SCALABLE)
         return; /* grows instead, or refuses when non-scaling */
     /* The shape is O(1); the info counts the payload's set bits (0.15 s at
-     * the end of every run over a billion-URL seen-set, 5% of a 100M-line
-     * dedup on 16 cores), so only for a window or a filter past its
-     * capacity, the two cases with something to say. */
+     * the end of every run over the README's 1.9 GB seen-set, on 2 cores),
+     * so only for a window or a filter past its capacity, the two cases
+     * with something to say. */
     bk_filter_shape_t sh;
     bk_filter_shape(f, &sh);
     if (sh.kind != BK_KIND_WINDOW && sh.items <= sh.capacity)

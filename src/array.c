@@ -31,9 +31,7 @@ void bki_array_bind(bk_filter_t *f)
     const bki_kind_ops_t *o = bki_kind_ops(f->kind);
     if (!o)
         return; /* composites bind their own calls when they are made */
-    f->add_key = bki_add_key_generic;
-    f->contains_key = bki_contains_key_generic;
-    f->contains_hash = bki_contains_hash_generic;
+    bki_bind_generic(f);
     if (o->bind)
         o->bind(f);
     if (f->readonly)

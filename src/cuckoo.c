@@ -852,8 +852,9 @@ bk_status_t bki_cuckoo_wrap(bk_filter_t **out, bk_cuckoo_t *c)
         return BK_ENOMEM;
     }
     f->kind = BK_KIND_CUCKOO;
-    /* Straight to its own lookups: no dispatch per key. */
-    f->add_key = bki_add_key_generic;
+    /* Adds the generic way; straight to its own lookups: no dispatch per
+     * key. */
+    bki_bind_generic(f);
     f->contains_hash = bki_cuckoo_contains_hash;
     f->contains_key = c->fp_bytes == 2 && c->bucket_size == 4 ? cuckoo_contains_key_4x16
                                                               : cuckoo_contains_key;

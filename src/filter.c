@@ -248,6 +248,13 @@ bool bki_contains_key_generic(const bk_filter_t *f, const void *key, size_t len)
     return bk_filter_contains_hash(f, bk_filter_hash(f, key, len));
 }
 
+void bki_bind_generic(bk_filter_t *f)
+{
+    f->add_key = bki_add_key_generic;
+    f->contains_key = bki_contains_key_generic;
+    f->contains_hash = bki_contains_hash_generic;
+}
+
 /* The default kinds take their own one-key paths (onekey.h says why): hash
  * and probe in one call, no dispatch per key. Like bk_filter_contains_hash,
  * one indirect jump: every filter has both calls bound when it is made, and

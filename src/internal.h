@@ -118,6 +118,10 @@ BKI_HIDDEN bool bki_contains_hash_generic(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bk_status_t bki_add_key_generic(bk_filter_t *f, const void *key, size_t len,
                                            bool *was_new);
 BKI_HIDDEN bool bki_contains_key_generic(const bk_filter_t *f, const void *key, size_t len);
+/* Binds f's three one-key calls (add_key, contains_key, contains_hash) to
+ * the generic paths: every filter starts so, and a kind with calls of its
+ * own replaces them; filter.c. */
+BKI_HIDDEN void bki_bind_generic(bk_filter_t *f);
 
 struct bk_filter {
     /* The fields every probe reads come first, in one cache line: a deep

@@ -35,7 +35,7 @@
  * (internal.h says why that is safe): the compiler then adds the probe's
  * carry flag to memory in one instruction, where the atomic load and store
  * took three (one-key adds in cache 1.16-1.18x a split-block filter's time
- * instead of 1.22-1.24x, bench/bench_filters). */
+ * instead of 1.22-1.24x, in a harness alternating the two). */
 static inline bk_status_t count_added(bk_filter_t *f, bool added, bool *was_new)
 {
     f->items += added;

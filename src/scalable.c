@@ -314,9 +314,7 @@ bk_status_t bki_scalable_shell(bk_filter_t **out, const bki_chain_t *c, uint32_t
     if (!f)
         return BK_ENOMEM;
     f->kind = BK_KIND_SCALABLE;
-    f->add_key = bki_add_key_generic;
-    f->contains_key = bki_contains_key_generic;
-    f->contains_hash = bki_contains_hash_generic;
+    bki_bind_generic(f);
     f->hash = c->hash;
     f->seed = c->seed;
     f->capacity = c->capacity;

@@ -813,9 +813,7 @@ bk_status_t bki_window_wrap(bk_filter_t **out, bki_window_t *w)
         return BK_ENOMEM;
     }
     f->kind = BK_KIND_WINDOW;
-    f->add_key = bki_add_key_generic;
-    f->contains_key = bki_contains_key_generic;
-    f->contains_hash = bki_contains_hash_generic;
+    bki_bind_generic(f);
     f->hash = w->hash;
     f->seed = w->seed;
     f->capacity = w->params.capacity;
