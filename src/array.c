@@ -22,6 +22,7 @@
  * table. precise.c is the most recent kind added this way.
  */
 #include "batch.h"
+#include "keyhash.h"
 
 #include <math.h>
 #include <string.h>
@@ -32,6 +33,7 @@ void bki_array_bind(bk_filter_t *f)
     if (!o)
         return; /* composites bind their own calls when they are made */
     bki_bind_generic(f);
+    f->key8_secret = bki_key8_secret(f->hash, f->seed);
     if (o->bind)
         o->bind(f);
     if (f->readonly)

@@ -244,13 +244,12 @@ DEFINE_KEY_CALLS(two_avx2, __attribute__((target("avx2"), flatten)), probe2_avx2
  * applies to filters made after it. */
 void bki_blocked_bind(bk_filter_t *f)
 {
-    bool xxh3 = f->hash == BK_HASH_XXH3;
     if (f->k <= BKI_BLOCKED_MAX_K)
         f->lane_rows = active_masks[f->k][0];
     if (f->kind == BK_KIND_BLOCKED)
-        BIND(f, one, xxh3);
+        BIND(f, one);
     else
-        BIND(f, two, xxh3);
+        BIND(f, two);
 }
 
 /* ---- batches: the pipeline of batch.h, once per instruction set ---- */

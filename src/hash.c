@@ -6,10 +6,12 @@
  * in-line offsets for blocked and counting ones), so a key costs one pass
  * over its bytes however large k is.
  *
- * XXH3-128 with the filter's 64-bit seed is the default: fast on long keys
- * (URLs), stable across versions and platforms, and seeded so that an
- * attacker who knows the code but not the seed cannot craft keys that all
- * land on the same bits.
+ * XXH3-128 with the filter's 64-bit seed hashes keys by default: fast on
+ * long keys (URLs), stable across versions and platforms, and seeded so
+ * that an attacker who knows the code but not the seed cannot craft keys
+ * that all land on the same bits. New filters' default, xxh3-mix8, gives an
+ * 8-byte key (a 64-bit integer id) a cheaper seeded mixer instead
+ * (keyhash.h says why and how); filters that record plain xxh3 keep it.
  *
  * The classic string hashes from the articles (BKDR, AP, DJB, JS, RS, SDBM,
  * DEK, ELF, PJW; FNV-1a as a 64-bit hash) are kept for compatibility with
@@ -36,7 +38,7 @@
 uint64_t bk_hash_raw(bk_hash_id_t id, uint64_t seed, const void *key, size_t len)
 {
     const unsigned char *s = key ? key : bki_empty_key;
-    if (id == BK_HASH_XXH3 || id == BK_HASH_DEFAULT)
+    if (id == BK_HASH_XXH3 || id == BK_HASH_XXH3_MIX8 || id == BK_HASH_DEFAULT)
         return bki_key_hash(id, seed, s, len).lo;
     return bki_classic_hash(id, s, len);
 }
@@ -52,6 +54,7 @@ static const char *const hash_names[] = {
     [BK_HASH_SDBM] = "sdbm", [BK_HASH_DEK] = "dek",   [BK_HASH_ELF] = "elf",
     [BK_HASH_PJW] = "pjw",   [BK_HASH_FNV1A] = "fnv1a",
     [BK_HASH_MURMUR64A] = "murmur64a", [BK_HASH_MURMUR2] = "murmur2",
+    [BK_HASH_XXH3_MIX8] = "xxh3-mix8",
 };
 
 const char *bk_hash_name(bk_hash_id_t id)

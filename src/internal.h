@@ -145,8 +145,9 @@ struct bk_filter {
     bool first_error_as_given; /* scalable */
     bool packed_view;          /* scalable: a view of a packed block (packed.c) */
     uint64_t seed;
-    uint64_t key8_flip;     /* the seed's part of an 8-byte key's XXH3
-                               (keyhash.h), set with the one-key calls */
+    uint64_t key8_secret;   /* the seed's part of an 8-byte key's hash
+                               (bki_key8_secret, keyhash.h), set with the
+                               one-key calls */
     uint64_t items;    /* keys added that were new (bki_items) */
     uint64_t capacity; /* n it was sized for */
     double fpr;        /* p it was sized for */

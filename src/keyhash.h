@@ -1,5 +1,6 @@
 /*
- * A key's 128-bit hash, inline: the one place the XXH3 key hash is written.
+ * A key's 128-bit hash, inline: the one place the XXH3 key hash and the
+ * default's 8-byte mixer are written.
  * hash.c builds bk_hash_key() on it; the batch pipeline (batch.h) includes
  * it so that the default hash inlines into its loop. Including xxhash.h
  * with XXH_INLINE_ALL keeps the library free of a run-time libxxhash.
@@ -83,10 +84,63 @@ static inline XXH128_hash_t bki_xxh3_key8(uint64_t key_le, uint64_t flip)
     return r;
 }
 
+/* The default hash (BK_HASH_XXH3_MIX8) of an 8-byte key: the key, read
+ * little-endian, xored with the filter's key8 secret (its seed xored with a
+ * constant, so that seed 0 is no special case), then two rounds of a
+ * multiply-fold (the full 128-bit product, its halves xored together):
+ *   t = fold((v ^ seed ^ C) * M1),  f = fold(t * M2),  (lo, hi) = (f, f + t).
+ * Why not XXH3 for these keys too: XXH3-128's 4-to-8-byte path spends about
+ * 26 instructions on a key, this one about 10, and in a loop of one-key calls
+ * on a filter larger than the caches every instruction a call spends holds
+ * a place in the CPU's window while the call's cache miss is served: fewer
+ * instructions, more misses in flight (split one-key lookups on 100M keys
+ * about 1.4x as fast as with XXH3). Its quality, measured: every output bit
+ * of both halves flips with probability 0.5 +- 0.007 when any one input bit
+ * flips (100,000 random keys), and tests/unit/lib/test_hash.c holds every
+ * kind's false-positive rate to the one asked for over sequential, strided
+ * and random integer keys. A key of any other length gets XXH3-128. */
+#define BKI_MIX8_SEED_XOR UINT64_C(0x8ebc6af09c88c6e3)
+#define BKI_MIX8_M1 UINT64_C(0xa0761d6478bd642f)
+#define BKI_MIX8_M2 UINT64_C(0xe7037ed1a0b428db)
+
+static inline uint64_t bki_mix8_secret(uint64_t seed)
+{
+    return seed ^ BKI_MIX8_SEED_XOR;
+}
+
+static inline uint64_t bki_mum_fold(uint64_t a, uint64_t b)
+{
+    XXH128_hash_t p = XXH_mult64to128(a, b);
+    return p.low64 ^ p.high64;
+}
+
+static inline XXH128_hash_t bki_mix8(uint64_t key_le, uint64_t secret)
+{
+    uint64_t t = bki_mum_fold(key_le ^ secret, BKI_MIX8_M1);
+    uint64_t f = bki_mum_fold(t, BKI_MIX8_M2);
+    XXH128_hash_t r = {f, f + t};
+    return r;
+}
+
+/* The value a filter keeps in key8_secret for its one-key calls on 8-byte
+ * keys (onekey.h): the seed's part of the hash, computed once. */
+static inline uint64_t bki_key8_secret(bk_hash_id_t id, uint64_t seed)
+{
+    return id == BK_HASH_XXH3_MIX8 ? bki_mix8_secret(seed) : bki_xxh3_key8_flip(seed);
+}
+
+/* The key hash of a filter's hash id: XXH3-128 (BK_HASH_XXH3), the default
+ * (BK_HASH_XXH3_MIX8, BK_HASH_DEFAULT: bki_mix8 for 8-byte keys, XXH3-128
+ * for the rest) or a classic hash. */
 static inline bk_hash_t bki_key_hash(bk_hash_id_t id, uint64_t seed, const void *key,
                                      size_t len)
 {
-    if (BKI_LIKELY(id == BK_HASH_XXH3 || id == BK_HASH_DEFAULT)) {
+    if (BKI_LIKELY(id == BK_HASH_XXH3_MIX8 || id == BK_HASH_DEFAULT) && len == 8) {
+        XXH128_hash_t r = bki_mix8(bki_key8_le(key), bki_mix8_secret(seed));
+        bk_hash_t h = {r.low64, r.high64};
+        return h;
+    }
+    if (BKI_LIKELY(id == BK_HASH_XXH3_MIX8 || id == BK_HASH_XXH3 || id == BK_HASH_DEFAULT)) {
         XXH128_hash_t r = bki_xxh3_key(key, len, seed);
         bk_hash_t h = {r.low64, r.high64};
         return h;

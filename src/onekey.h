@@ -44,17 +44,37 @@ static inline bk_status_t count_added(bk_filter_t *f, bool added, bool *was_new)
     return BK_OK;
 }
 
-/* The one-key calls of one kind on one instruction set: name##_add_key and
- * name##_contains_key for XXH3 filters, name##_add_other and
- * name##_contains_other for any filter and key (the general key hash), with
- * probe(f, lo, hi) and put(f, lo, hi) above. An 8-byte key (an integer id, the common one-key
- * call) is hashed and probed in the entry function itself, which then needs
- * no stack frame; other keys go on to the _other function by a tail call.
- * A frame's saves and restores are loads and stores, and in a loop of
- * one-key calls on a large filter those count like instructions: each holds
- * its place in the CPU's queues until the call's cache miss is served, so
- * the fewer a call makes, the more calls' misses overlap (measured: a frame
- * alone cost one-key adds 10-20%). */
+/* The one-key calls of one kind on one instruction set, with probe(f, lo,
+ * hi) and put(f, lo, hi) above: name##_contains_other and name##_add_other
+ * for any filter and key (the general key hash), and for the two XXH3
+ * hashes, name##_{add,contains}_xxh3 (BK_HASH_XXH3) and
+ * name##_{add,contains}_mix8 (BK_HASH_XXH3_MIX8, the default), in which an
+ * 8-byte key (an integer id, the common one-key call) is hashed and probed
+ * in the entry function itself with its seed's part precomputed in
+ * f->key8_secret; that function then needs no stack frame, and other keys go
+ * on to the _other function by a tail call. A frame's saves and restores
+ * are loads and stores, and in a loop of one-key calls on a large filter
+ * those count like instructions: each holds its place in the CPU's queues
+ * until the call's cache miss is served, so the fewer a call makes, the
+ * more calls' misses overlap (measured: a frame alone cost one-key adds
+ * 10-20%). */
+#define DEFINE_KEY8_CALLS(name, hname, attr, probe, put, hash8)                                    \
+    attr static bool name##_contains_##hname(const bk_filter_t *f, const void *key, size_t len)   \
+    {                                                                                              \
+        if (BKI_UNLIKELY(len != 8))                                                                \
+            return name##_contains_other(f, key, len);                                             \
+        XXH128_hash_t r = hash8(bki_key8_le(key), f->key8_secret);                                 \
+        return probe(f, r.low64, r.high64);                                                        \
+    }                                                                                              \
+    attr static bk_status_t name##_add_##hname(bk_filter_t *f, const void *key, size_t len,        \
+                                               bool *was_new)                                      \
+    {                                                                                              \
+        if (BKI_UNLIKELY(len != 8))                                                                \
+            return name##_add_other(f, key, len, was_new);                                         \
+        XXH128_hash_t r = hash8(bki_key8_le(key), f->key8_secret);                                 \
+        return count_added(f, put(f, r.low64, r.high64), was_new);                                 \
+    }
+
 #define DEFINE_KEY_CALLS(name, attr, probe, put)                                                   \
     __attribute__((noinline))                                                                      \
     attr static bool name##_contains_other(const bk_filter_t *f, const void *key, size_t len)      \
@@ -62,27 +82,14 @@ static inline bk_status_t count_added(bk_filter_t *f, bool added, bool *was_new)
         bk_hash_t h = bki_key_hash(f->hash, f->seed, key, len);                                    \
         return probe(f, h.lo, h.hi);                                                               \
     }                                                                                              \
-    attr static bool name##_contains_key(const bk_filter_t *f, const void *key, size_t len)        \
-    {                                                                                              \
-        if (BKI_UNLIKELY(len != 8))                                                                \
-            return name##_contains_other(f, key, len);                                             \
-        XXH128_hash_t r = bki_xxh3_key8(bki_key8_le(key), f->key8_flip);                           \
-        return probe(f, r.low64, r.high64);                                                        \
-    }                                                                                              \
     __attribute__((noinline)) attr static bk_status_t name##_add_other(                            \
         bk_filter_t *f, const void *key, size_t len, bool *was_new)                                \
     {                                                                                              \
         bk_hash_t h = bki_key_hash(f->hash, f->seed, key, len);                                    \
         return count_added(f, put(f, h.lo, h.hi), was_new);                                        \
     }                                                                                              \
-    attr static bk_status_t name##_add_key(bk_filter_t *f, const void *key, size_t len,            \
-                                           bool *was_new)                                          \
-    {                                                                                              \
-        if (BKI_UNLIKELY(len != 8))                                                                \
-            return name##_add_other(f, key, len, was_new);                                         \
-        XXH128_hash_t r = bki_xxh3_key8(bki_key8_le(key), f->key8_flip);                           \
-        return count_added(f, put(f, r.low64, r.high64), was_new);                                 \
-    }
+    DEFINE_KEY8_CALLS(name, xxh3, attr, probe, put, bki_xxh3_key8)                                 \
+    DEFINE_KEY8_CALLS(name, mix8, attr, probe, put, bki_mix8)
 
 /* bk_filter_contains_hash of one kind on one instruction set. */
 #define DEFINE_HASH_CALLS(name, attr, probe)                                                       \
@@ -92,30 +99,32 @@ static inline bk_status_t count_added(bk_filter_t *f, bool added, bool *was_new)
     }
 
 /* The calls of one kind (named by its prefix) on the instruction set
- * cpu.c chose; xxh3: whether f hashes with XXH3 (the fast 8-byte path). */
-#ifdef BKI_HAVE_X86
-#define BIND(f, kind, xxh3)                                                                        \
+ * cpu.c chose, for f's hash id; bki_key8_secret (filter.c) has set
+ * f->key8_secret. */
+#define BIND_ON(f, kind, isa)                                                                      \
     do {                                                                                           \
-        (f)->key8_flip = bki_xxh3_key8_flip((f)->seed);                                            \
-        if (USE_AVX2) {                                                                            \
-            (f)->add_key = (xxh3) ? kind##_avx2_add_key : kind##_avx2_add_other;                   \
-            (f)->contains_key = (xxh3) ? kind##_avx2_contains_key : kind##_avx2_contains_other;    \
-            (f)->contains_hash = kind##_avx2_contains_hash;                                        \
+        if ((f)->hash == BK_HASH_XXH3_MIX8) {                                                      \
+            (f)->add_key = kind##_##isa##_add_mix8;                                                \
+            (f)->contains_key = kind##_##isa##_contains_mix8;                                      \
+        } else if ((f)->hash == BK_HASH_XXH3) {                                                    \
+            (f)->add_key = kind##_##isa##_add_xxh3;                                                \
+            (f)->contains_key = kind##_##isa##_contains_xxh3;                                      \
         } else {                                                                                   \
-            (f)->add_key = (xxh3) ? kind##_scalar_add_key : kind##_scalar_add_other;               \
-            (f)->contains_key =                                                                    \
-                (xxh3) ? kind##_scalar_contains_key : kind##_scalar_contains_other;                \
-            (f)->contains_hash = kind##_scalar_contains_hash;                                      \
+            (f)->add_key = kind##_##isa##_add_other;                                               \
+            (f)->contains_key = kind##_##isa##_contains_other;                                     \
         }                                                                                          \
+        (f)->contains_hash = kind##_##isa##_contains_hash;                                         \
+    } while (0)
+#ifdef BKI_HAVE_X86
+#define BIND(f, kind)                                                                              \
+    do {                                                                                           \
+        if (USE_AVX2)                                                                              \
+            BIND_ON(f, kind, avx2);                                                                \
+        else                                                                                       \
+            BIND_ON(f, kind, scalar);                                                              \
     } while (0)
 #else
-#define BIND(f, kind, xxh3)                                                                        \
-    do {                                                                                           \
-        (f)->key8_flip = bki_xxh3_key8_flip((f)->seed);                                            \
-        (f)->add_key = (xxh3) ? kind##_scalar_add_key : kind##_scalar_add_other;                   \
-        (f)->contains_key = (xxh3) ? kind##_scalar_contains_key : kind##_scalar_contains_other;    \
-        (f)->contains_hash = kind##_scalar_contains_hash;                                          \
-    } while (0)
+#define BIND(f, kind) BIND_ON(f, kind, scalar)
 #endif
 
 /* The batch calls of one kind: bki_##kind##_add_batch, _contains_batch,

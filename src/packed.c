@@ -367,7 +367,7 @@ static bk_status_t head_for(uint64_t capacity, double fpr, const bk_options_t *o
         return BK_EINVAL;
     memset(h, 0, sizeof *h);
     h->kind = BK_KIND_CLASSIC; /* or precise: see first_plan */
-    h->hash = o->hash == BK_HASH_DEFAULT ? BK_HASH_XXH3 : o->hash;
+    h->hash = o->hash == BK_HASH_DEFAULT ? BK_HASH_XXH3_MIX8 : o->hash;
     if (!bk_hash_name(h->hash) || (unsigned)h->hash > 255)
         return BK_EINVAL;
     h->flags = (uint8_t)((o->nonscaling ? FLAG_NONSCALING : 0) |

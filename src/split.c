@@ -138,7 +138,7 @@ DEFINE_KEY_CALLS(split_avx2, __attribute__((target("avx2"), flatten)), probe_avx
 
 void bki_split_bind(bk_filter_t *f)
 {
-    BIND(f, split, f->hash == BK_HASH_XXH3);
+    BIND(f, split);
 }
 
 /* ---- the kind table's operations (array.c) ---- */

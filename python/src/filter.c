@@ -130,7 +130,7 @@ static int parse_options(bk_options_t *o, const char *kind, const char *hash, Py
     if ((kind && pybk_filter_kind(kind, &o->kind) < 0) ||
         (sub_kind && pybk_filter_kind(sub_kind, &o->sub_kind) < 0))
         return -1;
-    if (bk_hash_parse(hash, &o->hash) != BK_OK) {
+    if (hash && bk_hash_parse(hash, &o->hash) != BK_OK) {
         PyErr_Format(PyExc_ValueError, "unknown hash '%s'", hash);
         return -1;
     }
@@ -248,7 +248,7 @@ static int check_options(const bk_options_t *o)
 }
 
 PyDoc_STRVAR(filter_doc,
-"Filter(capacity, fpr=0.01, *, kind=None, hash='xxh3', seed=None,\n"
+"Filter(capacity, fpr=0.01, *, kind=None, hash=None, seed=None,\n"
 "       growth=2.0, tightening=0.5, nonscaling=False, sub_kind=None,\n"
 "       window_span=0, generations=0, normalize=None)\n"
 "--\n\n"
@@ -265,6 +265,9 @@ PyDoc_STRVAR(filter_doc,
 "adds of the last T units of the clock given to advance(), and forgets\n"
 "older ones (generations: 2..16, default 4).\n"
 "Keys are bytes, str (hashed as UTF-8) or bytes-like objects.\n"
+"hash: None (the default, 'xxh3-mix8': XXH3-128 of each key, except that an\n"
+"8-byte key, such as a packed 64-bit id, gets a cheaper seeded mixer),\n"
+"'xxh3' (XXH3-128 for every key), or a classic string hash ('bkdr', ...).\n"
 "seed=None draws a random hash seed; give one to get reproducible files.\n"
 "normalize: 'url' or 'email' spells every key canonically before it is\n"
 "hashed (bloomkit.h, bk_key_normalize: the bloomkit tool's --normalize),\n"
@@ -286,11 +289,11 @@ static int filter_init(filter_object *self, PyObject *args, PyObject *kw)
                              "generations", "normalize", "path", NULL};
     PyObject *capacity_obj, *seed = Py_None, *normalize = Py_None, *path = NULL;
     double fpr = 0.01, growth = 0.0, tightening = 0.0;
-    const char *kind = NULL, *hash = "xxh3", *sub_kind = NULL;
+    const char *kind = NULL, *hash = NULL, *sub_kind = NULL;
     int nonscaling = 0;
     unsigned long long window_span = 0;
     unsigned int generations = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|d$zsOddpzKIOO&:Filter", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|d$zzOddpzKIOO&:Filter", kwlist,
                                      &capacity_obj, &fpr, &kind, &hash, &seed, &growth,
                                      &tightening, &nonscaling, &sub_kind, &window_span,
                                      &generations, &normalize, PyUnicode_FSConverter, &path))

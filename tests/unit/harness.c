@@ -77,3 +77,14 @@ void bkt_rand_bytes(uint64_t *state, void *buf, size_t len)
         memcpy(p, &r, len);
     }
 }
+
+void bkt_spec_mix8(uint64_t key, uint64_t seed, uint64_t *lo, uint64_t *hi)
+{
+    __extension__ typedef unsigned __int128 u128;
+    u128 p = (u128)(key ^ seed ^ UINT64_C(0x8ebc6af09c88c6e3)) * UINT64_C(0xa0761d6478bd642f);
+    uint64_t t = (uint64_t)p ^ (uint64_t)(p >> 64);
+    u128 q = (u128)t * UINT64_C(0xe7037ed1a0b428db);
+    uint64_t f = (uint64_t)q ^ (uint64_t)(q >> 64);
+    *lo = f;
+    *hi = f + t;
+}

@@ -31,6 +31,11 @@ uint64_t bkt_rand(uint64_t *state);
 /* Fills buf with len random bytes. */
 void bkt_rand_bytes(uint64_t *state, void *buf, size_t len);
 
+/* The default hash's value for an 8-byte key (hash id 14, xxh3-mix8) as
+ * docs/FORMAT.md writes it, apart from the library's: key is the 8 bytes
+ * read little-endian. */
+void bkt_spec_mix8(uint64_t key, uint64_t seed, uint64_t *lo, uint64_t *hi);
+
 #define CHECK(cond)                                                    \
     do {                                                               \
         if (!(cond))                                                   \

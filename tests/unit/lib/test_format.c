@@ -109,10 +109,10 @@ static void key_of(uint64_t i, char *buf, size_t cap)
     snprintf(buf, cap, "https://example.com/page/%llu", (unsigned long long)i);
 }
 
-static bk_filter_t *make_filter(bk_kind_t kind, uint64_t cells, uint32_t k, uint64_t seed,
-                                uint64_t nkeys)
+static bk_filter_t *make_filter_hashed(bk_kind_t kind, uint64_t cells, uint32_t k,
+                                       uint64_t seed, uint64_t nkeys, bk_hash_id_t hash)
 {
-    bk_options_t o = {.seed_set = true, .seed = seed};
+    bk_options_t o = {.hash = hash, .seed_set = true, .seed = seed};
     bk_filter_t *f = NULL;
     if (bk_filter_create_exact(&f, kind, cells, k, &o) != BK_OK)
         return NULL;
@@ -124,6 +124,12 @@ static bk_filter_t *make_filter(bk_kind_t kind, uint64_t cells, uint32_t k, uint
         bk_filter_add(f, key, strlen(key), NULL);
     }
     return f;
+}
+
+static bk_filter_t *make_filter(bk_kind_t kind, uint64_t cells, uint32_t k, uint64_t seed,
+                                uint64_t nkeys)
+{
+    return make_filter_hashed(kind, cells, k, seed, nkeys, BK_HASH_DEFAULT);
 }
 
 /* Two filters are the same if every field and every payload byte is. */
@@ -1353,17 +1359,44 @@ static void test_key_form(void)
 /* ---- golden files ---- */
 
 /* The objects the golden files hold. Fixed geometry, seeds and keys: any
- * change to the bytes they serialize to is a format change. */
+ * change to the bytes they serialize to is a format change. They hash with
+ * XXH3 (hash id 1), what every filter recorded before the default became
+ * xxh3-mix8 (id 14); split-mix8.bkf holds one of those. */
+static bk_filter_t *golden_make(bk_kind_t kind, uint64_t cells, uint32_t k, uint64_t seed,
+                                uint64_t nkeys)
+{
+    return make_filter_hashed(kind, cells, k, seed, nkeys, BK_HASH_XXH3);
+}
+
+static bk_filter_t *golden_scalable(uint64_t cap, double fpr, uint64_t seed, uint64_t nkeys,
+                                    const bk_options_t *extra)
+{
+    bk_options_t o = extra ? *extra : (bk_options_t){0};
+    o.hash = BK_HASH_XXH3;
+    return make_scalable(cap, fpr, seed, nkeys, &o);
+}
+
 static bk_filter_t *golden_filter(bk_kind_t kind)
 {
-    return kind == BK_KIND_BLOCKED ? make_filter(BK_KIND_BLOCKED, 4096, 7, 0x0123456789abcdefULL, 200)
-                                   : make_filter(BK_KIND_CLASSIC, 4096, 5, 0xfedcba9876543210ULL, 200);
+    return kind == BK_KIND_BLOCKED ? golden_make(BK_KIND_BLOCKED, 4096, 7, 0x0123456789abcdefULL, 200)
+                                   : golden_make(BK_KIND_CLASSIC, 4096, 5, 0xfedcba9876543210ULL, 200);
 }
 
 static const char *data_dir(void)
 {
     const char *d = getenv("BK_TEST_DATA");
     return d ? d : "tests/data";
+}
+
+/* split-mix8.bkf's integer keys, stored little-endian whatever the host. */
+static uint64_t golden_int_key(uint64_t i)
+{
+    uint64_t v = i * UINT64_C(0x9e3779b97f4a7c15);
+    unsigned char b[8];
+    for (int j = 0; j < 8; j++)
+        b[j] = (unsigned char)(v >> (8 * j));
+    memcpy(&v, b, 8);
+    return v;
 }
 
 static void golden_bytes(const char *name, uint8_t **out, size_t *len)
@@ -1380,7 +1413,7 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
         *out = serialize(f, len);
         bk_filter_free(f);
     } else if (!strcmp(name, "counting.bkf")) {
-        bk_filter_t *f = make_filter(BK_KIND_COUNTING, 1024, 4, 0x5eed5eed5eed5eedULL, 100);
+        bk_filter_t *f = golden_make(BK_KIND_COUNTING, 1024, 4, 0x5eed5eed5eed5eedULL, 100);
         char key[64];
         for (uint64_t i = 0; i < 20; i++) { /* counters of 2 and more */
             key_of(i, key, sizeof key);
@@ -1392,33 +1425,48 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
         /* Sub-filter sizes come from bk_plan: a sizing change changes
          * these bytes too (new files, not the format); regenerate then,
          * and golden_load still checks that the old file loads. */
-        bk_filter_t *f = make_scalable(50, 0.01, 0x0badcafe0badcafeULL, 200, NULL);
+        bk_filter_t *f = golden_scalable(50, 0.01, 0x0badcafe0badcafeULL, 200, NULL);
         *out = serialize(f, len);
         bk_filter_free(f);
     } else if (!strcmp(name, "precise.bkf")) {
-        bk_filter_t *f = make_filter(BK_KIND_PRECISE, 4096, 5, 0x1122334455667788ULL, 200);
+        bk_filter_t *f = golden_make(BK_KIND_PRECISE, 4096, 5, 0x1122334455667788ULL, 200);
         *out = serialize(f, len);
         bk_filter_free(f);
     } else if (!strcmp(name, "scalable_deep.bkf")) {
         /* A deep chain: one key per sub-filter, precise from sub-filter 16
          * (error below 1e-7) and past the geometric 32. */
         bk_options_t o = {.growth = 1.0};
-        bk_filter_t *f = make_scalable(1, 0.01, 0xdee9c4a10dee9c4aULL, 40, &o);
+        bk_filter_t *f = golden_scalable(1, 0.01, 0xdee9c4a10dee9c4aULL, 40, &o);
         *out = serialize(f, len);
         bk_filter_free(f);
     } else if (!strcmp(name, "scalable_blocked2.bkf")) {
         /* A chain of blocked2 sub-filters (sub_kind 8), two of them, at an
          * error where the Redis module picks that kind. */
         bk_options_t o = {.sub_kind = BK_KIND_BLOCKED2};
-        bk_filter_t *f = make_scalable(40, 1e-4, 0xb20cb20cb20cb20cULL, 60, &o);
+        bk_filter_t *f = golden_scalable(40, 1e-4, 0xb20cb20cb20cb20cULL, 60, &o);
         *out = serialize(f, len);
         bk_filter_free(f);
     } else if (!strcmp(name, "split.bkf")) {
-        bk_filter_t *f = make_filter(BK_KIND_SPLIT, 4096, 8, 0x5b1175b1175b1175ULL, 150);
+        bk_filter_t *f = golden_make(BK_KIND_SPLIT, 4096, 8, 0x5b1175b1175b1175ULL, 150);
+        *out = serialize(f, len);
+        bk_filter_free(f);
+    } else if (!strcmp(name, "split-mix8.bkf")) {
+        /* The default hash, xxh3-mix8 (id 14): 150 8-byte integer keys,
+         * which it mixes its own way, and one URL, which it hashes with
+         * XXH3. */
+        bk_filter_t *f = make_filter_hashed(BK_KIND_SPLIT, 4096, 8, 0x5b1175b1175b1175ULL, 0,
+                                            BK_HASH_DEFAULT);
+        f->capacity = 150;
+        f->fpr = 0.01;
+        for (uint64_t i = 0; i < 150; i++) {
+            uint64_t v = golden_int_key(i);
+            bk_filter_add(f, &v, 8, NULL);
+        }
+        bk_filter_add(f, "https://example.com/", 20, NULL);
         *out = serialize(f, len);
         bk_filter_free(f);
     } else if (!strcmp(name, "blocked2.bkf")) {
-        bk_filter_t *f = make_filter(BK_KIND_BLOCKED2, 4096, 4, 0x2bad2bad2bad2badULL, 150);
+        bk_filter_t *f = golden_make(BK_KIND_BLOCKED2, 4096, 4, 0x2bad2bad2bad2badULL, 150);
         *out = serialize(f, len);
         bk_filter_free(f);
     } else if (!strcmp(name, "cuckoo.bkf")) {
@@ -1478,7 +1526,7 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
 static const char *const golden_names[] = {
     "blocked.bkf", "classic.bkf", "counting.bkf", "scalable.bkf",     "bitmap.bkf",
     "bitmap2.bkf", "precise.bkf", "scalable_deep.bkf", "blocked2.bkf", "blocked-url.bkf",
-    "scalable_blocked2.bkf", "split.bkf", "cuckoo.bkf", "redisbloom.bkf"};
+    "scalable_blocked2.bkf", "split.bkf", "cuckoo.bkf", "redisbloom.bkf", "split-mix8.bkf"};
 
 /* Regenerating the golden objects gives the committed bytes exactly.
  * BK_WRITE_GOLDEN=1 rewrites them instead (only for a deliberate format
@@ -1583,19 +1631,45 @@ static void golden_load_blocked2(void)
     free(raw);
 }
 
+/* Reads golden file name into *len bytes (NULL, after a failed check, if
+ * it is missing or not want_len long); path gets its path. */
+static uint8_t *read_golden(const char *name, size_t want_len, char *path, size_t cap,
+                            size_t *len)
+{
+    snprintf(path, cap, "%s/%s", data_dir(), name);
+    uint8_t *raw = read_whole(path, len);
+    CHECK_MSG(raw != NULL && *len == want_len, "%s: missing or not %zu bytes", path, want_len);
+    if (raw && *len != want_len) {
+        free(raw);
+        raw = NULL;
+    }
+    return raw;
+}
+
+/* How many of key hash h's eight bits are clear in a split payload of
+ * `blocks` blocks, placed as FORMAT.md says (Parquet's salts). */
+static int split_bits_clear(const uint8_t *payload, uint64_t blocks, bk_hash_t h)
+{
+    static const uint32_t salt[8] = {0x47b6137bu, 0x44974d91u, 0x8824ad5bu, 0xa2b7289du,
+                                     0x705495c7u, 0x2df1424bu, 0x9efc4947u, 0x5c6bfb31u};
+    uint64_t block = bki_reduce(h.hi, blocks);
+    int clear = 0;
+    for (uint32_t w = 0; w < 8; w++) {
+        uint64_t at = block * 256 + w * 32 + (((uint32_t)h.lo * salt[w]) >> 27);
+        clear += !((payload[at / 8] >> (at % 8)) & 1);
+    }
+    return clear;
+}
+
 /* split.bkf: kind 10, k 8, and its keys where FORMAT.md's split layout
  * puts them (one bit in each 32-bit word of block reduce(hi, 16), checked
  * on the raw payload with the salts written out again here). */
 static void golden_load_split(void)
 {
-    static const uint32_t salt[8] = {0x47b6137bu, 0x44974d91u, 0x8824ad5bu, 0xa2b7289du,
-                                     0x705495c7u, 0x2df1424bu, 0x9efc4947u, 0x5c6bfb31u};
     char path[512];
     const char *why = NULL;
-    snprintf(path, sizeof path, "%s/split.bkf", data_dir());
     size_t len;
-    uint8_t *raw = read_whole(path, &len);
-    CHECK(raw != NULL && len == 256 + 512);
+    uint8_t *raw = read_golden("split.bkf", 256 + 512, path, sizeof path, &len);
     if (!raw)
         return;
     CHECK_EQ_U64(get_u32le(raw + 12), 10);     /* kind: split */
@@ -1612,12 +1686,7 @@ static void golden_load_split(void)
         for (uint64_t i = 0; i < 150; i++) {
             key_of(i, key, sizeof key);
             missing += !bk_filter_contains(g, key, strlen(key));
-            bk_hash_t h = bk_filter_hash(g, key, strlen(key));
-            uint64_t block = bki_reduce(h.hi, 16);
-            for (uint32_t w = 0; w < 8; w++) {
-                uint64_t at = block * 256 + w * 32 + (((uint32_t)h.lo * salt[w]) >> 27);
-                misplaced += !((raw[256 + at / 8] >> (at % 8)) & 1);
-            }
+            misplaced += split_bits_clear(raw + 256, 16, bk_filter_hash(g, key, strlen(key)));
         }
         CHECK_EQ_U64(missing, 0);
         CHECK_EQ_U64(misplaced, 0);
@@ -1635,6 +1704,42 @@ static void golden_load_split(void)
         bk_filter_free(h);
         free(bad);
     }
+}
+
+/* split-mix8.bkf: hash id 14 in its header, and each key's eight bits where
+ * FORMAT.md's split layout puts them for FORMAT.md's hash: an integer key
+ * through the 8-byte mixer (bkt_spec_mix8), the URL through XXH3. */
+static void golden_load_split_mix8(void)
+{
+    const uint64_t seed = 0x5b1175b1175b1175ULL;
+    char path[512];
+    const char *why = NULL;
+    size_t len;
+    uint8_t *raw = read_golden("split-mix8.bkf", 256 + 512, path, sizeof path, &len);
+    if (!raw)
+        return;
+    CHECK_EQ_U64(get_u32le(raw + 12), 10); /* kind: split */
+    CHECK_EQ_U64(get_u32le(raw + 16), 14); /* hash: xxh3-mix8 */
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, &why));
+    int missing = 0, misplaced = 0;
+    for (uint64_t i = 0; i <= 150 && g; i++) {
+        uint64_t v = golden_int_key(i);
+        bk_hash_t h;
+        if (i < 150) {
+            bkt_spec_mix8(i * UINT64_C(0x9e3779b97f4a7c15), seed, &h.lo, &h.hi);
+            missing += !bk_filter_contains(g, &v, 8);
+        } else {
+            h = bk_hash_key(BK_HASH_XXH3, seed, "https://example.com/", 20);
+            missing += !bk_filter_contains(g, "https://example.com/", 20);
+        }
+        misplaced += split_bits_clear(raw + 256, 16, h);
+    }
+    CHECK(g != NULL && g->hash == BK_HASH_XXH3_MIX8);
+    CHECK_EQ_U64(missing, 0);
+    CHECK_EQ_U64(misplaced, 0);
+    bk_filter_free(g);
+    free(raw);
 }
 
 /* How many of the golden objects' keys 0..n-1 f does not have. */
@@ -1756,6 +1861,7 @@ static void test_golden_load(void)
     golden_load_deep();
     golden_load_blocked2();
     golden_load_split();
+    golden_load_split_mix8();
     golden_load_scalable_blocked2();
     snprintf(path, sizeof path, "%s/bitmap.bkf", data_dir());
     bk_bitmap_t *b = NULL;

@@ -502,7 +502,7 @@ static void test_slot_is_blocked_filter(void)
     bki_window_t *w = make(20000, 0.01, 0, 4);
     if (!w)
         return;
-    bk_options_t o = {.kind = BK_KIND_BLOCKED, .seed_set = true, .seed = SEED};
+    bk_options_t o = {.kind = BK_KIND_BLOCKED, .hash = BK_HASH_XXH3, .seed_set = true, .seed = SEED};
     bk_filter_t *f = NULL;
     CHECK_OK(bk_filter_create_exact(&f, BK_KIND_BLOCKED, w->geom.lines * 512, w->geom.k, &o));
     if (!f)
