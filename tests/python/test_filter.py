@@ -311,6 +311,30 @@ def test_files_shared_with_the_tool(tool, tmp_path, kind):
     assert int(out.stdout.strip() or 0) <= 2000 * 0.001 * 3
 
 
+@pytest.mark.parametrize("hash_name", [None, "xxh3"])
+def test_eight_byte_keys_shared_with_the_tool(tool, tmp_path, hash_name):
+    """Lines of exactly 8 bytes take the default hash's integer mixer
+    (xxh3-mix8): the tool and Python hash them alike both ways, and a file
+    made with --hash xxh3 keeps XXH3."""
+    path = str(tmp_path / "ids.bloom")
+    extra = ["--hash", hash_name] if hash_name else []
+    assert run_tool(tool, "create", path, "-n", "10000", "-p", "0.001", *extra).returncode == 0
+    ids = [b"%08d" % i for i in range(0, 21000, 7)]
+    assert run_tool(tool, "add", "-q", path, stdin=b"\n".join(ids) + b"\n").returncode == 0
+    f = bloomkit.load(path)
+    assert f.info()["hash"] == (hash_name or "xxh3-mix8")
+    assert all(f.contains_many(ids))
+    others = [b"%08d" % i for i in range(1, 21000, 7)]
+    assert sum(f.contains_many(others)) <= len(others) * 0.001 * 3
+    py = bloomkit.Filter(10000, 0.001, **({"hash": hash_name} if hash_name else {}))
+    assert py.info()["hash"] == (hash_name or "xxh3-mix8")
+    mine = [b"P%07d" % i for i in range(2000)]
+    py.add_many(mine)
+    py.save(path)
+    out = run_tool(tool, "check", "-c", path, stdin=b"\n".join(mine) + b"\n")
+    assert out.stdout.strip() == b"2000", out
+
+
 def test_key_form_from_the_tool(tool, tmp_path):
     path = str(tmp_path / "u.bloom")
     assert run_tool(tool, "create", "--normalize", "url", path, "-n", "100", "-p", "1e-9").returncode == 0
