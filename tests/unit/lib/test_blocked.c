@@ -151,11 +151,11 @@ static void make_keys(uint64_t *rng, size_t n, uint8_t *bytes, bk_key_t *keys)
  * inlined, per-CPU probe, prefetch pipeline on large payloads): it must
  * answer exactly what the one-at-a-time calls answer, on every probe path,
  * for batch lengths around the pipeline depth, both payload sizes (direct
- * and pipelined), and both the inlined hash (XXH3) and the others. */
+ * and pipelined), and the inlined hashes (the default and XXH3) and another. */
 static void test_batch_matches_single(void)
 {
     static const uint64_t cells[] = {512 * 64, 512 * (BKI_BATCH_PIPELINE_MIN_BYTES / 64 + 3)};
-    static const bk_hash_id_t hashes[] = {BK_HASH_XXH3, BK_HASH_FNV1A};
+    static const bk_hash_id_t hashes[] = {BK_HASH_XXH3_MIX8, BK_HASH_XXH3, BK_HASH_FNV1A};
     static const size_t lengths[] = {0, 1, BKI_BATCH_AHEAD - 1, BKI_BATCH_AHEAD,
                                      BKI_BATCH_AHEAD + 1, 3 * BKI_BATCH_AHEAD + 7, 2000};
     size_t nmax = (size_t)bkt_scaled(2000) < 40 ? 40 : (size_t)bkt_scaled(2000);
@@ -169,10 +169,10 @@ static void test_batch_matches_single(void)
     for (int level = BKI_SIMD_SCALAR; level <= bki_simd_available(); level++) {
         bki_simd_set(level);
         for (size_t c = 0; c < 2; c++) {
-            for (size_t hh = 0; hh < 2; hh++) {
+            for (size_t hh = 0; hh < 3; hh++) {
                 bk_options_t o = {.hash = hashes[hh], .seed_set = true, .seed = 77 + c};
                 bk_filter_t *f;
-                uint32_t k = 3 + (uint32_t)(c * 5 + hh * 2); /* 3, 5, 8, 10 */
+                uint32_t k = 3 + (uint32_t)(c * 5 + hh * 2); /* 3, 5, 7; 8, 10, 12 */
                 CHECK_OK(bk_filter_create_exact(&f, BK_KIND_BLOCKED, cells[c], k, &o));
                 if (!f)
                     continue;
@@ -222,7 +222,7 @@ done:
 static void test_add_batch_matches_single(void)
 {
     static const uint64_t cells[] = {512 * 64, 512 * (BKI_BATCH_PIPELINE_MIN_BYTES / 64 + 3)};
-    static const bk_hash_id_t hashes[] = {BK_HASH_XXH3, BK_HASH_DJB};
+    static const bk_hash_id_t hashes[] = {BK_HASH_XXH3_MIX8, BK_HASH_XXH3, BK_HASH_DJB};
     size_t n = (size_t)bkt_scaled(3000) < 200 ? 200 : (size_t)bkt_scaled(3000);
     uint8_t *bytes = malloc(n * 300);
     bk_key_t *keys = malloc(n * sizeof *keys);
@@ -233,10 +233,10 @@ static void test_add_batch_matches_single(void)
     int was = bki_simd_set(BKI_SIMD_SCALAR);
     for (int level = BKI_SIMD_SCALAR; level <= bki_simd_available(); level++) {
         for (size_t c = 0; c < 2; c++) {
-            for (size_t hh = 0; hh < 2; hh++) {
+            for (size_t hh = 0; hh < 3; hh++) {
                 bk_options_t o = {.hash = hashes[hh], .seed_set = true, .seed = 300 + c};
                 bk_filter_t *batch, *ref;
-                uint32_t k = 2 + (uint32_t)(c * 7 + hh * 3); /* 2, 5, 9, 12 */
+                uint32_t k = 2 + (uint32_t)(c * 7 + hh * 3); /* 2, 5, 8; 9, 12, 15 */
                 CHECK_OK(bk_filter_create_exact(&batch, BK_KIND_BLOCKED, cells[c], k, &o));
                 CHECK_OK(bk_filter_create_exact(&ref, BK_KIND_BLOCKED, cells[c], k, &o));
                 if (!batch || !ref)
@@ -294,7 +294,7 @@ done:
  * pre-hashed calls do, and answer as they do. */
 static void test_one_key_calls_match_hashed(void)
 {
-    static const bk_hash_id_t hashes[] = {BK_HASH_XXH3, BK_HASH_SDBM};
+    static const bk_hash_id_t hashes[] = {BK_HASH_XXH3_MIX8, BK_HASH_XXH3, BK_HASH_SDBM};
     size_t n = (size_t)bkt_scaled(3000) < 300 ? 300 : (size_t)bkt_scaled(3000);
     uint8_t *bytes = malloc(n * 300);
     bk_key_t *keys = malloc(n * sizeof *keys);
@@ -304,9 +304,9 @@ static void test_one_key_calls_match_hashed(void)
     int was = bki_simd_set(BKI_SIMD_SCALAR);
     for (int level = BKI_SIMD_SCALAR; level <= bki_simd_available(); level++) {
         bki_simd_set(level);
-        for (size_t t = 0; t < 4; t++) { /* blocked, blocked2; XXH3, SDBM */
-            size_t hh = t % 2;
-            bk_kind_t kind = t < 2 ? BK_KIND_BLOCKED : BK_KIND_BLOCKED2;
+        for (size_t t = 0; t < 6; t++) { /* blocked, blocked2; each hash */
+            size_t hh = t % 3;
+            bk_kind_t kind = t < 3 ? BK_KIND_BLOCKED : BK_KIND_BLOCKED2;
             bk_options_t o = {.hash = hashes[hh], .seed_set = true, .seed = 900 + t};
             bk_filter_t *one, *hashed;
             CHECK_OK(bk_filter_create_exact(&one, kind, 512 * 40, 6, &o));

@@ -138,7 +138,7 @@ static void make_keys(uint64_t *rng, size_t n, uint8_t *bytes, bk_key_t *keys)
  * batch pipeline's threshold and one over it. */
 static void test_all_paths_agree(void)
 {
-    static const bk_hash_id_t hashes[] = {BK_HASH_XXH3, BK_HASH_SDBM};
+    static const bk_hash_id_t hashes[] = {BK_HASH_XXH3_MIX8, BK_HASH_XXH3, BK_HASH_SDBM};
     size_t n = 6000;
     uint8_t *bytes = malloc(n * 200);
     bk_key_t *keys = malloc(n * sizeof *keys);
@@ -155,9 +155,9 @@ static void test_all_paths_agree(void)
     int was = bki_simd_set(BKI_SIMD_SCALAR);
     for (int level = BKI_SIMD_SCALAR; level <= bki_simd_available(); level++) {
         bki_simd_set(level);
-        for (int t = 0; t < 4; t++) {
-            bk_options_t o = {.hash = hashes[t % 2], .seed_set = true, .seed = 40 + (uint64_t)t};
-            uint64_t blocks = t < 2 ? 150 : (UINT64_C(2) << 20) / 32; /* 4.8 KB, 2 MB */
+        for (int t = 0; t < 6; t++) {
+            bk_options_t o = {.hash = hashes[t % 3], .seed_set = true, .seed = 40 + (uint64_t)t};
+            uint64_t blocks = t < 3 ? 150 : (UINT64_C(2) << 20) / 32; /* 4.8 KB, 2 MB */
             bk_filter_t *f[5] = {NULL};
             for (int p = 0; p < 5; p++)
                 CHECK_OK(bk_filter_create_exact(&f[p], BK_KIND_SPLIT, 256 * blocks, 8, &o));
