@@ -336,7 +336,7 @@ enum {
 /* Whether kind has every property in `what`; false for unknown kinds. */
 BKI_HIDDEN bool bki_kind_is(bk_kind_t kind, unsigned what);
 
-
+/* ---- cpu.c: the one place that decides the instruction set ---- */
 enum { BKI_SIMD_SCALAR = 0, BKI_SIMD_AVX2 = 1 };
 /* The level the probes use: set once at load time from the CPU's feature
  * bits, lowered only by tests. Read on every probe (a predictable branch). */

@@ -40,7 +40,7 @@ static inline XXH128_hash_t bki_xxh3_key(const void *key, size_t len, uint64_t s
  * little-endian, with a "bitflip" that depends only on the seed: two words
  * of XXH3's default secret xored together, plus the seed with its low half
  * byte-swapped into the high half. bki_xxh3_key8_flip computes that once
- * (filters keep it in key8_flip when their one-key calls are bound), and
+ * (filters keep it in key8_secret when their one-key calls are bound), and
  * bki_xxh3_key8 does the rest: a one-key call then spends its instructions
  * on the key alone, and in a loop of calls on a large filter fewer
  * instructions per call means more calls' cache misses in flight. The

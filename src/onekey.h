@@ -99,8 +99,8 @@ static inline bk_status_t count_added(bk_filter_t *f, bool added, bool *was_new)
     }
 
 /* The calls of one kind (named by its prefix) on the instruction set
- * cpu.c chose, for f's hash id; bki_key8_secret (filter.c) has set
- * f->key8_secret. */
+ * cpu.c chose, for f's hash id; bki_array_bind (array.c) has set
+ * f->key8_secret with bki_key8_secret (keyhash.h). */
 #define BIND_ON(f, kind, isa)                                                                      \
     do {                                                                                           \
         if ((f)->hash == BK_HASH_XXH3_MIX8) {                                                      \
