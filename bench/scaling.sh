@@ -3,7 +3,7 @@
 # up to the CPUs, on the same generated input, wall time (median of RUNS,
 # default 3) and speedup over one thread:
 #   common   2 inputs of BK_SCALE_LINES URL lines (default 20 million each,
-#            half of them common), --count
+#            half of them common), the common lines printed
 #   distinct BK_SCALE_NUMS 8-digit numbers (default 50 million), --max 1e8
 #   once     the same numbers, --count
 #   dedup    BK_SCALE_URLS crawler URLs (default 20 million, a fifth of them

@@ -24,13 +24,10 @@
  *     compare-and-swap, so a line repeated in the input counts once;
  *  4. emit: the entries stamped by every input, in the order of first
  *     appearance in the smallest input, the same on every run and every
- *     thread count. On up to 3 threads they are sorted by offset (a radix
- *     sort in the table's own memory) and printed from the mapping. On more,
- *     the smallest input is read again in chunks, each thread looking up
- *     the lines of its chunk (a line is printed at the offset its entry
- *     kept) and formatting them into a buffer of its own; the buffers go
- *     out in chunk order. Counting alone (-c) needs no order: the threads
- *     count their slices of the table.
+ *     thread count: bucketed by offset into parts of the input, each part
+ *     sorted and formatted by a thread of its own and the parts written in
+ *     order ("emitting in order" below). Counting alone (-c) needs no
+ *     order: the threads count their slices of the table.
  *
  * A line is what bkc_reader_next gives: it ends at "\n", a "\r" before the
  * "\n" is dropped, and a last line without "\n" is a line as it is.
@@ -340,27 +337,32 @@ typedef struct run run_t;
 typedef struct part {
     run_t *run;
     uint64_t lo, hi;   /* byte range of the input of the phase */
-    uint64_t lines;    /* count: lines in the range */
+    uint64_t lines;    /* count: lines in the range; emit: common entries
+                          in the slice */
     bool too_long;     /* count: a line longer than MAX_LEN */
     bool changed;      /* build: the range no longer holds what count saw */
     uint64_t moved;    /* stamp: stamps this thread moved */
     int err;           /* stamp: errno of a failed read */
     char *buf;         /* stamp: the chunk buffer */
-    char *out;         /* emit: a chunk's common lines, formatted */
+    char *out;         /* emit: a part's common lines, formatted */
     size_t out_cap, buf_used;
-    bool out_failed;   /* emit: out of memory */
 } part_t;
 
-/* The emit phase on several threads (see the top): chunks of the mapped
- * input taken in turn, their lines written out in chunk order. */
+/* The emit phase's state (see "emitting in order"). The common entries
+ * are bucketed by offset into 2^part_bits parts of the mapped input, part
+ * = off >> part_shift; per thread k and part q, at [k * parts + q]: how
+ * many (counts), their printed bytes (bytes), and where thread k writes
+ * its next one into sorted (cursor). */
 typedef struct emit_state {
-    uint32_t n;           /* inputs: an entry with stamp n - 1 is common */
-    uint64_t chunk_bytes; /* the mapped input's bytes per chunk */
-    uint64_t nchunks;
-    uint64_t next_chunk;  /* the next chunk to take (atomic) */
-    uint64_t next_out;    /* the chunk whose lines go out next */
-    uint64_t found;       /* common lines (atomic) */
-    bool failed;          /* an emit failed: the others stop writing */
+    uint32_t n; /* inputs: an entry with stamp n - 1 is common */
+    unsigned part_bits, part_shift;
+    uint64_t *counts, *bytes, *cursor;
+    uint64_t *part_start; /* [q]: where part q begins in sorted; [parts]: all */
+    uint64_t *sorted;     /* the entries, part by part; each part sorted by step 3 */
+    uint64_t next_part;   /* the next part to take (atomic) */
+    uint64_t next_out;    /* the part whose lines go out next */
+    bool failed;          /* a write failed: the others stop writing */
+    bool sorted_on_threads; /* steps 2 and 3 ran (else the serial way) */
     pthread_mutex_t mu;
     pthread_cond_t turn;
 } emit_state_t;
@@ -488,9 +490,41 @@ static void on_threads(run_t *r, void *(*fn)(void *))
 
 /* ---- emitting in order ---- */
 
+enum { TAKEN = 0, NOT_TAKEN = 1 };
+
+/* The emit phase prints the common entries in order of offset. Its work is
+ * split among the threads by table slice, then by part of the input (a
+ * range of offsets), and never reads the input again but for the lines it
+ * prints:
+ *  1. tally: each thread moves the common entries of its slice of the
+ *     table to the slice's start (8 bytes each where a slot is 16, so no
+ *     entry is overwritten before it is read), counting them and their
+ *     printed bytes per part;
+ *  2. scatter: each thread copies its entries into their part's place in
+ *     one array (a counting sort's scatter; the counts make the threads'
+ *     writes disjoint);
+ *  3. print: the parts, taken in turn by whichever thread is free, are
+ *     each sorted by offset (the table's memory, no longer needed, is the
+ *     scratch), formatted into the thread's buffer and written out in part
+ *     order.
+ * Steps 2 and 3 need the array (8 bytes a common line) and a buffer per
+ * thread as large as the largest part's lines. On one thread, or when that
+ * does not fit within the join's memory beside the table, the entries are
+ * gathered at the table's start instead and sorted and printed on this
+ * thread, in no memory but the table's. */
+
+/* The offset bits that can be set in an entry of the mapped input. */
+static unsigned offset_bits(const run_t *r)
+{
+    unsigned bits = 1;
+    while (bits < 64 && (UINT64_C(1) << bits) < r->a.size)
+        bits++;
+    return bits;
+}
+
 /* Sorts v[0..n) by offset (the meta word's offset bits), least significant
  * digit first, with tmp[0..n) as scratch; bits: how many offset bits
- * matter. */
+ * differ among them. */
 static void sort_by_offset(uint64_t *v, uint64_t *tmp, uint64_t n, unsigned bits)
 {
     enum { DIGIT = 11 };
@@ -516,94 +550,47 @@ static void sort_by_offset(uint64_t *v, uint64_t *tmp, uint64_t n, unsigned bits
         memcpy(tmp, v, n * sizeof *v);
 }
 
-/* The entries stamped by all n inputs, in order of offset, handed to
- * join->emit. The table is not needed afterwards, so its memory holds the
- * list and the sort's scratch: each 16-byte slot yields at most one 8-byte
- * value, written at or before the slot it came from. */
-static int emit_common(run_t *r, uint32_t n)
+/* Parts of the input: about 4 MB of it each and at least 8 per thread, so
+ * the threads share the work however the common lines fall, and a part's
+ * buffer stays small unless they bunch up in a few parts. */
+static void plan_parts(run_t *r, unsigned bits)
 {
-    uint64_t *v = (uint64_t *)(void *)r->t.slots, m = 0;
-    for (uint64_t i = 0; i < r->t.nslots; i++) {
-        uint64_t meta = r->t.slots[i].meta;
-        if ((meta & PRESENT) && meta_stamp(meta) == n - 1)
-            v[m++] = meta;
-    }
-    unsigned bits = 1;
-    while (bits < 64 && (UINT64_C(1) << bits) < r->a.size)
-        bits++;
-    sort_by_offset(v, v + m, m, bits);
-    for (uint64_t i = 0; i < m; i++)
-        if (bkc_join_emit(r->join, r->a.base + meta_off(v[i]), meta_len(v[i])) != 0)
-            return -1;
-    return 0;
+    emit_state_t *e = &r->emit;
+    uint64_t want = (uint64_t)r->threads * 8;
+    if (want < r->a.size >> 22)
+        want = r->a.size >> 22;
+    unsigned pb = 0;
+    while ((UINT64_C(1) << pb) < want && pb < bits && pb < 16)
+        pb++;
+    e->part_bits = pb;
+    e->part_shift = bits - pb;
 }
 
-/* Whether the line at off (hash h) is common and printed there: the
- * table's entry for it kept this offset (its first appearance) and was
- * stamped by all n inputs. Other lines with the same hash are passed by. */
-static bool common_here(const table_t *t, uint64_t h, uint64_t off, uint32_t n)
+/* The part's slice of the table: the k-th of run->threads. */
+static void table_slice(const run_t *r, const part_t *p, uint64_t *lo, uint64_t *hi)
 {
-    for (uint64_t i = find_hash(t, home_of(t, h), h); i != NO_SLOT;
-         i = find_hash(t, next_slot(t, i), h)) {
-        uint64_t m = t->slots[i].meta;
-        if (meta_off(m) == off)
-            return meta_stamp(m) == n - 1;
-    }
-    return false;
+    uint64_t k = (uint64_t)(p - r->parts);
+    *lo = r->t.nslots / r->threads * k;
+    *hi = k + 1 == r->threads ? r->t.nslots : r->t.nslots / r->threads * (k + 1);
 }
 
-/* The common lines of [lo, hi) of the mapped input, appended to p->out
- * ("\n" after each) unless counting only. Returns how many, or -1 out of
- * memory. */
-static int64_t emit_chunk(part_t *p, uint64_t lo, uint64_t hi, bool count_only)
+/* The start of the part's slice, as an array of entries (step 1 writes
+ * them there). */
+static uint64_t *slice_entries(const run_t *r, const part_t *p)
 {
-    run_t *r = p->run;
-    const char *base = r->a.base, *at = base + lo, *end = base + hi;
-    size_t used = 0;
-    if (!count_only && hi - lo + 1 > p->out_cap) {
-        free(p->out);
-        p->out_cap = hi - lo + 1; /* each line is at most as long as it was, "\r\n" -> "\n" */
-        if (!(p->out = malloc(p->out_cap))) {
-            p->out_cap = 0;
-            return -1;
-        }
-    }
-    int64_t found = 0;
-    while (at < end) {
-        uint64_t h[GROUP], off[GROUP];
-        size_t len[GROUP];
-        uint32_t k = 0;
-        for (; k < GROUP && at < end; k++) {
-            off[k] = (uint64_t)(at - base);
-            at = map_line(at, end, &len[k]);
-            h[k] = stored_hash(r->seed, base + off[k], len[k]);
-            __builtin_prefetch(&r->t.slots[home_of(&r->t, h[k])]);
-        }
-        for (uint32_t j = 0; j < k; j++) {
-            if (!common_here(&r->t, h[j], off[j], r->emit.n))
-                continue;
-            found++;
-            if (!count_only) {
-                memcpy(p->out + used, base + off[j], len[j]);
-                p->out[used + len[j]] = '\n';
-                used += len[j] + 1;
-            }
-        }
-    }
-    p->buf_used = used;
-    return found;
+    uint64_t lo, hi;
+    table_slice(r, p, &lo, &hi);
+    return (uint64_t *)(void *)(r->t.slots + lo);
 }
 
-/* Counts the common entries in the part's slice of the table (the slice
- * is the part's index of run->threads), into p->lines. */
+/* Counts the common entries in the part's slice of the table, into
+ * p->lines (counting alone, -c). */
 static void *count_common_part(void *vp)
 {
     part_t *p = vp;
     run_t *r = p->run;
-    uint64_t k = (uint64_t)(p - r->parts);
-    uint64_t lo = r->t.nslots / r->threads * k;
-    uint64_t hi = k + 1 == r->threads ? r->t.nslots : r->t.nslots / r->threads * (k + 1);
-    uint64_t found = 0;
+    uint64_t lo, hi, found = 0;
+    table_slice(r, p, &lo, &hi);
     for (uint64_t i = lo; i < hi; i++) {
         uint64_t m = r->t.slots[i].meta;
         found += (m & PRESENT) && meta_stamp(m) == r->emit.n - 1;
@@ -612,7 +599,46 @@ static void *count_common_part(void *vp)
     return NULL;
 }
 
-/* Writes a chunk's lines out once every earlier chunk's are. */
+/* Step 1 for one thread; p->lines: the entries moved. */
+static void *tally_common_part(void *vp)
+{
+    part_t *p = vp;
+    run_t *r = p->run;
+    emit_state_t *e = &r->emit;
+    uint64_t parts = UINT64_C(1) << e->part_bits, lo, hi, kept = 0;
+    uint64_t *count = e->counts + (uint64_t)(p - r->parts) * parts;
+    uint64_t *bytes = e->bytes + (uint64_t)(p - r->parts) * parts;
+    uint64_t *out = slice_entries(r, p);
+    table_slice(r, p, &lo, &hi);
+    for (uint64_t i = lo; i < hi; i++) {
+        uint64_t m = r->t.slots[i].meta;
+        if ((m & PRESENT) && meta_stamp(m) == e->n - 1) {
+            uint64_t q = meta_off(m) >> e->part_shift;
+            count[q]++;
+            bytes[q] += meta_len(m) + 1;
+            out[kept++] = m; /* at or before slot i's first half: read already */
+        }
+    }
+    p->lines = kept;
+    return NULL;
+}
+
+/* Step 2 for one thread: its cursors start where step 1's counts put
+ * them, so no two threads write the same element. */
+static void *scatter_common_part(void *vp)
+{
+    part_t *p = vp;
+    run_t *r = p->run;
+    emit_state_t *e = &r->emit;
+    uint64_t parts = UINT64_C(1) << e->part_bits;
+    uint64_t *cursor = e->cursor + (uint64_t)(p - r->parts) * parts;
+    const uint64_t *v = slice_entries(r, p);
+    for (uint64_t i = 0; i < p->lines; i++)
+        e->sorted[cursor[meta_off(v[i]) >> e->part_shift]++] = v[i];
+    return NULL;
+}
+
+/* Writes a part's lines out once every earlier part's are. */
 static void emit_in_turn(run_t *r, part_t *p, uint64_t chunk)
 {
     emit_state_t *e = &r->emit;
@@ -630,52 +656,66 @@ static void emit_in_turn(run_t *r, part_t *p, uint64_t chunk)
     pthread_mutex_unlock(&e->mu);
 }
 
-static void *emit_part(void *vp)
+/* Step 3 for one thread: parts taken in turn until none is left. The
+ * buffer p->out holds the largest part's lines (emit_phase sized it). */
+static void *print_sorted_part(void *vp)
 {
     part_t *p = vp;
     run_t *r = p->run;
     emit_state_t *e = &r->emit;
-    bool count_only = r->join->count_only;
+    uint64_t *scratch = (uint64_t *)(void *)r->t.slots;
     for (;;) {
-        uint64_t c = __atomic_fetch_add(&e->next_chunk, 1, __ATOMIC_RELAXED);
-        if (c >= e->nchunks)
+        uint64_t q = __atomic_fetch_add(&e->next_part, 1, __ATOMIC_RELAXED);
+        if (q >= (UINT64_C(1) << e->part_bits))
             return NULL;
-        uint64_t lo = map_split(&r->a, c * e->chunk_bytes);
-        uint64_t hi = c + 1 == e->nchunks ? r->a.size : map_split(&r->a, (c + 1) * e->chunk_bytes);
-        int64_t got = p->out_failed ? 0 : emit_chunk(p, lo, hi, count_only);
-        if (got < 0) {
-            p->out_failed = true; /* said after the join; the turn still passes on */
-            got = 0;
-            p->buf_used = 0;
+        uint64_t at = e->part_start[q], n = e->part_start[q + 1] - at;
+        uint64_t *v = e->sorted + at;
+        /* Within a part the offsets differ only in their low part_shift bits. */
+        sort_by_offset(v, scratch + at, n, e->part_shift);
+        size_t used = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            size_t len = meta_len(v[i]);
+            memcpy(p->out + used, r->a.base + meta_off(v[i]), len);
+            p->out[used + len] = '\n';
+            used += len + 1;
         }
-        __atomic_fetch_add(&e->found, (uint64_t)got, __ATOMIC_RELAXED);
-        if (!count_only)
-            emit_in_turn(r, p, c);
+        p->buf_used = used;
+        emit_in_turn(r, p, q);
     }
 }
 
-/* Chunks of about 4 MB, at least 8 per thread (so threads that finish
- * early take more, and the buffers stay small). */
-static int emit_parallel(run_t *r, uint32_t n)
+/* Steps 2 and 3, with m entries in all and largest bytes in the largest
+ * part: 0, -1 on a failed write, NOT_TAKEN (nothing written, the entries
+ * where step 1 left them) when their memory is not to be had. */
+static int emit_sorted(run_t *r, uint64_t m, uint64_t largest)
 {
     emit_state_t *e = &r->emit;
-    e->n = n;
-    uint64_t want = r->a.size / ((uint64_t)r->threads * 8);
-    e->chunk_bytes = want < ((uint64_t)1 << 20) ? (uint64_t)1 << 20
-                     : want > ((uint64_t)4 << 20) ? (uint64_t)4 << 20
-                                                  : want;
-    e->nchunks = (r->a.size + e->chunk_bytes - 1) / e->chunk_bytes;
+    double need = (double)r->a.size + (double)r->t.bytes + (double)r->threads * CHUNK +
+                  (double)m * sizeof *e->sorted + (double)r->threads * (double)largest;
+    if (need > (double)r->join->mem)
+        return NOT_TAKEN;
+    for (unsigned k = 0; k < r->threads; k++) {
+        part_t *p = &r->parts[k];
+        if (largest > p->out_cap) {
+            free(p->out);
+            p->out_cap = (size_t)largest;
+            if (!(p->out = malloc(p->out_cap))) {
+                p->out_cap = 0;
+                return NOT_TAKEN;
+            }
+        }
+    }
+    if (!(e->sorted = malloc((m ? m : 1) * sizeof *e->sorted)))
+        return NOT_TAKEN;
+    on_threads(r, scatter_common_part);
+    e->sorted_on_threads = true;
+    e->next_part = e->next_out = 0;
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->turn, NULL);
-    on_threads(r, emit_part);
+    on_threads(r, print_sorted_part);
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->turn);
-    bool oom = false;
-    for (unsigned k = 0; k < r->threads; k++)
-        oom = oom || r->parts[k].out_failed;
-    r->join->found += e->found;
-    if (oom)
-        return bkc_join_fail(r->join, "out of memory");
+    r->join->found += m;
     if (e->failed) {
         r->join->emit_failed = true;
         return bkc_join_fail(r->join, "write error");
@@ -683,9 +723,78 @@ static int emit_parallel(run_t *r, uint32_t n)
     return 0;
 }
 
-/* ---- the whole ---- */
+/* The serial way: the slices' entries gathered at the table's start, in
+ * slice order (each slice's entries move to at or before where they lie,
+ * and past every earlier slice's, so memmove in order loses none), sorted
+ * with the table's second half as scratch (m entries fit in it: a slot
+ * holds two), and printed on this thread. */
+static int emit_gathered(run_t *r, uint64_t m)
+{
+    uint64_t *v = (uint64_t *)(void *)r->t.slots, at = 0;
+    for (unsigned k = 0; k < r->threads; k++) {
+        const part_t *p = &r->parts[k];
+        memmove(v + at, slice_entries(r, p), p->lines * sizeof *v);
+        at += p->lines;
+    }
+    sort_by_offset(v, v + m, m, offset_bits(r));
+    for (uint64_t i = 0; i < m; i++)
+        if (bkc_join_emit(r->join, r->a.base + meta_off(v[i]), meta_len(v[i])) != 0)
+            return -1;
+    return 0;
+}
 
-enum { TAKEN = 0, NOT_TAKEN = 1 };
+/* The common lines, in order, or their count (-c needs no order: each
+ * thread counts its slice of the table). 0 or -1. */
+static int emit_phase(run_t *r, uint32_t n)
+{
+    emit_state_t *e = &r->emit;
+    e->n = n;
+    if (r->join->count_only) {
+        on_threads(r, count_common_part);
+        for (unsigned k = 0; k < r->threads; k++)
+            r->join->found += r->parts[k].lines;
+        return 0;
+    }
+    plan_parts(r, offset_bits(r));
+    uint64_t parts = UINT64_C(1) << e->part_bits, cells = parts * r->threads;
+    int rc = -1;
+    e->counts = calloc(cells, sizeof *e->counts);
+    e->bytes = calloc(cells, sizeof *e->bytes);
+    e->cursor = malloc(cells * sizeof *e->cursor);
+    e->part_start = malloc((parts + 1) * sizeof *e->part_start);
+    if (!e->counts || !e->bytes || !e->cursor || !e->part_start) {
+        rc = bkc_join_fail(r->join, "out of memory");
+        goto out;
+    }
+    on_threads(r, tally_common_part);
+    uint64_t m = 0, largest = 0;
+    for (uint64_t q = 0; q < parts; q++) {
+        uint64_t b = 0;
+        e->part_start[q] = m;
+        for (unsigned k = 0; k < r->threads; k++) {
+            e->cursor[k * parts + q] = m;
+            m += e->counts[k * parts + q];
+            b += e->bytes[k * parts + q];
+        }
+        if (b > largest)
+            largest = b;
+    }
+    e->part_start[parts] = m;
+    rc = NOT_TAKEN;
+    if (r->threads >= 2 && r->join->emit_lines && !getenv("BLOOMKIT_SERIAL_EMIT"))
+        rc = emit_sorted(r, m, largest);
+    if (rc == NOT_TAKEN)
+        rc = emit_gathered(r, m);
+out:
+    free(e->counts);
+    free(e->bytes);
+    free(e->cursor);
+    free(e->part_start);
+    free(e->sorted);
+    return rc;
+}
+
+/* ---- the whole ---- */
 
 static bool eligible(const bkc_join_t *join, const bkc_join_src_t *srcs, uint32_t n)
 {
@@ -784,27 +893,6 @@ static double seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* From this many threads on, the emit phase reads the smallest input
- * again in parallel: that costs about three times the one-thread sort's
- * work in all (every line hashed and looked up again), measured at 2
- * threads, so it pays from about 4. */
-#define PARALLEL_EMIT 4
-
-/* The common lines, in order, or their count (see the top). 0 or -1. */
-static int emit_phase(run_t *r, uint32_t n)
-{
-    if (r->join->count_only) {
-        r->emit.n = n;
-        on_threads(r, count_common_part);
-        for (unsigned k = 0; k < r->threads; k++)
-            r->join->found += r->parts[k].lines;
-        return 0;
-    }
-    if (r->threads >= PARALLEL_EMIT && r->join->emit_lines)
-        return emit_parallel(r, n);
-    return emit_common(r, n);
-}
-
 static int join_mapped(run_t *r, bkc_join_src_t *srcs, uint32_t n)
 {
     double t0 = seconds();
@@ -834,7 +922,11 @@ static int join_mapped(run_t *r, bkc_join_src_t *srcs, uint32_t n)
     double t4 = seconds();
     snprintf(r->join->timing, sizeof r->join->timing,
              "mapped join, seconds: count %.3f, build %.3f, stamp %.3f, %s %.3f", t1 - t0,
-             t2 - t1, t3 - t2, r->join->count_only ? "count common" : "emit", t4 - t3);
+             t2 - t1, t3 - t2,
+             r->join->count_only            ? "count common"
+             : r->emit.sorted_on_threads ? "emit (parts sorted on every thread)"
+                                         : "emit (sorted on one thread)",
+             t4 - t3);
     return TAKEN;
 }
 

@@ -437,18 +437,41 @@ head -n 20000 "$W/m1" >>"$W/m1.tmp" && cat "$W/m1.tmp" >>"$W/m2" && rm -f "$W/m1
 gen 33 100000 0 150000 bn >"$W/m3"
 first_order "$W/want.order" "$W/m3" "$W/m1" "$W/m2"
 [ -s "$W/want.order" ] || bad "setup: the mapped-path inputs share no line"
-# 4 threads and more print through the parallel emit (each thread formats
-# its chunks; chunks go out in order); fewer sort on one thread.
-for t in 1 2 3 4 7; do
-    "$BK" common -t $t --verbose --memory 512M "$W/m1" "$W/m2" "$W/m3" >"$W/got.raw" 2>"$W/err"
+# From 2 threads the common entries are bucketed by offset into parts of
+# the input, each part sorted and formatted by whichever thread is free,
+# the parts written in order; on 1 thread (or with BLOOMKIT_SERIAL_EMIT,
+# the way taken when that needs more memory than there is) they are
+# gathered, sorted and printed by one thread.
+for t in 1 2 3 4 7 s3 s5; do
+    case $t in
+    s*) t=${t#s} way="sorted on one thread" serial=BLOOMKIT_SERIAL_EMIT=1 ;;
+    1) way="sorted on one thread" serial= ;;
+    *) way="parts sorted on every thread" serial= ;;
+    esac
+    env $serial "$BK" common -t $t --verbose --memory 512M "$W/m1" "$W/m2" "$W/m3" \
+        >"$W/got.raw" 2>"$W/err"
     rc=$?
     if [ "$rc" -eq 0 ] && cmp -s "$W/got.raw" "$W/want.order" &&
-        grep -q "$t threads; in memory (the smallest input mapped)" "$W/err"; then
-        ok "mapped, -t $t, three inputs: the common lines in first-appearance order"
+        grep -q "$t threads; in memory (the smallest input mapped)" "$W/err" &&
+        grep -q "emit ($way)" "$W/err"; then
+        ok "mapped, -t $t, emit $way: the common lines in first-appearance order"
     else
-        bad "mapped, -t $t: exit $rc, $(wc -l <"$W/got.raw") lines, want $(wc -l <"$W/want.order"); $(cat "$W/err")"
+        bad "mapped, -t $t, emit $way: exit $rc, $(wc -l <"$W/got.raw") lines, want $(wc -l <"$W/want.order"); $(cat "$W/err")"
     fi
 done
+# A write error in either way: exit 2, said.
+if [ -w /dev/full ]; then
+    for serial in "" BLOOMKIT_SERIAL_EMIT=1; do
+        env $serial "$BK" common -t 3 --memory 512M "$W/m1" "$W/m2" "$W/m3" \
+            >/dev/full 2>"$W/err"
+        rc=$?
+        if [ "$rc" -eq 2 ] && grep -q 'write error' "$W/err"; then
+            ok "mapped, -t 3, write error ($serial): exit 2"
+        else
+            bad "mapped, -t 3, write error ($serial): exit $rc, '$(cat "$W/err")'"
+        fi
+    done
+fi
 # The same inputs the general way give the same set of lines.
 sort "$W/want.order" >"$W/want"
 BLOOMKIT_NO_MMAP=1 check_common "BLOOMKIT_NO_MMAP: the general path, same lines" 0 -t 2 --memory 512M \
