@@ -472,6 +472,27 @@ if [ -w /dev/full ]; then
         fi
     done
 fi
+# Common lines bunched in one place of the smallest input (its first 2,000
+# lines, or its last), so that most parts are empty and one holds them
+# all; 5 MB each, so several threads run.
+awk 'BEGIN { for (i = 0; i < 200000; i++) printf "line-%07d-abcdefghij\n", i }' >"$W/s1"
+awk 'BEGIN { for (i = 0; i < 2000; i++) printf "line-%07d-abcdefghij\n", i * 7 % 2000
+             for (i = 0; i < 210000; i++) printf "other-%07d-abcdefghij\n", i }' >"$W/s2"
+awk 'BEGIN { for (i = 0; i < 210000; i++) printf "other-%07d-abcdefghij\n", i
+             for (i = 198000; i < 200000; i++) printf "line-%07d-abcdefghij\n", i }' >"$W/s3"
+for other in s2 s3; do
+    first_order "$W/want.skew" "$W/s1" "$W/$other"
+    for t in 2 5; do
+        "$BK" common -t $t --verbose --memory 512M "$W/s1" "$W/$other" >"$W/got.raw" 2>"$W/err"
+        rc=$?
+        if [ "$rc" -eq 0 ] && [ "$(wc -l <"$W/want.skew")" -eq 2000 ] &&
+            cmp -s "$W/got.raw" "$W/want.skew" && grep -q "parts sorted on every thread" "$W/err"; then
+            ok "mapped, -t $t, common lines bunched ($other): in order"
+        else
+            bad "mapped, -t $t, common lines bunched ($other): exit $rc, $(wc -l <"$W/got.raw") lines; $(cat "$W/err")"
+        fi
+    done
+done
 # The same inputs the general way give the same set of lines.
 sort "$W/want.order" >"$W/want"
 BLOOMKIT_NO_MMAP=1 check_common "BLOOMKIT_NO_MMAP: the general path, same lines" 0 -t 2 --memory 512M \
