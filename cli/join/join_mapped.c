@@ -552,12 +552,13 @@ static void sort_by_offset(uint64_t *v, uint64_t *tmp, uint64_t n, unsigned bits
 
 /* Parts of the input: about 4 MB of it each and at least 8 per thread, so
  * the threads share the work however the common lines fall, and a part's
- * buffer stays small unless they bunch up in a few parts. */
-static void plan_parts(run_t *r, unsigned bits)
+ * buffer stays small unless they bunch up in a few parts. The serial way
+ * (threaded false) needs no parts: one, the whole input. */
+static void plan_parts(run_t *r, unsigned bits, bool threaded)
 {
     emit_state_t *e = &r->emit;
-    uint64_t want = (uint64_t)r->threads * 8;
-    if (want < r->a.size >> 22)
+    uint64_t want = threaded ? (uint64_t)r->threads * 8 : 1;
+    if (threaded && want < r->a.size >> 22)
         want = r->a.size >> 22;
     unsigned pb = 0;
     while ((UINT64_C(1) << pb) < want && pb < bits && pb < 16)
@@ -755,7 +756,8 @@ static int emit_phase(run_t *r, uint32_t n)
             r->join->found += r->parts[k].lines;
         return 0;
     }
-    plan_parts(r, offset_bits(r));
+    bool threaded = r->threads >= 2 && r->join->emit_lines && !getenv("BLOOMKIT_SERIAL_EMIT");
+    plan_parts(r, offset_bits(r), threaded);
     uint64_t parts = UINT64_C(1) << e->part_bits, cells = parts * r->threads;
     int rc = -1;
     e->counts = calloc(cells, sizeof *e->counts);
@@ -781,7 +783,7 @@ static int emit_phase(run_t *r, uint32_t n)
     }
     e->part_start[parts] = m;
     rc = NOT_TAKEN;
-    if (r->threads >= 2 && r->join->emit_lines && !getenv("BLOOMKIT_SERIAL_EMIT"))
+    if (threaded)
         rc = emit_sorted(r, m, largest);
     if (rc == NOT_TAKEN)
         rc = emit_gathered(r, m);
