@@ -300,8 +300,8 @@ static void fill_range(const cp_scan_t *c, uint64_t a, uint64_t n, uint8_t *buf)
 }
 
 /* Writes the journal of the changes: header, runs, checksum. */
-static bk_status_t write_journal(const cp_scan_t *c, int jfd, uint64_t ino, uint8_t *buf,
-                                 uint8_t *data)
+static bk_status_t write_journal(const cp_scan_t *c, int jfd, uint64_t ino, uint64_t old_sum,
+                                 uint8_t *buf, uint8_t *data)
 {
     jwriter_t w = {.fd = jfd, .buf = buf};
     XXH3_64bits_reset(&w.sum);
@@ -315,6 +315,8 @@ static bk_status_t write_journal(const cp_scan_t *c, int jfd, uint64_t ino, uint
     put_u64(h + J_INODE, ino);
     put_u64(h + J_HEADSUM, header_sum(c));
     put_u64(h + J_NRUNS, nruns);
+    put_u64(h + J_OLDSUM, old_sum);
+    put_u64(h + J_SUMAT, BKF_HEADER + (uint64_t)BKF_PART * c->o.nparts);
     jw_put(&w, h, CP_JHEAD);
     for (uint64_t i = 0, j; i < c->nchanges && w.st == BK_OK; i = j) {
         j = run_end(c, i);
@@ -410,12 +412,23 @@ static bk_status_t write_in_place(bk_checkpoint_t *cp, const cp_scan_t *c, int f
         st = each_run(c, fd, data, false);
     int jfd = -1;
     if (st == BK_OK) {
-        jfd = open(cp->journal, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, mode & 0666);
-        if (jfd < 0)
+        /* Under the write lock, with any journal of ours finished, what is
+         * left at the name is not ours (a link, a FIFO, a stranger's
+         * file): removed, and the journal made new. O_EXCL never follows
+         * a link nor truncates anything; if something is put back there
+         * meanwhile (or cannot be removed: a sticky directory), the caller
+         * saves whole instead. */
+        if (unlink(cp->journal) != 0 && errno != ENOENT && errno != EPERM && errno != EACCES)
             st = bkf_errno_status();
+        if (st == BK_OK) {
+            jfd = open(cp->journal, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                       mode & 0666);
+            if (jfd < 0)
+                st = errno == EEXIST ? BK_EEXIST : bkf_errno_status();
+        }
     }
     if (st == BK_OK) {
-        st = write_journal(c, jfd, (uint64_t)cp->ino, buf, data);
+        st = write_journal(c, jfd, (uint64_t)cp->ino, cp->head_sum, buf, data);
         if (st == BK_OK && bki_checkpoint_crash)
             return crash(c, fd, jfd, buf, data);
         if (st == BK_OK)
@@ -632,7 +645,12 @@ bk_status_t bk_checkpoint_save(bk_checkpoint_t *cp, const bk_filter_t *f,
             st = save_whole(cp, &c, stats);
         } else {
             st = write_in_place(cp, &c, fd, sb.st_mode);
-            if (st == BK_OK) {
+            if (st == BK_EEXIST) {
+                /* the journal's name is taken: nothing was written yet */
+                close(fd);
+                fd = -1;
+                st = save_whole(cp, &c, stats);
+            } else if (st == BK_OK) {
                 stats->bytes_written = journal + pages * CP_PAGE;
                 st = adopt(cp, &c, cp->target, false);
             } else {

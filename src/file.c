@@ -274,6 +274,10 @@ static bk_status_t save_to(const bkf_obj_t *o, const uint8_t *meta, const char *
         st = fd == -2 ? BK_ENOMEM : bkf_errno_status();
         *why = "cannot create a temp file in its directory";
     } else {
+        /* A dead saver's leftovers go first: on a disk with room for one
+         * copy of the file, a leftover would make this save, and every
+         * later one, fail for want of space. */
+        remove_stale_temps(target, tmp);
         if (exists) {
             (void)fchmod(fd, old.st_mode & 07777);
             /* Fails with EPERM for an ordinary user saving someone else's
@@ -285,8 +289,6 @@ static bk_status_t save_to(const bkf_obj_t *o, const uint8_t *meta, const char *
         st = commit_temp(fd, st, tmp, target, dir, noreplace, why);
         if (st == BK_EIO && noreplace && errno == EEXIST)
             st = BK_EEXIST; /* another writer's file appeared meanwhile */
-        if (st == BK_OK)
-            remove_stale_temps(target, tmp);
     }
     int saved = errno;
     bki_free(tmp);

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -52,6 +53,42 @@ char *bkf_journal_path(const char *target)
         memcpy(j + n, "-journal", sizeof "-journal");
     }
     return j;
+}
+
+/* ---- opening a journal safely ---- */
+
+/* Whether whoever owns the journal st_j could have written the file st_f
+ * themselves: root, the file's owner, the caller, or (the file writable by
+ * its group or by all) its group or anyone. A journal is replayed into the
+ * file, so one planted by somebody else in a directory they can write (a
+ * shared or sticky one) must never be: it would write their bytes into a
+ * file they may not touch. */
+static bool journal_trusted(const struct stat *st_j, const struct stat *st_f)
+{
+    if (!S_ISREG(st_j->st_mode))
+        return false;
+    uid_t u = st_j->st_uid;
+    if (u == 0 || u == st_f->st_uid || u == geteuid())
+        return true;
+    if ((st_f->st_mode & S_IWGRP) && st_j->st_gid == st_f->st_gid)
+        return true;
+    return (st_f->st_mode & S_IWOTH) != 0;
+}
+
+int bkf_journal_open(const char *journal, int fd)
+{
+    /* O_NOFOLLOW: a link named like the journal is not one. O_NONBLOCK: a
+     * FIFO planted there opens at once (and is then refused) instead of
+     * blocking every load until somebody writes to it. */
+    int jfd = open(journal, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (jfd < 0)
+        return errno == ENOENT || errno == ENOTDIR ? -1 : -2;
+    struct stat js, fs;
+    if (fstat(jfd, &js) != 0 || fstat(fd, &fs) != 0 || !journal_trusted(&js, &fs)) {
+        close(jfd);
+        return -2;
+    }
+    return jfd;
 }
 
 /* ---- reading and replaying a journal ---- */
@@ -108,6 +145,20 @@ static bk_status_t journal_walk(int jfd, int fd, int replay_fd, jstate_t *state,
         return BK_OK;
     if (get_u64(h + J_INODE) != (uint64_t)fs.st_ino || fsize != (uint64_t)fs.st_size)
         return BK_OK;
+    /* The same inode and size are not the same file: a backup copied over
+     * it (cp keeps the inode) would be overwritten by the replay. A file
+     * this journal was written for holds, in its header checksum field,
+     * the value from before the checkpoint or the one after (8 aligned
+     * bytes in one sector, and sectors are written whole). Journals from
+     * before these fields (zero there) skip the test. */
+    uint64_t old_sum = get_u64(h + J_OLDSUM), sum_at = get_u64(h + J_SUMAT);
+    if (sum_at != 0) {
+        uint8_t cur[8];
+        if (sum_at > fsize - 8 || bkf_pread_all(fd, cur, 8, sum_at) != BK_OK)
+            return BK_OK;
+        if (get_u64(cur) != old_sum && get_u64(cur) != get_u64(h + J_HEADSUM))
+            return BK_OK;
+    }
     *state = J_APPLIES;
     return BK_OK;
 }
@@ -117,9 +168,15 @@ static bk_status_t journal_walk(int jfd, int fd, int replay_fd, jstate_t *state,
  * for writing), so no writer is between steps 1 and 5. */
 bk_status_t bkf_journal_finish(int fd, const char *journal, const char *dir)
 {
-    int jfd = open(journal, O_RDONLY | O_CLOEXEC);
+    int jfd = bkf_journal_open(journal, fd);
+    if (jfd == -2) {
+        /* Not a journal any writer of this file made (a link, a FIFO, a
+         * stranger's file): never replayed; the writer's own checkpoint
+         * removes it or, if it cannot, saves whole instead. */
+        return BK_OK;
+    }
     if (jfd < 0)
-        return errno == ENOENT ? BK_OK : BK_EIO;
+        return BK_OK;
     uint8_t *buf = bki_malloc(CP_BUF);
     if (!buf) {
         close(jfd);
@@ -145,9 +202,9 @@ bk_status_t bkf_journal_finish(int fd, const char *journal, const char *dir)
  * (read without the write lock: a hint, checked again under it). */
 static jstate_t journal_peek(int fd, const char *journal)
 {
-    int jfd = open(journal, O_RDONLY | O_CLOEXEC);
+    int jfd = bkf_journal_open(journal, fd);
     if (jfd < 0)
-        return J_NONE;
+        return J_NONE; /* none, or not one to trust: the file is read as it is */
     uint8_t *buf = bki_malloc(CP_BUF);
     jstate_t state = J_STALE;
     if (buf)

@@ -425,6 +425,31 @@ echo 12 | "$BK" add -q killed.bk
 check "another machine's temp file is kept" test -e killed.bk.tmp-999999-h00000000-0-0
 rm -f killed.bk.tmp-999999-h00000000-0-0 killed.bk
 
+# A disk with room for one copy of the file and a dead saver's leftover:
+# the leftover goes before the save needs the room (it used to go only
+# after a save that succeeded, so every save failed and it stayed).
+# Needs root and mount (a tiny tmpfs); else skipped.
+mkdir -p tight
+if mount -t tmpfs -o size=2560k tmpfs tight 2>/dev/null; then
+    # a 1 MB file with bits on every page (holes take no room)
+    "$BK" create tight/s.bk -n 800000 -p 0.01 --kind blocked --seed 5
+    seq 1 300000 | "$BK" add -q tight/s.bk
+    # a leftover of a killed save by a process that is gone (an older
+    # release's name, so its age decides), as big as the file and written
+    dead=999999
+    while kill -0 $dead 2>/dev/null; do dead=$((dead + 1)); done
+    head -c "$(stat -c %s tight/s.bk)" /dev/urandom >"tight/s.bk.tmp-$dead-1-2"
+    touch -d '5 minutes ago' "tight/s.bk.tmp-$dead-1-2"
+    echo 400001 >one
+    rc 0 "a disk with room for one copy and a leftover: the save succeeds" "$BK" add tight/s.bk one
+    check "... the leftover is gone" test ! -e "tight/s.bk.tmp-$dead-1-2"
+    rc 0 "... the line saved is there" "$BK" check -q tight/s.bk one
+    umount tight
+else
+    skip "a nearly full disk with a leftover temp file (cannot mount a tmpfs here)"
+fi
+rmdir tight 2>/dev/null
+
 # Two merges into the same new OUT at once: one writes it, the other says
 # it was created meanwhile and changes nothing; never both exit 0.
 "$BK" create mm1.bk -n 40M -p 0.01 --kind blocked --seed 9 && seq 1 1000 | "$BK" add -q mm1.bk

@@ -357,6 +357,208 @@ static void test_stale_journal_ignored(void)
     bk_filter_free(f);
 }
 
+/* Reads a whole file into a malloc'd buffer (*n its size); NULL if not. */
+static uint8_t *slurp(const char *p, size_t *n)
+{
+    FILE *fp = fopen(p, "rb");
+    if (!fp)
+        return NULL;
+    struct stat sb;
+    uint8_t *buf = NULL;
+    if (fstat(fileno(fp), &sb) == 0 && (buf = malloc((size_t)sb.st_size + 1)) != NULL &&
+        fread(buf, 1, (size_t)sb.st_size, fp) != (size_t)sb.st_size) {
+        free(buf);
+        buf = NULL;
+    }
+    *n = (size_t)sb.st_size;
+    fclose(fp);
+    return buf;
+}
+
+/* Writes buf over the file at p in place (the same inode, as cp does). */
+static bool overwrite(const char *p, const uint8_t *buf, size_t n, mode_t mode)
+{
+    FILE *fp = fopen(p, "wb");
+    if (!fp)
+        return false;
+    bool ok = fwrite(buf, 1, n, fp) == n;
+    ok = fclose(fp) == 0 && ok;
+    return ok && chmod(p, mode) == 0;
+}
+
+/* A symbolic link planted at the journal's name (to a file the checkpoint
+ * must never write) is not followed: the link goes, the file it names is
+ * untouched, and the checkpoint is written in place all the same. */
+static void test_journal_link_not_followed(void)
+{
+    bk_filter_t *f = make_big();
+    if (!f)
+        return;
+    char victim[340];
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    FILE *vp = fopen(victim, "wb");
+    CHECK(vp && fputs("precious\n", vp) >= 0);
+    if (vp)
+        fclose(vp);
+    unlink(path);
+    unlink(journal);
+    CHECK_OK(bk_filter_save(f, path));
+    bk_checkpoint_t *cp = NULL;
+    CHECK_OK(bk_checkpoint_new(&cp, f, path));
+    CHECK(symlink(victim, journal) == 0);
+    /* a load meets the link first: it is no journal to replay */
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, NULL));
+    bk_filter_free(g);
+    /* and the checkpoint meets it (a load may have removed it) */
+    unlink(journal);
+    CHECK(symlink(victim, journal) == 0);
+    add_keys(f, 0, 50);
+    bk_checkpoint_stats_t stats;
+    CHECK_OK(bk_checkpoint_save(cp, f, &stats));
+    CHECK(!stats.whole);
+    CHECK(file_is(f));
+    size_t n = 0;
+    uint8_t *v = slurp(victim, &n);
+    CHECK_MSG(v && n == 9 && memcmp(v, "precious\n", 9) == 0,
+              "the file the planted link named was written (%zu bytes now)", n);
+    free(v);
+    struct stat sb;
+    CHECK(lstat(journal, &sb) != 0);
+    /* A dangling link: a checkpoint that followed it would create the file
+     * it names (a cron job, a shell profile) with the journal's bytes. */
+    char absent[340];
+    snprintf(absent, sizeof absent, "%s/planted", dir);
+    CHECK(symlink(absent, journal) == 0);
+    add_keys(f, 50, 100);
+    CHECK_OK(bk_checkpoint_save(cp, f, &stats));
+    CHECK(!stats.whole);
+    CHECK(file_is(f));
+    CHECK_MSG(lstat(absent, &sb) != 0, "the checkpoint created the file a dangling link named");
+    CHECK(lstat(journal, &sb) != 0);
+    unlink(absent);
+    unlink(victim);
+    bk_checkpoint_free(cp);
+    bk_filter_free(f);
+}
+
+/* A FIFO at the journal's name neither hangs a load (nobody ever writes to
+ * it) nor stops a checkpoint. Run in a child under an alarm, so a hang
+ * fails the test instead of the suite. */
+static void test_journal_fifo_does_not_hang(void)
+{
+    bk_filter_t *f = make_big();
+    if (!f)
+        return;
+    unlink(path);
+    unlink(journal);
+    CHECK_OK(bk_filter_save(f, path));
+    CHECK(mkfifo(journal, 0600) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(20);
+        bk_filter_t *g = NULL;
+        if (bk_filter_load(&g, path, NULL) != BK_OK)
+            _exit(2);
+        bk_filter_t *m = NULL;
+        if (bk_filter_open(&m, path, BK_MAP_READONLY, NULL) != BK_OK)
+            _exit(3);
+        bk_filter_free(m);
+        bk_checkpoint_t *cp = NULL;
+        if (bk_checkpoint_new(&cp, g, path) != BK_OK)
+            _exit(4);
+        add_keys(g, 0, 50);
+        if (bk_checkpoint_save(cp, g, NULL) != BK_OK)
+            _exit(5);
+        bk_checkpoint_free(cp);
+        bk_filter_free(g);
+        _exit(0);
+    }
+    int status = -1;
+    waitpid(pid, &status, 0);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "with a FIFO as the journal: status %d (SIGALRM %d: it hung)", status, SIGALRM);
+    add_keys(f, 0, 50);
+    CHECK(file_is(f));
+    struct stat sb;
+    CHECK(lstat(journal, &sb) != 0);
+    bk_filter_free(f);
+}
+
+/* A backup copied over a file with a pending journal (cp keeps the inode
+ * and the size) is the file now: the journal no longer applies, and the
+ * backup is read as it is, not overwritten by the replay. */
+static void test_backup_over_pending_journal(void)
+{
+    bk_filter_t *backup = make_big();
+    if (!backup)
+        return;
+    add_keys(backup, 1000000, 1000400);
+    char bpath[340];
+    snprintf(bpath, sizeof bpath, "%s/backup.bk", dir);
+    CHECK_OK(bk_filter_save(backup, bpath));
+    bk_checkpoint_t *cp = NULL;
+    bk_filter_t *f = interrupted_checkpoint(&cp, NULL);
+    size_t n = 0;
+    uint8_t *bytes = slurp(bpath, &n);
+    CHECK(bytes && overwrite(path, bytes, n, 0644));
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, NULL));
+    CHECK(file_is(backup));
+    CHECK(!exists(journal));
+    CHECK(g && bk_filter_contains(g, "k1000007", 8));
+    free(bytes);
+    unlink(bpath);
+    bk_filter_free(g);
+    bk_checkpoint_free(cp);
+    bk_filter_free(f);
+    bk_filter_free(backup);
+}
+
+/* A whole, applicable journal owned by somebody who could not write the
+ * file (planted in a directory they can write) is never replayed; the
+ * same journal owned by root is. Needs root to give a file away. */
+static void test_strangers_journal_not_replayed(void)
+{
+    if (geteuid() != 0) {
+        printf("  (skipped: giving the journal to another user needs root)\n");
+        return;
+    }
+    bk_filter_t *before = NULL;
+    bk_checkpoint_t *cp = NULL;
+    bk_filter_t *f = interrupted_checkpoint(&cp, &before);
+    size_t jn = 0, bn = 0;
+    uint8_t *jbytes = slurp(journal, &jn);
+    char bpath[340];
+    snprintf(bpath, sizeof bpath, "%s/before.bk", dir);
+    CHECK_OK(bk_filter_save(before, bpath));
+    uint8_t *bbytes = slurp(bpath, &bn);
+    CHECK(jbytes && bbytes);
+    /* the file as it was before the checkpoint (same inode), the journal
+     * as the killed writer left it, both root's, the file 0644 */
+    CHECK(bbytes && overwrite(path, bbytes, bn, 0644));
+    CHECK(jbytes && overwrite(journal, jbytes, jn, 0644));
+    CHECK(chown(journal, 65534, 65534) == 0);
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, NULL));
+    CHECK_MSG(file_is(before), "a stranger's journal was replayed into the file");
+    bk_filter_free(g);
+    /* root's own journal (the same bytes) is a killed writer's: replayed */
+    CHECK(jbytes && overwrite(journal, jbytes, jn, 0644));
+    CHECK(chown(journal, 0, 0) == 0);
+    g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, NULL));
+    CHECK(file_is(f));
+    CHECK(!exists(journal));
+    free(jbytes);
+    free(bbytes);
+    unlink(bpath);
+    bk_filter_free(g);
+    bk_checkpoint_free(cp);
+    bk_filter_free(f);
+    bk_filter_free(before);
+}
+
 static uint64_t keys_after(uint32_t round)
 {
     return (uint64_t)round * 2000 + (uint64_t)(round / 5) * 100000;
@@ -442,6 +644,10 @@ int main(void)
     bkt_run("interrupted", test_interrupted);
     bkt_run("unfinished_needs_write_access", test_unfinished_needs_write_access);
     bkt_run("stale_journal_ignored", test_stale_journal_ignored);
+    bkt_run("journal_link_not_followed", test_journal_link_not_followed);
+    bkt_run("journal_fifo_does_not_hang", test_journal_fifo_does_not_hang);
+    bkt_run("backup_over_pending_journal", test_backup_over_pending_journal);
+    bkt_run("strangers_journal_not_replayed", test_strangers_journal_not_replayed);
     bkt_run("sigkill_at_random", test_sigkill_at_random);
     unlink(path);
     unlink(journal);
