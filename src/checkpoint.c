@@ -605,6 +605,11 @@ bk_status_t bk_checkpoint_save(bk_checkpoint_t *cp, const bk_filter_t *f,
     memset(stats, 0, sizeof *stats);
     if (!cp || !f)
         return BK_EINVAL;
+    /* A writable mapping of the file itself: the file already holds every
+     * add; writing it back is a sync (a whole save would rename a new file
+     * over the mapping, and later adds would go to the unlinked one). */
+    if (f->map_base && !f->readonly && bkf_maps_file(f, cp->target))
+        return bkf_sync_map(f);
     cp_scan_t c;
     bk_status_t st = scan_init(&c, f);
     if (st != BK_OK) {

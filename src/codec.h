@@ -64,6 +64,17 @@ BKI_HIDDEN bk_status_t bkf_open_settled(const char *path, int flags, int *fd_out
  * (*meta_buf, caller frees), never larger than the file. */
 BKI_HIDDEN bk_status_t bkf_read_file_meta(int fd, uint64_t size, uint8_t **meta_buf,
                                           bkf_meta_t *m, const char **why);
+/* ---- map.c ---- */
+
+/* Whether f is a mapping of the file at path (links followed): the same
+ * device and inode. A save or checkpoint of a writable mapping to its own
+ * file must write through the mapping (bkf_sync_map): a new file renamed
+ * over it would leave the mapping writing into the unlinked old one. */
+BKI_HIDDEN bool bkf_maps_file(const bk_filter_t *f, const char *path);
+/* bk_filter_sync's work: the metadata and checksums written into the
+ * mapping, then msync. BK_EINVAL unmapped, BK_EREADONLY read-only. */
+BKI_HIDDEN bk_status_t bkf_sync_map(const bk_filter_t *f);
+
 /* ---- fsio.c (under file.c, journal.c and checkpoint.c) ---- */
 
 /* BK_ENOSPC for a full disk or quota (errno ENOSPC, EDQUOT), else BK_EIO. */

@@ -444,6 +444,15 @@ bk_status_t bkf_open_settled(const char *path, int flags, int *fd_out, uint64_t 
 bk_status_t bk_filter_save_why(const bk_filter_t *f, const char *path, bool only_new,
                                const char **why)
 {
+    /* A writable mapping saved to its own file is brought up to date in
+     * place: renaming a new file over it would leave the mapping, and
+     * every add after the save, in the unlinked old file. */
+    if (!only_new && f && f->map_base && !f->readonly && bkf_maps_file(f, path)) {
+        bk_status_t st = bkf_sync_map(f);
+        if (st != BK_OK && why)
+            *why = "cannot write the mapping back to its file";
+        return st;
+    }
     bkf_obj_t o;
     bk_status_t st = bkf_obj_from_filter(&o, f);
     if (st != BK_OK) {

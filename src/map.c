@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 static void set_readonly(bk_filter_t *f, bool ro)
 {
@@ -89,7 +90,20 @@ bk_status_t bk_filter_mapping(const bk_filter_t *f, const void **addr, size_t *l
     return mapped ? BK_OK : BK_EINVAL;
 }
 
+bool bkf_maps_file(const bk_filter_t *f, const char *path)
+{
+    struct stat a, b;
+    return f && f->map_base && f->map_fd >= 0 && path && fstat(f->map_fd, &a) == 0 &&
+           stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 bk_status_t bk_filter_sync(bk_filter_t *f)
+{
+    return bkf_sync_map(f);
+}
+
+/* Only the mapping's bytes change (through map_base), never *f. */
+bk_status_t bkf_sync_map(const bk_filter_t *f)
 {
     if (!f || !f->map_base)
         return BK_EINVAL;

@@ -907,7 +907,11 @@ void bk_filter_loader_free(bk_filter_loader_t *l);
  * (a new 2 GB filter takes a few KB of disk). On any error the old file at
  * path is untouched and the temp file removed. BK_EIO / BK_ENOSPC (errno is kept). A save killed before
  * it could remove its temp file (SIGKILL, power loss) leaves it; the next
- * successful save of the same path on the same machine removes it.
+ * save of the same path on the same machine removes it before writing.
+ * A writable mapping (bk_filter_open) saved to its own file (the same
+ * inode, through any link) is synced in place instead (bk_filter_sync):
+ * the mapping stays the file, and later adds stay in it; so is one given
+ * to bk_checkpoint_save for its own file.
  * A symbolic link at path is followed: the file it names is replaced, in
  * its own directory, and the link stays. A path that names a directory,
  * device, FIFO or socket is refused (BK_ENOTFILE, errno EISDIR or EINVAL) and

@@ -287,6 +287,42 @@ def test_writable_mapping_persists(tmp_path):
     assert "written in place" in again and len(again) == 1
 
 
+@pytest.mark.parametrize("how", ["save", "checkpoint", "save_through_link"])
+def test_a_writable_mapping_saved_to_its_own_file_keeps_later_adds(tmp_path, how):
+    # A new file renamed over the mapped one would leave the mapping
+    # writing into the unlinked old file: every later add lost.
+    path = str(tmp_path / "m.bk")
+    f = bloomkit.Filter(100_000, 0.001, path=path)
+    f.add_many(keys("before", 1000))
+    if how == "save":
+        f.save(path)
+    elif how == "checkpoint":
+        f.checkpoint(path)
+    else:
+        link = str(tmp_path / "link.bk")
+        os.symlink(path, link)
+        f.save(link)
+    f.add_many(keys("after", 1000))
+    f.sync()
+    f.close()
+    g = bloomkit.load(path)
+    assert all(k in g for k in keys("before", 1000))
+    assert all(k in g for k in keys("after", 1000))
+    assert len(g) == 2000
+
+
+def test_a_writable_mapping_saved_elsewhere_keeps_its_own_file(tmp_path):
+    path, other = str(tmp_path / "m.bk"), str(tmp_path / "copy.bk")
+    f = bloomkit.Filter(10_000, 0.001, path=path)
+    f.add("a")
+    f.save(other)
+    f.add("b")
+    f.close()
+    assert "b" in bloomkit.load(path) and "a" in bloomkit.load(path)
+    copy_ = bloomkit.load(other)
+    assert "a" in copy_ and len(copy_) == 1
+
+
 def run_tool(tool, *args, stdin=None):
     return subprocess.run([tool, *args], input=stdin, capture_output=True, check=False)
 
