@@ -92,6 +92,7 @@ struct bkc_reader {
     size_t start;      /* first unread byte */
     size_t end;        /* one past the last valid byte */
     size_t scanned;    /* [start, scanned) is known to hold no '\n' */
+    uint64_t searched; /* bytes the peek calls searched for a '\n' */
     size_t line_max;
     int eof;
     int stopped;       /* a read was interrupted with the stop flag set */
@@ -403,7 +404,14 @@ int bkc_reader_peek_lines(bkc_reader_t *r, const char **block, size_t *len)
         if (r->stopped)
             return 0;
         if (r->start < r->end) {
-            const char *nl = memrchr(r->buf + r->start, '\n', r->end - r->start);
+            /* Only the bytes read since the last look: [start, scanned)
+             * holds no '\n', so a line arriving 64 KiB at a time through a
+             * pipe is searched once, not once per read (quadratic). */
+            size_t from = r->scanned > r->start ? r->scanned : r->start;
+            const char *nl = from < r->end ? memrchr(r->buf + from, '\n', r->end - from) : NULL;
+            r->searched += r->end - from;
+            if (!nl)
+                r->scanned = r->end;
             if (nl || r->eof) {
                 *block = r->buf + r->start;
                 *len = nl ? (size_t)(nl + 1 - *block) : r->end - r->start;
@@ -424,6 +432,11 @@ void bkc_reader_consume(bkc_reader_t *r, size_t bytes, uint64_t lines)
         r->scanned = r->start;
     r->offset += bytes;
     r->lineno += lines;
+}
+
+uint64_t bkc_reader_searched(const bkc_reader_t *r)
+{
+    return r->searched;
 }
 
 const char *bkc_reader_error(const bkc_reader_t *r)

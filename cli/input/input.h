@@ -61,6 +61,11 @@ int bkc_reader_next(bkc_reader_t *r, const char **line, size_t *len);
  * the limit, as bkc_reader_next. */
 int bkc_reader_peek_lines(bkc_reader_t *r, const char **block, size_t *len);
 
+/* Bytes the peek calls have searched for a line end so far: about the
+ * input's size however the input arrives (each byte is searched once,
+ * even in a line that takes many reads; the tests hold that). */
+uint64_t bkc_reader_searched(const bkc_reader_t *r);
+
 /* Consumes the first `bytes` bytes of the last peek, which end at a line
  * end and hold `lines` lines: the line number and offset advance past
  * them. */

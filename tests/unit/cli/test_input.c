@@ -426,6 +426,56 @@ static void test_stdin(void)
     free(d);
 }
 
+/* A 16 MB line arriving through a pipe a few KB at a time: the peek calls
+ * search each byte once (they searched the line from its start on every
+ * read: 256 MB through a pipe took a minute, 2 GB never ended). */
+static void test_long_line_through_a_pipe(void)
+{
+    size_t big = (size_t)bkt_scaled(16 << 20);
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        static char chunk[4096];
+        memset(chunk, 'q', sizeof chunk);
+        for (size_t i = 0; i < big; i += sizeof chunk) {
+            size_t n = big - i < sizeof chunk ? big - i : sizeof chunk;
+            if (write(fds[1], chunk, n) != (ssize_t)n)
+                _exit(1);
+        }
+        _exit(write(fds[1], "\nshort\n", 7) == 7 ? 0 : 1);
+    }
+    close(fds[1]);
+    int saved = dup(0);
+    dup2(fds[0], 0);
+    close(fds[0]);
+    char err[256];
+    bkc_reader_t *r = bkc_reader_open("-", err, sizeof err);
+    CHECK(r != NULL);
+    if (r) {
+        const char *block;
+        size_t len, total = 0, lines = 0;
+        while (bkc_reader_peek_lines(r, &block, &len) == 1) {
+            for (size_t i = 0; i < len; i++)
+                lines += block[i] == '\n';
+            total += len;
+            bkc_reader_consume(r, len, 0);
+        }
+        CHECK_EQ_U64(total, big + 7);
+        CHECK_EQ_U64(lines, 2);
+        CHECK_MSG(bkc_reader_searched(r) <= 2 * (uint64_t)(big + 7),
+                  "searched %llu bytes for line ends in %zu bytes of input",
+                  (unsigned long long)bkc_reader_searched(r), big + 7);
+        bkc_reader_close(r);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    dup2(saved, 0);
+    close(saved);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -438,6 +488,7 @@ int main(void)
     bkt_run("megabyte lines", test_megabyte_lines);
     bkt_run("line limit", test_line_limit);
     bkt_run("open errors", test_open_errors);
+    bkt_run("a long line through a pipe is searched once", test_long_line_through_a_pipe);
     bkt_run("stdin and pipes", test_stdin);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
