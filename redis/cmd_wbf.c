@@ -29,7 +29,11 @@
  * wall clock (WBF.ADDAT): a hundred years, in seconds. A time beyond it is
  * a mistake or an attack (2^64 - 1 would stop the window from ever
  * forgetting again). */
-#define WBF_MAX_AHEAD (UINT64_C(100) * 366 * 24 * 3600)
+/* How far a client's WBF.ADDAT may lead this server's clock: one window
+ * plus a minute of clock skew. Further, the key's clock would sit in the
+ * future and the window would stop forgetting until the server's clock
+ * caught up with it (99 years ahead: never). */
+#define WBF_SKEW UINT64_C(60)
 
 /* The key's window object, or NULL after replying (missing, wrong type,
  * still being restored). */
@@ -188,17 +192,23 @@ static int cmd_addat(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return REDISMODULE_OK;
     bk_filter_t *f = o->f;
     /* A client's time must be sane: not past the wall clock by more than
-     * WBF_MAX_AHEAD, not before what the window still holds. A replayed or
-     * replicated ADDAT was accepted once and is applied as it was. */
+     * the window's span and WBF_SKEW, not before what the window still
+     * holds. A replayed or replicated ADDAT was accepted once and is
+     * applied as it was. */
     bk_filter_info_t in;
     bk_filter_info(f, &in);
     bool own = bkr_cap(ctx) != UINT64_MAX; /* a client's command, not a replay */
-    if (own && in.window_span && now > wall_clock() + WBF_MAX_AHEAD) {
-        RedisModule_ReplyWithError(ctx, "ERR time is more than 100 years past this server's "
-                                        "clock");
+    uint64_t wall = wall_clock();
+    if (own && in.window_span && now > wall && now - wall > in.window_span + WBF_SKEW) {
+        bkr_reply_errorf(ctx,
+                         "ERR time is %llu s past this server's clock: a window's clock may "
+                         "lead it by its span (%llu s) and 60 s at most, or it would stop "
+                         "forgetting",
+                         (unsigned long long)(now - wall), (unsigned long long)in.window_span);
         return bkr_done(key);
     }
-    if (own && in.window_span && now < in.window_now && in.window_now - now >= in.window_span) {
+    /* kept while now - t <= span (window.c), so only older is refused */
+    if (own && in.window_span && now < in.window_now && in.window_now - now > in.window_span) {
         RedisModule_ReplyWithError(ctx, "ERR time is before the window: items that old are "
                                         "already forgotten");
         return bkr_done(key);

@@ -42,9 +42,14 @@
  *
  * Guarantees (tests/unit/lib/test_window.c checks each against an exact model):
  *  - no false negatives within the window: a key added among the last N
- *    adds (count window), or at a time t with now - t < T (time window), is
- *    present. Its generation is at most G - 1 behind the current one, and
- *    (G - 1) g >= N, (G - 1) d >= T.
+ *    adds (count window), or at a time t with now - t <= T (time window),
+ *    is present. Its generation is at most G - 1 behind the current one, and
+ *    (G - 1) g >= N, (G - 1) d >= T. The tick past T is kept on purpose:
+ *    with whole-second clocks a key added 1.1 s ago in a 2 s window can
+ *    read now - t = 2, and must still be found. (A slotted window's live
+ *    slots then span T + 1 ticks: the "N adds per T" promise is read over
+ *    T + 1 ticks, and past it the oldest slot is cleared early, never a
+ *    rate above p.)
  *  - forgotten after G generations: a key last added G * g adds ago (count)
  *    or G * d units ago (time) has no bits left and reads as new, up to p.
  *    Between N and G g (T and G d) a key may or may not still be present.
@@ -303,7 +308,7 @@ static const char *check_slotted(const bki_window_t *w)
         }
         if (w->gen_adds[s] > g->gen_capacity)
             return "window generation over its size";
-        if (w->last[s] > w->now || w->now - w->last[s] >= w->params.span)
+        if (w->last[s] > w->now || w->now - w->last[s] > w->params.span)
             return "window slot time outside the window";
     }
     if (w->gen_adds[w->newest] && w->last[w->newest] / g->gen_span != w->epoch)
@@ -430,11 +435,15 @@ static void move_to(bki_window_t *w, uint64_t epoch)
     w->newest = slot_of(w, epoch);
 }
 
-/* Slotted: clears every slot whose last add is T or more before now. */
+/* Slotted: clears every slot whose last add is more than T before now.
+ * Not "T or more": a clock counts whole ticks, so a key added at tick t
+ * less than T ago in real time may read now = t + T (added at 10.9 s, now
+ * 12.05 s, T 2 s: now - t = 2). Keeping one tick more means a key is
+ * found for as long as it is younger than T, whatever the tick. */
 static void expire_slots(bki_window_t *w, uint64_t now)
 {
     for (uint32_t s = 0; s < w->geom.slots; s++)
-        if (w->gen_adds[s] && now - w->last[s] >= w->params.span)
+        if (w->gen_adds[s] && now - w->last[s] > w->params.span)
             clear_slot(w, s);
 }
 
@@ -663,7 +672,7 @@ static uint32_t live_slots(const bki_window_t *w, uint64_t now)
         if (now < w->now)
             now = w->now;
         uint32_t live = 0, slot = w->newest;
-        while (live < gens && w->gen_adds[slot] && now - w->last[slot] < w->params.span) {
+        while (live < gens && w->gen_adds[slot] && now - w->last[slot] <= w->params.span) {
             live++;
             slot = slot ? slot - 1 : gens - 1;
         }
@@ -791,14 +800,16 @@ void bki_window_usage(const bki_window_t *w, bki_window_usage_t *out)
         uint32_t live = live_slots(w, w->now), slot = w->newest;
         for (uint32_t j = 1; j < live; j++)
             slot = slot ? slot - 1 : g->slots - 1;
-        out->certain_from = sub_sat(w->now + 1, w->params.span);
+        out->certain_from = sub_sat(w->now, w->params.span);
         out->forgotten_before =
             live ? w->last[slot] / g->gen_span * g->gen_span : w->now + 1;
     } else if (w->params.span == 0) {
         out->certain_from = sub_sat(w->adds, w->params.capacity);
         out->forgotten_before = oldest * g->gen_capacity;
     } else {
-        out->certain_from = sub_sat(w->now + 1, w->params.span);
+        /* a key's generation is at most G - 1 behind while now - t <= T
+         * ((G - 1) d >= T): the same extra tick as slotted windows */
+        out->certain_from = sub_sat(w->now, w->params.span);
         out->forgotten_before = oldest * g->gen_span;
     }
 }

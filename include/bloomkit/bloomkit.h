@@ -321,7 +321,10 @@ typedef struct bk_options {
  * window, T = window_span); each add goes to the current generation, and
  * starting a generation empties the oldest. Guarantees:
  *  - no false negatives within the window: a key added among the last N
- *    adds, or at a clock value t with now - t < T, is present;
+ *    adds, or at a clock value t with now - t <= T, is present (one tick
+ *    past T: a clock of whole ticks reads now - t = T for a key added
+ *    less than T ago, so a key younger than T is found whatever the
+ *    clock's granularity);
  *  - forgotten after G generations: a key not added for G g adds (G d time
  *    units) is absent unless falsely present (rate <= p); between N and
  *    G g (T and G d) it may or may not still be present;

@@ -164,6 +164,20 @@ check "plan: the same bytes as create" sh -c "test \"\$(awk '/^bytes/ {print \$2
 rc 0 "plan sizes a count window" "$BK" plan --kind window -n 3000 -p 0.01 --generations 8
 check "plan: a count window keeps G slots" grep -q '^slots  *8 of 429 adds each$' out
 
+# ---- a line younger than the window is found on a clock of whole
+# seconds: printed at 100.9 s (clock 100), offered again at 102.05 s
+# (clock 102) in a 2 s window it is 1.15 s old and must be dropped; at
+# clock 103 it is at least 2 s old and printed again
+printf 'tick\n' | BLOOMKIT_NOW=100 "$BK" dedup -q -s tick.bk --window 2s -n 1000 -p 0.001 >out1
+printf 'tick\n' | BLOOMKIT_NOW=102 "$BK" dedup -q -s tick.bk >out2
+check "a line less than the span old (clock ticks 100 -> 102 in a 2 s window) is not printed again" \
+    sh -c 'test "$(cat out1)" = tick && test ! -s out2'
+printf 'tick\n' >tickline
+BLOOMKIT_NOW=102 "$BK" check -q tick.bk tickline >/dev/null
+check "... and check finds it at the same tick" test $? -eq 0
+printf 'tick\n' | BLOOMKIT_NOW=105 "$BK" dedup -q -s tick.bk >out3
+check "... and printed again once it is surely older than the span" sh -c 'test "$(cat out3)" = tick'
+
 # ---- time windows at the wall clock: a 2 s window of 2 generations of
 # 2 s forgets after at most 4 s (BLOOMKIT_NOW stands in for the clock in
 # the tests above; this one waits for the real one, in the plain suite)

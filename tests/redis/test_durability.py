@@ -232,7 +232,15 @@ def test_hostile_numbers(r):
     r.execute_command("WBF.ADD", "w", "a")
     clock = dict(zip(*[iter(r.execute_command("WBF.INFO", "w"))] * 2))[b"Clock"]
     e = error_of(r.execute_command, "WBF.ADDAT", "w", "18446744073709551615", "x")
-    check("WBF.ADDAT at the end of time refused", e is not None and "100 years" in e, e)
+    check("WBF.ADDAT at the end of time refused", e is not None and "past this server's clock" in e, e)
+    # 99 years ahead: the window's clock would sit in the future and it
+    # would stop forgetting; more than its span (60 s) and a minute is refused
+    for ahead in (99 * 366 * 86400, 121):
+        e = error_of(r.execute_command, "WBF.ADDAT", "w", str(int(time.time()) + ahead), "x")
+        check("WBF.ADDAT %d s ahead refused" % ahead, e is not None and "its span (60 s)" in e, e)
+    r.execute_command("WBF.RESERVE", "w2", "0.01", "1000", "SECONDS", "60")
+    check("WBF.ADDAT 100 s ahead (within the span and a minute) accepted",
+          r.execute_command("WBF.ADDAT", "w2", str(int(time.time()) + 100), "x") == [1])
     e = error_of(r.execute_command, "WBF.ADDAT", "w", str(clock - 3600), "x")
     check("WBF.ADDAT before the window refused", e is not None and "before the window" in e, e)
     after = dict(zip(*[iter(r.execute_command("WBF.INFO", "w"))] * 2))[b"Clock"]

@@ -199,21 +199,21 @@ static void run_time_model(time_run_t r, uint64_t rng)
         bki_window_advance(w, t);
         clock = t > clock ? t : clock;
         uint64_t v = bkt_rand(&rng) % r.universe;
-        bool recent = last[v] != NONE && clock - last[v] < r.span;
+        bool recent = last[v] != NONE && clock - last[v] <= r.span;
         bool was_new = bki_window_add(w, hash_of(v));
         false_neg += recent && was_new;
         last[v] = clock;
         ring[a % ring_n] = (stamped_t){v, clock};
         uint64_t u = bkt_rand(&rng) % r.universe;
         bool hit = bki_window_contains(w, hash_of(u));
-        if (last[u] != NONE && clock - last[u] < r.span)
+        if (last[u] != NONE && clock - last[u] <= r.span)
             false_neg += !hit;
         else if (last[u] == NONE || clock - last[u] >= forget)
             tally(&old, hit);
         tally(&fresh, bki_window_contains(w, hash_of(fresh_key(&rng))));
         if (a % 1000 == 999)
             for (uint64_t i = 0; i < ring_n && i <= a; i++)
-                if (clock - ring[i].time < r.span)
+                if (clock - ring[i].time <= r.span)
                     false_neg += !bki_window_contains(w, hash_of(ring[i].key));
     }
     CHECK_MSG(false_neg == 0, "G=%u: %llu false negatives", r.gens, (unsigned long long)false_neg);
@@ -256,13 +256,15 @@ typedef struct arrival {
 } arrival_t;
 
 /* Adds at most `per_span` in any window of `span`: a candidate time is
- * taken only if the adds in (t - span, t] stay within it. times sorted. */
+ * taken only if the adds in [t - span, t] stay within it (the window keeps
+ * one tick past T, so the promise is read over T + 1 ticks). times
+ * sorted. */
 static uint64_t capped(uint64_t *times, uint64_t n, uint64_t span, uint64_t per_span)
 {
     uint64_t kept = 0, lo = 0;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t t = times[i];
-        while (lo < kept && t - times[lo] >= span)
+        while (lo < kept && t - times[lo] > span)
             lo++;
         if (kept - lo < per_span)
             times[kept++] = t;
@@ -345,7 +347,7 @@ static void run_arrival(int which, uint64_t N, uint64_t T, double p, uint32_t ge
         /* every 7th add re-adds an earlier key: it must count as seen */
         uint64_t key = i % 7 == 6 ? i - 3 : i;
         bool was_new = bki_window_add(w, hash_of(key));
-        if (last[key] != NONE && a.times[i] - last[key] < T)
+        if (last[key] != NONE && a.times[i] - last[key] <= T)
             false_neg += was_new;
         last[key] = a.times[i];
         bool end_of_burst = i + 1 == a.n || a.times[i + 1] != a.times[i];
@@ -357,7 +359,7 @@ static void run_arrival(int which, uint64_t N, uint64_t T, double p, uint32_t ge
         checks++;
         uint64_t now = a.times[i];
         for (uint64_t j = 0; j <= i; j++)
-            if (last[j] != NONE && now - last[j] < T)
+            if (last[j] != NONE && now - last[j] <= T)
                 false_neg += !bki_window_contains(w, hash_of(j));
         for (int q = 0; q < 2000; q++)
             tally(&fresh, bki_window_contains(w, hash_of(fresh_key(&rng))));
@@ -372,6 +374,36 @@ out:
     free(last);
     free(a.times);
     bki_window_free(w);
+}
+
+/* A clock of whole seconds and a key added less than T ago in real time:
+ * added at 10.9 s (tick 10) and asked at 12.05 s (tick 12) in a 2 s window
+ * it is 1.15 s old, and must be found (it read as new, 1.05-1.75 s old
+ * lines were printed again). Every pair of real times in milliseconds
+ * with the key younger than T, probed to T - 1 ms, for several spans. */
+static void test_time_window_whole_ticks(void)
+{
+    const uint64_t spans[] = {1, 2, 5, 60};
+    for (size_t si = 0; si < sizeof spans / sizeof *spans; si++) {
+        const uint64_t T = spans[si], T_ms = T * 1000;
+        uint64_t missed = 0, asked = 0;
+        for (uint64_t add_ms = 1000000; add_ms < 1000000 + 1000; add_ms += 50) {
+            bki_window_t *w = make(1000, 0.01, T, 4);
+            if (!w)
+                return;
+            bki_window_advance(w, add_ms / 1000);
+            bki_window_add(w, hash_of(add_ms));
+            /* ages from 0 to T - 1 ms, the clock only moving forward */
+            for (uint64_t age = 0; age < T_ms; age += (age + 1 >= T_ms - 50 ? 1 : 37)) {
+                bki_window_advance(w, (add_ms + age) / 1000);
+                missed += !bki_window_contains(w, hash_of(add_ms));
+                asked++;
+            }
+            bki_window_free(w);
+        }
+        CHECK_MSG(missed == 0, "span %llu s: %llu of %llu probes younger than the span missed",
+                  (unsigned long long)T, (unsigned long long)missed, (unsigned long long)asked);
+    }
 }
 
 /* Past the promise (three times N within one span): the rate stays
@@ -1160,6 +1192,7 @@ int main(void)
     bkt_run("count window edges", test_count_window_edges);
     bkt_run("time window vs exact model", test_time_window_model);
     bkt_run("time window: every arrival pattern", test_time_window_arrivals);
+    bkt_run("time window: a key younger than T on a clock of whole ticks", test_time_window_whole_ticks);
     bkt_run("time window: over capacity", test_time_window_over_capacity);
     bkt_run("idle gap empties the window", test_idle_gap_empties);
     bkt_run("clock going back is ignored", test_clock_backwards_ignored);
