@@ -68,7 +68,19 @@ typedef struct bkr_obj {
      * loader, which holds the filter being filled (bytes are copied into
      * place as they arrive, never collected first). */
     bk_filter_loader_t *load;
+
+    /* A RedisBloom chain restored by BF.LOADCHUNK (its header made the key
+     * at once, zeroed): the bytes still to come, in order; 0 once whole.
+     * Until then every command but LOADCHUNK refuses the key, as a pending
+     * load of ours does: zeroed bits would answer "absent" for items that
+     * were added. */
+    uint64_t rb_pending;
 } bkr_obj_t;
+
+/* rb_pending (and a CF key's pending) of a half restore that an RDB
+ * brought back: where it stopped is not known, so only a header chunk
+ * starts it over. */
+#define BKR_RB_RESTART UINT64_MAX
 
 /* Encoding version of the data types' RDB values (obj.c). */
 #define BKR_ENCVER 2

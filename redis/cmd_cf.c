@@ -31,7 +31,7 @@
 /* RedisBloom's chunk limit for CF.SCANDUMP. */
 #define CF_MAX_CHUNK (16u << 20)
 
-typedef enum { CF_FOUND, CF_EMPTY, CF_WRONGTYPE } cf_lookup_t;
+typedef enum { CF_FOUND, CF_EMPTY, CF_WRONGTYPE, CF_LOADING } cf_lookup_t;
 
 static cf_lookup_t cf_lookup(RedisModuleKey *key, bkr_cf_t **out)
 {
@@ -42,8 +42,10 @@ static cf_lookup_t cf_lookup(RedisModuleKey *key, bkr_cf_t **out)
     if (type != REDISMODULE_KEYTYPE_MODULE || RedisModule_ModuleTypeGetType(key) != bkr_type_rbcf)
         return CF_WRONGTYPE;
     *out = RedisModule_ModuleTypeGetValue(key);
-    return CF_FOUND;
+    return (*out)->pending ? CF_LOADING : CF_FOUND;
 }
+
+#define CF_LOADING_TEXT "ERR filter is being restored: LOADCHUNK has not received all chunks"
 
 /* RedisBloom's statusStrerror: a found key is "item exists" (for
  * CF.RESERVE). */
@@ -51,6 +53,7 @@ static int reply_lookup(RedisModuleCtx *ctx, cf_lookup_t st)
 {
     return RedisModule_ReplyWithError(ctx, st == CF_EMPTY       ? "ERR not found"
                                            : st == CF_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE
+                                           : st == CF_LOADING   ? CF_LOADING_TEXT
                                                                 : "ERR item exists");
 }
 
@@ -262,7 +265,12 @@ static int check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool m
         return RedisModule_WrongArity(ctx);
     RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
     bkr_cf_t *o;
-    bool found = cf_lookup(key, &o) == CF_FOUND;
+    cf_lookup_t st = cf_lookup(key, &o);
+    if (st == CF_LOADING) { /* zeroed buckets would answer 0 for added items */
+        reply_lookup(ctx, st);
+        return bkr_done(key);
+    }
+    bool found = st == CF_FOUND;
     if (multi)
         RedisModule_ReplyWithArray(ctx, argc - 2);
     for (int i = 2; i < argc; i++) {
@@ -320,7 +328,7 @@ static bkr_cf_t *open_write(RedisModuleCtx *ctx, RedisModuleString *name, const 
         return o;
     /* RedisBloom answers CF.DEL and CF.COMPACT so for a missing key and
      * for a key of another type alike. */
-    RedisModule_ReplyWithError(ctx, missing);
+    RedisModule_ReplyWithError(ctx, st == CF_LOADING ? CF_LOADING_TEXT : missing);
     bkr_done(*key);
     *key = NULL;
     return NULL;
@@ -481,18 +489,60 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     cf_lookup_t st = cf_lookup(key, &o);
     const char *err = NULL;
     if (pos == 1) {
+        /* a key still being restored is restarted, as a BF one is */
         bk_cuckoo_t *c = NULL;
         uint64_t mark = bkr_lib_bytes();
-        if (st != CF_EMPTY)
+        if (st != CF_EMPTY && st != CF_LOADING)
             err = st == CF_FOUND ? "ERR item exists" : REDISMODULE_ERRORMSG_WRONGTYPE;
         else if ((err = bkr_cf_from_header(buf, len, bkr_cap(ctx), &c)) == NULL) {
-            RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, bkr_cf_new(c, mark));
+            bkr_cf_t *fresh = bkr_cf_new(c, mark);
+            fresh->pending = bk_cuckoo_bytes(c);
+            RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, fresh);
         }
-    } else if (st != CF_FOUND) {
+    } else if (st == CF_FOUND) {
+        /* RedisBloom refuses a chunk that does not fit, and writes one that
+         * does over the filter's bytes (answering OK): refused here */
+        if (len == 0 || (uint64_t)pos < len + 1 ||
+            (uint64_t)pos - len - 1 > bk_cuckoo_bytes(o->c) ||
+            len > bk_cuckoo_bytes(o->c) - ((uint64_t)pos - len - 1))
+            err = "Couldn't load chunk!";
+        else
+            err = "ERR the filter is complete; a restore starts with the header chunk "
+                  "(iterator 1) on a new key";
+    } else if (st != CF_LOADING) {
         err = st == CF_EMPTY ? "ERR not found" : REDISMODULE_ERRORMSG_WRONGTYPE;
-    } else if (len == 0 || (uint64_t)pos < len + 1 ||
-               bk_cuckoo_write(o->c, (uint64_t)pos - len - 1, buf, len) != BK_OK) {
+    } else if ((uint64_t)pos < len + 1) {
         err = "Couldn't load chunk!";
+    } else {
+        /* RedisBloom takes any chunk anywhere: one left out, cut short or
+         * sent empty leaves zeroed buckets that answer "absent" for added
+         * items. The sizes are known: chunks must arrive whole, in order,
+         * else the restore is abandoned and the key removed. */
+        bool lost = o->pending == BKR_RB_RESTART;
+        uint64_t total = bk_cuckoo_bytes(o->c), have = lost ? 0 : total - o->pending;
+        const char *broken = NULL;
+        if (lost)
+            broken = "the restore was cut short by a restart";
+        else if (len == 0 || (uint64_t)pos - len - 1 != have)
+            broken = "chunk out of order (one missing, short or empty)";
+        else if (len > o->pending)
+            broken = "chunk runs past the end of the dump";
+        else if (bk_cuckoo_write(o->c, have, buf, len) != BK_OK)
+            broken = "chunk does not fit the filter";
+        if (broken) {
+            char msg[400];
+            snprintf(msg, sizeof msg,
+                     "ERR %s (after byte %llu): the restore was abandoned and the key removed; "
+                     "start again with the header chunk (iterator 1)",
+                     broken, (unsigned long long)have);
+            if (bkr_loading(ctx))
+                bkr_fatal_load(ctx, "CF.LOADCHUNK: %s", msg);
+            RedisModule_DeleteKey(key);
+            RedisModule_Replicate(ctx, "DEL", "s", argv[1]);
+            RedisModule_ReplyWithError(ctx, msg);
+            return bkr_done(key);
+        }
+        o->pending -= len;
     }
     if (err) {
         refuse(ctx, err);

@@ -167,8 +167,8 @@ static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleStri
         return refuse(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     uint64_t total;
     char msg[200];
-    if (family == BKR_BF && st == BKR_EMPTY && !get_header(buf, len, family, &total) &&
-        bkr_rb_is_header(buf, len)) {
+    if (family == BKR_BF && (st == BKR_EMPTY || st == BKR_LOADING) &&
+        !get_header(buf, len, family, &total) && bkr_rb_is_header(buf, len)) {
         /* RedisBloom's own dump: the key is RedisBloom's chain at once,
          * as in RedisBloom (its chunks carry no checksum to wait for). */
         const char *err = bkr_rb_load_header(ctx, key, buf, len);
@@ -232,7 +232,12 @@ static int load_data(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString
         return refuse(ctx, "ERR not found");
     if (family == BKR_BF && type == REDISMODULE_KEYTYPE_MODULE &&
         RedisModule_ModuleTypeGetType(key) == bkr_type_rb) {
-        const char *err = bkr_rb_load_chunk(RedisModule_ModuleTypeGetValue(key), it, buf, len);
+        bkr_obj_t *ro = RedisModule_ModuleTypeGetValue(key);
+        bool broken;
+        uint64_t have = ro->rb_pending ? bkr_rb_received(ro) : 0;
+        const char *err = bkr_rb_load_chunk(ro, it, buf, len, &broken);
+        if (err && broken)
+            return abandon(ctx, key, keyname, err, have);
         if (err)
             return refuse(ctx, err);
         RedisModule_ReplicateVerbatim(ctx);

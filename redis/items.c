@@ -200,8 +200,15 @@ int bkr_exists_items(RedisModuleCtx *ctx, RedisModuleString *keyname, bkr_family
 {
     RedisModuleKey *key = RedisModule_OpenKey(ctx, keyname, REDISMODULE_READ);
     bkr_obj_t *o;
-    if (bkr_lookup(key, family, &o) != BKR_FOUND)
-        o = NULL; /* missing, another type or being restored: all false */
+    bkr_lookup_t st = bkr_lookup(key, family, &o);
+    if (st == BKR_LOADING || st == BKR_NOMEM) {
+        /* A key still being restored holds only part of its bits: 0 would
+         * say "certainly not added" of items that were. */
+        bkr_reply_lookup_error(ctx, st);
+        return bkr_done(key);
+    }
+    if (st != BKR_FOUND)
+        o = NULL; /* missing or another type: all false, as RedisBloom answers */
     if (multi)
         RedisModule_ReplyWithArray(ctx, n);
     for (int i = 0; i < n;) {

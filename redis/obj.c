@@ -362,6 +362,7 @@ static void *copy_value(RedisModuleString *fromkey, RedisModuleString *tokey, co
         }
         bk_filter_set_max_bytes(c->f, bkr_config.max_bytes);
         c->heap = bkr_lib_bytes() - mark;
+        c->rb_pending = o->rb_pending; /* a copy of a half restore is one too */
         return c;
     }
     /* A pending load: the bytes received so far, into a new loader. */
@@ -406,7 +407,7 @@ bkr_lookup_t bkr_lookup(RedisModuleKey *key, bkr_family_t family, bkr_obj_t **ou
     bkr_obj_t *o = bkr_resolve(RedisModule_ModuleTypeGetValue(key), key);
     if (!o)
         return BKR_NOMEM;
-    if (o->f == NULL)
+    if (o->f == NULL || o->rb_pending)
         return BKR_LOADING;
     *out = o;
     return BKR_FOUND;

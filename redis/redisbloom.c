@@ -52,6 +52,14 @@
 /* RedisBloom loads at most this many links from an RDB (its own check). */
 #define RB_MAX_LINKS 1000u
 
+/* A key restored by LOADCHUNK whose last chunk had not arrived when it was
+ * saved: bit 32 of the BF options and of the CF max-iterations, fields
+ * RedisBloom keeps in 32 and 16 bits (so it drops the bit and loads the
+ * key as RedisBloom would have). Loaded here, the key refuses queries
+ * until a header chunk starts its restore over: its missing bits would
+ * answer "absent" for items that were added. */
+#define RB_HALF_RESTORED (UINT64_C(1) << 32)
+
 /* ---- little-endian packing of the SCANDUMP header ---- */
 
 static void put_le(uint8_t *p, uint64_t v, int bytes)
@@ -202,21 +210,47 @@ const char *bkr_rb_load_header(RedisModuleCtx *ctx, RedisModuleKey *key, const c
     if (!f)
         return why;
     bkr_obj_t *o = bkr_obj_new(BKR_BF, f, mark);
+    o->rb_pending = bk_redisbloom_bytes(f);
     RedisModule_ModuleTypeSetValue(key, bkr_type_rb, o);
     return NULL;
 }
 
-const char *bkr_rb_load_chunk(bkr_obj_t *o, long long it, const char *buf, size_t len)
+const char *bkr_rb_load_chunk(bkr_obj_t *o, long long it, const char *buf, size_t len,
+                              bool *broken)
 {
+    *broken = false;
     /* RedisBloom's checks and replies (its SBChain_LoadEncodedChunk). */
     if ((uint64_t)it < len + 1)
         return "ERR received bad data";
-    uint64_t off = (uint64_t)it - len - 1;
-    if (off >= bk_redisbloom_bytes(o->f))
+    uint64_t total = bk_redisbloom_bytes(o->f), off = (uint64_t)it - len - 1;
+    if (off >= total)
         return "ERR invalid offset - no link found";
+    /* RedisBloom writes it over the filter's bits (and answers OK) */
+    if (!o->rb_pending)
+        return "ERR the filter is complete; a restore starts with the header chunk (iterator "
+               "1) on a new key";
+    /* RedisBloom takes any chunk anywhere and answers OK; a chunk left
+     * out, cut short or sent empty then leaves zeroed bits that answer
+     * "absent" for added items. The sizes are known: chunks must arrive
+     * whole and in order. */
+    if (o->rb_pending == BKR_RB_RESTART) {
+        *broken = true;
+        return "the restore was cut short by a restart";
+    }
+    if (len == 0 || off != total - o->rb_pending) {
+        *broken = true;
+        return "chunk out of order (one missing, short or empty)";
+    }
+    /* writes nothing when it fails; the chunk never runs past the end */
     if (bk_redisbloom_write(o->f, off, buf, len, NULL) != BK_OK)
         return "ERR invalid chunk - Too big for current filter";
+    o->rb_pending -= len;
     return NULL;
+}
+
+uint64_t bkr_rb_received(const bkr_obj_t *o)
+{
+    return o->rb_pending == BKR_RB_RESTART ? 0 : bk_redisbloom_bytes(o->f) - o->rb_pending;
 }
 
 /* ---- MBbloom-- type callbacks ---- */
@@ -245,7 +279,8 @@ static void *rb_rdb_load(RedisModuleIO *io, int encver)
     bk_redisbloom_chain_t c = {0};
     c.items = RedisModule_LoadUnsigned(io);
     uint64_t links = RedisModule_LoadUnsigned(io);
-    c.options = encver >= 2 ? (uint32_t)RedisModule_LoadUnsigned(io) : 0;
+    uint64_t options = encver >= 2 ? RedisModule_LoadUnsigned(io) : 0;
+    c.options = (uint32_t)options;
     uint64_t growth = encver >= 4 ? RedisModule_LoadUnsigned(io) : 2;
     if (RedisModule_IsIOError(io))
         return NULL;
@@ -316,7 +351,10 @@ static void *rb_rdb_load(RedisModuleIO *io, int encver)
                                (unsigned long long)bytes,
                                (unsigned long long)bkr_config.max_bytes);
     }
-    return bkr_obj_new(BKR_BF, f, mark);
+    bkr_obj_t *o = bkr_obj_new(BKR_BF, f, mark);
+    if (options & RB_HALF_RESTORED)
+        o->rb_pending = BKR_RB_RESTART; /* only a header chunk starts it over */
+    return o;
 }
 
 static void rb_rdb_save(RedisModuleIO *io, void *value)
@@ -329,7 +367,7 @@ static void rb_rdb_save(RedisModuleIO *io, void *value)
     }
     RedisModule_SaveUnsigned(io, c.items);
     RedisModule_SaveUnsigned(io, c.links);
-    RedisModule_SaveUnsigned(io, c.options);
+    RedisModule_SaveUnsigned(io, c.options | (o->rb_pending ? RB_HALF_RESTORED : 0));
     RedisModule_SaveUnsigned(io, c.growth);
     uint64_t off = 0;
     for (uint32_t i = 0; i < c.links; i++) {
@@ -365,8 +403,10 @@ static void rb_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *val
     RedisModule_EmitAOF(aof, "BF.LOADCHUNK", "slb", key, 1LL, (const char *)h, len);
     RedisModule_Free(h);
     const void *bytes;
-    uint64_t n, off = 0;
-    while (bk_redisbloom_read(o->f, off, BKR_PIECE_BYTES, &bytes, &n) == BK_OK && n) {
+    uint64_t n, off = 0, have = bkr_rb_received(o); /* a half restore stays half */
+    while (off < have && bk_redisbloom_read(o->f, off, BKR_PIECE_BYTES, &bytes, &n) == BK_OK && n) {
+        if (n > have - off)
+            n = have - off;
         RedisModule_EmitAOF(aof, "BF.LOADCHUNK", "slb", key, (long long)(off + n + 1),
                             (const char *)bytes, (size_t)n);
         off += n;
@@ -379,6 +419,7 @@ bkr_cf_t *bkr_cf_new(bk_cuckoo_t *c, uint64_t since)
 {
     bkr_cf_t *o = RedisModule_Alloc(sizeof *o);
     o->c = c;
+    o->pending = 0;
     o->heap = bkr_lib_bytes() - since;
     bk_cuckoo_set_max_bytes(c, bkr_config.max_bytes);
     return o;
@@ -413,10 +454,12 @@ static void *rbcf_rdb_load(RedisModuleIO *io, int encver)
     f.bucket_size = 2;
     f.max_iterations = 20;
     f.expansion = 1;
+    uint64_t max_iterations = 20;
     if (encver >= 4) {
         f.deletes = RedisModule_LoadUnsigned(io);
         f.bucket_size = (uint32_t)RedisModule_LoadUnsigned(io);
-        f.max_iterations = (uint32_t)RedisModule_LoadUnsigned(io);
+        max_iterations = RedisModule_LoadUnsigned(io);
+        f.max_iterations = (uint32_t)max_iterations;
         f.expansion = (uint32_t)RedisModule_LoadUnsigned(io);
     }
     if (RedisModule_IsIOError(io))
@@ -464,7 +507,10 @@ static void *rbcf_rdb_load(RedisModuleIO *io, int encver)
         snprintf(msg, sizeof msg, "%s%s%s", bk_strerror(st), why ? ": " : "", why ? why : "");
         return rbcf_refuse(io, msg);
     }
-    return bkr_cf_new(c, mark);
+    bkr_cf_t *o = bkr_cf_new(c, mark);
+    if (max_iterations & RB_HALF_RESTORED)
+        o->pending = BKR_RB_RESTART; /* only a header chunk starts it over */
+    return o;
 }
 
 static void rbcf_rdb_save(RedisModuleIO *io, void *value)
@@ -477,7 +523,7 @@ static void rbcf_rdb_save(RedisModuleIO *io, void *value)
     RedisModule_SaveUnsigned(io, f.items);
     RedisModule_SaveUnsigned(io, f.deletes);
     RedisModule_SaveUnsigned(io, f.bucket_size);
-    RedisModule_SaveUnsigned(io, f.max_iterations);
+    RedisModule_SaveUnsigned(io, f.max_iterations | (o->pending ? RB_HALF_RESTORED : 0));
     RedisModule_SaveUnsigned(io, f.expansion);
     uint64_t off = 0;
     for (uint32_t i = 0; i < f.filters; i++) {
@@ -537,8 +583,11 @@ static void rbcf_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *v
     bkr_cf_header(o->c, h);
     RedisModule_EmitAOF(aof, "CF.LOADCHUNK", "slb", key, 1LL, (const char *)h, sizeof h);
     const void *bytes;
-    uint64_t n, off = 0;
-    while (bk_cuckoo_read(o->c, off, BKR_PIECE_BYTES, &bytes, &n) == BK_OK && n) {
+    uint64_t n, off = 0, have = o->pending == BKR_RB_RESTART ? 0 : bk_cuckoo_bytes(o->c) - o->pending;
+    /* a half restore stays half */
+    while (off < have && bk_cuckoo_read(o->c, off, BKR_PIECE_BYTES, &bytes, &n) == BK_OK && n) {
+        if (n > have - off)
+            n = have - off;
         RedisModule_EmitAOF(aof, "CF.LOADCHUNK", "slb", key, (long long)(off + n + 1),
                             (const char *)bytes, (size_t)n);
         off += n;
@@ -568,7 +617,9 @@ static void *rbcf_copy(RedisModuleString *from, RedisModuleString *to, const voi
         bk_cuckoo_write(c, off, bytes, n);
         off += n;
     }
-    return bkr_cf_new(c, mark);
+    bkr_cf_t *copy = bkr_cf_new(c, mark);
+    copy->pending = o->pending; /* a copy of a half restore is one too */
+    return copy;
 }
 
 int bkr_rb_register(RedisModuleCtx *ctx)

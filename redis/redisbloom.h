@@ -13,6 +13,10 @@
 typedef struct bkr_cf {
     bk_cuckoo_t *c;
     uint64_t heap;
+    /* Made by CF.LOADCHUNK's header: the bytes still to come, in order; 0
+     * once whole. Until then commands refuse the key (zeroed buckets
+     * would answer "absent" for added items). */
+    uint64_t pending;
 } bkr_cf_t;
 /* A new CF value for c, made from the library memory taken since `since`
  * (a bkr_lib_bytes() reading); c gets MAX_BYTES as its size cap. */
@@ -39,9 +43,16 @@ bool bkr_rb_is_header(const char *buf, size_t len);
  * (RedisBloom's text for what it refuses). */
 const char *bkr_rb_load_header(RedisModuleCtx *ctx, RedisModuleKey *key, const char *buf,
                                size_t len);
-/* A data chunk into a key taken over from RedisBloom: NULL, or the error
- * to reply (RedisBloom's texts). */
-const char *bkr_rb_load_chunk(bkr_obj_t *o, long long it, const char *buf, size_t len);
+/* A data chunk into a key a RedisBloom header chunk made: NULL, or the
+ * error (RedisBloom's texts for what RedisBloom refuses). *broken: the
+ * chunk is not the next one (missing, short, empty or past the end), so
+ * the restore cannot go on; the error is then a reason, without "ERR",
+ * and the caller abandons the key. */
+const char *bkr_rb_load_chunk(bkr_obj_t *o, long long it, const char *buf, size_t len,
+                              bool *broken);
+/* The bytes of a RedisBloom chain restore received so far (all of them
+ * once whole). */
+uint64_t bkr_rb_received(const bkr_obj_t *o);
 
 #pragma GCC visibility pop
 

@@ -658,8 +658,11 @@ def test_scandump(r):
     r.execute_command("BF.LOADCHUNK", "p", chunks[0][0], chunks[0][1])
     e = error_of(r.execute_command, "BF.ADD", "p", "x")
     check("pending key refuses BF.ADD", e is not None and "LOADCHUNK" in e, e)
-    check("pending key answers EXISTS with 0",
-          r.execute_command("BF.EXISTS", "p", added[0]) == 0)
+    e = error_of(r.execute_command, "BF.EXISTS", "p", added[0])
+    check("pending key refuses EXISTS (0 would say an added item is absent)",
+          e is not None and "being restored" in e, e)
+    e = error_of(r.execute_command, "BF.MEXISTS", "p", added[0], added[1])
+    check("pending key refuses MEXISTS", e is not None and "being restored" in e, e)
     e = error_of(r.execute_command, "BF.LOADCHUNK", "p", chunks[2][0], chunks[2][1])
     check("chunk out of order refused, restore abandoned",
           e is not None and "out of order" in e and "start again" in e, e)

@@ -306,7 +306,14 @@ def test_loadchunk_and_replica():
         e = tm.error_of(r.execute_command, "BF.LOADCHUNK", "rb:huge", 1, bytes(huge))
         tm.check("loadchunk: a header past MAX_BYTES is refused before allocating",
                  e is not None and "MAX_BYTES" in e and r.exists("rb:huge") == 0, e)
-        tm.check("loadchunk: a key still answers after refused chunks",
+        # refused chunks changed nothing: the rest of the dump completes it
+        e = tm.error_of(r.execute_command, "BF.EXISTS", "rb:new", "z")
+        tm.check("loadchunk: a key still being restored refuses queries",
+                 e is not None and "being restored" in e, e)
+        for it, data in ANSWERS["bf:small"]["chunks"][1:]:
+            r.execute_command("BF.LOADCHUNK", "rb:new", it, data)
+        tm.check("loadchunk: after refused chunks the whole dump still restores the key",
+                 all(x == 1 for x in mexists(r, "rb:new", ANSWERS["bf:small"]["items"])) and
                  r.execute_command("BF.ADD", "rb:new", "z") == 1 and
                  r.execute_command("BF.EXISTS", "rb:new", "z") == 1)
         # COPY and DUMP/RESTORE keep the type and the bytes.
@@ -324,6 +331,108 @@ def test_loadchunk_and_replica():
     finally:
         rep.stop()
         m.stop()
+
+
+def load_sequence(r, cmd, key, chunks):
+    """Sends chunks with `cmd`; the error texts (None for OK), in order."""
+    errs = []
+    for it, data in chunks:
+        errs.append(tm.error_of(r.execute_command, cmd, key, it, data))
+    return errs
+
+
+def sequence_answers(r, fam, key, items):
+    """What the key says of its items now: 'absent' if any added item
+    answers 0, 'refused' if queries are refused or the key is gone,
+    'whole' if every item is present."""
+    if not r.exists(key):
+        return "refused"
+    try:
+        got = mexists(r, key, items, fam)
+    except ResponseError:
+        return "refused"
+    return "whole" if all(x == 1 for x in got) else "absent"
+
+
+def test_chunk_sequences():
+    """RedisBloom-format chunks with one missing, short, empty or extra:
+    RedisBloom answers OK to every one and then says "absent" for added
+    items; here a broken sequence is refused (the key removed, or refusing
+    queries until its last chunk) and never answers "absent" for an item
+    that was added."""
+    s = tm.Server("rb-chunks").start()
+    try:
+        r = s.r
+        for fam, src in (("BF", "bf:scaled"), ("CF", "cf:scaled")):
+            cmd = fam + ".LOADCHUNK"
+            chunks, items = ANSWERS[src]["chunks"], ANSWERS[src]["items"]
+            data = list(range(1, len(chunks)))  # indexes of the data chunks
+            cases = []
+            for i in data:
+                cases.append(("chunk %d missing" % i, chunks[:i] + chunks[i + 1:]))
+                it, d = chunks[i]
+                cases.append(("chunk %d short by one byte" % i,
+                              chunks[:i] + [(it - 1, d[:-1])] + chunks[i + 1:]))
+                cases.append(("chunk %d empty" % i, chunks[:i] + [(it, b"")] + chunks[i + 1:]))
+            for name, seq in cases:
+                key = "%s:%s" % (fam, name.replace(" ", "-"))
+                errs = load_sequence(r, cmd, key, seq)
+                said = sequence_answers(r, fam, key, items)
+                tm.check("%s chunks, %s: refused (%d of %d replies errors), never 'absent' (%s)"
+                         % (fam, name, sum(e is not None for e in errs), len(errs), said),
+                         said == "refused" and (any(errs) or r.exists(key)), errs)
+            # the whole sequence, then a data chunk again: refused, unchanged
+            key = fam + ":whole"
+            errs = load_sequence(r, cmd, key, chunks)
+            tm.check("%s chunks: the whole sequence restores the key" % fam,
+                     not any(errs) and sequence_answers(r, fam, key, items) == "whole", errs)
+            it, d = chunks[1]
+            e = tm.error_of(r.execute_command, cmd, key, it, bytes(len(d)))
+            tm.check("%s chunks: a data chunk sent to a complete key is refused" % fam,
+                     e is not None and "complete" in e, e)
+            tm.check("%s chunks: ... and the key keeps every item" % fam,
+                     sequence_answers(r, fam, key, items) == "whole")
+            # a broken restore is started again from its header, and works
+            key = fam + ":again"
+            load_sequence(r, cmd, key, chunks[:2])
+            errs = load_sequence(r, cmd, key, chunks)
+            tm.check("%s chunks: a restore started again from the header completes" % fam,
+                     not any(errs) and sequence_answers(r, fam, key, items) == "whole", errs)
+    finally:
+        s.stop()
+    # An AOF rewritten while a key is half restored replays it half
+    # restored (it wrote every byte, and the key answered "absent" for the
+    # missing ones once replayed).
+    s = tm.Server("rb-chunks-aof", extra=["--appendonly", "yes"]).start()
+    try:
+        r = s.r
+        load_sequence(r, "BF.LOADCHUNK", "half", ANSWERS["bf:scaled"]["chunks"][:3])
+        load_sequence(r, "CF.LOADCHUNK", "cfhalf", ANSWERS["cf:scaled"]["chunks"][:3])
+        r.bgrewriteaof()
+        for _ in range(200):
+            p = r.info("persistence")
+            if p["aof_rewrite_in_progress"] == 0 and p["aof_rewrite_scheduled"] == 0:
+                break
+            time.sleep(0.05)
+        s.stop()
+        s.start()
+        r = s.r
+        for fam, key, src in (("BF", "half", "bf:scaled"), ("CF", "cfhalf", "cf:scaled")):
+            # the rewrite's RDB preamble keeps the key half restored, not
+            # where it stopped: its remaining chunks are refused, and the
+            # whole dump from the header restores it
+            tm.check("%s: after an AOF reload a half restore still refuses queries" % fam,
+                     sequence_answers(r, fam, key, ANSWERS[src]["items"]) == "refused")
+            rest = ANSWERS[src]["chunks"][3:]
+            errs = load_sequence(r, fam + ".LOADCHUNK", key, rest[:1])
+            tm.check("%s: ... its next chunk is refused (the restart cut it short)" % fam,
+                     errs[0] is not None and "restart" in errs[0], errs)
+            errs = load_sequence(r, fam + ".LOADCHUNK", key, ANSWERS[src]["chunks"])
+            tm.check("%s: ... and the whole dump again restores it" % fam,
+                     not any(errs) and
+                     sequence_answers(r, fam, key, ANSWERS[src]["items"]) == "whole", errs)
+    finally:
+        s.stop()
 
 
 def raw_errors(port, cases):
@@ -490,6 +599,7 @@ def main():
     test_rdb()
     test_aof()
     test_loadchunk_and_replica()
+    test_chunk_sequences()
     test_cf_commands()
     test_hostile_calls()
 
