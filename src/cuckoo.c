@@ -208,12 +208,14 @@ static void drop_newest(bk_cuckoo_t *c)
 
 /* ---- add ---- */
 
-/* RedisBloom's kick loop in sub-filter s, undone on failure. */
-static bool kick_in(bk_cuckoo_t *c, cuckoo_sub_t *s, const cuckoo_key_t *k)
+/* RedisBloom's kick loop in sub-filter s, undone on failure. *spent
+ * grows by the swaps made, undoing ones included. */
+static bool kick_in(bk_cuckoo_t *c, cuckoo_sub_t *s, const cuckoo_key_t *k, uint64_t *spent)
 {
     uint32_t fp = k->fp, victim = 0;
     uint64_t b = first_bucket(c, s, k->h);
     for (uint32_t n = 0; n < c->max_iterations; n++) {
+        ++*spent;
         uint8_t *slot = bucket_at(c, s, b) + victim * c->fp_bytes;
         uint32_t evicted = slot_get(c, slot);
         slot_set(c, slot, fp);
@@ -227,6 +229,7 @@ static bool kick_in(bk_cuckoo_t *c, cuckoo_sub_t *s, const cuckoo_key_t *k)
         victim = (victim + 1) % c->bucket_size;
     }
     /* Undo, newest swap first, so the filter is as it was. */
+    *spent += c->max_iterations;
     for (uint32_t n = 0; n < c->max_iterations; n++) {
         victim = (victim + c->bucket_size - 1) % c->bucket_size;
         b = other_bucket(c, s, b, fp);
@@ -238,7 +241,8 @@ static bool kick_in(bk_cuckoo_t *c, cuckoo_sub_t *s, const cuckoo_key_t *k)
     return false;
 }
 
-static bk_status_t add_key(bk_cuckoo_t *c, const cuckoo_key_t *k)
+/* budget NULL: unbounded (bk_cuckoo_add_within says the rest). */
+static bk_status_t add_key(bk_cuckoo_t *c, const cuckoo_key_t *k, uint64_t *budget)
 {
     for (;;) {
         for (uint32_t i = c->nsubs; i-- > 0;) {
@@ -251,7 +255,13 @@ static bk_status_t add_key(bk_cuckoo_t *c, const cuckoo_key_t *k)
                 return BK_OK;
             }
         }
-        if (kick_in(c, &c->subs[c->nsubs - 1], k)) {
+        if (budget && *budget < 2 * (uint64_t)c->max_iterations)
+            return BK_EBUDGET; /* nothing changed yet */
+        uint64_t spent = 0;
+        bool placed = kick_in(c, &c->subs[c->nsubs - 1], k, &spent);
+        if (budget)
+            *budget -= spent;
+        if (placed) {
             c->items++;
             return BK_OK;
         }
@@ -297,7 +307,7 @@ bk_status_t bk_cuckoo_add(bk_cuckoo_t *c, const void *key, size_t len)
     if (!c || (!key && len))
         return BK_EINVAL;
     cuckoo_key_t k = key_of(c, key, len);
-    return add_key(c, &k);
+    return add_key(c, &k, NULL);
 }
 
 bk_status_t bk_cuckoo_add_unique(bk_cuckoo_t *c, const void *key, size_t len, bool *added)
@@ -309,7 +319,23 @@ bk_status_t bk_cuckoo_add_unique(bk_cuckoo_t *c, const void *key, size_t len, bo
     cuckoo_key_t k = key_of(c, key, len);
     if (contains_key(c, &k))
         return BK_OK;
-    bk_status_t st = add_key(c, &k);
+    bk_status_t st = add_key(c, &k, NULL);
+    if (st == BK_OK && added)
+        *added = true;
+    return st;
+}
+
+bk_status_t bk_cuckoo_add_within(bk_cuckoo_t *c, const void *key, size_t len, bool unique,
+                                 bool *added, uint64_t *budget)
+{
+    if (added)
+        *added = false;
+    if (!c || (!key && len) || !budget)
+        return BK_EINVAL;
+    cuckoo_key_t k = key_of(c, key, len);
+    if (unique && contains_key(c, &k))
+        return BK_OK;
+    bk_status_t st = add_key(c, &k, budget);
     if (st == BK_OK && added)
         *added = true;
     return st;
@@ -713,7 +739,7 @@ bk_status_t bki_cuckoo_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
 {
     cuckoo_key_t k = key_of_hash(f->cuckoo, h);
     bool present = was_new && contains_key(f->cuckoo, &k);
-    bk_status_t st = add_key(f->cuckoo, &k);
+    bk_status_t st = add_key(f->cuckoo, &k, NULL);
     if (was_new)
         *was_new = st == BK_OK && !present;
     return st;

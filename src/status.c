@@ -20,6 +20,7 @@ const char *bk_strerror(bk_status_t status)
     case BK_EINCOMPAT: return "filters are not compatible";
     case BK_EEXIST: return "a file is already there";
     case BK_ENOTFILE: return "not a regular file (a directory, device, FIFO or socket)";
+    case BK_EBUDGET: return "the call would do more work than its budget allows";
     }
     return "unknown status";
 }

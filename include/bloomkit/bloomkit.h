@@ -70,9 +70,11 @@ typedef enum bk_status {
     BK_EINCOMPAT, /* union of filters that differ in kind, size, k, hash or seed */
     BK_EEXIST,    /* a save that only creates (bk_filter_save_new) found a file
                      there; errno is EEXIST too */
-    BK_ENOTFILE   /* the path names a directory, device, FIFO or socket, not a
+    BK_ENOTFILE,  /* the path names a directory, device, FIFO or socket, not a
                      regular file: never read as a filter nor replaced by a
                      save; errno is EISDIR (a directory) or EINVAL too */
+    BK_EBUDGET    /* the call would do more work than the caller allowed
+                     (bk_cuckoo_add_within); nothing changed */
 } bk_status_t;
 
 /* A short constant English description of a status; never NULL. */
@@ -1105,6 +1107,17 @@ void bk_cuckoo_free(bk_cuckoo_t *c);
 bk_status_t bk_cuckoo_add(bk_cuckoo_t *c, const void *key, size_t len);
 /* Adds key unless it may be present already (*added says which). */
 bk_status_t bk_cuckoo_add_unique(bk_cuckoo_t *c, const void *key, size_t len, bool *added);
+/* bk_cuckoo_add (unique false) or bk_cuckoo_add_unique (true) with a
+ * bound on the work: a key with no free slot in its buckets relocates
+ * others (the kick loop: up to max_iterations swaps, and as many again to
+ * undo them when no room is found). Each swap and each undo spends one of
+ * *budget. When the loop's worst case (2 x max_iterations) is more than
+ * *budget holds, the call changes nothing and returns BK_EBUDGET, so a
+ * caller that must not stall (a server running one command of many keys)
+ * stops there; the answer for every key it did add is the one
+ * bk_cuckoo_add gives. *budget is decreased by what was spent. */
+bk_status_t bk_cuckoo_add_within(bk_cuckoo_t *c, const void *key, size_t len, bool unique,
+                                 bool *added, uint64_t *budget);
 bool bk_cuckoo_contains(const bk_cuckoo_t *c, const void *key, size_t len);
 /* Fingerprints of key found (an upper bound of the times it was added
  * and not removed). */

@@ -435,6 +435,47 @@ def test_chunk_sequences():
         s.stop()
 
 
+def test_cf_insert_work_is_bounded():
+    """One CF.INSERT into a full filter that may not grow, with
+    MAXITERATIONS 65535: each key kicks 65535 times and undoes it all (2,000
+    keys blocked the server 5.5 s). One command spends at most 2 million
+    relocations: at most 15 keys go through the whole kick loop, the rest
+    are answered with an error saying so, and nothing is lost."""
+    s = tm.Server("cf-bound").start()
+    try:
+        r = s.r
+        r.execute_command("CF.RESERVE", "k", 1000, "MAXITERATIONS", 65535, "EXPANSION", 0)
+        kept, i = [], 0
+        while i < 100000:
+            batch = ["f%d" % j for j in range(i, i + 100)]
+            got = r.execute_command("CF.INSERT", "k", "ITEMS", *batch)
+            kept += [k for k, x in zip(batch, got) if x == 1]
+            i += 100
+            if -1 in got:
+                break
+        items = ["z%d" % j for j in range(2000)]
+        got = r.execute_command("CF.INSERT", "k", "ITEMS", *items)
+        full = sum(1 for x in got if x == -1)
+        added = [k for k, x in zip(items, got) if x == 1]
+        errs = [x for x in got if isinstance(x, ResponseError)]
+        first_err = next((n for n, x in enumerate(got) if isinstance(x, ResponseError)), len(got))
+        tm.check("CF.INSERT of 2,000 keys into a full filter: at most 15 whole kick loops "
+                 "(%d full, %d added, %d refused)" % (full, len(added), len(errs)),
+                 full <= 15 and len(errs) > 0 and
+                 all(isinstance(x, ResponseError) for x in got[first_err:]) and
+                 "relocations" in str(errs[0]), got[:5])
+        present = r.execute_command("CF.MEXISTS", "k", *(kept + added))
+        tm.check("... every key added before and by it is present",
+                 all(x == 1 for x in present), present.count(0))
+        info = dict(zip(*[iter(r.execute_command("CF.INFO", "k"))] * 2))
+        tm.check("... and counted", info[b"Number of items inserted"] == len(kept) + len(added),
+                 (info[b"Number of items inserted"], len(kept), len(added)))
+        tm.check("CF.ADD of one key into it still gets RedisBloom's answer",
+                 r.execute_command("CF.INSERT", "k", "ITEMS", "one-more") in ([1], [-1]))
+    finally:
+        s.stop()
+
+
 def raw_errors(port, cases):
     """Each command's exact error line (RESP, after the "-")."""
     replies = tm.resp3(port, *[c for c, _ in cases])
@@ -601,6 +642,7 @@ def main():
     test_loadchunk_and_replica()
     test_chunk_sequences()
     test_cf_commands()
+    test_cf_insert_work_is_bounded()
     test_hostile_calls()
 
 

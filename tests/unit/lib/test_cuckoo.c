@@ -237,6 +237,67 @@ static void test_native(void)
     CHECK_STATUS(bk_cuckoo_plan(100, 1e-10, &cp), BK_EINVAL);
 }
 
+static uint64_t items_of(const bk_cuckoo_t *c)
+{
+    bk_cuckoo_shape_t sh;
+    bk_cuckoo_shape(c, &sh);
+    return sh.items;
+}
+
+/* bk_cuckoo_add_within: the same filter as bk_cuckoo_add while the budget
+ * lasts (byte for byte), BK_EBUDGET with nothing changed once a key's kick
+ * loop would not fit, and every swap and undo counted. */
+static void test_add_within_budget(void)
+{
+    bk_cuckoo_options_t o = {.flavour = BK_CUCKOO_REDISBLOOM, .max_iterations = 500,
+                             .expansion_set = true, .expansion = 0};
+    bk_cuckoo_t *a = NULL, *b = NULL;
+    CHECK_OK(bk_cuckoo_create(&a, 1000, 0, &o));
+    CHECK_OK(bk_cuckoo_create(&b, 1000, 0, &o));
+    if (!a || !b)
+        goto out;
+    char key[32];
+    uint64_t budget = UINT64_MAX, full = 0, stopped_at = 0;
+    int i;
+    /* unbounded budget: identical to bk_cuckoo_add, kicks counted */
+    for (i = 0; i < 3000; i++) {
+        int len = snprintf(key, sizeof key, "key-%d", i);
+        bool added = false;
+        bk_status_t sa = bk_cuckoo_add(a, key, (size_t)len);
+        bk_status_t sb = bk_cuckoo_add_within(b, key, (size_t)len, false, &added, &budget);
+        CHECK(sa == sb && added == (sb == BK_OK));
+        full += sb == BK_EFULL;
+    }
+    CHECK(full > 0);
+    /* each failure kicked 500 times and undid them: at least 1000 each */
+    CHECK(UINT64_MAX - budget >= full * 1000);
+    const void *pa, *pb;
+    uint64_t na, nb;
+    CHECK_OK(bk_cuckoo_read(a, 0, UINT64_MAX, &pa, &na));
+    CHECK_OK(bk_cuckoo_read(b, 0, UINT64_MAX, &pb, &nb));
+    CHECK(na == nb && memcmp(pa, pb, (size_t)na) == 0);
+    /* a budget for 3 failing kick loops: the 4th key needing one stops
+     * with nothing changed */
+    budget = 3 * 1000 + 999;
+    for (i = 0; i < 100 && !stopped_at; i++) {
+        int len = snprintf(key, sizeof key, "more-%d", i);
+        uint64_t before = items_of(b);
+        bk_status_t st = bk_cuckoo_add_within(b, key, (size_t)len, false, NULL, &budget);
+        if (st == BK_EBUDGET) {
+            stopped_at = (uint64_t)i + 1;
+            CHECK_EQ_U64(items_of(b), before);
+        }
+    }
+    CHECK(stopped_at >= 4);
+    CHECK(budget < 1000);
+    CHECK_OK(bk_cuckoo_read(b, 0, UINT64_MAX, &pb, &nb));
+    CHECK(na == nb);
+    CHECK_STATUS(bk_cuckoo_add_within(b, "x", 1, false, NULL, NULL), BK_EINVAL);
+out:
+    bk_cuckoo_free(a);
+    bk_cuckoo_free(b);
+}
+
 static void test_bad_fields_refused(void)
 {
     bk_cuckoo_t *c = NULL;
@@ -448,6 +509,7 @@ int main(void)
     bkt_run("replay_gives_redisbloom_bytes", test_replay_gives_redisbloom_bytes);
     bkt_run("remove_and_compact", test_remove_and_compact);
     bkt_run("native", test_native);
+    bkt_run("add_within_budget", test_add_within_budget);
     bkt_run("bad_fields_refused", test_bad_fields_refused);
     bkt_run("filter_kind", test_filter_kind);
     return bkt_finish();

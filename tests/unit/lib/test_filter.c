@@ -632,8 +632,8 @@ static void test_bad_parameters(void)
 
 static void test_names_and_errors(void)
 {
-    const char *seen[BK_ENOTFILE + 1];
-    for (int s = BK_OK; s <= BK_ENOTFILE; s++) {
+    const char *seen[BK_EBUDGET + 1];
+    for (int s = BK_OK; s <= BK_EBUDGET; s++) {
         seen[s] = bk_strerror((bk_status_t)s);
         CHECK(seen[s] && seen[s][0]);
         for (int t = 0; t < s; t++)
