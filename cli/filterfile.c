@@ -48,7 +48,12 @@ static void status_message(const char *path, const char *doing, bk_status_t st, 
 {
     if (explain_text_operand(path, st, why))
         return;
-    if (st == BK_EIO || st == BK_ENOSPC)
+    /* An I/O error says errno's words, and the library's reason too when it
+     * gave one: "Permission denied" alone does not tell a read-only user
+     * that an interrupted checkpoint's journal must be finished first. */
+    if ((st == BK_EIO || st == BK_ENOSPC) && why && *why && errno)
+        bkc_error("%s: %s: %s: %s", path, doing, why, strerror(errno));
+    else if (st == BK_EIO || st == BK_ENOSPC)
         bkc_error("%s: %s: %s", path, doing, errno ? strerror(errno) : bk_strerror(st));
     else if (why && *why)
         bkc_error("%s: %s: %s (%s)", path, doing, bk_strerror(st), why);

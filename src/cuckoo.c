@@ -942,15 +942,11 @@ void bki_cuckoo_filter_free(bk_filter_t *f)
     bki_free(f);
 }
 
-static uint64_t slots_used(const bk_cuckoo_t *c)
+static uint64_t sub_slots_used(const bk_cuckoo_t *c, const cuckoo_sub_t *s)
 {
-    uint64_t used = 0;
-    for (uint32_t i = 0; i < c->nsubs; i++) {
-        const cuckoo_sub_t *s = &c->subs[i];
-        uint64_t slots = s->buckets * c->bucket_size;
-        for (uint64_t j = 0; j < slots; j++)
-            used += slot_get(c, s->data + j * c->fp_bytes) != 0;
-    }
+    uint64_t used = 0, slots = s->buckets * c->bucket_size;
+    for (uint64_t j = 0; j < slots; j++)
+        used += slot_get(c, s->data + j * c->fp_bytes) != 0;
     return used;
 }
 
@@ -995,11 +991,24 @@ void bki_cuckoo_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
     for (uint32_t i = 0; i < c->nsubs; i++)
         slots += c->subs[i].buckets * c->bucket_size;
     out->cells = slots;
-    out->cells_set = slots_used(c);
-    out->fill = slots ? (double)out->cells_set / (double)slots : 0.0;
-    out->estimated_items = (double)out->cells_set;
-    /* Each sub-filter: two buckets' occupied slots each match a random
-     * fingerprint with probability 1 / (2^bits - 1). */
+    /* A lookup tests two buckets in every sub-filter: each occupied slot
+     * there matches a random fingerprint with probability 1 / (2^bits - 1),
+     * so sub-filter i answers falsely with 2 b fill_i / span, and the
+     * filter when any does. (One fill over all slots, as before, gave a
+     * grown filter's rate about once instead of once per sub-filter:
+     * 7.5e-5 shown where 5.1e-4 was measured.) */
     double span = c->fp_bytes == 4 ? 4294967295.0 : (double)((UINT64_C(1) << (8 * c->fp_bytes)) - 1);
-    out->expected_fpr = 2.0 * c->bucket_size * out->fill / span;
+    double none = 1.0;
+    uint64_t used = 0;
+    for (uint32_t i = 0; i < c->nsubs; i++) {
+        const cuckoo_sub_t *s = &c->subs[i];
+        uint64_t u = sub_slots_used(c, s), n = s->buckets * c->bucket_size;
+        used += u;
+        double p = n ? 2.0 * c->bucket_size * ((double)u / (double)n) / span : 0.0;
+        none *= 1.0 - (p < 1.0 ? p : 1.0);
+    }
+    out->cells_set = used;
+    out->fill = slots ? (double)used / (double)slots : 0.0;
+    out->estimated_items = (double)used;
+    out->expected_fpr = 1.0 - none;
 }

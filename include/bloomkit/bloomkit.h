@@ -435,10 +435,14 @@ bk_status_t bk_filter_add_hash_batch_done(bk_filter_t *f, const bk_hash_t *hashe
 size_t bk_filter_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hashes, size_t n,
                                      bool *out);
 
-/* Counting filters only (BK_EKIND otherwise). Removes one occurrence of a
- * key: each of its counters is decremented unless saturated (15). If any of
- * its counters is zero the key was never added: BK_ENOTFOUND, nothing
- * changes. */
+/* Counting and cuckoo filters only (BK_EKIND otherwise). Removes one
+ * occurrence of a key: each of its counters is decremented unless
+ * saturated (15), or one matching fingerprint is cleared. If any counter
+ * is zero (no fingerprint matches) the key was never added: BK_ENOTFOUND,
+ * nothing changes. A key never added that the filter holds all the same
+ * (a false positive) cannot be told from an added one: removing it lowers
+ * another key's counters or clears its fingerprint, which may make that
+ * key absent (a false negative). Remove only keys that were added. */
 bk_status_t bk_filter_remove(bk_filter_t *f, const void *key, size_t len);
 
 /* One key's counter. Counting filters: the smallest of the key's counters
