@@ -29,6 +29,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <string.h>
 
 #define BKI_FPR_AIM 0.9
 
@@ -202,7 +203,32 @@ static double classic_fpr(uint64_t m, uint64_t n, uint32_t k)
     return classic_fpr_with(m, n, &t);
 }
 
-/* Average over j ~ Poisson(lambda) of (1 - (1 - k/C)^j)^k. */
+/* x^k for a small whole k, by squaring (pow's cost, for k <= 16, is
+ * most of a plan's). */
+static inline double pow_k(double x, uint32_t k)
+{
+    double r = 1.0;
+    while (k) {
+        if (k & 1)
+            r *= x;
+        x *= x;
+        k >>= 1;
+    }
+    return r;
+}
+
+/* Average over j ~ Poisson(lambda) of (1 - (1 - k/C)^j)^k.
+ *
+ * Over j in [lambda - spread, lambda + spread] (the tails hold < 1e-20 of
+ * the mass), with no libm call per term: the Poisson mass by its ratio
+ * pmf(j + 1) = pmf(j) lambda / (j + 1) from the first j, and a line's
+ * positive rate y(j) = 1 - (1 - q)^j (q = k/C) by y(j + 1) = y(j) +
+ * q (1 - y(j)), which keeps y's relative precision where it is small.
+ * Both recurrences run a few hundred steps at most and lose ~1e-13
+ * relatively: a plan (the fewest lines under p) is the one the term-by-term
+ * lgamma/pow sum gives over the whole grid tests/unit/lib/test_plan.c
+ * compares, and this is 20-50x faster, which is what a server making a
+ * key per request needs. */
 static double lined_fpr(double cells_per_line, uint64_t lines, uint64_t n, uint32_t k)
 {
     if (n == 0)
@@ -210,25 +236,27 @@ static double lined_fpr(double cells_per_line, uint64_t lines, uint64_t n, uint3
     if (lines == 0 || k == 0)
         return 1.0;
     double lambda = (double)n / (double)lines;
-    double keep = log1p(-(double)k / cells_per_line); /* ln(1 - k/C) */
+    double q = (double)k / cells_per_line;
+    double keep = log1p(-q); /* ln(1 - k/C) */
     if (lambda > 1e7) /* absurdly overfull: the spread no longer matters */
         return pow(-expm1(lambda * keep), (double)k);
     double spread = 12.0 * sqrt(lambda) + 30.0;
     double lo = floor(lambda - spread), hi = ceil(lambda + spread);
     if (lo < 0)
         lo = 0;
-    double sum = 0.0, mass = 0.0, loglam = log(lambda);
     int sign; /* lgamma_r, not lgamma: lgamma writes the global signgam, a
                  data race when threads size filters at once */
+    double pmf = exp(lo * log(lambda) - lambda - lgamma_r(lo + 1.0, &sign));
+    double y = -expm1(lo * keep);
+    double sum = 0.0, mass = 0.0;
     for (double j = lo; j <= hi; j += 1.0) {
-        double pmf = exp(j * loglam - lambda - lgamma_r(j + 1.0, &sign));
-        if (pmf == 0.0)
-            continue;
         mass += pmf;
-        sum += pmf * pow(-expm1(j * keep), (double)k);
+        sum += pmf * pow_k(y, k);
+        pmf *= lambda / (j + 1.0);
+        y += q * (1.0 - y);
     }
-    /* The truncated tails hold < 1e-20 of the mass; a mass short of 1 only
-     * happens through rounding. Report the conservative side. */
+    /* A mass short of 1 only happens through rounding. Report the
+     * conservative side. */
     return mass > 0 ? sum / (mass < 1.0 ? 1.0 : mass) : 1.0;
 }
 
@@ -277,7 +305,44 @@ size_t bk_plan_kinds(bk_kind_t *out, size_t cap)
     return n;
 }
 
+static double fpr_uncached(bk_kind_t kind, uint64_t m, uint64_t n, uint32_t k);
+
+/* The last answers of bk_fpr_expected per thread, as plan_memo below: a
+ * classic filter's model integrates what double hashing adds (tens of
+ * microseconds), and a Redis key is made in a block sized by comparing a
+ * few k at once (packed.c), the same ones for every key of a size. */
+#define MEMO_SETS 32 /* of two entries each */
+typedef struct fpr_memo {
+    bool used;
+    bk_kind_t kind;
+    uint32_t k;
+    uint64_t m, n;
+    double fpr;
+} fpr_memo_t;
+static _Thread_local fpr_memo_t fpr_memo[MEMO_SETS][2];
+
+/* splitmix64's finalizer: every input bit moves the set picked. */
+static uint64_t memo_mix(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t h = a * 0x9e3779b97f4a7c15u ^ b;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9u ^ c;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebu;
+    return h ^ (h >> 31);
+}
+
 double bk_fpr_expected(bk_kind_t kind, uint64_t m, uint64_t n, uint32_t k)
+{
+    fpr_memo_t *set = fpr_memo[memo_mix(m, n, (uint64_t)k << 8 | (uint64_t)kind) % MEMO_SETS];
+    for (int w = 0; w < 2; w++)
+        if (set[w].used && set[w].kind == kind && set[w].m == m && set[w].n == n && set[w].k == k)
+            return set[w].fpr;
+    double fpr = fpr_uncached(kind, m, n, k);
+    set[1] = set[0]; /* the older entry of the two goes */
+    set[0] = (fpr_memo_t){.used = true, .kind = kind, .k = k, .m = m, .n = n, .fpr = fpr};
+    return fpr;
+}
+
+static double fpr_uncached(bk_kind_t kind, uint64_t m, uint64_t n, uint32_t k)
 {
     kind = array_kind(kind);
     if (!bki_layout_is_filter(kind))
@@ -370,6 +435,11 @@ static bk_status_t plan_lined(bk_kind_t kind, uint64_t n, double p, bk_plan_t *o
     for (uint32_t k = 1; k <= bki_layout_of(kind)->max_k; k++) {
         if (!bki_layout_k_ok(kind, k))
             continue;
+        /* A k that cannot meet p in fewer lines than the best so far cannot
+         * win (ties go to the smaller k): one evaluation instead of a
+         * bisection, for most k. The FPR falls as lines grow. */
+        if (best_lines > 1 && lined_fpr(c, best_lines - 1, n, k) > p)
+            continue;
         /* Find an upper bound that meets p, then bisect to the fewest lines. */
         uint64_t hi = n / 64 + 1;
         if (hi > max_lines)
@@ -406,10 +476,48 @@ static bk_status_t plan_lined(bk_kind_t kind, uint64_t n, double p, bk_plan_t *o
     return BK_OK;
 }
 
+/* The last plans each thread made, by (kind, n, p). A plan is a pure
+ * function of them, and a server making a key per request (a Redis BF.ADD
+ * of a new key sizes three kinds, then the one it makes) asks the same
+ * question again and again: from here it costs a hash and a compare.
+ * Per thread, so no lock and no sharing. */
+typedef struct plan_memo {
+    bool used;
+    bk_kind_t kind;
+    uint64_t n;
+    double p;
+    bk_status_t st;
+    bk_plan_t plan;
+} plan_memo_t;
+static _Thread_local plan_memo_t plan_memo[MEMO_SETS][2];
+
+static bk_status_t plan_uncached(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out);
+
 bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out)
 {
     if (!out || !valid_target(n, p))
         return BK_EINVAL;
+    uint64_t pbits;
+    memcpy(&pbits, &p, sizeof pbits);
+    plan_memo_t *set = plan_memo[memo_mix(n, pbits, (uint64_t)kind) % MEMO_SETS];
+    for (int w = 0; w < 2; w++) {
+        if (set[w].used && set[w].kind == kind && set[w].n == n && set[w].p == p) {
+            if (set[w].st == BK_OK)
+                *out = set[w].plan;
+            return set[w].st;
+        }
+    }
+    bk_plan_t plan;
+    bk_status_t st = plan_uncached(kind, n, p, &plan);
+    set[1] = set[0]; /* the older entry of the two goes */
+    set[0] = (plan_memo_t){.used = true, .kind = kind, .n = n, .p = p, .st = st, .plan = plan};
+    if (st == BK_OK)
+        *out = plan;
+    return st;
+}
+
+static bk_status_t plan_uncached(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out)
+{
     if (kind == BK_KIND_CUCKOO) { /* fingerprints in buckets: its own rule */
         bk_cuckoo_plan_t cp;
         bk_status_t st = bk_cuckoo_plan(n, p, &cp);

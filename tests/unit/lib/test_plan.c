@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void test_seed_article_example(void)
 {
@@ -205,6 +206,99 @@ static void test_blocked2_model_matches_simulation(void)
     free(bits);
 }
 
+/* The lined model written term by term, as the spec (FORMAT.md's
+ * planning, plan.c's header) states it: the average over j ~ Poisson(lambda)
+ * of (1 - (1 - k/C)^j)^k, each term from lgamma and pow. */
+static double ref_lined_fpr(double c, uint64_t lines, uint64_t n, uint32_t k)
+{
+    double lambda = (double)n / (double)lines, keep = log1p(-(double)k / c);
+    if (lambda > 1e7)
+        return pow(-expm1(lambda * keep), (double)k);
+    double spread = 12.0 * sqrt(lambda) + 30.0, lo = floor(lambda - spread);
+    double hi = ceil(lambda + spread), sum = 0.0, mass = 0.0;
+    if (lo < 0)
+        lo = 0;
+    for (double j = lo; j <= hi; j += 1.0) {
+        double pmf = exp(j * log(lambda) - lambda - lgamma(j + 1.0));
+        mass += pmf;
+        sum += pmf * pow(-expm1(j * keep), (double)k);
+    }
+    return sum / (mass < 1.0 ? 1.0 : mass);
+}
+
+/* The fewest lines any k in 1..max_k needs for the reference model to be
+ * within p (plain bisection for every k), and that k (the smallest on a
+ * tie). */
+static uint64_t ref_lined_plan(double c, uint32_t max_k, uint64_t n, double p, uint32_t *best_k)
+{
+    uint64_t best = 0;
+    for (uint32_t k = 1; k <= max_k; k++) {
+        uint64_t hi = n / 64 + 1;
+        while (ref_lined_fpr(c, hi, n, k) > p)
+            hi *= 2;
+        uint64_t lo = hi / 2;
+        if (lo && ref_lined_fpr(c, lo, n, k) <= p)
+            lo = 0;
+        while (hi - lo > 1) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (ref_lined_fpr(c, mid, n, k) <= p)
+                hi = mid;
+            else
+                lo = mid;
+        }
+        if (best == 0 || hi < best) {
+            best = hi;
+            *best_k = k;
+        }
+    }
+    return best;
+}
+
+/* The planner is fast (recurrences instead of libm per term, one look at
+ * most k, a memo per thread) and must give exactly the plans of the model
+ * computed the slow way: the same lines and k over a grid of capacities
+ * and error rates, asked twice (the second answer from the memo). */
+static void test_fast_plans_match_the_reference(void)
+{
+    const uint64_t ns[] = {1, 7, 100, 1000, 12345, 1000000, 50000000, 3000000000u};
+    const double ps[] = {0.3, 0.05, 0.01, 0.004, 1e-3, 2.5e-4, 1e-5, 1e-7, 1e-9};
+    uint64_t differ = 0, asked = 0;
+    for (int round = 0; round < 2; round++) {
+        for (size_t a = 0; a < sizeof ns / sizeof *ns; a++) {
+            for (size_t b = 0; b < sizeof ps / sizeof *ps; b++) {
+                for (int t = 0; t < 2; t++) {
+                    bk_kind_t kind = t ? BK_KIND_COUNTING : BK_KIND_BLOCKED;
+                    double c = t ? 128.0 : 512.0;
+                    bk_plan_t plan;
+                    if (bk_plan(kind, ns[a], ps[b], &plan) != BK_OK)
+                        continue;
+                    uint32_t k = 0;
+                    uint64_t lines = ref_lined_plan(c, 16, ns[a], 0.9 * ps[b], &k);
+                    asked++;
+                    if (plan.cells != lines * (uint64_t)c || plan.k != k) {
+                        differ++;
+                        CHECK_MSG(false, "kind %d n %llu p %g: %llu lines k %u, the model %llu k %u",
+                                  kind, (unsigned long long)ns[a], ps[b],
+                                  (unsigned long long)(plan.cells / (uint64_t)c), plan.k,
+                                  (unsigned long long)lines, k);
+                    }
+                    /* the memo answers the same as a fresh plan */
+                    bk_plan_t again;
+                    CHECK_OK(bk_plan(kind, ns[a], ps[b], &again));
+                    CHECK(plan.kind == again.kind && plan.capacity == again.capacity &&
+                          plan.fpr_target == again.fpr_target && plan.bits == again.bits &&
+                          plan.cells == again.cells && plan.k == again.k &&
+                          plan.bytes == again.bytes && plan.expected_fpr == again.expected_fpr);
+                    double f = bk_fpr_expected(kind, plan.cells, ns[a], plan.k);
+                    CHECK(fabs(f - ref_lined_fpr(c, plan.cells / (uint64_t)c, ns[a], plan.k)) <=
+                          1e-9 * f);
+                }
+            }
+        }
+    }
+    CHECK(asked >= 200 && differ == 0);
+}
+
 static void test_bad_parameters(void)
 {
     bk_plan_t plan;
@@ -289,6 +383,7 @@ int main(void)
     bkt_run("lined model matches simulation", test_lined_model_matches_simulation);
     bkt_run("blocked2 space within 1.15x of the optimum", test_blocked2_space);
     bkt_run("blocked2 model matches simulation", test_blocked2_model_matches_simulation);
+    bkt_run("fast plans match the reference model", test_fast_plans_match_the_reference);
     bkt_run("bad parameters", test_bad_parameters);
     bkt_run("large capacity", test_large_capacity);
     bkt_run("expected fpr edges", test_expected_fpr_edges);
