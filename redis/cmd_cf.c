@@ -196,6 +196,7 @@ static int insert(RedisModuleCtx *ctx, RedisModuleString **argv, RedisModuleStri
     if (multi)
         RedisModule_ReplyWithArray(ctx, n);
     bool changed = st == CF_EMPTY;
+    bool resp3 = (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0;
     uint64_t budget = CF_COMMAND_KICKS;
     for (int i = 0; i < n; i++) {
         size_t len;
@@ -216,14 +217,24 @@ static int insert(RedisModuleCtx *ctx, RedisModuleString **argv, RedisModuleStri
                                                 "command");
             break;
         }
+        /* RedisBloom 2.8's RESP3 replies: booleans for CF.ADD, CF.ADDNX
+         * and CF.INSERT (false also for no room), integers for CF.INSERTNX
+         * (and in RESP2, where a boolean is an integer anyway). */
+        bool booleans = resp3 && (!nx || !multi);
         if (r == BK_OK) {
-            RedisModule_ReplyWithLongLong(ctx, added ? 1 : 0);
+            if (booleans)
+                RedisModule_ReplyWithBool(ctx, added);
+            else
+                RedisModule_ReplyWithLongLong(ctx, added ? 1 : 0);
         } else if (r == BK_EFULL) {
             if (!multi) {
                 RedisModule_ReplyWithError(ctx, "Filter is full");
                 break;
             }
-            RedisModule_ReplyWithLongLong(ctx, -1);
+            if (booleans)
+                RedisModule_ReplyWithBool(ctx, 0);
+            else
+                RedisModule_ReplyWithLongLong(ctx, -1);
         } else {
             RedisModule_ReplyWithError(ctx, "Memory allocation failure");
         }
@@ -299,12 +310,12 @@ static int check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool m
     for (int i = 2; i < argc; i++) {
         size_t len;
         const char *s = RedisModule_StringPtrLen(argv[i], &len);
-        if (!found)
-            RedisModule_ReplyWithLongLong(ctx, 0);
-        else if (count)
-            RedisModule_ReplyWithLongLong(ctx, (long long)bk_cuckoo_count(o->c, s, len));
+        /* booleans in RESP3 (integers in RESP2), counts always integers,
+         * as RedisBloom 2.8 replies */
+        if (count)
+            RedisModule_ReplyWithLongLong(ctx, found ? (long long)bk_cuckoo_count(o->c, s, len) : 0);
         else
-            RedisModule_ReplyWithLongLong(ctx, bk_cuckoo_contains(o->c, s, len));
+            RedisModule_ReplyWithBool(ctx, found && bk_cuckoo_contains(o->c, s, len));
     }
     return bkr_done(key);
 }
@@ -375,7 +386,7 @@ static int cmd_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_ReplicateVerbatim(ctx);
         bkr_notify(ctx, argv[0], argv[1]);
     }
-    RedisModule_ReplyWithLongLong(ctx, removed);
+    RedisModule_ReplyWithBool(ctx, removed); /* an integer in RESP2 */
     return bkr_done(key);
 }
 

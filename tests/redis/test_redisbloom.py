@@ -435,6 +435,49 @@ def test_chunk_sequences():
         s.stop()
 
 
+def test_cf_resp3_booleans():
+    """RedisBloom 2.8's CF replies, byte for byte: booleans in RESP3 for
+    CF.ADD, CF.ADDNX, CF.INSERT (false for no room too), CF.EXISTS,
+    CF.MEXISTS and CF.DEL; integers for CF.INSERTNX and CF.COUNT, and
+    everywhere in RESP2."""
+    s = tm.Server("cf-resp3").start()
+    try:
+        r = s.r
+        r.execute_command("CF.RESERVE", "full", 4, "EXPANSION", 0)
+        cases = [
+            (("CF.ADD", "c", "a"), b"#t\r\n"),
+            (("CF.ADDNX", "c", "a"), b"#f\r\n"),
+            (("CF.ADDNX", "c", "b"), b"#t\r\n"),
+            (("CF.INSERT", "c", "ITEMS", "x", "y"), b"*2\r\n#t\r\n#t\r\n"),
+            (("CF.INSERTNX", "c", "ITEMS", "x", "z"), b"*2\r\n:0\r\n:1\r\n"),
+            (("CF.EXISTS", "c", "a"), b"#t\r\n"),
+            (("CF.EXISTS", "c", "never"), b"#f\r\n"),
+            (("CF.EXISTS", "missing", "a"), b"#f\r\n"),
+            (("CF.MEXISTS", "c", "a", "never"), b"*2\r\n#t\r\n#f\r\n"),
+            (("CF.COUNT", "c", "a"), b":1\r\n"),
+            (("CF.DEL", "c", "a"), b"#t\r\n"),
+            (("CF.DEL", "c", "a"), b"#f\r\n"),
+            (("CF.INSERT", "full", "ITEMS", *["f%d" % i for i in range(12)]), None),
+            (("CF.INSERTNX", "full", "ITEMS", *["g%d" % i for i in range(12)]), None),
+        ]
+        replies = tm.resp3(s.port, *[c for c, _ in cases])
+        for (cmd, want), got in zip(cases, replies):
+            if want is None:
+                continue
+            tm.check("RESP3 %s -> %r" % (" ".join(cmd), want), got == want, got)
+        tm.check("RESP3 CF.INSERT into a full filter: false where there is no room",
+                 b"#f\r\n" in replies[-2] and b":-1" not in replies[-2], replies[-2])
+        tm.check("RESP3 CF.INSERTNX into a full filter: -1 where there is no room",
+                 b":-1\r\n" in replies[-1] and b"#" not in replies[-1], replies[-1])
+        tm.check("RESP2 keeps integers",
+                 r.execute_command("CF.ADD", "c2", "a") == 1 and
+                 r.execute_command("CF.EXISTS", "c2", "a") == 1 and
+                 r.execute_command("CF.DEL", "c2", "a") == 1 and
+                 r.execute_command("CF.INSERT", "full", "ITEMS", "h1")[0] in (1, -1))
+    finally:
+        s.stop()
+
+
 def test_cf_insert_work_is_bounded():
     """One CF.INSERT into a full filter that may not grow, with
     MAXITERATIONS 65535: each key kicks 65535 times and undoes it all (2,000
@@ -549,7 +592,7 @@ def test_cf_commands():
             (("CF.DEL", "e", "a"), "Not found"),
             (("CF.DEL", "str", "a"), "Not found"),
             (("CF.COMPACT", "str"), "Cuckoo filter was not found"),
-            (("CF.EXISTS", "str", "a"), ":0"),
+            (("CF.EXISTS", "str", "a"), "#f"),  # RESP3: RedisBloom 2.8 answers a boolean
             (("CF.ADD", "str", "a"),
              "WRONGTYPE Operation against a key holding the wrong kind of value"),
             (("CF.COMPACT", "e"), "Cuckoo filter was not found"),
@@ -643,6 +686,7 @@ def main():
     test_chunk_sequences()
     test_cf_commands()
     test_cf_insert_work_is_bounded()
+    test_cf_resp3_booleans()
     test_hostile_calls()
 
 
