@@ -125,12 +125,13 @@ static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         const char *word, *parse, *range;
         long long min, max;
     } opts[] = {
+        /* RedisBloom 2.8.20's texts */
         {"MAXITERATIONS", "Couldn't parse MAXITERATIONS",
-         "MAXITERATIONS parameter needs to be a positive integer", 1, 65535},
+         "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.", 1, 65535},
         {"BUCKETSIZE", "Couldn't parse BUCKETSIZE",
-         "BUCKETSIZE parameter needs to be a positive integer", 1, 255},
+         "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.", 1, 255},
         {"EXPANSION", "Couldn't parse EXPANSION",
-         "EXPANSION parameter needs to be a non-negative integer", 0, 32768},
+         "EXPANSION: value must be an integer between 0 and 32768, inclusive.", 0, 32768},
     };
     long long *values[] = {&iterations, &bucket, &expansion};
     for (int i = 0; i < 3; i++) {
@@ -469,7 +470,7 @@ static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
     long long pos;
-    if (RedisModule_StringToLongLong(argv[2], &pos) != REDISMODULE_OK)
+    if (RedisModule_StringToLongLong(argv[2], &pos) != REDISMODULE_OK || pos < 0)
         return RedisModule_ReplyWithError(ctx, "Invalid position");
     RedisModuleKey *key;
     bkr_cf_t *o = open_read(ctx, argv[1], &key);
@@ -514,7 +515,7 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     if (argc != 4)
         return RedisModule_WrongArity(ctx);
     long long pos;
-    if (RedisModule_StringToLongLong(argv[2], &pos) != REDISMODULE_OK || pos <= 0)
+    if (RedisModule_StringToLongLong(argv[2], &pos) != REDISMODULE_OK || pos == 0)
         return refuse(ctx, "Invalid position");
     size_t len;
     const char *buf = RedisModule_StringPtrLen(argv[3], &len);
@@ -545,7 +546,7 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
                   "(iterator 1) on a new key";
     } else if (st != CF_LOADING) {
         err = st == CF_EMPTY ? "ERR not found" : REDISMODULE_ERRORMSG_WRONGTYPE;
-    } else if ((uint64_t)pos < len + 1) {
+    } else if (pos < 0 || (uint64_t)pos < len + 1) {
         err = "Couldn't load chunk!";
     } else {
         /* RedisBloom takes any chunk anywhere: one left out, cut short or

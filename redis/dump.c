@@ -76,15 +76,23 @@ static int scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr
 {
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
-    long long it;
-    if (RedisModule_StringToLongLong(argv[2], &it) != REDISMODULE_OK)
-        return RedisModule_ReplyWithError(ctx, "Second argument must be numeric");
-    if (it < 0)
-        return RedisModule_ReplyWithError(ctx, "ERR invalid iterator");
+    /* RedisBloom 2.8's order: the key, then the iterator; one before the
+     * start is past the end, [0, ""], as any other past the end. */
     RedisModuleKey *key;
     bkr_obj_t *o = bkr_open_or_reply(ctx, argv[1], REDISMODULE_READ, family, &key);
     if (!o)
         return REDISMODULE_OK;
+    long long it;
+    if (RedisModule_StringToLongLong(argv[2], &it) != REDISMODULE_OK) {
+        RedisModule_ReplyWithError(ctx, "Second argument must be numeric");
+        return bkr_done(key);
+    }
+    if (it < 0) {
+        RedisModule_ReplyWithArray(ctx, 2);
+        RedisModule_ReplyWithLongLong(ctx, 0);
+        RedisModule_ReplyWithStringBuffer(ctx, "", 0);
+        return bkr_done(key);
+    }
     if (bk_redisbloom_is(o->f)) { /* kept in RedisBloom's chunks */
         bkr_rb_scandump(ctx, o, it);
         return bkr_done(key);
@@ -310,12 +318,13 @@ static int loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
     long long it;
     if (RedisModule_StringToLongLong(argv[2], &it) != REDISMODULE_OK)
         return refuse(ctx, "ERR Second argument must be numeric");
-    if (it < 1)
-        return refuse(ctx, "ERR invalid iterator");
     size_t len;
     const char *buf = RedisModule_StringPtrLen(argv[3], &len);
     RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
-    if (it == 1)
+    if (it < 1) /* RedisBloom 2.8's answers: the key first, then the data */
+        refuse(ctx, RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY ? "ERR not found"
+                                                                          : "ERR received bad data");
+    else if (it == 1)
         load_header(ctx, key, argv[0], argv[1], family, buf, len);
     else
         load_data(ctx, key, argv[0], argv[1], family, it, buf, len);

@@ -226,7 +226,7 @@ def test_bf_errors(r, port):
         (("BF.INSERT", "k", "NOCREATE", "ITEMS", "a"), "ERR not found"),
         (("BF.ADD", "k"), "ERR wrong number of arguments for 'bf.add' command"),
         (("BF.INFO", "k", "a", "b"), "ERR wrong number of arguments for 'bf.info' command"),
-        (("BF.SCANDUMP", "k", "x"), "Second argument must be numeric"),
+        (("BF.SCANDUMP", "k", "x"), "ERR not found"),  # 2.8.20: the key first
         (("BF.SCANDUMP", "k", "0"), "ERR not found"),
         (("BF.LOADCHUNK", "k", "x", "data"), "ERR Second argument must be numeric"),
         (("BF.LOADCHUNK", "k", "1", "notaheader"), "ERR invalid dump header..."),

@@ -469,6 +469,26 @@ def test_cf_resp3_booleans():
                  b"#f\r\n" in replies[-2] and b":-1" not in replies[-2], replies[-2])
         tm.check("RESP3 CF.INSERTNX into a full filter: -1 where there is no room",
                  b":-1\r\n" in replies[-1] and b"#" not in replies[-1], replies[-1])
+        # SCANDUMP and LOADCHUNK at iterators before the start, as 2.8.20
+        r.execute_command("BF.ADD", "b", "x")
+        tm.check("BF.SCANDUMP at -1: [0, \"\"] (past the end)",
+                 r.execute_command("BF.SCANDUMP", "b", -1) == [0, b""])
+        tm.check("BF.SCANDUMP of a missing key: not found before the iterator",
+                 tm.error_of(r.execute_command, "BF.SCANDUMP", "nokey", "x") == "not found")
+        tm.check("BF.SCANDUMP with a word for iterator: RedisBloom's text",
+                 tm.error_of(r.execute_command, "BF.SCANDUMP", "b", "x") ==
+                 "Second argument must be numeric")
+        tm.check("CF.SCANDUMP at -1: Invalid position",
+                 tm.error_of(r.execute_command, "CF.SCANDUMP", "c", -1) == "Invalid position")
+        tm.check("CF.LOADCHUNK at 0: Invalid position",
+                 tm.error_of(r.execute_command, "CF.LOADCHUNK", "c", 0, "x") == "Invalid position")
+        tm.check("CF.LOADCHUNK at -1 into a complete filter: Couldn't load chunk!",
+                 tm.error_of(r.execute_command, "CF.LOADCHUNK", "c", -1, "x") ==
+                 "Couldn't load chunk!")
+        tm.check("BF.LOADCHUNK at 0: not found for a missing key, bad data for one there",
+                 tm.error_of(r.execute_command, "BF.LOADCHUNK", "nokey", 0, "x") == "not found" and
+                 tm.error_of(r.execute_command, "BF.LOADCHUNK", "b", 0, "x") ==
+                 "received bad data")
         tm.check("RESP2 keeps integers",
                  r.execute_command("CF.ADD", "c2", "a") == 1 and
                  r.execute_command("CF.EXISTS", "c2", "a") == 1 and
@@ -573,12 +593,19 @@ def test_cf_commands():
         raw_errors(m.port, [
             (("CF.RESERVE", "e", "x"), "Bad capacity"),
             (("CF.RESERVE", "e", "10", "BUCKETSIZE", "x"), "Couldn't parse BUCKETSIZE"),
+            # RedisBloom 2.8.20's range texts
             (("CF.RESERVE", "e", "10", "BUCKETSIZE", "0"),
-             "BUCKETSIZE parameter needs to be a positive integer"),
+             "BUCKETSIZE: value must be an integer between 1 and 255, inclusive."),
+            (("CF.RESERVE", "e", "1000", "BUCKETSIZE", "256"),
+             "BUCKETSIZE: value must be an integer between 1 and 255, inclusive."),
             (("CF.RESERVE", "e", "10", "MAXITERATIONS", "0"),
-             "MAXITERATIONS parameter needs to be a positive integer"),
+             "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive."),
+            (("CF.RESERVE", "e", "10", "MAXITERATIONS", "65536"),
+             "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive."),
             (("CF.RESERVE", "e", "10", "EXPANSION", "-1"),
-             "EXPANSION parameter needs to be a non-negative integer"),
+             "EXPANSION: value must be an integer between 0 and 32768, inclusive."),
+            (("CF.RESERVE", "e", "10", "EXPANSION", "32769"),
+             "EXPANSION: value must be an integer between 0 and 32768, inclusive."),
             (("CF.RESERVE", "e", "3"), "Capacity must be at least (BucketSize * 2)"),
             (("CF.RESERVE", "c", "100"), "ERR item exists"),
             (("CF.RESERVE", "str", "100"),
