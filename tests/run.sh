@@ -12,6 +12,8 @@
 # `sh tests/run.sh cli`). Suites run side by side, BK_TEST_JOBS at a time
 # (default: the CPUs, at most 4), each into its own log, printed whole and
 # in the order above once all are done.
+# The run ends with a summary naming every failed check, with the log it is
+# in ($BUILD/test-logs/SUITE.log, kept after the run), then the total.
 # Exit status: 0 only if every suite ran and none failed.
 BUILD=${BUILD:-build}
 ALL="cli-san redis cli python unit-san unit install docs" # longest first
@@ -21,6 +23,8 @@ jobs=${BK_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 wanted=${*:-$ALL}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+logs="$BUILD/test-logs"
+mkdir -p "$logs" 2>/dev/null || logs=$dir
 
 # Each unit test binary is one result line; a suite of them sums its own.
 run_units() {
@@ -83,6 +87,7 @@ wait
 
 total_pass=0
 total_fail=0
+: >"$dir/summary"
 for name in $ALL; do
     case " $wanted " in *" $name "*) ;; *) continue ;; esac
     echo "== $name ($(cat "$dir/$name.time" 2>/dev/null || echo '?') s)"
@@ -104,5 +109,22 @@ for name in $ALL; do
     total_fail=$((total_fail + f))
 done
 
+# The summary: each suite with a failure, its failed checks (the lines
+# each runner marks: "FAIL", "not ok", "!!", pytest's "FAILED"/"ERROR"),
+# and where its whole log is.
+for name in $ALL; do
+    case " $wanted " in *" $name "*) ;; *) continue ;; esac
+    cp "$dir/$name.log" "$logs/$name.log" 2>/dev/null
+    rc=$(cat "$dir/$name.rc" 2>/dev/null || echo 1)
+    [ "$rc" -eq 0 ] && continue
+    echo "$name (exit $rc; log: $logs/$name.log):" >>"$dir/summary"
+    grep -E '^ *(FAIL|not ok|!! )|^(FAILED|ERROR) ' "$dir/$name.log" | head -n 50 |
+        sed 's/^ */    /' >>"$dir/summary"
+done
+if [ -s "$dir/summary" ]; then
+    echo
+    echo "== failed checks"
+    cat "$dir/summary"
+fi
 echo "total: $total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

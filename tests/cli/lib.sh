@@ -38,6 +38,24 @@ rc() {
 }
 
 same() { cmp -s "$1" "$2"; }
+
+# wait_handles_int PID: waits (up to 30 s, for a loaded machine) until the
+# process PID catches SIGINT (its SigCgt mask in /proc), so that a test's
+# kill -INT reaches the tool's handler rather than arriving before it is
+# set (a background job of a script starts with SIGINT ignored). Returns 1
+# if it never did or exited.
+wait_handles_int() {
+    i=0
+    while [ $i -lt 300 ]; do
+        mask=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+        [ -z "$mask" ] && return 1
+        # bit 1 (signal 2) of the hexadecimal mask
+        [ $((0x$mask & 2)) -ne 0 ] && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
 lines() { wc -l <"$1" | tr -d ' '; }
 # names TEXT: err holds one line, and it names TEXT
 names() { [ "$(wc -l <err)" -eq 1 ] && grep -qF -- "$1" err; }

@@ -492,7 +492,8 @@ mkfifo intr.fifo
 pid=$!
 exec 3>intr.fifo
 printf 'first\nsecond\n' >&3
-sleep 0.5
+wait_handles_int $pid
+sleep 0.5 # the two lines read (only a wait: a late reader still takes them at the end)
 kill -INT $pid
 sleep 0.3
 exec 3>&- # an add that ignored the signal ends here, at the end of its input
