@@ -110,6 +110,31 @@ while [ $j -lt 100 ]; do
     j=$((j + 1))
 done
 
+# first_adds PORT: latency of the first 200 BF.ADDs into a fresh
+# 100M-item key (a client's round trip each; p50, p99, max) and the
+# server's resident memory after them: a fresh filter's memory should grow
+# with what its adds touch.
+first_adds() {
+    python3 - "$1" <<'PY' 2>/dev/null || echo "(first adds: needs python3-redis)"
+import sys, time
+import redis
+r = redis.Redis(port=int(sys.argv[1]))
+r.delete("fresh")
+before = r.info("memory")["used_memory_rss"]
+r.execute_command("BF.RESERVE", "fresh", 0.01, 100000000)
+lat = []
+for i in range(200):
+    t = time.perf_counter()
+    r.execute_command("BF.ADD", "fresh", "item%d" % i)
+    lat.append(time.perf_counter() - t)
+lat.sort()
+grown = (r.info("memory")["used_memory_rss"] - before) / 1e6
+print("First 200 BF.ADDs into a fresh 100M-item key: p50 %.0f us, p99 %.0f us, max %.0f us; "
+      "resident memory grew %.1f MB" % (lat[100] * 1e6, lat[197] * 1e6, lat[-1] * 1e6, grown))
+r.delete("fresh")
+PY
+}
+
 main_table() {
 echo "## Redis: bloomkit.so vs the SETBIT/GETBIT design (redis-benchmark, 50 clients)"
 echo
@@ -130,6 +155,21 @@ row exists "GETBIT x$K" "1 per item" "$(rps_bits 1400000 $K GETBIT bits $OFF)" 1
 row exists "bloomkit BF.EXISTS" "16 items each" "$(rps 2000000 16 BF.EXISTS bf __rand_int__)" 1 1 "1/16"
 row exists "GETBIT x$K" "16 items each" "$(rps_bits 4000000 $((16 * K)) GETBIT bits $OFF)" 1 $K "1/16"
 row exists "bloomkit BF.MEXISTS 100" "100 items each" "$(rps 40000 1 BF.MEXISTS bf $items100)" 100 1 "1/100"
+echo
+echo "Making keys (a new key per command, as per-user filters do; 10 clients):"
+echo
+echo "| command on a new key                 |   commands/s |"
+echo "|--------------------------------------|-------------:|"
+for c in "BF.ADD n:__rand_int__ x" "BF.RESERVE r:__rand_int__ 0.001 1000" \
+    "BF.INSERT i:__rand_int__ ITEMS x" "CF.RESERVE c:__rand_int__ 1000" \
+    "CBF.RESERVE b:__rand_int__ 0.01 1000" "WBF.RESERVE w:__rand_int__ 0.01 1000"; do
+    # shellcheck disable=SC2086
+    printf '| %-36s | %12.0f |\n' "$c" "$(rps 20000 1 -c 10 $c)"
+    cli FLUSHALL >/dev/null
+done
+setup
+echo
+first_adds "$PORT"
 echo
 awk -v b="$bf_mem" -v s="$bits_mem" -v n=$CAP 'BEGIN {
     printf "Memory for %d items at 1%% FPR: bloomkit filter %.2f bytes/item (MEMORY USAGE %d), SETBIT string %.2f bytes/item (MEMORY USAGE %d)\n", n, b / n, b, s / n, s }'
@@ -190,5 +230,13 @@ ab "BF.MADD 100" 100 40000 1 BF.MADD bf $items100
 ab "BF.EXISTS, 1 per round trip" 1 200000 1 BF.EXISTS bf __rand_int__
 ab "BF.EXISTS, 16 per round trip" 1 2000000 16 BF.EXISTS bf __rand_int__
 ab "BF.MEXISTS 100" 100 40000 1 BF.MEXISTS bf $items100
+ab "BF.ADD of a new key" 1 20000 1 -c 10 BF.ADD n:__rand_int__ x
+ab "BF.RESERVE of a new key" 1 20000 1 -c 10 BF.RESERVE r:__rand_int__ 0.001 1000
+ab "CF.RESERVE of a new key" 1 20000 1 -c 10 CF.RESERVE c:__rand_int__ 1000
 echo
 echo "used_memory with the $CAP-item filter: before $(used "$PORT2"), after $(used "$PORT") (the filter is $(redis-cli -h 127.0.0.1 -p "$PORT" BF.INFO bf SIZE | tail -n 1) bytes)"
+echo
+printf 'before: '
+first_adds "$PORT2"
+printf 'after:  '
+first_adds "$PORT"

@@ -60,6 +60,17 @@ void bkc_warn_far_over_capacity(const bk_filter_t *f, const char *name);
 bk_checkpoint_t *bkc_checkpoint_start(const bk_filter_t *f, const char *path);
 int bkc_checkpoint_save(bk_checkpoint_t *cp, const bk_filter_t *f, const char *path);
 
+/* MemAvailable of /proc/meminfo, else the physical memory; 0 if unknown. */
+uint64_t bkc_available_memory(void);
+
+/* A new filter f, about to be saved at path, is checked against what this
+ * machine has: refused (a message with the sizes in words, -1) when its
+ * payload is larger than the memory available or the free space on
+ * path's file system (path NULL: in memory only), unless force. A typo in -n or -p (1e13 for 1e9)
+ * otherwise made a 65 TB sparse file and spent minutes checksumming its
+ * zeros. 0 when it fits (or force). */
+int bkc_new_filter_fits(const bk_filter_t *f, const char *path, bool force, const char *override);
+
 /* If a non-scaling filter holds more items than it was sized for, warns
  * "NAME: warning: N items exceed the capacity C; WHAT P (...)" with P its
  * expected FPR now. */

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "commands.h"
+#include "filterfile.h"
 #include "numscan.h"
 #include "lines.h"
 #include "message.h"
@@ -112,23 +113,6 @@ static uint64_t own_bytes(void)
         resident < shared)
         return 0;
     return (resident - shared) * (uint64_t)page;
-}
-
-/* MemAvailable of /proc/meminfo, else the physical memory; 0 if unknown. */
-static uint64_t available_bytes(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[128];
-    unsigned long long kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    if (kb)
-        return kb * 1024;
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
 }
 
 /* Sets the buffered values; counts first sightings and repeats. Then,
@@ -459,7 +443,7 @@ static int run(int argc, char **argv, bool once)
     ctx.max = max;
     ctx.width = o.width;
     ctx.threads = o.threads;
-    ctx.memory = o.memory ? o.memory : available_bytes();
+    ctx.memory = o.memory ? o.memory : bkc_available_memory();
     bk_status_t st = once ? bk_bitmap2_create(&ctx.b2, max) : bk_bitmap_create(&ctx.b1, max);
     if (st != BK_OK) {
         /* Only the address space is taken here (pages come as values

@@ -2,7 +2,10 @@
  * bloomkit check: grep for set membership. Prints the input lines whose key
  * is (possibly) in the filter, or with --absent those that certainly are
  * not, and exits like grep: 0 if any line was printed (selected), 1 if none,
- * 2 on trouble.
+ * 2 on trouble. grep's habits hold: -q prints nothing and stops at the
+ * first selected line, -l names the inputs that have one, -c counts, -m N
+ * stops after N in each input, -v inverts, -x is accepted (a key is always
+ * a whole line).
  */
 #define _GNU_SOURCE
 #include "batch.h"
@@ -11,13 +14,16 @@
 #include "keyform.h"
 #include "lines.h"
 #include "message.h"
+#include "numbers.h"
 #include "options.h"
 #include "output.h"
 #include "window_opt.h"
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char usage[] =
     "usage: bloomkit check FILE [INPUT...]\n"
@@ -30,21 +36,41 @@ static const char usage[] =
     "Exit status: 0 if any line was selected, 1 if none, 2 on error.\n"
     "\n"
     "  -v, --absent       select the lines that are not in the filter\n"
+    "                     (also --invert-match)\n"
     "  -c, --count        print only the number of selected lines\n"
+    "  -q, --quiet        print nothing; exit 0 at the first selected line\n"
+    "                     (also --silent; as grep -q)\n"
+    "  -l, --files-with-matches\n"
+    "                     print the name of each INPUT with a selected line,\n"
+    "                     once, instead of its lines\n"
+    "  -m, --max-count N  stop reading an INPUT after N selected lines\n"
+    "  -x, --line-regexp  accepted for grep's sake: a key is always the whole\n"
+    "                     line\n"
     "      --mmap         map FILE instead of reading it (no copy in memory;\n"
     "                     the payload's checksum is still verified first)\n"
     "      --no-verify    with --mmap: skip that check, for the fastest start\n"
     "                     on a file you trust (a damaged file could then\n"
     "                     answer \"absent\" for a key that was added)\n"
     "      --normalize M  url or email: canonicalize keys first (see bloomkit(1))\n"
-    "  -q, --quiet        no progress\n"
+    "      --no-progress  no progress or summary, even on a terminal\n"
     "      --progress     progress and a summary even when not on a terminal\n"
     "  -h, --help         this text\n";
+
+/* Returned by the line callbacks to end the reading early (-q, -m): not an
+ * error, so the run's exit status is its selections'. */
+#define CHECK_STOP 100
 
 typedef struct {
     const bk_filter_t *f;
     bool absent;
     bool count_only;
+    bool silent;         /* -q: nothing printed, stop at the first selected line */
+    bool names_only;     /* -l */
+    uint64_t max_count;  /* -m N, per input; 0: no limit */
+    uint64_t in_input;   /* selected lines in the current input */
+    bool input_done;     /* -l named it, or -m reached: skip the rest of it */
+    int ninputs, ended;  /* inputs, and those read to their end */
+    const char *input;   /* the current input's name (its reader's) */
     bool time_window; /* answered as of `now`, the wall clock at the start */
     uint64_t now;
     uint64_t selected;
@@ -64,17 +90,38 @@ static int flush(check_ctx_t *c)
                          : bk_filter_contains_batch(c->f, b->keys, b->n, b->flags);
     c->prog->items += b->n;
     c->prog->fresh += present; /* counted as "present" in the summary */
-    for (size_t i = 0; i < b->n; i++) {
+    int rc = 0;
+    for (size_t i = 0; i < b->n && !c->input_done; i++) {
         if (b->flags[i] == c->absent)
             continue;
         c->selected++;
-        if (!c->count_only && bkc_out_line(bkc_batch_line(b, i), b->line_len[i]) != 0)
+        c->in_input++;
+        if (c->silent) {
+            rc = CHECK_STOP; /* grep -q: the answer is known */
+            break;
+        }
+        if (c->names_only) {
+            if (bkc_out_line(c->input, strlen(c->input)) != 0)
+                return BKC_EXIT_ERROR;
+            c->input_done = true;
+        } else if (!c->count_only &&
+                   bkc_out_line(bkc_batch_line(b, i), b->line_len[i]) != 0) {
             return BKC_EXIT_ERROR; /* reported by bkc_stdout_finish */
+        }
+        if (c->max_count && c->in_input >= c->max_count)
+            c->input_done = true;
     }
     bkc_out_sync();
     bkc_batch_reset(b);
-    return 0;
+    /* Nothing more to read in this input: if it is the last, stop. */
+    if (rc == 0 && c->input_done && c->ended + 1 >= c->ninputs)
+        rc = CHECK_STOP;
+    return rc;
 }
+
+/* Set to end the reading when an input waits after the answer is known
+ * (check -q on a stream that stays open, as grep -q exits at once). */
+static volatile sig_atomic_t check_stop_flag;
 
 /* The input is about to wait: print what the batch holds. */
 static int check_idle(void *vctx)
@@ -84,6 +131,8 @@ static int check_idle(void *vctx)
         c->pending_rc = flush(c);
     if (c->pending_rc == 0)
         (void)bkc_out_flush(); /* an error is reported by bkc_stdout_finish */
+    if (c->pending_rc == CHECK_STOP)
+        check_stop_flag = 1;
     return -1;
 }
 
@@ -93,6 +142,9 @@ static int check_line(void *vctx, const char *line, size_t len, const char *key,
     check_ctx_t *c = vctx;
     if (c->pending_rc)
         return c->pending_rc;
+    c->input = bkc_reader_name(r); /* "(standard input)" for -, as grep -l says */
+    if (c->input_done)
+        return 0; /* -l or -m: the rest of this input is not read for */
     if (bkc_batch_push(&c->batch, line, len, key, klen) != 0)
         return bkc_line_error(c->prog, r, "out of memory");
     return bkc_batch_full(&c->batch) ? flush(c) : 0;
@@ -102,14 +154,25 @@ static int check_end(void *vctx, const bkc_reader_t *r)
 {
     (void)r;
     check_ctx_t *c = vctx;
-    return c->pending_rc ? c->pending_rc : flush(c);
+    int rc = c->pending_rc ? c->pending_rc : flush(c);
+    c->ended++;
+    c->in_input = 0;
+    c->input_done = false;
+    return rc;
 }
+
 
 int bkc_cmd_check(int argc, char **argv)
 {
-    enum { OPT_MMAP = BKC_OPT_OWN, OPT_NO_VERIFY };
+    enum { OPT_MMAP = BKC_OPT_OWN, OPT_NO_VERIFY, OPT_NO_PROGRESS };
     static const struct option opts[] = {{"absent", no_argument, 0, 'v'},
+                                         {"invert-match", no_argument, 0, 'v'},
                                          {"count", no_argument, 0, 'c'},
+                                         {"silent", no_argument, 0, 'q'},
+                                         {"files-with-matches", no_argument, 0, 'l'},
+                                         {"max-count", required_argument, 0, 'm'},
+                                         {"line-regexp", no_argument, 0, 'x'},
+                                         {"no-progress", no_argument, 0, OPT_NO_PROGRESS},
                                          {"mmap", no_argument, 0, OPT_MMAP},
                                          {"no-verify", no_argument, 0, OPT_NO_VERIFY},
                                          BKC_INPUT_LONG_OPTIONS,
@@ -118,15 +181,33 @@ int bkc_cmd_check(int argc, char **argv)
     bkc_input_opts_t in;
     bkc_input_opts_init(&in);
     bool absent = false, count_only = false, use_mmap = false, verify = true;
+    bool silent = false, names_only = false;
+    uint64_t max_count = 0;
     int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
-    while ((c = getopt_long(argc, argv, "vcqh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "vcqlm:xh", opts, NULL)) != -1) {
         switch (c) {
         case 'v':
             absent = true;
             break;
         case 'c':
             count_only = true;
+            break;
+        case 'q': /* grep's -q: nothing printed (no progress either) */
+            silent = true;
+            in.pmode = BKC_PROGRESS_OFF;
+            break;
+        case 'l':
+            names_only = true;
+            break;
+        case 'm':
+            if (bkc_parse_count(optarg, &max_count) != 0)
+                return bkc_usage_error("bad --max-count '%s' (want a number of lines)", optarg);
+            break;
+        case 'x':
+            break; /* a key is always the whole line */
+        case OPT_NO_PROGRESS:
+            in.pmode = BKC_PROGRESS_OFF;
             break;
         case OPT_MMAP:
             use_mmap = true;
@@ -157,15 +238,21 @@ int bkc_cmd_check(int argc, char **argv)
     bkc_stdout_setup();
     bkc_progress_t prog;
     bkc_progress_init(&prog, in.pmode, bkc_inputs_size(argv + optind, argc - optind));
-    check_ctx_t ctx = {.f = f, .absent = absent, .count_only = count_only, .prog = &prog,
+    check_ctx_t ctx = {.f = f, .absent = absent, .count_only = count_only, .silent = silent,
+                       .names_only = names_only, .max_count = max_count,
+                       .ninputs = argc - optind > 0 ? argc - optind : 1, .prog = &prog,
                        .time_window = bkc_is_time_window(f), .now = bkc_window_now()};
     bkc_batch_init(&ctx.batch);
     bkc_reader_set_idle_hook(check_idle, &ctx);
+    bkc_reader_set_stop_flag(&check_stop_flag);
     rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, check_line, check_end,
                            &ctx);
+    bkc_reader_set_stop_flag(NULL);
     bkc_reader_set_idle_hook(NULL, NULL);
     bkc_batch_free(&ctx.batch);
-    if (rc == 0 && count_only)
+    if (rc == CHECK_STOP) /* -q or -m ended the reading early: not an error */
+        rc = 0;
+    if (rc == 0 && count_only && !silent)
         printf("%llu\n", (unsigned long long)ctx.selected);
     if (bkc_stdout_finish() != 0)
         rc = BKC_EXIT_ERROR;

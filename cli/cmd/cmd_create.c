@@ -52,7 +52,9 @@ static const char usage[] =
     "      --normalize M  url or email: the keys will be canonicalized this way\n"
     "                     (recorded in FILE, so add, check and dedup --state use\n"
     "                     it without being told; see bloomkit(1))\n"
-    "  -f, --force        replace an existing FILE\n"
+    "  -f, --force        replace an existing FILE; make a filter larger than the\n"
+    "                     memory available or the free disk space (refused\n"
+    "                     without it: most often a typo in -n or -p)\n"
     "  -h, --help         this text\n";
 
 /* Applies --window and checks that the options make one filter: -1 when
@@ -148,6 +150,10 @@ int bkc_cmd_create(int argc, char **argv)
     if (st != BK_OK) {
         bkc_error("%s: cannot create a filter for n=%llu p=%g: %s", path, (unsigned long long)sz.n,
                   sz.p, bk_strerror(st));
+        return BKC_EXIT_ERROR;
+    }
+    if (bkc_new_filter_fits(f, path, force, "--force makes it anyway") != 0) {
+        bk_filter_free(f);
         return BKC_EXIT_ERROR;
     }
     /* Recorded even when none is asked for: "as given" lets a later

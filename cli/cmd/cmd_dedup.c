@@ -483,6 +483,11 @@ static int publish_new_state(const char *state, const bkc_sizing_opts_t *sz)
     bk_filter_t *f = new_seen_set(sz);
     if (!f)
         return BKC_EXIT_ERROR;
+    if (bkc_new_filter_fits(f, state, false,
+                            "to make it anyway, create it first with bloomkit create --force") != 0) {
+        bk_filter_free(f);
+        return BKC_EXIT_ERROR;
+    }
     errno = 0;
     bk_status_t st = bk_filter_save_new(f, state);
     int rc = 0;
@@ -641,6 +646,11 @@ int bkc_cmd_dedup(int argc, char **argv)
         return rc;
     bkc_lock_t lock = BKC_LOCK_NONE;
     bk_filter_t *f = o.state ? open_state(o.state, &o.sz, &lock) : new_seen_set(&o.sz);
+    if (f && !o.state &&
+        bkc_new_filter_fits(f, NULL, false, "a seen-set kept in memory must fit in it") != 0) {
+        bk_filter_free(f);
+        f = NULL;
+    }
     if (!f)
         return BKC_EXIT_ERROR;
     if (o.state && bkc_key_form_settle(f, o.state, &o.in, true) != 0) {

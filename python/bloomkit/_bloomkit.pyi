@@ -47,6 +47,8 @@ class Filter:
         generations: int = 0,
         normalize: Optional[Literal["url", "email", "none"]] = None,
         path: Optional[StrPath] = None,
+        error_rate: Optional[float] = None,
+        force: bool = False,
     ) -> None: ...
     def advance(self, now: int) -> None: ...
     @property

@@ -121,6 +121,15 @@ def _pairs(reply):
     return {(k.decode() if isinstance(k, bytes) else k): v for k, v in items}
 
 
+def _one_rate(error_rate, fpr):
+    """error_rate, or its other name fpr (bloomkit.Filter's); 0.01 if
+    neither is given; TypeError if both are."""
+    if error_rate is not None and fpr is not None:
+        raise TypeError("give error_rate or fpr (the same thing), not both")
+    rate = error_rate if error_rate is not None else fpr
+    return 0.01 if rate is None else rate
+
+
 class ShardedFilter:
     """One Bloom filter over `shards` BF.* keys of a Redis Cluster.
 
@@ -128,11 +137,13 @@ class ShardedFilter:
     the filter NAME, creating it (reserve) when it does not exist yet and a
     capacity is given. An existing filter keeps its shard count, capacity
     and error rate; giving a different shard count raises ValueError.
-    `client` is a redis.cluster.RedisCluster or a redis.Redis.
+    `client` is a redis.cluster.RedisCluster or a redis.Redis. fpr= is
+    another name for error_rate (as bloomkit.Filter calls it).
     """
 
-    def __init__(self, client, name, shards=None, capacity=None, error_rate=0.01,
-                 expansion=None, nonscaling=False):
+    def __init__(self, client, name, shards=None, capacity=None, error_rate=None,
+                 expansion=None, nonscaling=False, *, fpr=None):
+        error_rate = _one_rate(error_rate, fpr)
         if not name or "{" in name or "}" in name:
             raise ValueError("a sharded filter's name must be non-empty, without braces")
         self.client = client
@@ -186,10 +197,13 @@ class ShardedFilter:
         self.keys = ["%s:%d{%s}" % (self.name, i, tag)
                      for i, tag in enumerate(shard_tags(self.shards))]
 
-    def reserve(self, capacity, error_rate=0.01, shards=1, expansion=None, nonscaling=False):
+    def reserve(self, capacity, error_rate=None, shards=1, expansion=None, nonscaling=False,
+                *, fpr=None):
         """Creates the shard keys (BF.RESERVE on each, pipelined per node)
         and records the layout in NAME:meta. Raises redis' ResponseError
-        ('item exists') if the filter exists with another layout."""
+        ('item exists') if the filter exists with another layout. fpr= is
+        another name for error_rate."""
+        error_rate = _one_rate(error_rate, fpr)
         if capacity < 1 or not 0.0 < error_rate < 1.0:
             raise ValueError("capacity must be >= 1 and error_rate in (0, 1)")
         meta = {"shards": shards, "capacity": capacity, "error_rate": error_rate}

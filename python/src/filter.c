@@ -8,7 +8,10 @@
  * close() the object holds no filter and every call raises ValueError.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "pybk.h"
 
@@ -250,7 +253,8 @@ static int check_options(const bk_options_t *o)
 PyDoc_STRVAR(filter_doc,
 "Filter(capacity, fpr=0.01, *, kind=None, hash=None, seed=None,\n"
 "       growth=2.0, tightening=0.5, nonscaling=False, sub_kind=None,\n"
-"       window_span=0, generations=0, normalize=None)\n"
+"       window_span=0, generations=0, normalize=None, path=None,\n"
+"       error_rate=None, force=False)\n"
 "--\n\n"
 "A Bloom filter sized for `capacity` keys at false-positive rate `fpr`.\n\n"
 "kind: None (default) lets the library choose by fpr, as the bloomkit tool\n"
@@ -274,32 +278,54 @@ PyDoc_STRVAR(filter_doc,
 "so 'HTTP://Example.com:80/a' and 'http://example.com/a' are one key; None\n"
 "(the default) takes keys as given. The form is recorded in saved files,\n"
 "and the tool and load()/open() apply it.\n"
+"error_rate is another name for fpr (as ShardedFilter and other libraries\n"
+"call it); give one of them.\n"
+"A filter larger than the memory available (or, with path, than the free\n"
+"space on its file system) is refused with OutOfMemoryError naming the\n"
+"size, most often a typo (10**13 for 10**9); force=True makes it anyway.\n"
 "Raises InvalidArgumentError for a zero capacity or an fpr outside (0, 1).");
 
 static int init_filter(filter_object *self, PyObject *capacity_obj, double fpr,
                        const char *kind, const char *hash, PyObject *seed, double growth,
                        double tightening, int nonscaling, const char *sub_kind,
                        unsigned long long window_span, unsigned int generations,
-                       PyObject *normalize, PyObject *path);
+                       PyObject *normalize, PyObject *path, int force);
 
 static int filter_init(filter_object *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"capacity", "fpr", "kind", "hash", "seed", "growth",
                              "tightening", "nonscaling", "sub_kind", "window_span",
-                             "generations", "normalize", "path", NULL};
+                             "generations", "normalize", "path", "error_rate", "force", NULL};
     PyObject *capacity_obj, *seed = Py_None, *normalize = Py_None, *path = NULL;
+    PyObject *fpr_obj = NULL, *error_rate = NULL;
     double fpr = 0.01, growth = 0.0, tightening = 0.0;
     const char *kind = NULL, *hash = NULL, *sub_kind = NULL;
-    int nonscaling = 0;
+    int nonscaling = 0, force = 0;
     unsigned long long window_span = 0;
     unsigned int generations = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|d$zzOddpzKIOO&:Filter", kwlist,
-                                     &capacity_obj, &fpr, &kind, &hash, &seed, &growth,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$zzOddpzKIOO&Op:Filter", kwlist,
+                                     &capacity_obj, &fpr_obj, &kind, &hash, &seed, &growth,
                                      &tightening, &nonscaling, &sub_kind, &window_span,
-                                     &generations, &normalize, PyUnicode_FSConverter, &path))
+                                     &generations, &normalize, PyUnicode_FSConverter, &path,
+                                     &error_rate, &force))
         return -1;
+    /* fpr, or its other name error_rate (ShardedFilter's and other
+     * libraries'): one of them */
+    if (fpr_obj && error_rate && error_rate != Py_None) {
+        PyErr_SetString(PyExc_TypeError, "give fpr or error_rate (the same thing), not both");
+        Py_XDECREF(path);
+        return -1;
+    }
+    PyObject *rate = error_rate && error_rate != Py_None ? error_rate : fpr_obj;
+    if (rate) {
+        fpr = PyFloat_AsDouble(rate);
+        if (fpr == -1.0 && PyErr_Occurred()) {
+            Py_XDECREF(path);
+            return -1;
+        }
+    }
     int rc = init_filter(self, capacity_obj, fpr, kind, hash, seed, growth, tightening,
-                         nonscaling, sub_kind, window_span, generations, normalize, path);
+                         nonscaling, sub_kind, window_span, generations, normalize, path, force);
     Py_XDECREF(path);
     return rc;
 }
@@ -322,11 +348,75 @@ static bk_status_t back_with_file(bk_filter_t **f, PyObject *path, const char **
     return st;
 }
 
+/* MemAvailable of /proc/meminfo, else the physical memory; 0 if unknown. */
+static uint64_t available_memory(void)
+{
+    FILE *fp = fopen("/proc/meminfo", "r");
+    char line[128];
+    unsigned long long kb = 0;
+    while (fp && fgets(line, sizeof line, fp))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    if (fp)
+        fclose(fp);
+    if (kb)
+        return kb * 1024;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+/* "65.1 TB" */
+static void size_words(double b, char *out, size_t n)
+{
+    static const char *units[] = {"bytes", "KB", "MB", "GB", "TB", "PB", "EB"};
+    int u = 0;
+    while (b >= 1000.0 && u < 6) {
+        b /= 1000.0;
+        u++;
+    }
+    snprintf(out, n, u ? "%.1f %s" : "%.0f %s", b, units[u]);
+}
+
+/* A new filter larger than this machine can hold (a typo: 10**13 for
+ * 10**9 made a 65 TB mapping that "succeeded", then any look at it spun
+ * for minutes): OutOfMemoryError naming the sizes, unless force. */
+static int refuse_if_too_big(const bk_filter_t *f, PyObject *path, int force)
+{
+    if (force)
+        return 0;
+    bk_filter_shape_t sh;
+    bk_filter_shape(f, &sh);
+    uint64_t mem = available_memory(), disk = UINT64_MAX;
+    if (path) {
+        char dir[4096];
+        const char *p = PyBytes_AS_STRING(path), *slash = strrchr(p, '/');
+        snprintf(dir, sizeof dir, "%.*s", slash ? (slash == p ? 1 : (int)(slash - p)) : 1,
+                 slash ? p : ".");
+        struct statvfs v;
+        if (statvfs(dir, &v) == 0)
+            disk = (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
+    }
+    bool no_mem = mem && sh.bytes > mem, no_disk = sh.bytes > disk;
+    if (!no_mem && !no_disk)
+        return 0;
+    char need[32], have[32];
+    size_words((double)sh.bytes, need, sizeof need);
+    size_words((double)(no_mem ? mem : disk), have, sizeof have);
+    char msg[300]; /* PyErr_Format has no %g */
+    snprintf(msg, sizeof msg,
+             "a filter for %llu keys at fpr %g takes %s, more than the %s %s (check the "
+             "capacity and fpr for a typo; force=True makes it anyway)",
+             (unsigned long long)sh.capacity, sh.fpr_target, need, have,
+             no_mem ? "of memory available" : "free on the file system of path");
+    PyErr_SetString(pybk_error_class(BK_ENOMEM), msg);
+    return -1;
+}
+
 static int init_filter(filter_object *self, PyObject *capacity_obj, double fpr,
                        const char *kind, const char *hash, PyObject *seed, double growth,
                        double tightening, int nonscaling, const char *sub_kind,
                        unsigned long long window_span, unsigned int generations,
-                       PyObject *normalize, PyObject *path)
+                       PyObject *normalize, PyObject *path, int force)
 {
     uint64_t capacity;
     bk_options_t o = {0};
@@ -347,6 +437,10 @@ static int init_filter(filter_object *self, PyObject *capacity_obj, double fpr,
     bk_status_t st = bk_filter_create(&f, capacity, fpr, &o);
     if (st != BK_OK) {
         pybk_raise(st, NULL, NULL);
+        return -1;
+    }
+    if (refuse_if_too_big(f, path, force) < 0) {
+        bk_filter_free(f);
         return -1;
     }
     /* Recorded like the tool's create: a file says how its keys are spelled. */
@@ -874,13 +968,12 @@ static PyObject *filter_repr(filter_object *self)
 {
     if (!self->f)
         return PyUnicode_FromString("<bloomkit.Filter closed>");
-    bk_filter_info_t i;
-    bool faulted = false;
+    /* The shape, O(1): a repr must never read a whole filter (info's fill
+     * does, minutes for a large one). */
+    bk_filter_shape_t i;
     pybk_lock(&self->lock);
-    PYBK_GUARDED(self->f, faulted, bk_filter_info(self->f, &i));
+    bk_filter_shape(self->f, &i);
     pybk_unlock(&self->lock);
-    if (faulted)
-        return PyUnicode_FromString("<bloomkit.Filter over a truncated file>");
     char fpr[32];
     snprintf(fpr, sizeof fpr, "%g", i.fpr_target);
     return PyUnicode_FromFormat("<bloomkit.Filter kind=%s capacity=%llu fpr=%s items=%llu%s>",

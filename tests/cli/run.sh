@@ -127,6 +127,13 @@ rc 2 "create refuses existing" "$BK" create f.bk -n 10 -p 0.1
 check "create left existing alone" same f.bk f.orig
 check "create refusal named" names f.bk
 rc 0 "create --force" "$BK" create f2.bk -n 10 -p 0.1 --force
+# a size typo (1e13 for 1e9: 65 TB) is refused at once, in words, no file made
+rc 2 "create of a filter larger than the memory: refused" "$BK" create typo.bk -n 1e13 -p 1e-9
+check "... naming its size and --force" grep -q 'takes 65.1 TB, more than the .* (check -n and -p for a typo; --force makes it anyway)' err
+check "... and making no file" test ! -e typo.bk
+rc 2 "dedup --state of a new state that large: refused" sh -c "echo x | '$BK' dedup --state typo.bk -n 1e13 -p 1e-9"
+check "... before printing a line or making a file" sh -c 'test ! -s out && test ! -e typo.bk'
+rc 2 "dedup in memory that large: refused" sh -c "echo x | '$BK' dedup -n 1e13 -p 1e-9"
 rc 2 "create bad hash" "$BK" create h.bk -n 10 -p 0.1 --hash nosuch
 check "no file after bad create" test ! -e h.bk
 
@@ -148,6 +155,35 @@ check "--absent prints exactly B" same out setB
 rc 1 "check --absent none" "$BK" check -v f.bk setA
 rc 0 "check --count" "$BK" check --count f.bk all
 check "--count is 1000" test "$(cat out)" = 1000
+# grep's habits: -q prints nothing and ends at the first selected line,
+# -l names the inputs with one, -m N stops after N per input, -x is a key's
+# whole line anyway, -c -q prints no count
+rc 0 "check -q: a line present" "$BK" check -q f.bk all
+check "check -q prints nothing" test ! -s out
+rc 1 "check -q: none present" "$BK" check -q f.bk setB
+check "check -q -c prints no count either" sh -c "! '$BK' check -q -c f.bk setB | grep -q ."
+(head -n 3 setA; exec sleep 20) | "$BK" check -q f.bk >out 2>err &
+qpid=$!
+i=0
+while kill -0 $qpid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+if kill -0 $qpid 2>/dev/null; then
+    bad "check -q on an open stream: still waiting after it found a line"
+    kill $qpid 2>/dev/null
+else
+    wait $qpid
+    check "check -q on an open stream: exits 0 at the first line found, not at the end" test $? -eq 0
+fi
+rc 0 "check -l" "$BK" check -l f.bk setB setA all
+check "-l names the inputs with a selected line, once each" sh -c 'printf "setA\nall\n" | cmp -s - out'
+rc 0 "check -l of standard input" sh -c "'$BK' check -l f.bk - <setA >o2 && test \"\$(cat o2)\" = '(standard input)'"
+rc 0 "check -m 3" "$BK" check -m 3 f.bk setA all
+check "-m 3 prints the first 3 selected lines of each input" \
+    sh -c '{ head -n 3 setA; head -n 3 setA; } | cmp -s - out'
+rc 0 "check -m 2 -v" "$BK" check -m 2 -v f.bk all
+check "-m 2 -v prints the first 2 absent lines" sh -c 'head -n 2 setB | cmp -s - out'
+rc 0 "check -x (a key is the whole line anyway)" "$BK" check -x -c f.bk all
+check "-x counts as without it" test "$(cat out)" = 1000
+rc 2 "check -m with no number" "$BK" check -m x f.bk all
 rc 0 "check stdin" sh -c "cat all | '$BK' check f.bk - >o2 && cmp -s o2 setA"
 rc 0 "check --mmap" "$BK" check --mmap f.bk all
 check "--mmap same answers" same out setA
@@ -323,7 +359,10 @@ mkfifo fifo
 writer=$!
 "$BK" dedup -q --state sig.bk fifo >sig.out 2>sig.err &
 dd=$!
-sleep 1
+wait_handles_int "$dd"
+# and it has printed what the producer sent (up to 30 s on a loaded machine)
+i=0
+while [ "$(wc -l <sig.out)" -lt 300 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 kill -INT "$dd"
 wait "$dd"
 got=$?
@@ -555,10 +594,11 @@ check "... and leaves both files alone" test "$(cat swapped.txt | wc -l)" -eq 10
 
 # ---- one meaning per option letter, and "did you mean"
 # Every "-X, --name" pair in every command's help: a letter names one long
-# option across the whole tool.
+# option across the whole tool. One exception, on purpose: check takes
+# grep's letters (-m is grep's --max-count there, --memory elsewhere).
 for cmd in create add check remove dedup common distinct once merge info plan; do
     "$BK" "$cmd" --help | sed -n "s/^ *-\([A-Za-z]\), --\([a-z-]*\).*/\1 \2 $cmd/p"
-done | sort -u >letters
+done | grep -v '^m max-count check$' | sort -u >letters
 awk '{ if ($1 in long && long[$1] != $2) { print "-" $1 ": --" long[$1] " (" cmd[$1] ") and --" $2 " (" $3 ")"; bad = 1 }
        long[$1] = $2; cmd[$1] = $3 } END { exit bad }' letters >clashes
 check "each short option means one thing in every command ($(tr '\n' ';' <clashes))" test ! -s clashes

@@ -89,9 +89,9 @@ seq 1 3000 | sed 's/^/burst-/' >burst
 BLOOMKIT_NOW=$t0 "$BK" dedup -q -s b.bk --window 7d -n 3000 -p 0.01 --seed 7 burst >printed
 check "one burst of 3000: at most 1% dropped as seen ($(wc -l <printed) printed)" \
     sh -c 'test "$(wc -l <printed)" -ge 2970'
-BLOOMKIT_NOW=$((t0 + 1)) "$BK" check -q -v b.bk printed >out
+BLOOMKIT_NOW=$((t0 + 1)) "$BK" check --no-progress -v b.bk printed >out
 check "one burst: every line present" sh -c 'test ! -s out'
-BLOOMKIT_NOW=$((t0 + 1)) "$BK" check -q b.bk absent >out
+BLOOMKIT_NOW=$((t0 + 1)) "$BK" check --no-progress b.bk absent >out
 check "one burst: at most 1% of absent lines present ($(wc -l <out) of 20000)" \
     sh -c 'test "$(wc -l <out)" -le 200'
 # bursts of 1500 half a window apart (3 of them: the first is forgotten by
@@ -106,9 +106,9 @@ for i in 0 1 2; do
 done
 now=$((t0 + 2 * (T / 2 + 1)))
 cat printed1 printed2 >live # a window records only the lines it printed
-BLOOMKIT_NOW=$now "$BK" check -q -v bi.bk live >out
+BLOOMKIT_NOW=$now "$BK" check --no-progress -v bi.bk live >out
 check "bursts with idle stretches: the last 7 days present ($(wc -l <out) missing)" sh -c "test ! -s out"
-BLOOMKIT_NOW=$now "$BK" check -q bi.bk absent >out
+BLOOMKIT_NOW=$now "$BK" check --no-progress bi.bk absent >out
 check "bursts with idle stretches: at most 1% of absent lines present ($(wc -l <out))" \
     sh -c 'test "$(wc -l <out)" -le 200'
 # steady arrival over two windows: 100 lines every 1/30 of a window
@@ -122,9 +122,9 @@ while [ $i -lt 60 ]; do
     i=$((i + 1))
 done
 now=$((t0 + 59 * T / 30))
-BLOOMKIT_NOW=$now "$BK" check -q -v st.bk st-live >out
+BLOOMKIT_NOW=$now "$BK" check --no-progress -v st.bk st-live >out
 check "steady arrival: the last 7 days present ($(wc -l <st-live) lines)" sh -c 'test ! -s out'
-BLOOMKIT_NOW=$now "$BK" check -q st.bk absent >out
+BLOOMKIT_NOW=$now "$BK" check --no-progress st.bk absent >out
 check "steady arrival: at most 1% of absent lines present ($(wc -l <out))" \
     sh -c 'test "$(wc -l <out)" -le 200'
 # a trickle over a whole window, then a burst up to the capacity
@@ -138,9 +138,9 @@ done
 seq 1 2970 | sed 's/^/late-/' >late
 BLOOMKIT_NOW=$((t0 + T - 1)) "$BK" dedup -q -s tb.bk late >out
 check "trickle then burst: at most 1% of the burst dropped" sh -c 'test "$(wc -l <out)" -ge 2940'
-BLOOMKIT_NOW=$((t0 + T - 1)) "$BK" check -q -v tb.bk out >missing
+BLOOMKIT_NOW=$((t0 + T - 1)) "$BK" check --no-progress -v tb.bk out >missing
 check "trickle then burst: every printed line present" sh -c 'test ! -s missing'
-BLOOMKIT_NOW=$((t0 + T - 1)) "$BK" check -q tb.bk absent >out
+BLOOMKIT_NOW=$((t0 + T - 1)) "$BK" check --no-progress tb.bk absent >out
 check "trickle then burst: at most 1% of absent lines present ($(wc -l <out))" \
     sh -c 'test "$(wc -l <out)" -le 200'
 # the clock jumps 10 windows ahead (a machine that was off): the old burst

@@ -934,3 +934,40 @@ def test_set_like_update_approx_len_and_file_backed(tmp_path):
     assert all("k%d" % i in back for i in range(100)) and len(back) == 100
     with pytest.raises(FileExistsError, match="backed.bk' exists"):
         bloomkit.Filter(10, 0.01, path=path)
+
+
+# ---- a new user's habits: sizes, names of arguments -------------------------------
+
+def test_a_size_typo_is_refused_with_the_size_in_words():
+    # 10**13 keys at 1e-9 is 65 TB: refused at once, naming the size.
+    with pytest.raises(bloomkit.OutOfMemoryError) as e:
+        bloomkit.Filter(10**13, 1e-9)
+    assert "65.1 TB" in str(e.value) and "force=True" in str(e.value)
+
+
+def test_a_refused_file_backed_filter_leaves_no_file(tmp_path):
+    path = str(tmp_path / "big.bk")
+    with pytest.raises(bloomkit.OutOfMemoryError):
+        bloomkit.Filter(10**13, 1e-9, path=path)
+    assert not os.path.exists(path)
+
+
+def test_force_makes_it_and_repr_reads_nothing():
+    # A 65 TB mapping made anyway: repr, print and len answer from the
+    # shape, never by reading the filter (that took minutes). In a child,
+    # so that a repr that reads it fails by the timeout, not by hanging.
+    code = ("import bloomkit\n"
+            "f = bloomkit.Filter(10**13, 1e-9, force=True)\n"
+            "print(repr(f)); print(f); print(len(f))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert out.returncode == 0, out.stderr
+    assert b"capacity=10000000000000" in out.stdout and out.stdout.endswith(b"\n0\n")
+
+
+def test_error_rate_is_another_name_for_fpr():
+    a = bloomkit.Filter(10_000, error_rate=0.001, seed=3)
+    b = bloomkit.Filter(10_000, 0.001, seed=3)
+    assert a.info()["fpr"] == 0.001 and a.info()["bytes"] == b.info()["bytes"]
+    with pytest.raises(TypeError):
+        bloomkit.Filter(10_000, 0.01, error_rate=0.001)
