@@ -63,11 +63,25 @@ static void window_text(const bk_filter_info_t *in)
                bkc_window_span_text(in->window_span, span, sizeof span), in->filters,
                bkc_window_span_text(in->window_generation, gen, sizeof gen));
         char now[40], from[40], gone[40];
-        printf("clock           %s\n", utc_text(in->window_now, now, sizeof now));
-        printf("certain from    %s (lines added since are present)\n",
-               utc_text(in->window_certain_from, from, sizeof from));
-        printf("forgotten       before %s\n",
-               utc_text(in->window_forgotten_before, gone, sizeof gone));
+        if (in->window_now == 0)
+            printf("clock           not started (no line added yet)\n");
+        else
+            printf("clock           %s\n", utc_text(in->window_now, now, sizeof now));
+        /* Read together the two edges must not seem to contradict each
+         * other: an empty window says so, and when nothing lies between
+         * them (the older edge is not earlier) one line says it all. */
+        utc_text(in->window_certain_from, from, sizeof from);
+        utc_text(in->window_forgotten_before, gone, sizeof gone);
+        if (in->items == 0)
+            printf("contents        empty\n");
+        else if (in->window_forgotten_before >= in->window_certain_from)
+            printf("present         every line added since %s; older ones are forgotten\n",
+                   from);
+        else
+            printf("present         every line added since %s\n"
+                   "forgotten       every line last added before %s (between the two a line "
+                   "may still be present)\n",
+                   from, gone);
     } else {
         printf("window          last %llu adds, %u generations of %llu\n",
                (unsigned long long)in->capacity, in->filters,
