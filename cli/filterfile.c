@@ -235,17 +235,15 @@ void bkc_warn_far_over_capacity(const bk_filter_t *f, const char *name)
                   in.expected_fpr, in.fpr_target);
 }
 
-bool bkc_far_over_capacity(const bk_filter_t *f, const char *name)
+bool bkc_far_over_capacity(const bk_filter_t *f, const char *name, const char *advice)
 {
     bk_filter_info_t in;
     if (!far_over(f, &in))
         return false;
     bkc_error("%s: far over capacity: %llu items in a filter sized for %llu, so absent keys "
-              "are found with probability %.3g (sized for %g). The lines were added, but "
-              "its answers are unreliable: make a filter whose -n is the number of distinct "
-              "lines it must hold (or --kind scalable) and add them to it",
+              "are found with probability %.3g (sized for %g). %s",
               name, (unsigned long long)in.items, (unsigned long long)in.capacity,
-              in.expected_fpr, in.fpr_target);
+              in.expected_fpr, in.fpr_target, advice);
     return true;
 }
 

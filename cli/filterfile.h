@@ -50,7 +50,7 @@ int bkc_save_new_filter(const bk_filter_t *f, const char *path);
  * over twice the one it was sized for; windows and scalable filters never
  * are): says so, naming it, and what to do; true. The caller then exits
  * BKC_EXIT_OVER, so no script misses it. */
-bool bkc_far_over_capacity(const bk_filter_t *f, const char *name);
+bool bkc_far_over_capacity(const bk_filter_t *f, const char *name, const char *advice);
 /* The same finding as a warning, for readers of such a filter (check). */
 void bkc_warn_far_over_capacity(const bk_filter_t *f, const char *name);
 

@@ -148,7 +148,11 @@ int bkc_cmd_add(int argc, char **argv)
      * cron job's mail stays empty when all went well. Warnings are not
      * summaries: they go out unless -q. */
     bkc_progress_finish(&prog, rc == 0 && prog.enabled, "");
-    if (rc == 0 && bkc_far_over_capacity(f, path))
+    if (rc == 0 && bkc_far_over_capacity(f, path,
+                                         "The lines were added, but its answers are "
+                                         "unreliable: make a filter whose -n is the number of "
+                                         "distinct lines it must hold (or --kind scalable) and "
+                                         "add them to it"))
         rc = BKC_EXIT_OVER; /* said even with -q: the exit status changes */
     else if (rc == 0 && in.pmode != BKC_PROGRESS_OFF)
         bkc_warn_over_capacity(f, path, "absent keys are now found with probability");

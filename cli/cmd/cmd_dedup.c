@@ -66,6 +66,10 @@ static const char usage[] =
     "With a window (--window, or a --state file made by create --window) a\n"
     "line is printed again once its last printing has left the window: the\n"
     "crawler's \"re-fetch a URL not fetched in the last 7 days\".\n"
+    "Exit status: 0; 3 when the seen-set ended far past its capacity (new\n"
+    "lines were then dropped as seen at far more than P: a crawler would\n"
+    "never fetch them; size -n for the distinct lines, or use --kind\n"
+    "scalable or a --window); 2 on error; 130 and the like when interrupted.\n"
     "\n"
     "  -s, --state FILE   load the seen-set from FILE if it exists (its own\n"
     "                     size and kind are used) and save what changed back\n"
@@ -687,7 +691,16 @@ int bkc_cmd_dedup(int argc, char **argv)
      * mail); warnings unless -q. */
     bool ended = rc == 0 || rc > 128;
     bkc_progress_finish(&prog, ended && prog.enabled, rc > 128 ? "interrupted: " : "");
-    if (ended && o.in.pmode != BKC_PROGRESS_OFF)
+    /* Far past its capacity, a seen-set drops new lines as seen at far more
+     * than P: said even with -q and in the exit status (3, as add's), since
+     * a crawler would silently never fetch them. */
+    if (rc == 0 && bkc_far_over_capacity(f, o.state ? o.state : "the seen-set",
+                                         "New lines were dropped as seen that often and "
+                                         "never printed: size -n for the distinct lines "
+                                         "the seen-set must hold (or use --kind scalable, "
+                                         "or a --window)"))
+        rc = BKC_EXIT_OVER;
+    else if (ended && o.in.pmode != BKC_PROGRESS_OFF)
         bkc_warn_over_capacity(f, o.state ? o.state : "the seen-set",
                                "new lines are dropped as seen with probability");
     bk_checkpoint_free(cp);

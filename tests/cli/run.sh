@@ -210,6 +210,13 @@ rc 0 "check of that filter: answers" "$BK" check -c small.bk setA
 check "... with a warning on stderr" grep -q 'small.bk: warning: far over capacity' err
 rc 3 "add -q far past capacity: still exit 3 and said" "$BK" add -q small.bk setA
 check "... said" grep -q 'far over capacity' err
+# dedup too: a seen-set far past its capacity drops most new lines as seen
+# (a crawler would never fetch them): exit 3 and said, even with -q
+rc 3 "dedup --state far past capacity: exit 3" sh -c "seq 1 20000 | '$BK' dedup -q --state over.bk -n 100 -p 0.01"
+check "... saying new lines were dropped, naming the state" \
+    grep -q 'over.bk: far over capacity: .*New lines were dropped as seen' err
+check "... having printed far fewer than the 20000 new lines" test "$(wc -l <out)" -lt 5000
+rc 0 "dedup within capacity: exit 0" sh -c "seq 1 50 | '$BK' dedup -q --state under.bk -n 100 -p 0.01"
 "$BK" create slight.bk -n 950 -p 0.01 --seed 1 2>/dev/null
 rc 0 "add slightly past capacity: exit 0" "$BK" add slight.bk setA
 check "over-capacity warning" grep -q 'slight.bk: warning: [0-9]* items exceed the capacity 950;' err
