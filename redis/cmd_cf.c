@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "cmd_cf.h"
+#include "stats.h"
 #include "argv.h"
 #include "config.h"
 #include "events.h"
@@ -109,6 +110,7 @@ static bkr_cf_t *create(RedisModuleCtx *ctx, RedisModuleKey *key, uint64_t capac
     }
     bkr_cf_t *o2 = bkr_cf_new(c, mark);
     RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, o2);
+    bkr_stats.keys_created++;
     return o2;
 }
 
@@ -198,6 +200,7 @@ static int insert(RedisModuleCtx *ctx, RedisModuleString **argv, RedisModuleStri
         RedisModule_ReplyWithArray(ctx, n);
     bool changed = st == CF_EMPTY;
     bool resp3 = (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0;
+    uint32_t filters_before = shape.filters;
     uint64_t budget = CF_COMMAND_KICKS;
     for (int i = 0; i < n; i++) {
         size_t len;
@@ -207,6 +210,8 @@ static int insert(RedisModuleCtx *ctx, RedisModuleString **argv, RedisModuleStri
         bk_status_t r = bk_cuckoo_add_within(o->c, s, len, nx, &added, &budget);
         o->heap += bkr_lib_bytes() - mark;
         changed |= r == BK_OK && added;
+        if (r != BK_OK)
+            bkr_stats.adds_refused += r == BK_EBUDGET ? (uint64_t)(multi ? n - i : 1) : 1;
         if (r == BK_EBUDGET) {
             /* This key and the rest are not added (the same on a replica
              * or an AOF replay of the command: the same keys, the same
@@ -240,6 +245,9 @@ static int insert(RedisModuleCtx *ctx, RedisModuleString **argv, RedisModuleStri
             RedisModule_ReplyWithError(ctx, "Memory allocation failure");
         }
     }
+    bk_cuckoo_shape(o->c, &shape);
+    if (shape.filters > filters_before)
+        bkr_stats.filters_grown += shape.filters - filters_before;
     if (changed) {
         RedisModule_ReplicateVerbatim(ctx);
         bkr_notify(ctx, argv[0], argv[1]);

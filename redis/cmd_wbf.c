@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include "cmd_wbf.h"
+#include "stats.h"
 #include "argv.h"
 #include "config.h"
 #include "dump.h"
@@ -128,6 +129,7 @@ static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return bkr_done(key);
     }
     RedisModule_ModuleTypeSetValue(key, bkr_family_type(BKR_WBF), bkr_obj_new(BKR_WBF, f, mark));
+    bkr_stats.keys_created++;
     bk_filter_info_t in;
     bk_filter_info(f, &in);
     char s_span[24], s_gens[24], s_seed[24];

@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "create.h"
+#include "stats.h"
 #include "argv.h"
 #include "config.h"
 #include "obj.h"
@@ -205,6 +206,7 @@ bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
         RedisModule_ReplyWithError(ctx, "ERR out of memory opening the filter");
         return NULL;
     }
+    bkr_stats.keys_created++;
     char cap[32], err[40], exp[32], seed[32];
     snprintf(cap, sizeof cap, "%llu", (unsigned long long)q.capacity);
     snprintf(err, sizeof err, "%.17g", q.error);

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include "items.h"
+#include "stats.h"
 #include "args.h"
 #include "config.h"
 #include "create.h"
@@ -181,6 +182,11 @@ int bkr_add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr
     }
     int done = 0;
     long added = add_items(ctx, obj, argv + first, argc - first, multi, &done);
+    bk_filter_shape_t after;
+    bk_filter_shape(obj->f, &after);
+    if (after.filters > shape.filters)
+        bkr_stats.filters_grown += after.filters - shape.filters;
+    bkr_stats.adds_refused += (uint64_t)(argc - first - done);
     /* Replicas and the AOF get the items that were taken, and only those:
      * a replay (which no cap stops, bkr_cap) must not add what the master
      * refused. A command that took none is not propagated (its key's

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #define BKR_API_DEFINE
+#include "stats.h"
 #include "bkr.h"
 #include "argv.h"
 #include "cmd_bf.h"
@@ -63,6 +64,8 @@ static const struct {
     BKR_FN(RedisModule_TryAlloc),          BKR_FN(RedisModule_NotifyKeyspaceEvent),
     BKR_FN(RedisModule_MallocSize),
     BKR_FN(RedisModule_ModuleTypeReplaceValue),
+    BKR_FN(RedisModule_RegisterInfoFunc),  BKR_FN(RedisModule_InfoAddSection),
+    BKR_FN(RedisModule_InfoAddFieldULongLong),
 };
 
 /* Fills every function pointer; returns the name of the first one the
@@ -228,7 +231,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         bkr_family_set_type(families[i], t);
     }
     if (bkr_rb_register(ctx) != REDISMODULE_OK || bkr_wbf_register(ctx) != REDISMODULE_OK ||
-        bkr_cf_register(ctx) != REDISMODULE_OK)
+        bkr_cf_register(ctx) != REDISMODULE_OK || bkr_stats_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
 
     for (size_t i = 0; i < sizeof command_tables / sizeof command_tables[0]; i++)

@@ -67,6 +67,8 @@ typedef struct RedisModuleKey RedisModuleKey;
 typedef struct RedisModuleString RedisModuleString;
 typedef struct RedisModuleType RedisModuleType;
 typedef struct RedisModuleIO RedisModuleIO;
+typedef struct RedisModuleInfoCtx RedisModuleInfoCtx;
+typedef void (*RedisModuleInfoFunc)(RedisModuleInfoCtx *ctx, int for_crash_report);
 typedef struct RedisModuleDigest RedisModuleDigest;
 typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
 
@@ -129,6 +131,11 @@ BKR_API(RedisModuleType *, RedisModule_CreateDataType, (RedisModuleCtx *ctx, con
                                                         int encver,
                                                         RedisModuleTypeMethods *typemethods));
 BKR_API(int, RedisModule_GetContextFlags, (RedisModuleCtx *ctx));
+/* INFO sections (6.0) */
+BKR_API(int, RedisModule_RegisterInfoFunc, (RedisModuleCtx *ctx, RedisModuleInfoFunc cb));
+BKR_API(int, RedisModule_InfoAddSection, (RedisModuleInfoCtx *ctx, const char *name));
+BKR_API(int, RedisModule_InfoAddFieldULongLong,
+        (RedisModuleInfoCtx *ctx, const char *field, unsigned long long value));
 
 BKR_API(void *, RedisModule_Alloc, (size_t bytes));
 BKR_API(void, RedisModule_Free, (void *ptr));

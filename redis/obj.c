@@ -30,6 +30,7 @@
  */
 #define _GNU_SOURCE
 #include "obj.h"
+#include "stats.h"
 #include "config.h"
 #include "value.h"
 
@@ -189,6 +190,7 @@ static void *finish_load(RedisModuleIO *io, bkr_obj_t *o, bool pending)
                                bkr_family_prefix(o->family), (unsigned long long)bytes,
                                (unsigned long long)bkr_config.max_bytes);
     }
+    bkr_stats.values_loaded++;
     return bkr_value_pack(o);
 }
 

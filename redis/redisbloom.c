@@ -34,6 +34,7 @@
  */
 #define _GNU_SOURCE
 #include "redisbloom.h"
+#include "stats.h"
 #include "config.h"
 #include "obj.h"
 #include "value.h"
@@ -351,6 +352,7 @@ static void *rb_rdb_load(RedisModuleIO *io, int encver)
                                (unsigned long long)bytes,
                                (unsigned long long)bkr_config.max_bytes);
     }
+    bkr_stats.values_loaded++;
     bkr_obj_t *o = bkr_obj_new(BKR_BF, f, mark);
     if (options & RB_HALF_RESTORED)
         o->rb_pending = BKR_RB_RESTART; /* only a header chunk starts it over */
@@ -507,6 +509,7 @@ static void *rbcf_rdb_load(RedisModuleIO *io, int encver)
         snprintf(msg, sizeof msg, "%s%s%s", bk_strerror(st), why ? ": " : "", why ? why : "");
         return rbcf_refuse(io, msg);
     }
+    bkr_stats.values_loaded++;
     bkr_cf_t *o = bkr_cf_new(c, mark);
     if (max_iterations & RB_HALF_RESTORED)
         o->pending = BKR_RB_RESTART; /* only a header chunk starts it over */

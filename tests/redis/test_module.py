@@ -1564,8 +1564,57 @@ def test_readme_commands():
         s.stop()
 
 
+def test_info_section():
+    """INFO bloomkit: the memory the filters hold and counts of what the
+    module did (keys made, sub-filters grown, adds refused, values loaded),
+    each checked against what the test did."""
+    s = Server("info").start()
+    try:
+        r = s.r
+        def stats():
+            return {k: v for k, v in r.info("bloomkit").items() if k.startswith("bloomkit_")}
+        before = stats()
+        check("INFO bloomkit has the module's section",
+              set(before) >= {"bloomkit_filter_bytes", "bloomkit_keys_created",
+                              "bloomkit_filters_grown", "bloomkit_adds_refused",
+                              "bloomkit_values_loaded"}, before)
+        r.execute_command("BF.ADD", "made", "x")                      # 1 key made
+        r.execute_command("BF.RESERVE", "small", 0.01, 10, "NONSCALING")  # 2
+        refused = 0
+        for i in range(40):
+            try:
+                r.execute_command("BF.ADD", "small", "i%d" % i)
+            except ResponseError:
+                refused += 1
+        r.execute_command("BF.RESERVE", "grows", 0.01, 2, "EXPANSION", 2)  # 3
+        r.execute_command("BF.MADD", "grows", *["g%d" % i for i in range(30)])
+        grown = r.execute_command("BF.INFO", "grows", "FILTERS")[0] - 1
+        r.execute_command("CF.RESERVE", "cf", 100)                     # 4
+        r.execute_command("WBF.RESERVE", "w", 0.01, 100)               # 5
+        after = stats()
+        check("INFO bloomkit: keys made (%d)" % after["bloomkit_keys_created"],
+              after["bloomkit_keys_created"] - before["bloomkit_keys_created"] == 5)
+        check("INFO bloomkit: adds refused (%d, %d refused)" %
+              (after["bloomkit_adds_refused"], refused),
+              refused > 0 and after["bloomkit_adds_refused"] - before["bloomkit_adds_refused"] == refused)
+        check("INFO bloomkit: sub-filters grown (%d, BF.INFO %d)" %
+              (after["bloomkit_filters_grown"], grown),
+              grown > 0 and after["bloomkit_filters_grown"] - before["bloomkit_filters_grown"] == grown)
+        check("INFO bloomkit: filter bytes grew with the filters",
+              after["bloomkit_filter_bytes"] > before["bloomkit_filter_bytes"])
+        r.save()
+        s.stop()
+        s.start()
+        r = s.r
+        check("INFO bloomkit: the 5 values loaded at the restart",
+              stats()["bloomkit_values_loaded"] == 5, stats())
+    finally:
+        s.stop()
+
+
 def main():
     test_readme_commands()
+    test_info_section()
     s = Server("main", module_args=["CHUNK_BYTES", "4096"]).start()
     try:
         r = s.r

@@ -1,0 +1,28 @@
+/*
+ * The module's numbers for operators: an INFO section (`INFO bloomkit`)
+ * with counts of what the module did since the server started.
+ */
+#ifndef BLOOMKIT_REDIS_STATS_H
+#define BLOOMKIT_REDIS_STATS_H
+
+#include "module_api.h"
+
+#include <stdint.h>
+
+/* Counted by the commands and type callbacks that do each thing; read by
+ * INFO. The server runs commands and callbacks on one thread. */
+typedef struct bkr_stats {
+    uint64_t keys_created;  /* keys made by a command (a reserve, an add or
+                               insert that creates, a merge into a new key,
+                               a restore's header chunk) */
+    uint64_t filters_grown; /* sub-filters added by scaling filters' growth */
+    uint64_t adds_refused;  /* items a full filter or a limit refused */
+    uint64_t values_loaded; /* values loaded from an RDB or a DUMP payload */
+} bkr_stats_t;
+
+extern bkr_stats_t bkr_stats;
+
+/* Registers the INFO section. REDISMODULE_OK, or ERR. */
+int bkr_stats_register(RedisModuleCtx *ctx);
+
+#endif /* BLOOMKIT_REDIS_STATS_H */
