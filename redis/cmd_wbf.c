@@ -139,6 +139,7 @@ static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     /* The seed spelled out: replicas and the AOF build the same bits. */
     RedisModule_Replicate(ctx, "WBF.RESERVE", "ssscccccc", argv[1], argv[2], argv[3], "SECONDS",
                           s_span, "GENERATIONS", s_gens, "SEED", s_seed);
+    bkr_notify(ctx, argv[0], argv[1]);
     RedisModule_ReplyWithSimpleString(ctx, "OK");
     return bkr_done(key);
 }
@@ -165,6 +166,7 @@ static int add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, 
         RedisModule_ReplicateVerbatim(ctx);
     }
     add_and_reply(ctx, f, argv + 2, argc - 2, multi);
+    bkr_notify(ctx, argv[0], argv[1]); /* every add moves a window, repeats too */
     return bkr_done(key);
 }
 
@@ -218,6 +220,7 @@ static int cmd_addat(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bk_filter_advance(f, now);
     RedisModule_ReplicateVerbatim(ctx);
     add_and_reply(ctx, f, argv + 3, argc - 3, true);
+    bkr_notify(ctx, argv[0], argv[1]);
     return bkr_done(key);
 }
 

@@ -1184,6 +1184,12 @@ def test_notifications(port):
     r.execute_command("BF.MERGE", "n3", "n")
     r.execute_command("CBF.ADD", "c", "a")
     r.execute_command("CBF.DEL", "c", "a")
+    r.execute_command("CF.RESERVE", "cf", "100")
+    r.execute_command("CF.ADD", "cf", "a")
+    r.execute_command("CF.DEL", "cf", "a")
+    r.execute_command("CF.DEL", "cf", "a")  # nothing removed: no event
+    r.execute_command("WBF.RESERVE", "w", "0.01", "100")
+    r.execute_command("WBF.ADD", "w", "a")
     for it, data in dump_all(r, "BF", "n"):
         r.execute_command("BF.LOADCHUNK", "n4", it, data)
     got = []
@@ -1193,7 +1199,9 @@ def test_notifications(port):
         if m and m["type"] == "pmessage":
             got.append((m["channel"].decode().split(":", 1)[1], m["data"].decode()))
     want = [("bf.reserve", "n"), ("bf.add", "n"), ("bf.madd", "n"), ("bf.insert", "n2"),
-            ("bf.reserve", "n3"), ("bf.merge", "n3"), ("cbf.add", "c"), ("cbf.del", "c")]
+            ("bf.reserve", "n3"), ("bf.merge", "n3"), ("cbf.add", "c"), ("cbf.del", "c"),
+            ("cf.reserve", "cf"), ("cf.add", "cf"), ("cf.del", "cf"),
+            ("wbf.reserve", "w"), ("wbf.add", "w")]
     check("notifications: one event per write, in order", got[:len(want)] == want, got)
     loads = got[len(want):]
     check("notifications: bf.loadchunk per chunk", len(loads) >= 2 and
