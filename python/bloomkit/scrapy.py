@@ -19,7 +19,14 @@ BloomDupeFilter (DUPEFILTER_CLASS = "bloomkit.scrapy.BloomDupeFilter")
     a kill does lose is Scrapy's: its JOBDIR queue of pending requests is
     written only when the crawl stops gracefully, so a resumed crawl does
     not fetch the requests that were pending, with this filter as with
-    Scrapy's own.)
+    Scrapy's own.) The filter knows when the last crawl was not closed
+    cleanly (JOBDIR/requests.bloom.open is still there): it then warns at
+    the start, with how many fingerprints it loaded, and sets the stat
+    "bloomkit/dupefilter/unclean_start". With BLOOMKIT_DUPEFILTER_REBUILD
+    the crawl instead starts from the filter as of the last clean close
+    (kept in JOBDIR/requests.bloom.closed), or from an empty one if it
+    never closed cleanly: the requests seen since are fetched again, and
+    the pages they lead to rebuild the lost queue.
 
 BloomRedisDupeFilter (DUPEFILTER_CLASS = "bloomkit.scrapy.BloomRedisDupeFilter")
     One seen-set shared by many crawler processes, kept in Redis by the
@@ -36,6 +43,9 @@ Settings:
     BLOOMKIT_CHECKPOINT             seconds between saves of JOBDIR's
                                     filter while the crawl runs (5; 0: only
                                     when it closes)
+    BLOOMKIT_DUPEFILTER_REBUILD     after a crawl that was killed, start
+                                    from the filter of the last clean close
+                                    (False; see above)
     BLOOMKIT_REDIS_URL              redis://127.0.0.1:6379 (Redis variant)
     BLOOMKIT_REDIS_CLUSTER          connect with RedisCluster (False)
     BLOOMKIT_REDIS_KEY              filter name; "%(spider)s:seen"
@@ -113,17 +123,47 @@ class BloomDupeFilter(_LoggingDupeFilter):
 
     def __init__(self, path=None, capacity=DEFAULT_CAPACITY, error_rate=DEFAULT_ERROR_RATE,
                  kind=DEFAULT_KIND, debug=False, *, fingerprinter=None, stats=None,
-                 checkpoint=DEFAULT_CHECKPOINT):
+                 checkpoint=DEFAULT_CHECKPOINT, rebuild=False):
         super().__init__(fingerprinter, debug, stats)
         self.file = os.path.join(path, FILE_NAME) if path else None
         self.checkpoint = checkpoint
+        self.rebuild = rebuild
         self._last_save = time.monotonic()
-        if self.file and os.path.exists(self.file):
+        # Present from the start of a crawl to its clean close: found at the
+        # start, it says the last crawl was killed.
+        self.marker = self.file + ".open" if self.file else None
+        self.closed_copy = self.file + ".closed" if self.file else None
+        unclean = bool(self.marker) and os.path.exists(self.marker)
+        source = self.file
+        if unclean and rebuild:
+            source = self.closed_copy
+        if source and os.path.exists(source):
             # A damaged file raises bloomkit.CorruptError: better a crawl
             # that stops than one that silently refetches everything.
-            self.filter = bloomkit.Filter.load(self.file)
+            self.filter = bloomkit.Filter.load(source)
         else:
             self.filter = bloomkit.Filter(capacity, error_rate, kind=kind)
+        if unclean:
+            self._set_stat("bloomkit/dupefilter/unclean_start", 1)
+            if rebuild:
+                logger.warning(
+                    "bloomkit dupefilter: the last crawl in %s was not closed cleanly (killed?); "
+                    "BLOOMKIT_DUPEFILTER_REBUILD: starting from the filter of its last clean "
+                    "close (%d request fingerprints), so the requests seen since are fetched "
+                    "again", path, len(self.filter))
+            else:
+                logger.warning(
+                    "bloomkit dupefilter: the last crawl in %s was not closed cleanly (killed?): "
+                    "loaded %d request fingerprints, but Scrapy's queue of the requests pending "
+                    "then was lost with it, and those requests count as seen; set "
+                    "BLOOMKIT_DUPEFILTER_REBUILD = True to fetch again what was seen since the "
+                    "last clean close", path, len(self.filter))
+        elif source and os.path.exists(source):
+            logger.info("bloomkit dupefilter: loaded %d request fingerprints from %s",
+                        len(self.filter), source)
+        if self.marker:
+            with open(self.marker, "w"):
+                pass
 
     @classmethod
     def from_settings(cls, settings, *, fingerprinter=None, stats=None):
@@ -134,7 +174,8 @@ class BloomDupeFilter(_LoggingDupeFilter):
                    kind=settings.get("BLOOMKIT_DUPEFILTER_KIND", DEFAULT_KIND),
                    debug=settings.getbool("DUPEFILTER_DEBUG"),
                    fingerprinter=fingerprinter, stats=stats,
-                   checkpoint=settings.getfloat("BLOOMKIT_CHECKPOINT", DEFAULT_CHECKPOINT))
+                   checkpoint=settings.getfloat("BLOOMKIT_CHECKPOINT", DEFAULT_CHECKPOINT),
+                   rebuild=settings.getbool("BLOOMKIT_DUPEFILTER_REBUILD"))
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -154,6 +195,13 @@ class BloomDupeFilter(_LoggingDupeFilter):
     def close(self, reason):
         if self.file:
             self.filter.checkpoint(self.file)
+            if self.rebuild:
+                # what a crawl killed later starts again from
+                self.filter.save(self.closed_copy)
+            try:
+                os.remove(self.marker)
+            except FileNotFoundError:
+                pass
         info = self.filter.info()
         self._set_stat("bloomkit/dupefilter/items", info["items"])
         self._set_stat("bloomkit/dupefilter/bytes", info["bytes"])

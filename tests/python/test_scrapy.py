@@ -151,7 +151,46 @@ def test_kill_9_and_resume_refetches_at_most_a_checkpoint(site, tmp_path):
     first = dict(page_hits())
     assert PAGES // 2 <= sum(first.values()) < PAGES, first
     assert os.path.exists(os.path.join(jobdir, "requests.bloom"))
-    crawl(site, **dict(settings, DOWNLOAD_DELAY=0))
+    resumed = crawl(site, **dict(settings, DOWNLOAD_DELAY=0))
     again = sum(page_hits()[p] - 1 for p in first)
     # 0.5 s of a crawl at 0.1 s per page, and the page in hand: 8 at most
     assert again <= 8, {p: n for p, n in page_hits().items() if n > 1}
+    # the resumed crawl knew the last one was killed, and said so
+    assert resumed.get("bloomkit/dupefilter/unclean_start") == 1
+    # a clean close since: the next start is clean
+    clean = crawl(site, **dict(settings, DOWNLOAD_DELAY=0))
+    assert "bloomkit/dupefilter/unclean_start" not in clean
+
+
+def test_kill_9_and_rebuild_the_frontier(site, tmp_path):
+    # Killed before it ever closed cleanly, a crawl resumed with
+    # BLOOMKIT_DUPEFILTER_REBUILD starts from an empty filter: every page is
+    # reached again (without it, the pages that were only queued when the
+    # kill came are never fetched: Scrapy lost its queue).
+    import signal
+    import time as _time
+    jobdir = str(tmp_path / "job")
+    settings = dict(DUPEFILTER_CLASS=BLOOM, JOBDIR=jobdir, CONCURRENT_REQUESTS=1,
+                    DOWNLOAD_DELAY=0.1, RANDOMIZE_DOWNLOAD_DELAY=False, BLOOMKIT_CHECKPOINT=0.5,
+                    BLOOMKIT_DUPEFILTER_REBUILD=True)
+    env = dict(os.environ, PYTHONPATH=os.path.join(TOP, "python"))
+    proc = subprocess.Popen([sys.executable, os.path.join(HERE, "crawl_site.py"), site,
+                             json.dumps(settings)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env)
+    try:
+        deadline = _time.monotonic() + 60
+        while sum(page_hits().values()) < PAGES // 3 and _time.monotonic() < deadline:
+            _time.sleep(0.05)
+        _time.sleep(0.6)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert os.path.exists(os.path.join(jobdir, "requests.bloom.open"))
+    Site.hits = {}
+    resumed = crawl(site, **dict(settings, DOWNLOAD_DELAY=0))
+    assert resumed.get("bloomkit/dupefilter/unclean_start") == 1
+    hits = page_hits()
+    assert len(hits) == PAGES and set(hits.values()) == {1}, sorted(hits)
+    # closed cleanly now: the copy a later kill would start from is there
+    assert os.path.exists(os.path.join(jobdir, "requests.bloom.closed"))
+    assert not os.path.exists(os.path.join(jobdir, "requests.bloom.open"))
