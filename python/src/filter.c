@@ -251,9 +251,9 @@ static int check_options(const bk_options_t *o)
 }
 
 PyDoc_STRVAR(filter_doc,
-"Filter(capacity, fpr=0.01, *, kind=None, hash=None, seed=None,\n"
+"Filter(capacity, fpr=0.01, path=None, *, kind=None, hash=None, seed=None,\n"
 "       growth=2.0, tightening=0.5, nonscaling=False, sub_kind=None,\n"
-"       window_span=0, generations=0, normalize=None, path=None,\n"
+"       window_span=0, generations=0, normalize=None,\n"
 "       error_rate=None, force=False)\n"
 "--\n\n"
 "A Bloom filter sized for `capacity` keys at false-positive rate `fpr`.\n\n"
@@ -293,9 +293,11 @@ static int init_filter(filter_object *self, PyObject *capacity_obj, double fpr,
 
 static int filter_init(filter_object *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"capacity", "fpr", "kind", "hash", "seed", "growth",
+    /* path third, positionally too: pybloomfiltermmap3's
+     * BloomFilter(capacity, error_rate, filename) reads the same */
+    static char *kwlist[] = {"capacity", "fpr", "path", "kind", "hash", "seed", "growth",
                              "tightening", "nonscaling", "sub_kind", "window_span",
-                             "generations", "normalize", "path", "error_rate", "force", NULL};
+                             "generations", "normalize", "error_rate", "force", NULL};
     PyObject *capacity_obj, *seed = Py_None, *normalize = Py_None, *path = NULL;
     PyObject *fpr_obj = NULL, *error_rate = NULL;
     double fpr = 0.01, growth = 0.0, tightening = 0.0;
@@ -303,10 +305,10 @@ static int filter_init(filter_object *self, PyObject *args, PyObject *kw)
     int nonscaling = 0, force = 0;
     unsigned long long window_span = 0;
     unsigned int generations = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$zzOddpzKIOO&Op:Filter", kwlist,
-                                     &capacity_obj, &fpr_obj, &kind, &hash, &seed, &growth,
-                                     &tightening, &nonscaling, &sub_kind, &window_span,
-                                     &generations, &normalize, PyUnicode_FSConverter, &path,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OO&$zzOddpzKIOOp:Filter", kwlist,
+                                     &capacity_obj, &fpr_obj, PyUnicode_FSConverter, &path,
+                                     &kind, &hash, &seed, &growth, &tightening, &nonscaling,
+                                     &sub_kind, &window_span, &generations, &normalize,
                                      &error_rate, &force))
         return -1;
     /* fpr, or its other name error_rate (ShardedFilter's and other
@@ -806,11 +808,51 @@ PyDoc_STRVAR(union_doc,
 "have the same kind, size, k, hash and seed (make them with the same\n"
 "arguments and seed, or copy one): IncompatibleError otherwise.");
 
+static const char *name_or(const char *name, const char *fallback);
+
+/* Why two filters cannot be merged, in words, as the tool's merge says it:
+ * the first field that differs (from the shapes: O(1)), and the fix. */
+static PyObject *raise_incompatible(filter_object *a, filter_object *b)
+{
+    bk_filter_shape_t x, y;
+    pybk_lock(&a->lock);
+    bk_filter_shape(a->f, &x);
+    pybk_unlock(&a->lock);
+    pybk_lock(&b->lock);
+    bk_filter_shape(b->f, &y);
+    pybk_unlock(&b->lock);
+    char d[160] = "";
+    if (x.kind != y.kind || x.sub_kind != y.sub_kind)
+        snprintf(d, sizeof d, "kind (%s vs %s)", name_or(bk_kind_name(x.kind), "?"),
+                 name_or(bk_kind_name(y.kind), "?"));
+    else if (x.bytes != y.bytes || x.filters != y.filters)
+        snprintf(d, sizeof d, "size (%llu vs %llu bytes in %u vs %u filters)",
+                 (unsigned long long)x.bytes, (unsigned long long)y.bytes, x.filters, y.filters);
+    else if (x.k != y.k)
+        snprintf(d, sizeof d, "k (%u vs %u)", x.k, y.k);
+    else if (x.hash != y.hash)
+        snprintf(d, sizeof d, "hash (%s vs %s)", name_or(bk_hash_name(x.hash), "?"),
+                 name_or(bk_hash_name(y.hash), "?"));
+    else if (x.seed != y.seed)
+        snprintf(d, sizeof d, "seed (0x%016llx vs 0x%016llx)", (unsigned long long)x.seed,
+                 (unsigned long long)y.seed);
+    char msg[400];
+    snprintf(msg, sizeof msg,
+             "cannot merge: the filters differ in %s. Filters merge only when made with the "
+             "same capacity, fpr, kind and hash and the same explicit seed, such as "
+             "Filter(n, p, seed=7) for both (without seed= each draws a random one)",
+             d[0] ? d : "kind, size, k, hash or seed");
+    PyErr_SetString(pybk_error_class(BK_EINCOMPAT), msg);
+    return NULL;
+}
+
 static PyObject *filter_union(filter_object *self, PyObject *other)
 {
     if (!live(self) || check_filter_arg(other) < 0 || !live((filter_object *)other))
         return NULL;
     bk_status_t st = union_into(self, (filter_object *)other);
+    if (st == BK_EINCOMPAT)
+        return raise_incompatible(self, (filter_object *)other);
     return st == BK_OK ? Py_NewRef(Py_None) : pybk_raise(st, NULL, NULL);
 }
 
@@ -1342,6 +1384,63 @@ static PyNumberMethods filter_as_number = {
     .nb_inplace_or = filter_ior,
 };
 
+/* f == g: the same filter, answer for answer: the same shape (kind, size,
+ * k, hash, seed, capacity, rate) and the same bits and counts, compared
+ * as their serialized bytes a megabyte at a time. Filters are mutable, so
+ * they stay unhashable, as sets are. */
+static int same_bytes(const bk_filter_t *a, const bk_filter_t *b)
+{
+    uint64_t n = bk_filter_serialized_size(a);
+    if (n != bk_filter_serialized_size(b))
+        return 0;
+    enum { PIECE = 1 << 20 };
+    uint8_t *x = PyMem_Malloc(PIECE), *y = PyMem_Malloc(PIECE);
+    int same = x && y ? 1 : -1;
+    for (uint64_t off = 0; same == 1 && off < n; off += PIECE) {
+        size_t m = (size_t)(n - off < PIECE ? n - off : PIECE);
+        if (bk_filter_serialize_range(a, off, x, m) != BK_OK ||
+            bk_filter_serialize_range(b, off, y, m) != BK_OK)
+            same = -1;
+        else if (memcmp(x, y, m) != 0)
+            same = 0;
+    }
+    PyMem_Free(x);
+    PyMem_Free(y);
+    return same;
+}
+
+static PyObject *filter_richcompare(PyObject *a, PyObject *b, int op)
+{
+    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &pybk_filter_type))
+        Py_RETURN_NOTIMPLEMENTED;
+    filter_object *x = (filter_object *)a, *y = (filter_object *)b;
+    if (!live(x) || !live(y))
+        return NULL;
+    int same = 1;
+    if (x != y) {
+        bk_filter_shape_t sx, sy;
+        bk_filter_shape(x->f, &sx);
+        bk_filter_shape(y->f, &sy);
+        if (sx.kind != sy.kind || sx.hash != sy.hash || sx.seed != sy.seed ||
+            sx.bytes != sy.bytes || sx.k != sy.k || sx.capacity != sy.capacity ||
+            sx.fpr_target != sy.fpr_target || sx.items != sy.items || sx.filters != sy.filters) {
+            same = 0;
+        } else {
+            /* both locks, always in the same order: no two threads comparing
+             * the same pair the other way round can deadlock */
+            filter_object *first = x < y ? x : y, *second = x < y ? y : x;
+            pybk_lock(&first->lock);
+            pybk_lock(&second->lock);
+            same = same_bytes(x->f, y->f);
+            pybk_unlock(&second->lock);
+            pybk_unlock(&first->lock);
+        }
+    }
+    if (same < 0)
+        return PyErr_NoMemory();
+    return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
 PyTypeObject pybk_filter_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "bloomkit.Filter",
@@ -1356,4 +1455,5 @@ PyTypeObject pybk_filter_type = {
     .tp_getset = filter_getset,
     .tp_as_sequence = &filter_as_sequence,
     .tp_as_number = &filter_as_number,
+    .tp_richcompare = filter_richcompare,
 };
