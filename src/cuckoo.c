@@ -158,7 +158,10 @@ static bk_status_t add_sub_at(bk_cuckoo_t *c, uint64_t buckets, uint8_t *borrow)
     if (buckets == 0 || buckets > BKI_MAX_PAYLOAD_BYTES / c->bucket_size / c->fp_bytes)
         return BK_ENOMEM;
     if (c->nsubs == c->subs_cap) {
-        uint32_t cap = c->subs_cap ? c->subs_cap * 2 : 2;
+        /* one to start: most filters never grow, and in a server holding
+         * many small ones (CF.RESERVE per user) room for a second costs
+         * 32 bytes a key */
+        uint32_t cap = c->subs_cap ? c->subs_cap * 2 : 1;
         cuckoo_sub_t *subs = bki_realloc(c->subs, c->subs_cap * sizeof *subs, cap * sizeof *subs);
         if (!subs)
             return BK_ENOMEM;
