@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,6 +46,11 @@ static const char distinct_usage[] =
     "  -q, --quiet        no progress\n"
     "      --progress     progress even when not on a terminal\n"
     "  -h, --help         this text\n"
+    "      --lines        count distinct lines of any text instead (exact:\n"
+    "                     lines compared byte for byte, within --memory,\n"
+    "                     partitions spilled to --tmpdir DIR, on every core,\n"
+    "                     as common does); with --print, the distinct lines\n"
+    "                     in first appearance per partition (not sorted)\n"
     "\n"
     "One meaning per letter in every command: -m is --memory (it was --max\n"
     "here before; a bare number after -m is refused) and -w is --window, so\n"
@@ -486,12 +492,64 @@ static int run(int argc, char **argv, bool once)
     return rc;
 }
 
+/* distinct --lines: distinct's words turned into common's (--print drops
+ * --count; --max and --width are for integers), then the join of one
+ * input. */
+static int distinct_lines(int argc, char **argv)
+{
+    char **av = calloc((size_t)argc + 2, sizeof *av);
+    if (!av) {
+        bkc_error("out of memory");
+        return BKC_EXIT_ERROR;
+    }
+    static char count_opt[] = "--count";
+    int n = 0;
+    bool print = false;
+    av[n++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            while (i < argc)
+                av[n++] = argv[i++];
+            break;
+        }
+        if (strcmp(argv[i], "--lines") == 0)
+            continue;
+        if (strcmp(argv[i], "--print") == 0 || strcmp(argv[i], "-P") == 0) {
+            print = true;
+            continue;
+        }
+        if (strncmp(argv[i], "--max", 5) == 0 || strncmp(argv[i], "--width", 7) == 0) {
+            free(av);
+            return bkc_usage_error("--lines counts lines of text: --max and --width are for "
+                                   "integers");
+        }
+        av[n++] = argv[i];
+    }
+    if (!print) { /* before the operands: getopt stops at "--" */
+        memmove(av + 2, av + 1, (size_t)(n - 1) * sizeof *av);
+        av[1] = count_opt;
+        n++;
+    }
+    av[n] = NULL;
+    int rc = bkc_cmd_distinct_lines(n, av);
+    free(av);
+    return rc;
+}
+
 int bkc_cmd_distinct(int argc, char **argv)
 {
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--lines") == 0)
+            return distinct_lines(argc, argv);
     return run(argc, argv, false);
 }
 
 int bkc_cmd_once(int argc, char **argv)
 {
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--lines") == 0)
+            return bkc_usage_error("once --lines is not there yet: for the lines of text that "
+                                   "appear once, use sort | uniq -u (distinct --lines counts "
+                                   "the distinct ones)");
     return run(argc, argv, true);
 }

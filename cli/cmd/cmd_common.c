@@ -101,7 +101,7 @@ static void raise_nofile(void)
 
 /* -1 when parsing went well (optind at the first FILE), else the exit
  * status. */
-static int parse_options(int argc, char **argv, common_opts_t *o)
+static int parse_options(int argc, char **argv, common_opts_t *o, int min_inputs)
 {
     static const struct option opts[] = {
         {"memory", required_argument, 0, 'm'}, {"tmpdir", required_argument, 0, 'T'},
@@ -146,7 +146,7 @@ static int parse_options(int argc, char **argv, common_opts_t *o)
                 return rc;
         }
     }
-    if (argc - optind < 2)
+    if (argc - optind < min_inputs)
         return bkc_usage_error("needs at least two files");
     return -1;
 }
@@ -318,12 +318,35 @@ static void ticker_stop(ticker_t *t, bool summary)
     pthread_cond_destroy(&t->cv);
 }
 
+static int common_main(int argc, char **argv, int min_inputs);
+
 int bkc_cmd_common(int argc, char **argv)
 {
+    return common_main(argc, argv, 2);
+}
+
+/* distinct --lines: the exact join of one input (its distinct lines), so
+ * text lines are counted as common counts: within --memory, spilling
+ * partitions to --tmpdir, on every core. argv is common's (cmd_bitmap.c
+ * rewrote distinct's); no input is standard input. */
+int bkc_cmd_distinct_lines(int argc, char **argv)
+{
+    return common_main(argc, argv, 0);
+}
+
+static int common_main(int argc, char **argv, int min_inputs)
+{
     common_opts_t o;
-    int rc = parse_options(argc, argv, &o);
+    int rc = parse_options(argc, argv, &o, min_inputs);
     if (rc >= 0)
         return rc;
+    static char stdin_path[] = "-";
+    static char *only_stdin[] = {stdin_path, NULL};
+    if (argc == optind) { /* distinct --lines with no INPUT */
+        argv = only_stdin;
+        argc = 1;
+        optind = 0;
+    }
     uint32_t n = (uint32_t)(argc - optind);
     bkc_join_t join;
     join_setup(&join, &o);

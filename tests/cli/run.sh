@@ -553,6 +553,22 @@ rc 0 "distinct" "$BK" distinct ints
 check "distinct = sort -u" test "$(cat out)" = "$(sort -nu ints | wc -l | tr -d ' ')"
 rc 0 "distinct --print" "$BK" distinct --print ints
 check "distinct --print = sort -nu" sh -c "sort -nu ints | cmp -s - out"
+# distinct --lines: text lines, exact, as sort -u | wc -l; within a small
+# --memory (partitions spilled) and on 2 threads the same; --print gives
+# the distinct lines themselves
+awk 'BEGIN { srand(11); for (i = 0; i < 60000; i++) printf "line %d %s\n", int(rand() * 20000), (i % 7 ? "x" : "") }' >textlines
+ndist=$(LC_ALL=C sort -u textlines | wc -l)
+rc 0 "distinct --lines" "$BK" distinct --lines textlines
+check "... counts as sort -u | wc -l ($ndist)" test "$(cat out)" -eq "$ndist"
+rc 0 "distinct --lines within 64K of memory, 2 threads" "$BK" distinct --lines -m 64K -t 2 textlines
+check "... the same count" test "$(cat out)" -eq "$ndist"
+rc 0 "distinct --lines from standard input" sh -c "'$BK' distinct --lines <textlines"
+check "... the same count" test "$(cat out)" -eq "$ndist"
+rc 0 "distinct --lines --print" "$BK" distinct --lines --print textlines
+check "... prints each distinct line once" sh -c "LC_ALL=C sort out >sorted.o && LC_ALL=C sort -u textlines | cmp -s - sorted.o"
+rc 2 "distinct --lines --max: refused (integers only)" "$BK" distinct --lines --max 5 textlines
+rc 2 "once --lines: not there yet, says what to use" "$BK" once --lines textlines
+check "... sort | uniq -u" grep -q 'sort | uniq -u' err
 rc 0 "once" "$BK" once ints
 check "once = uniq -u" sh -c "sort -n ints | uniq -u | cmp -s - out"
 rc 0 "once --count" "$BK" once --count ints
