@@ -105,3 +105,30 @@ while [ "$t" -le "$cpus" ]; do
         'BEGIN { printf "| %d | %.2f | %.2fx | %.2f | %.2fx |\n", t, d, d1 / d, o, o1 / o }'
     if [ "$t" -lt "$cpus" ] && [ $((t * 2)) -gt "$cpus" ]; then t=$cpus; else t=$((t * 2)); fi
 done
+
+# Text lines: distinct --lines (common's engine on one input) against
+# sort -u | wc -l, on N/10 random words with repeats (the answers must
+# agree), median of 3 runs each, alternating.
+words=$T/words.txt
+awk -v n=$((N / 10)) 'BEGIN { srand(7); for (i = 0; i < n; i++) printf "word-%d.example/%x\n", int(rand() * n / 3), i % 13 }' >"$words"
+: >"$T/bk_lines.runs"
+: >"$T/sort_lines.runs"
+for r in 1 2 3; do
+    run_once bk_lines "$BK" distinct --lines -q "$words"
+    run_once sort_lines sh -c "LC_ALL=C sort -u '$words' | wc -l"
+done
+median bk_lines
+median sort_lines
+l_bk=$(tr -d ' ' <"$T/bk_lines.out")
+l_sort=$(tr -d ' ' <"$T/sort_lines.out")
+if [ "$l_bk" != "$l_sort" ]; then
+    echo "bench/bitmap.sh: distinct --lines $l_bk vs sort -u $l_sort" >&2
+    exit 1
+fi
+echo
+echo "## distinct --lines on $((N / 10)) lines of text ($(($(wc -c <"$words") / 1000000)) MB; $l_bk distinct), median of 3"
+echo
+echo "| job | tool | time (s) | CPU (s) | peak RSS (MB) | time vs bloomkit | CPU vs bloomkit |"
+echo "|---|---|---:|---:|---:|---:|---:|"
+row "distinct lines" bk_lines bk_lines "bloomkit distinct --lines"
+row "distinct lines" sort_lines bk_lines "LC_ALL=C sort -u \\| wc -l"
