@@ -12,9 +12,8 @@
 /* Counted by the commands and type callbacks that do each thing; read by
  * INFO. The server runs commands and callbacks on one thread. */
 typedef struct bkr_stats {
-    uint64_t keys_created;  /* keys made by a command (a reserve, an add or
-                               insert that creates, a merge into a new key,
-                               a restore's header chunk) */
+    uint64_t keys_created;  /* keys made by a command: a reserve (BF, CBF,
+                               CF, WBF) or an add or insert that creates */
     uint64_t filters_grown; /* sub-filters added by scaling filters' growth */
     uint64_t adds_refused;  /* items a full filter or a limit refused */
     uint64_t values_loaded; /* values loaded from an RDB or a DUMP payload */

@@ -81,8 +81,14 @@ int bkf_journal_open(const char *journal, int fd)
      * FIFO planted there opens at once (and is then refused) instead of
      * blocking every load until somebody writes to it. */
     int jfd = open(journal, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (jfd < 0)
-        return errno == ENOENT || errno == ENOTDIR ? -1 : -2;
+    if (jfd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return -1;
+        /* ELOOP: a link; ENXIO: a socket. Anything else (EACCES, EIO) may
+         * be a journal the file depends on that cannot be read: an error,
+         * never a file read as if no checkpoint had been cut short. */
+        return errno == ELOOP || errno == ENXIO ? -2 : -3;
+    }
     struct stat js, fs;
     if (fstat(jfd, &js) != 0 || fstat(fd, &fs) != 0 || !journal_trusted(&js, &fs)) {
         close(jfd);
@@ -168,13 +174,12 @@ static bk_status_t journal_walk(int jfd, int fd, int replay_fd, jstate_t *state,
  * for writing), so no writer is between steps 1 and 5. */
 bk_status_t bkf_journal_finish(int fd, const char *journal, const char *dir)
 {
+    /* None, or not a journal any writer of this file made (a link, a FIFO,
+     * a stranger's file): nothing to replay; the writer's own checkpoint
+     * removes the name or, if it cannot, saves whole instead. */
     int jfd = bkf_journal_open(journal, fd);
-    if (jfd == -2) {
-        /* Not a journal any writer of this file made (a link, a FIFO, a
-         * stranger's file): never replayed; the writer's own checkpoint
-         * removes it or, if it cannot, saves whole instead. */
-        return BK_OK;
-    }
+    if (jfd == -3)
+        return BK_EIO;
     if (jfd < 0)
         return BK_OK;
     uint8_t *buf = bki_malloc(CP_BUF);
@@ -203,6 +208,8 @@ bk_status_t bkf_journal_finish(int fd, const char *journal, const char *dir)
 static jstate_t journal_peek(int fd, const char *journal)
 {
     int jfd = bkf_journal_open(journal, fd);
+    if (jfd == -3)
+        return J_APPLIES; /* cannot tell: the writer path finishes it or says why */
     if (jfd < 0)
         return J_NONE; /* none, or not one to trust: the file is read as it is */
     uint8_t *buf = bki_malloc(CP_BUF);

@@ -38,8 +38,9 @@ enum {
 BKI_HIDDEN int bkf_journal_lock(int fd, short type);
 /* Opens the journal beside the file open at fd for reading, without
  * following a link or blocking on a FIFO: the descriptor; -1 if there is
- * none; -2 if what is there is no journal to trust (not a regular file,
- * or owned by someone who could not write the file: see journal.c). */
+ * none; -2 if what is there is no journal to trust (a link, not a regular
+ * file, or owned by someone who could not write the file: see journal.c);
+ * -3 if it cannot be opened (errno: EACCES, EIO...). */
 BKI_HIDDEN int bkf_journal_open(const char *journal, int fd);
 /* target + "-journal", heap-owned; NULL without memory. */
 BKI_HIDDEN char *bkf_journal_path(const char *target);

@@ -507,7 +507,7 @@ bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out)
             return set[w].st;
         }
     }
-    bk_plan_t plan;
+    bk_plan_t plan = {0};
     bk_status_t st = plan_uncached(kind, n, p, &plan);
     set[1] = set[0]; /* the older entry of the two goes */
     set[0] = (plan_memo_t){.used = true, .kind = kind, .n = n, .p = p, .st = st, .plan = plan};

@@ -333,6 +333,45 @@ static void test_unfinished_needs_write_access(void)
     bk_filter_free(f);
 }
 
+/* A pending journal the reader cannot open (no read permission): the load
+ * says the journal must be finished, never reads the half-written file as
+ * if no checkpoint had been cut short. Needs root to read as nobody. */
+static void test_unreadable_journal_is_an_error(void)
+{
+    if (geteuid() != 0) {
+        printf("  (skipped: reading as another user needs root)\n");
+        return;
+    }
+    bk_checkpoint_t *cp = NULL;
+    bk_filter_t *f = interrupted_checkpoint(&cp, NULL);
+    if (!f)
+        return;
+    chmod(dir, 0777);
+    chmod(path, 0666); /* the reader may write the file, not read the journal */
+    chmod(journal, 0600);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(10);
+        bk_filter_t *g = NULL;
+        const char *why = NULL;
+        bk_status_t st = bk_filter_load(&g, path, &why);
+        _exit(st == BK_EIO && why && strstr(why, "journal") ? 0 : 1);
+    }
+    int status = -1;
+    waitpid(pid, &status, 0);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "a load that could not read a pending journal did not say so (status %d)", status);
+    chmod(path, 0644);
+    chmod(dir, 0700);
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, NULL)); /* root finishes it */
+    CHECK(file_is(f));
+    bk_filter_free(g);
+    bk_checkpoint_free(cp);
+    bk_filter_free(f);
+}
+
 /* A journal for another file (a stale one, or one whose file was replaced
  * since) is ignored and removed. */
 static void test_stale_journal_ignored(void)
@@ -643,6 +682,7 @@ int main(void)
     bkt_run("replaced_file_written_whole", test_replaced_file_written_whole);
     bkt_run("interrupted", test_interrupted);
     bkt_run("unfinished_needs_write_access", test_unfinished_needs_write_access);
+    bkt_run("unreadable_journal_is_an_error", test_unreadable_journal_is_an_error);
     bkt_run("stale_journal_ignored", test_stale_journal_ignored);
     bkt_run("journal_link_not_followed", test_journal_link_not_followed);
     bkt_run("journal_fifo_does_not_hang", test_journal_fifo_does_not_hang);
