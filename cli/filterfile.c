@@ -10,8 +10,6 @@
 #include "message.h"
 
 #include <errno.h>
-#include <sys/statvfs.h>
-#include <unistd.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -283,58 +281,23 @@ void bkc_warn_over_capacity(const bk_filter_t *f, const char *name, const char *
                   in.expected_fpr, in.fpr_target);
 }
 
-uint64_t bkc_available_memory(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[128];
-    unsigned long long kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    if (kb)
-        return kb * 1024;
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
-}
-
-/* Free bytes for an unprivileged writer on the file system of path's
- * directory; UINT64_MAX if unknown. */
-static uint64_t free_space_for(const char *path)
-{
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    struct statvfs v;
-    if (statvfs(dir, &v) != 0)
-        return UINT64_MAX;
-    return (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
-}
-
 int bkc_new_filter_fits(const bk_filter_t *f, const char *path, bool force, const char *override)
 {
     if (force)
         return 0;
     bk_filter_shape_t sh;
     bk_filter_shape(f, &sh);
-    uint64_t need = sh.bytes, mem = bkc_available_memory();
-    uint64_t disk = path ? free_space_for(path) : UINT64_MAX; /* NULL: in memory only */
-    bool no_mem = mem && need > mem, no_disk = need > disk;
-    if (!no_mem && !no_disk)
+    uint64_t have = 0;
+    bk_status_t st = bk_room_for(sh.bytes, path, &have); /* path NULL: in memory only */
+    if (st == BK_OK)
         return 0;
     char a[32], b[32];
-    bkc_human_bytes((double)need, a, sizeof a);
-    bkc_human_bytes((double)(no_mem ? mem : disk), b, sizeof b);
+    bkc_human_bytes((double)sh.bytes, a, sizeof a);
+    bkc_human_bytes((double)have, b, sizeof b);
     bkc_error("%s: a filter for %llu keys at an error rate of %g takes %s, more than the %s %s "
               "(check -n and -p for a typo; %s)",
               path ? path : "the seen-set", (unsigned long long)sh.capacity, sh.fpr_target, a, b,
-              no_mem ? "of memory this machine has available" : "free on its file system",
+              st == BK_ENOMEM ? "of memory this machine has available" : "free on its file system",
               override);
     return -1;
 }

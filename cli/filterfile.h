@@ -60,9 +60,6 @@ void bkc_warn_far_over_capacity(const bk_filter_t *f, const char *name);
 bk_checkpoint_t *bkc_checkpoint_start(const bk_filter_t *f, const char *path);
 int bkc_checkpoint_save(bk_checkpoint_t *cp, const bk_filter_t *f, const char *path);
 
-/* MemAvailable of /proc/meminfo, else the physical memory; 0 if unknown. */
-uint64_t bkc_available_memory(void);
-
 /* A new filter f, about to be saved at path, is checked against what this
  * machine has: refused (a message with the sizes in words, -1) when its
  * payload is larger than the memory available or the free space on

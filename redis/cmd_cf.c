@@ -10,13 +10,14 @@
  */
 #define _GNU_SOURCE
 #include "cmd_cf.h"
-#include "stats.h"
 #include "argv.h"
 #include "config.h"
+#include "dump.h"
 #include "events.h"
 #include "obj.h"
 #include "redisbloom.h"
 #include "reply.h"
+#include "stats.h"
 #include "value.h"
 
 #include <ctype.h>
@@ -561,10 +562,9 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
          * sent empty leaves zeroed buckets that answer "absent" for added
          * items. The sizes are known: chunks must arrive whole, in order,
          * else the restore is abandoned and the key removed. */
-        bool lost = o->pending == BKR_RB_RESTART;
-        uint64_t total = bk_cuckoo_bytes(o->c), have = lost ? 0 : total - o->pending;
+        uint64_t have = bkr_cf_received(o);
         const char *broken = NULL;
-        if (lost)
+        if (o->pending == BKR_RB_RESTART)
             broken = "the restore was cut short by a restart";
         else if (len == 0 || (uint64_t)pos - len - 1 != have)
             broken = "chunk out of order (one missing, short or empty)";
@@ -573,16 +573,7 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         else if (bk_cuckoo_write(o->c, have, buf, len) != BK_OK)
             broken = "chunk does not fit the filter";
         if (broken) {
-            char msg[400];
-            snprintf(msg, sizeof msg,
-                     "ERR %s (after byte %llu): the restore was abandoned and the key removed; "
-                     "start again with the header chunk (iterator 1)",
-                     broken, (unsigned long long)have);
-            if (bkr_loading(ctx))
-                bkr_fatal_load(ctx, "CF.LOADCHUNK: %s", msg);
-            RedisModule_DeleteKey(key);
-            RedisModule_Replicate(ctx, "DEL", "s", argv[1]);
-            RedisModule_ReplyWithError(ctx, msg);
+            bkr_restore_abandon(ctx, key, argv[1], broken, have);
             return bkr_done(key);
         }
         o->pending -= len;

@@ -215,8 +215,8 @@ static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleStri
 /* A chunk that cannot be used ends the restore: the half-restored key is
  * deleted (never left refusing every command) and the client is told to
  * start again. */
-static int abandon(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname,
-                   const char *why, uint64_t received)
+int bkr_restore_abandon(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname,
+                        const char *why, uint64_t received)
 {
     char msg[400];
     snprintf(msg, sizeof msg,
@@ -245,7 +245,7 @@ static int load_data(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString
         uint64_t have = ro->rb_pending ? bkr_rb_received(ro) : 0;
         const char *err = bkr_rb_load_chunk(ro, it, buf, len, &broken);
         if (err && broken)
-            return abandon(ctx, key, keyname, err, have);
+            return bkr_restore_abandon(ctx, key, keyname, err, have);
         if (err)
             return refuse(ctx, err);
         RedisModule_ReplicateVerbatim(ctx);
@@ -273,7 +273,7 @@ static int load_data(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString
         char what[200];
         snprintf(what, sizeof what, "%s%s", st != BK_OK && st != BK_ENOMEM ? "invalid dump: " : "",
                  bad);
-        return abandon(ctx, key, keyname, what, have);
+        return bkr_restore_abandon(ctx, key, keyname, what, have);
     }
     RedisModule_ReplicateVerbatim(ctx);
     bkr_notify(ctx, cmd, keyname);

@@ -8,6 +8,13 @@
 
 #pragma GCC visibility push(hidden)
 
+/* A chunk that cannot be used ends a restore (of any family, and of
+ * RedisBloom's CF dumps): the half-restored key is deleted, on replicas
+ * too, and the client told why (after `received` bytes) and to start again
+ * with the header chunk; replayed from the AOF, it stops the server.
+ * Returns the reply's status. */
+int bkr_restore_abandon(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *keyname,
+                        const char *why, uint64_t received);
 /* Emits the AOF commands that rebuild the key (chunked LOADCHUNK). */
 void bkr_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *value);
 

@@ -254,6 +254,11 @@ uint64_t bkr_rb_received(const bkr_obj_t *o)
     return o->rb_pending == BKR_RB_RESTART ? 0 : bk_redisbloom_bytes(o->f) - o->rb_pending;
 }
 
+uint64_t bkr_cf_received(const bkr_cf_t *o)
+{
+    return o->pending == BKR_RB_RESTART ? 0 : bk_cuckoo_bytes(o->c) - o->pending;
+}
+
 /* ---- MBbloom-- type callbacks ---- */
 
 /* A load that cannot go on: logged, and NULL (Redis then stops loading). */
@@ -586,8 +591,7 @@ static void rbcf_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *v
     bkr_cf_header(o->c, h);
     RedisModule_EmitAOF(aof, "CF.LOADCHUNK", "slb", key, 1LL, (const char *)h, sizeof h);
     const void *bytes;
-    uint64_t n, off = 0, have = o->pending == BKR_RB_RESTART ? 0 : bk_cuckoo_bytes(o->c) - o->pending;
-    /* a half restore stays half */
+    uint64_t n, off = 0, have = bkr_cf_received(o); /* a half restore stays half */
     while (off < have && bk_cuckoo_read(o->c, off, BKR_PIECE_BYTES, &bytes, &n) == BK_OK && n) {
         if (n > have - off)
             n = have - off;

@@ -53,6 +53,8 @@ const char *bkr_rb_load_chunk(bkr_obj_t *o, long long it, const char *buf, size_
 /* The bytes of a RedisBloom chain restore received so far (all of them
  * once whole). */
 uint64_t bkr_rb_received(const bkr_obj_t *o);
+/* The same for a CF key made by CF.LOADCHUNK's header. */
+uint64_t bkr_cf_received(const bkr_cf_t *o);
 
 #pragma GCC visibility pop
 

@@ -1,7 +1,8 @@
 /*
  * The file-system pieces that saving, loading and checkpoints share:
  * reading and writing whole ranges, the status of an errno, a path's
- * directory and its fsync, and the file a chain of symbolic links names.
+ * directory and its fsync, and the file a chain of symbolic links names;
+ * and the room a new filter would have (bk_room_for).
  * The bottom of the I/O files: file.c, journal.c and checkpoint.c call it,
  * it calls none of them.
  */
@@ -12,9 +13,50 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+uint64_t bk_memory_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    if (kb)
+        return kb * 1024;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+bk_status_t bk_room_for(uint64_t bytes, const char *path, uint64_t *have)
+{
+    uint64_t mem = bk_memory_available();
+    if (mem && bytes > mem) {
+        if (have)
+            *have = mem;
+        return BK_ENOMEM;
+    }
+    char *dir = path ? bkf_parent_dir(path) : NULL;
+    struct statvfs v;
+    if (dir && statvfs(dir, &v) == 0) {
+        uint64_t disk = (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
+        if (bytes > disk) {
+            bki_free(dir);
+            if (have)
+                *have = disk;
+            return BK_ENOSPC;
+        }
+    }
+    bki_free(dir);
+    return BK_OK;
+}
 
 bk_status_t bkf_errno_status(void)
 {

@@ -8,7 +8,6 @@
  */
 #define _GNU_SOURCE
 #include "commands.h"
-#include "filterfile.h"
 #include "numscan.h"
 #include "lines.h"
 #include "message.h"
@@ -449,7 +448,7 @@ static int run(int argc, char **argv, bool once)
     ctx.max = max;
     ctx.width = o.width;
     ctx.threads = o.threads;
-    ctx.memory = o.memory ? o.memory : bkc_available_memory();
+    ctx.memory = o.memory ? o.memory : bk_memory_available();
     bk_status_t st = once ? bk_bitmap2_create(&ctx.b2, max) : bk_bitmap_create(&ctx.b1, max);
     if (st != BK_OK) {
         /* Only the address space is taken here (pages come as values

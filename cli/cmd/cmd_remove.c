@@ -167,8 +167,8 @@ int bkc_cmd_remove(int argc, char **argv)
     remove_ctx_t ctx = {f, path, &prog, 0, in.pmode == BKC_PROGRESS_OFF, NULL, added_path};
     if (added_path) {
         /* the list in memory, its keys spelled as the inputs' are */
-        ctx.added = bkc_lineset_new(bkc_available_memory() ? bkc_available_memory() / 2
-                                                           : (size_t)1 << 30);
+        uint64_t mem = bk_memory_available();
+        ctx.added = bkc_lineset_new(mem ? (size_t)(mem / 2) : (size_t)1 << 30);
         char *one[] = {(char *)added_path};
         rc = ctx.added ? bkc_for_each_line(one, 1, in.norm, NULL, added_line, NULL, ctx.added)
                        : BKC_EXIT_ERROR;

@@ -911,6 +911,18 @@ bk_status_t bk_filter_loader_finish(bk_filter_loader_t *l, bk_filter_t **out, co
 /* Frees the loader and anything it still holds (NULL is fine). */
 void bk_filter_loader_free(bk_filter_loader_t *l);
 
+/* Room on this machine for a new filter of `bytes` payload bytes, for
+ * callers that refuse a size typo (1e13 for 1e9) before making it: the
+ * memory available (MemAvailable, else the physical memory) and, when
+ * path is not NULL, the free space of the file system that path's
+ * directory is on (as an unprivileged writer sees it). BK_OK; BK_ENOMEM
+ * or BK_ENOSPC, with *have (may be NULL) the bytes there are. Unknown
+ * figures count as room. The library itself never refuses on this. */
+bk_status_t bk_room_for(uint64_t bytes, const char *path, uint64_t *have);
+/* The memory available now (MemAvailable of /proc/meminfo, else the
+ * physical memory); 0 if unknown. */
+uint64_t bk_memory_available(void);
+
 /* Atomic save: temp file in the same directory, fsync, rename, fsync of the
  * directory. The file is sparse: every 4 KiB block of zeros is left a hole
  * (a new 2 GB filter takes a few KB of disk). On any error the old file at

@@ -10,8 +10,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/statvfs.h>
-#include <unistd.h>
 
 #include "pybk.h"
 
@@ -350,23 +348,6 @@ static bk_status_t back_with_file(bk_filter_t **f, PyObject *path, const char **
     return st;
 }
 
-/* MemAvailable of /proc/meminfo, else the physical memory; 0 if unknown. */
-static uint64_t available_memory(void)
-{
-    FILE *fp = fopen("/proc/meminfo", "r");
-    char line[128];
-    unsigned long long kb = 0;
-    while (fp && fgets(line, sizeof line, fp))
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-            break;
-    if (fp)
-        fclose(fp);
-    if (kb)
-        return kb * 1024;
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
-}
-
 /* "65.1 TB" */
 static void size_words(double b, char *out, size_t n)
 {
@@ -388,22 +369,14 @@ static int refuse_if_too_big(const bk_filter_t *f, PyObject *path, int force)
         return 0;
     bk_filter_shape_t sh;
     bk_filter_shape(f, &sh);
-    uint64_t mem = available_memory(), disk = UINT64_MAX;
-    if (path) {
-        char dir[4096];
-        const char *p = PyBytes_AS_STRING(path), *slash = strrchr(p, '/');
-        snprintf(dir, sizeof dir, "%.*s", slash ? (slash == p ? 1 : (int)(slash - p)) : 1,
-                 slash ? p : ".");
-        struct statvfs v;
-        if (statvfs(dir, &v) == 0)
-            disk = (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
-    }
-    bool no_mem = mem && sh.bytes > mem, no_disk = sh.bytes > disk;
-    if (!no_mem && !no_disk)
+    uint64_t room = 0;
+    bk_status_t st = bk_room_for(sh.bytes, path ? PyBytes_AS_STRING(path) : NULL, &room);
+    if (st == BK_OK)
         return 0;
+    bool no_mem = st == BK_ENOMEM;
     char need[32], have[32];
     size_words((double)sh.bytes, need, sizeof need);
-    size_words((double)(no_mem ? mem : disk), have, sizeof have);
+    size_words((double)room, have, sizeof have);
     char msg[300]; /* PyErr_Format has no %g */
     snprintf(msg, sizeof msg,
              "a filter for %llu keys at fpr %g takes %s, more than the %s %s (check the "

@@ -1217,6 +1217,34 @@ static void unmount_tmpfs(void)
     rmdir(mnt);
 }
 
+/* bk_room_for: more than the memory is BK_ENOMEM with the memory's size;
+ * more than a 512 KB file system's free space (but not the memory) is
+ * BK_ENOSPC with that space; a small filter has room; NULL path: memory
+ * only. */
+static void test_room_for(void)
+{
+    uint64_t have = 0, mem = bk_memory_available();
+    CHECK(mem > 0);
+    CHECK_STATUS(bk_room_for(mem + 1, NULL, &have), BK_ENOMEM);
+    CHECK_EQ_U64(have, mem);
+    CHECK_OK(bk_room_for(4096, NULL, NULL));
+    char here[400];
+    snprintf(here, sizeof here, "%s/x.bk", tmpdir);
+    CHECK_OK(bk_room_for(4096, here, &have));
+    if (!mount_small_tmpfs()) {
+        printf("  (disk case skipped: cannot mount a tmpfs here)\n");
+        return;
+    }
+    char small[400];
+    snprintf(small, sizeof small, "%s/x.bk", mnt);
+    have = 0;
+    CHECK_STATUS(bk_room_for(1 << 20, small, &have), BK_ENOSPC);
+    CHECK(have > 0 && have <= 512 * 1024);
+    CHECK_OK(bk_room_for(1 << 20, NULL, NULL)); /* the memory has room */
+    CHECK_OK(bk_room_for(4096, small, NULL));
+    unmount_tmpfs();
+}
+
 static void test_save_full_and_readonly(void)
 {
     bk_filter_t *old = make_filter(BK_KIND_BLOCKED, 1 << 16, 6, 1, 100);
@@ -1950,6 +1978,7 @@ int main(void)
     bkt_run("alloc_failures", test_alloc_failures);
     bkt_run("save_is_sparse", test_save_is_sparse);
     bkt_run("save_new_and_leftovers", test_save_new_and_leftovers);
+    bkt_run("room_for", test_room_for);
     bkt_run("save_bad_path", test_save_bad_path);
     bkt_run("save_keeps_mode", test_save_keeps_mode);
     if (mount_small_tmpfs()) {
