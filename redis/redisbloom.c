@@ -278,6 +278,35 @@ static void free_buffers(char **bufs, uint64_t n)
     RedisModule_Free(bufs);
 }
 
+/* Reads n links' fields and bytes (bufs[i]: the caller frees). 0; -1 on
+ * an I/O error (Redis reports it); -2 when a link's bytes disagree with
+ * its bit count. */
+static int load_links(RedisModuleIO *io, int encver, uint32_t n, bk_redisbloom_link_t *l,
+                      char **bufs)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        l[i].entries = RedisModule_LoadUnsigned(io);
+        l[i].error = RedisModule_LoadDouble(io);
+        l[i].hashes = (uint32_t)RedisModule_LoadUnsigned(io);
+        l[i].bpe = RedisModule_LoadDouble(io);
+        if (encver == 0) {
+            l[i].bits = (uint64_t)((double)l[i].entries * l[i].bpe);
+            l[i].n2 = 0;
+        } else {
+            l[i].bits = RedisModule_LoadUnsigned(io);
+            l[i].n2 = (uint32_t)RedisModule_LoadUnsigned(io);
+        }
+        size_t len = 0;
+        bufs[i] = RedisModule_LoadStringBuffer(io, &len);
+        l[i].items = RedisModule_LoadUnsigned(io);
+        if (RedisModule_IsIOError(io) || bufs[i] == NULL)
+            return -1;
+        if (len * 8 != l[i].bits)
+            return -2;
+    }
+    return 0;
+}
+
 static void *rb_rdb_load(RedisModuleIO *io, int encver)
 {
     if (encver < 0 || encver > RB_ENCVER)
@@ -299,33 +328,11 @@ static void *rb_rdb_load(RedisModuleIO *io, int encver)
     memset(bufs, 0, c.links * sizeof *bufs);
     /* The links' bytes are read first, then copied into the chain: its
      * links can only be made once every one is known. */
-    bool ok = true;
-    for (uint32_t i = 0; i < c.links && ok; i++) {
-        l[i].entries = RedisModule_LoadUnsigned(io);
-        l[i].error = RedisModule_LoadDouble(io);
-        l[i].hashes = (uint32_t)RedisModule_LoadUnsigned(io);
-        l[i].bpe = RedisModule_LoadDouble(io);
-        if (encver == 0) {
-            l[i].bits = (uint64_t)((double)l[i].entries * l[i].bpe);
-            l[i].n2 = 0;
-        } else {
-            l[i].bits = RedisModule_LoadUnsigned(io);
-            l[i].n2 = (uint32_t)RedisModule_LoadUnsigned(io);
-        }
-        size_t len = 0;
-        bufs[i] = RedisModule_LoadStringBuffer(io, &len);
-        l[i].items = RedisModule_LoadUnsigned(io);
-        ok = !RedisModule_IsIOError(io) && bufs[i] != NULL;
-        if (ok && len * 8 != l[i].bits) {
-            free_buffers(bufs, c.links);
-            RedisModule_Free(l);
-            return refuse_load(io, "a link's bytes disagree with its bit count");
-        }
-    }
-    if (!ok) {
+    int got = load_links(io, encver, c.links, l, bufs);
+    if (got != 0) {
         free_buffers(bufs, c.links);
         RedisModule_Free(l);
-        return NULL;
+        return got == -2 ? refuse_load(io, "a link's bytes disagree with its bit count") : NULL;
     }
     uint64_t mark = bkr_lib_bytes();
     bk_filter_t *f = NULL;

@@ -162,7 +162,15 @@ static int check_end(void *vctx, const bkc_reader_t *r)
 }
 
 
-int bkc_cmd_check(int argc, char **argv)
+/* What the command line asks for. */
+typedef struct {
+    bkc_input_opts_t in;
+    bool absent, count_only, use_mmap, verify, silent, names_only;
+    uint64_t max_count;
+} check_opts_t;
+
+/* -1 when parsing went on to the operands, else the exit status. */
+static int parse_options(int argc, char **argv, check_opts_t *o)
 {
     enum { OPT_MMAP = BKC_OPT_OWN, OPT_NO_VERIFY, OPT_NO_PROGRESS };
     static const struct option opts[] = {{"absent", no_argument, 0, 'v'},
@@ -178,57 +186,65 @@ int bkc_cmd_check(int argc, char **argv)
                                          BKC_INPUT_LONG_OPTIONS,
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    bkc_input_opts_t in;
-    bkc_input_opts_init(&in);
-    bool absent = false, count_only = false, use_mmap = false, verify = true;
-    bool silent = false, names_only = false;
-    uint64_t max_count = 0;
+    memset(o, 0, sizeof *o);
+    bkc_input_opts_init(&o->in);
+    o->verify = true;
     int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "vcqlm:xh", opts, NULL)) != -1) {
         switch (c) {
-        case 'v':
-            absent = true;
-            break;
-        case 'c':
-            count_only = true;
-            break;
+        case 'v': o->absent = true; break;
+        case 'c': o->count_only = true; break;
         case 'q': /* grep's -q: nothing printed (no progress either) */
-            silent = true;
-            in.pmode = BKC_PROGRESS_OFF;
+            o->silent = true;
+            o->in.pmode = BKC_PROGRESS_OFF;
             break;
-        case 'l':
-            names_only = true;
-            break;
+        case 'l': o->names_only = true; break;
         case 'm':
-            if (bkc_parse_count(optarg, &max_count) != 0)
+            if (bkc_parse_count(optarg, &o->max_count) != 0)
                 return bkc_usage_error("bad --max-count '%s' (want a number of lines)", optarg);
             break;
-        case 'x':
-            break; /* a key is always the whole line */
-        case OPT_NO_PROGRESS:
-            in.pmode = BKC_PROGRESS_OFF;
-            break;
-        case OPT_MMAP:
-            use_mmap = true;
-            break;
-        case OPT_NO_VERIFY:
-            verify = false;
-            break;
+        case 'x': break; /* a key is always the whole line */
+        case OPT_NO_PROGRESS: o->in.pmode = BKC_PROGRESS_OFF; break;
+        case OPT_MMAP: o->use_mmap = true; break;
+        case OPT_NO_VERIFY: o->verify = false; break;
         default:
-            if ((rc = bkc_shared_option(c, argv, usage, NULL, &in)) >= 0)
+            if ((rc = bkc_shared_option(c, argv, usage, NULL, &o->in)) >= 0)
                 return rc;
         }
     }
+    return -1;
+}
+
+/* Reads every input through the filter, printing or counting; 0, or the
+ * exit status of an error. */
+static int check_inputs(check_ctx_t *ctx, char **paths, int n, bkc_norm_t norm)
+{
+    bkc_batch_init(&ctx->batch);
+    bkc_reader_set_idle_hook(check_idle, ctx);
+    bkc_reader_set_stop_flag(&check_stop_flag);
+    int rc = bkc_for_each_line(paths, n, norm, ctx->prog, check_line, check_end, ctx);
+    bkc_reader_set_stop_flag(NULL);
+    bkc_reader_set_idle_hook(NULL, NULL);
+    bkc_batch_free(&ctx->batch);
+    return rc == CHECK_STOP ? 0 : rc; /* -q or -m ended the reading early: not an error */
+}
+
+int bkc_cmd_check(int argc, char **argv)
+{
+    check_opts_t o;
+    int rc = parse_options(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
     const char *path;
-    bk_filter_t *f = bkc_filter_operand(argc, argv, use_mmap, &path);
+    bk_filter_t *f = bkc_filter_operand(argc, argv, o.use_mmap, &path);
     if (!f)
         return BKC_EXIT_ERROR;
     /* A loaded file was verified as it was read; a mapped one is checked
      * here unless asked not to, since a damaged payload would answer "no"
      * for keys that were added, which a filter must never do. */
-    if ((use_mmap && verify && bkc_verify_mapped(f, path) != 0) ||
-        bkc_key_form_settle(f, path, &in, false) != 0) {
+    if ((o.use_mmap && o.verify && bkc_verify_mapped(f, path) != 0) ||
+        bkc_key_form_settle(f, path, &o.in, false) != 0) {
         bkc_filter_operand_free(f);
         return BKC_EXIT_ERROR;
     }
@@ -237,22 +253,14 @@ int bkc_cmd_check(int argc, char **argv)
     bkc_warn_far_over_capacity(f, path);
     bkc_stdout_setup();
     bkc_progress_t prog;
-    bkc_progress_init(&prog, in.pmode, bkc_inputs_size(argv + optind, argc - optind));
-    check_ctx_t ctx = {.f = f, .absent = absent, .count_only = count_only, .silent = silent,
-                       .names_only = names_only, .max_count = max_count,
+    bkc_progress_init(&prog, o.in.pmode, bkc_inputs_size(argv + optind, argc - optind));
+    check_ctx_t ctx = {.f = f, .absent = o.absent, .count_only = o.count_only,
+                       .silent = o.silent, .names_only = o.names_only,
+                       .max_count = o.max_count,
                        .ninputs = argc - optind > 0 ? argc - optind : 1, .prog = &prog,
                        .time_window = bkc_is_time_window(f), .now = bkc_window_now()};
-    bkc_batch_init(&ctx.batch);
-    bkc_reader_set_idle_hook(check_idle, &ctx);
-    bkc_reader_set_stop_flag(&check_stop_flag);
-    rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, check_line, check_end,
-                           &ctx);
-    bkc_reader_set_stop_flag(NULL);
-    bkc_reader_set_idle_hook(NULL, NULL);
-    bkc_batch_free(&ctx.batch);
-    if (rc == CHECK_STOP) /* -q or -m ended the reading early: not an error */
-        rc = 0;
-    if (rc == 0 && count_only && !silent)
+    rc = check_inputs(&ctx, argv + optind, argc - optind, o.in.norm);
+    if (rc == 0 && o.count_only && !o.silent)
         printf("%llu\n", (unsigned long long)ctx.selected);
     if (bkc_stdout_finish() != 0)
         rc = BKC_EXIT_ERROR;

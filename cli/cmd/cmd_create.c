@@ -80,6 +80,35 @@ static int check_sizing(bkc_sizing_opts_t *sz, const char *window)
     return -1;
 }
 
+/* Makes the filter sz describes and saves it at path (nothing there unless
+ * force, and room for it unless force). 0, or 2 after a message. */
+static int make_and_save(const char *path, const bkc_sizing_opts_t *sz, bkc_norm_t norm,
+                         bool force)
+{
+    struct stat sb;
+    if (!force && stat(path, &sb) == 0) {
+        bkc_error("%s: file exists (use --force to replace it)", path);
+        return BKC_EXIT_ERROR;
+    }
+    bk_filter_t *f = NULL;
+    bk_status_t st = bk_filter_create(&f, sz->n, sz->p, &sz->o);
+    if (st != BK_OK) {
+        bkc_error("%s: cannot create a filter for n=%llu p=%g: %s", path,
+                  (unsigned long long)sz->n, sz->p, bk_strerror(st));
+        return BKC_EXIT_ERROR;
+    }
+    if (bkc_new_filter_fits(f, path, force, "--force makes it anyway") != 0) {
+        bk_filter_free(f);
+        return BKC_EXIT_ERROR;
+    }
+    /* Recorded even when none is asked for: "as given" lets a later
+     * `check --normalize url` be refused instead of answering "absent". */
+    bk_filter_set_key_form(f, bkc_form_of_norm(norm));
+    int rc = bkc_save_filter(f, path) == 0 ? 0 : BKC_EXIT_ERROR;
+    bk_filter_free(f);
+    return rc;
+}
+
 int bkc_cmd_create(int argc, char **argv)
 {
     enum { OPT_GROWTH = BKC_OPT_OWN, OPT_NONSCALING, OPT_GENERATIONS };
@@ -140,26 +169,5 @@ int bkc_cmd_create(int argc, char **argv)
     const char *path = argv[optind];
     if ((rc = check_sizing(&sz, window)) >= 0)
         return rc;
-    struct stat sb;
-    if (!force && stat(path, &sb) == 0) {
-        bkc_error("%s: file exists (use --force to replace it)", path);
-        return BKC_EXIT_ERROR;
-    }
-    bk_filter_t *f = NULL;
-    bk_status_t st = bk_filter_create(&f, sz.n, sz.p, o);
-    if (st != BK_OK) {
-        bkc_error("%s: cannot create a filter for n=%llu p=%g: %s", path, (unsigned long long)sz.n,
-                  sz.p, bk_strerror(st));
-        return BKC_EXIT_ERROR;
-    }
-    if (bkc_new_filter_fits(f, path, force, "--force makes it anyway") != 0) {
-        bk_filter_free(f);
-        return BKC_EXIT_ERROR;
-    }
-    /* Recorded even when none is asked for: "as given" lets a later
-     * `check --normalize url` be refused instead of answering "absent". */
-    bk_filter_set_key_form(f, bkc_form_of_norm(in.norm));
-    rc = bkc_save_filter(f, path) == 0 ? 0 : BKC_EXIT_ERROR;
-    bk_filter_free(f);
-    return rc;
+    return make_and_save(path, &sz, in.norm, force);
 }

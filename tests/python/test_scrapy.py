@@ -76,6 +76,25 @@ def crawl(url, **settings):
 BLOOM = "bloomkit.scrapy.BloomDupeFilter"
 
 
+def crawl_killed(url, settings, pages):
+    """A crawl killed with SIGKILL once it fetched `pages` pages (or after a
+    minute) and a checkpoint interval (0.5 s in the settings) passed."""
+    import signal
+    import time as _time
+    env = dict(os.environ, PYTHONPATH=os.path.join(TOP, "python"))
+    proc = subprocess.Popen([sys.executable, os.path.join(HERE, "crawl_site.py"), url,
+                             json.dumps(settings)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env)
+    try:
+        deadline = _time.monotonic() + 60
+        while sum(page_hits().values()) < pages and _time.monotonic() < deadline:
+            _time.sleep(0.05)
+        _time.sleep(0.6)  # a checkpoint falls due meanwhile
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+
+
 def test_without_a_dupefilter_the_site_is_refetched(site):
     # The control: the site really has duplicate links.
     crawl(site, DUPEFILTER_CLASS="scrapy.dupefilters.BaseDupeFilter", CLOSESPIDER_PAGECOUNT=70)
@@ -131,23 +150,10 @@ def test_kill_9_and_resume_refetches_at_most_a_checkpoint(site, tmp_path):
     # crawl closed) it fetched every page of the first run again. (Scrapy's
     # own JOBDIR queue of pending requests does not survive a kill: the
     # resumed crawl may not reach every page, as with Scrapy's own filter.)
-    import signal
-    import time as _time
     jobdir = str(tmp_path / "job")
     settings = dict(DUPEFILTER_CLASS=BLOOM, JOBDIR=jobdir, CONCURRENT_REQUESTS=1,
                     DOWNLOAD_DELAY=0.1, RANDOMIZE_DOWNLOAD_DELAY=False, BLOOMKIT_CHECKPOINT=0.5)
-    env = dict(os.environ, PYTHONPATH=os.path.join(TOP, "python"))
-    proc = subprocess.Popen([sys.executable, os.path.join(HERE, "crawl_site.py"), site,
-                             json.dumps(settings)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=env)
-    try:
-        deadline = _time.monotonic() + 60
-        while sum(page_hits().values()) < PAGES // 2 and _time.monotonic() < deadline:
-            _time.sleep(0.05)
-        _time.sleep(0.6)  # a checkpoint falls due meanwhile
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+    crawl_killed(site, settings, PAGES // 2)
     first = dict(page_hits())
     assert PAGES // 2 <= sum(first.values()) < PAGES, first
     assert os.path.exists(os.path.join(jobdir, "requests.bloom"))
@@ -167,24 +173,11 @@ def test_kill_9_and_rebuild_the_frontier(site, tmp_path):
     # BLOOMKIT_DUPEFILTER_REBUILD starts from an empty filter: every page is
     # reached again (without it, the pages that were only queued when the
     # kill came are never fetched: Scrapy lost its queue).
-    import signal
-    import time as _time
     jobdir = str(tmp_path / "job")
     settings = dict(DUPEFILTER_CLASS=BLOOM, JOBDIR=jobdir, CONCURRENT_REQUESTS=1,
                     DOWNLOAD_DELAY=0.1, RANDOMIZE_DOWNLOAD_DELAY=False, BLOOMKIT_CHECKPOINT=0.5,
                     BLOOMKIT_DUPEFILTER_REBUILD=True)
-    env = dict(os.environ, PYTHONPATH=os.path.join(TOP, "python"))
-    proc = subprocess.Popen([sys.executable, os.path.join(HERE, "crawl_site.py"), site,
-                             json.dumps(settings)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=env)
-    try:
-        deadline = _time.monotonic() + 60
-        while sum(page_hits().values()) < PAGES // 3 and _time.monotonic() < deadline:
-            _time.sleep(0.05)
-        _time.sleep(0.6)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+    crawl_killed(site, settings, PAGES // 3)
     assert os.path.exists(os.path.join(jobdir, "requests.bloom.open"))
     Site.hits = {}
     resumed = crawl(site, **dict(settings, DOWNLOAD_DELAY=0))
