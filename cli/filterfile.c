@@ -134,6 +134,18 @@ void bkc_filter_operand_free(bk_filter_t *f)
     bk_filter_free(f);
 }
 
+int bkc_filter_damaged(const bk_filter_t *f, const char *path)
+{
+    const char *why = NULL;
+    bk_status_t st = bk_filter_damage(f, &why);
+    if (st == BK_OK)
+        return 0;
+    bkc_error("%s: damaged: %s%s%s; stopped before printing the answers that read it "
+              "(bloomkit info --verify %s checks every page)",
+              path, bk_strerror(st), why ? ": " : "", why ? why : "", path);
+    return -1;
+}
+
 int bkc_verify_mapped(const bk_filter_t *f, const char *path)
 {
     const char *why = NULL;
@@ -190,6 +202,20 @@ int bkc_save_filter(const bk_filter_t *f, const char *path)
     return save_filter(f, path, false);
 }
 
+int bkc_save_loaded(const bk_filter_t *f, const char *path)
+{
+    uint64_t pages = 0;
+    bk_filter_pages(f, NULL, &pages);
+    if (pages == 0)
+        return save_filter(f, path, false);
+    /* A paged file: the pages the adds changed, in place through a journal
+     * (crash-safe as a whole save is), not a new 2 GB file for ten lines. */
+    bk_checkpoint_t *cp = bkc_checkpoint_start(f, path);
+    int rc = cp ? bkc_checkpoint_save(cp, f, path) : -1;
+    bk_checkpoint_free(cp);
+    return rc;
+}
+
 int bkc_save_new_filter(const bk_filter_t *f, const char *path)
 {
     return save_filter(f, path, true);
@@ -219,7 +245,7 @@ static bool far_over(const bk_filter_t *f, bk_filter_info_t *in)
      * so only for a filter already past its capacity */
     if (sh.kind == BK_KIND_SCALABLE || sh.kind == BK_KIND_WINDOW || sh.items <= sh.capacity)
         return false;
-    bk_filter_info(f, in);
+    (void)bk_filter_info_fast(f, in); /* a paged file: its items say enough */
     return in->items > in->capacity && in->expected_fpr > 2 * in->fpr_target;
 }
 
@@ -258,7 +284,7 @@ void bkc_warn_over_capacity(const bk_filter_t *f, const char *name, const char *
     if (sh.kind != BK_KIND_WINDOW && sh.items <= sh.capacity)
         return;
     bk_filter_info_t in;
-    bk_filter_info(f, &in);
+    (void)bk_filter_info_fast(f, &in);
     /* A window holds up to G / (G - 1) of its capacity by design. A time
      * window is over it only when more lines than its capacity came within
      * one span: it then forgets its oldest early (slotted windows), or its

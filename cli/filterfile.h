@@ -21,6 +21,11 @@ bk_filter_t *bkc_load_filter(const char *path);
  * after a message (the lock not held). */
 bk_filter_t *bkc_load_filter_locked(const char *path, bkc_lock_t *lock);
 
+/* Whether a filter read from a paged file met a damaged page (its keys
+ * there answered "present", never "absent"): -1 after a message naming
+ * path and the byte offset, else 0. Asked before answers are printed. */
+int bkc_filter_damaged(const bk_filter_t *f, const char *path);
+
 /* Verifies a mapped filter's checksums (bk_filter_verify). 0, or -1
  * after a message naming the file. */
 int bkc_verify_mapped(const bk_filter_t *f, const char *path);
@@ -41,6 +46,10 @@ void bkc_filter_operand_free(bk_filter_t *f);
 
 /* Saves atomically, printing one line naming the file on failure. 0 or -1. */
 int bkc_save_filter(const bk_filter_t *f, const char *path);
+/* Saves f, loaded from path, back to it: a filter read from a paged file
+ * by a checkpoint (what changed, in place, crash-safe), any other whole.
+ * 0, or -1 after a message. */
+int bkc_save_loaded(const bk_filter_t *f, const char *path);
 /* As bkc_save_filter, but only where nothing is yet (a new OUT that
  * another process may create meanwhile): -1 after a message naming the
  * file if something is there. */

@@ -159,8 +159,11 @@ static void filter_text(const bkc_progress_t *p, char *out, size_t len)
     if (!p->filter)
         return;
     bk_filter_info_t in;
-    bk_filter_info(p->filter, &in);
-    snprintf(out, len, ", fill %.3g%%, expected FPR %.3g", in.fill * 100, in.expected_fpr);
+    /* a paged state's fill is the one its items lead one to expect: counting
+     * it would read the whole file */
+    bool counted = bk_filter_info_fast(p->filter, &in);
+    snprintf(out, len, ", fill %s%.3g%%, expected FPR %.3g", counted ? "" : "~", in.fill * 100,
+             in.expected_fpr);
 }
 
 void bkc_progress_update(bkc_progress_t *p)

@@ -301,7 +301,23 @@ bk_status_t bki_array_clone(bk_filter_t **out, const bk_filter_t *f)
     return BK_OK;
 }
 
+/* The info with set cells counted (bki_cells_set), or, with estimate,
+ * expected from the item count: m (1 - e^(-kn/m)), the fill n keys of k
+ * probes each leave on average, and which estimate_items turns back into
+ * n. */
+static void array_info(const bk_filter_t *f, bk_filter_info_t *out, bool estimate);
+
 void bki_array_info(const bk_filter_t *f, bk_filter_info_t *out)
+{
+    array_info(f, out, false);
+}
+
+void bki_array_info_estimated(const bk_filter_t *f, bk_filter_info_t *out)
+{
+    array_info(f, out, true);
+}
+
+static void array_info(const bk_filter_t *f, bk_filter_info_t *out, bool estimate)
 {
     memset(out, 0, sizeof *out);
     out->kind = f->kind;
@@ -314,7 +330,12 @@ void bki_array_info(const bk_filter_t *f, bk_filter_info_t *out)
     out->k = f->k;
     out->bytes = f->nbytes;
     out->items = bki_items(f);
-    out->cells_set = bki_cells_set(f);
+    if (estimate) {
+        double m = (double)f->cells, kn = (double)probes_per_key(f) * (double)bki_items(f);
+        out->cells_set = m > 0 ? (uint64_t)llround(-m * expm1(-kn / m)) : 0;
+    } else {
+        out->cells_set = bki_cells_set(f);
+    }
     out->fill = f->cells ? (double)out->cells_set / (double)f->cells : 0.0;
     out->estimated_items = estimate_items(f->cells, probes_per_key(f), out->cells_set);
     /* The FPR a fresh key sees now: the model at the estimated item count,

@@ -362,6 +362,19 @@ void bki_prefetch_line(const bk_filter_t *f, bk_hash_t h)
     __builtin_prefetch(bki_line_of(f, h.hi));
 }
 
+uint32_t bki_reads_line(const bk_filter_t *f, bk_hash_t h, uint64_t *off)
+{
+    off[0] = (uint64_t)((const uint8_t *)bki_line_of(f, h.hi) - f->data);
+    return 1;
+}
+
+static uint32_t blocked2_reads(const bk_filter_t *f, bk_hash_t h, uint64_t *off)
+{
+    off[0] = (uint64_t)((const uint8_t *)line_of(f, h) - f->data);
+    off[1] = (uint64_t)((const uint8_t *)line_b(f, h) - f->data);
+    return 2;
+}
+
 const bki_kind_ops_t bki_blocked_ops = {
     .add = bki_blocked_add,
     .contains = bki_blocked_contains,
@@ -372,6 +385,7 @@ const bki_kind_ops_t bki_blocked_ops = {
     .add_hash_batch = bki_blocked_add_hash_batch,
     .contains_hash_batch = bki_blocked_contains_hash_batch,
     .bind = bki_blocked_bind,
+    .reads = bki_reads_line,
 };
 
 const bki_kind_ops_t bki_blocked2_ops = {
@@ -380,4 +394,5 @@ const bki_kind_ops_t bki_blocked2_ops = {
     .prefetch = bki_blocked2_prefetch,
     .add_atomic = bki_blocked2_add_atomic,
     .bind = bki_blocked_bind,
+    .reads = blocked2_reads,
 };

@@ -61,10 +61,20 @@ void bki_classic_prefetch(const bk_filter_t *f, bk_hash_t h)
     }
 }
 
+static uint32_t classic_reads(const bk_filter_t *f, bk_hash_t h, uint64_t *off)
+{
+    uint32_t n = 0;
+    FOR_EACH_PROBE(f, h, pos) {
+        off[n++] = (pos >> 6) * 8;
+    }
+    return n;
+}
+
 /* The kind table's row (kinds.c). */
 const bki_kind_ops_t bki_classic_ops = {
     .add = bki_classic_add,
     .contains = bki_classic_contains,
     .prefetch = bki_classic_prefetch,
     .add_atomic = bki_classic_add_atomic,
+    .reads = classic_reads,
 };

@@ -31,12 +31,14 @@
  */
 #define _GNU_SOURCE
 #include "journal.h"
+#include "pages.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -59,6 +61,9 @@ struct bk_checkpoint {
     uint64_t nsectors;
     uint64_t *shadow;  /* XXH3-64 of each sector as the file holds it */
     uint64_t head_sum; /* the file's header checksum as last written */
+    uint8_t *trailer;  /* a paged file's page and group sums as last
+                          scanned (g.trailer to the end) */
+    uint64_t trailer_len;
     dev_t dev;
     ino_t ino;
 };
@@ -80,8 +85,15 @@ typedef struct cp_scan {
     bkf_obj_t o;
     uint64_t total, mlen, nsectors;
     cp_part_t *parts;
+    uint32_t nregions; /* parts, and a paged file's page sums after them */
     uint64_t *sums;
     uint8_t *meta;        /* mlen bytes, encoded with sums */
+    bkf_paging_t g;       /* o.paged: where the page sums lie */
+    const struct bki_pages *pg; /* a filter read from a paged file: its
+                                   pages that may be holes are the only
+                                   ones whose blocks need allocating */
+    uint8_t *trailer;     /* o.paged: the page and group sums (the
+                             checkpointer's, updated by the scan) */
     cp_change_t *changes; /* sectors whose hash differs from the shadow */
     uint64_t nchanges, cap;
 } cp_scan_t;
@@ -132,7 +144,7 @@ static void fill_sector(const cp_scan_t *c, uint64_t s, uint8_t *buf)
     memset(buf, 0, n);
     bkf_copy_overlap(buf, a, n, c->meta, 0, c->mlen);
     /* the first part ending after a, by bisection */
-    uint32_t lo = 0, hi = c->o.nparts;
+    uint32_t lo = 0, hi = c->nregions;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (c->parts[mid].off + c->parts[mid].len <= a)
@@ -140,12 +152,13 @@ static void fill_sector(const cp_scan_t *c, uint64_t s, uint8_t *buf)
         else
             hi = mid;
     }
-    for (uint32_t i = lo; i < c->o.nparts && c->parts[i].off < a + n; i++)
+    for (uint32_t i = lo; i < c->nregions && c->parts[i].off < a + n; i++)
         bkf_copy_overlap(buf, a, n, c->parts[i].data, c->parts[i].off, c->parts[i].len);
 }
 
-/* Prepares a scan of f: its layout and parts. */
-static bk_status_t scan_init(cp_scan_t *c, const bk_filter_t *f)
+/* Prepares a scan of f: its layout and parts; a large single array's as
+ * the paged file a save writes, its page sums in cp's trailer. */
+static bk_status_t scan_init(cp_scan_t *c, const bk_filter_t *f, bk_checkpoint_t *cp)
 {
     memset(c, 0, sizeof *c);
     bk_status_t st = bkf_obj_from_filter(&c->o, f);
@@ -156,7 +169,8 @@ static bk_status_t scan_init(cp_scan_t *c, const bk_filter_t *f)
     c->nsectors = (c->total + CP_SECTOR - 1) / CP_SECTOR;
     if (c->total > SIZE_MAX / 2)
         return BK_ENOMEM;
-    c->parts = bki_calloc(c->o.nparts, sizeof *c->parts);
+    c->nregions = c->o.nparts;
+    c->parts = bki_calloc(c->o.nparts + 1, sizeof *c->parts);
     c->sums = bki_calloc(c->o.nparts, sizeof *c->sums);
     c->meta = bki_malloc((size_t)c->mlen);
     if (!c->parts || !c->sums || !c->meta)
@@ -168,7 +182,49 @@ static bk_status_t scan_init(cp_scan_t *c, const bk_filter_t *f)
         c->parts[i] = (cp_part_t){off, p.length, p.data};
         off += bkf_align64(p.length);
     }
+    if (bkf_obj_pageable(&c->o)) {
+        c->o.paged = true;
+        bkf_paging_of(c->mlen, c->total, &c->g);
+        uint64_t tlen = c->g.size - c->g.trailer;
+        if (cp->trailer_len != tlen) {
+            bki_free(cp->trailer);
+            cp->trailer = bki_calloc(1, (size_t)tlen);
+            cp->trailer_len = cp->trailer ? tlen : 0;
+            if (!cp->trailer)
+                return BK_ENOMEM;
+        }
+        c->trailer = cp->trailer;
+        c->total = c->g.size;
+        c->nsectors = (c->total + CP_SECTOR - 1) / CP_SECTOR;
+        c->parts[c->nregions++] = (cp_part_t){c->g.trailer, tlen, cp->trailer};
+    }
     return BK_OK;
+}
+
+/* A paged scan, once the payload sectors are compared: the sums of the
+ * pages they changed (every page when building) and of their groups. */
+static void scan_pages(cp_scan_t *c, bool build)
+{
+    const cp_part_t *p = &c->parts[0];
+    if (build) {
+        bkf_pages_fill(&c->g, p->data, p->len, c->trailer, &c->o.groups_sum);
+        return;
+    }
+    uint8_t *groups = c->trailer + (c->g.groups_at - c->g.trailer);
+    uint64_t last = UINT64_MAX, last_group = UINT64_MAX;
+    for (uint64_t i = 0; i < c->nchanges; i++) {
+        uint64_t j = c->changes[i].sector * CP_SECTOR / BKF_PAGE - c->g.first;
+        if (j == last || j >= c->g.npages)
+            continue;
+        last = j;
+        bkf_put_u64(c->trailer + j * 8, bkf_page_sum(&c->g, p->data, p->len, j));
+        if (j / BKF_GROUP != last_group && last_group != UINT64_MAX)
+            bkf_put_u64(groups + last_group * 8, bkf_group_sum(&c->g, c->trailer, last_group));
+        last_group = j / BKF_GROUP;
+    }
+    if (last_group != UINT64_MAX)
+        bkf_put_u64(groups + last_group * 8, bkf_group_sum(&c->g, c->trailer, last_group));
+    c->o.groups_sum = XXH3_64bits(groups, (size_t)(c->g.ngroups * 8));
 }
 
 /* Hashes every sector of the serialized form once, computing the payload
@@ -181,6 +237,8 @@ static bk_status_t scan_run(cp_scan_t *c, uint64_t *shadow, bool build)
         const cp_part_t *p = &c->parts[i];
         uint64_t first = (p->off + CP_SECTOR - 1) / CP_SECTOR;
         uint64_t end = (p->off + p->len) / CP_SECTOR;
+        /* (a paged file's payload has no checksum of its own: computed
+         * and ignored) */
         XXH3_state_t sum;
         XXH3_64bits_reset(&sum);
         if (end <= first) {
@@ -201,6 +259,8 @@ static bk_status_t scan_run(cp_scan_t *c, uint64_t *shadow, bool build)
         }
         c->sums[i] = XXH3_64bits_digest(&sum);
     }
+    if (c->o.paged)
+        scan_pages(c, build);
     c->o.sums = c->sums;
     bkf_encode_meta(&c->o, c->meta);
     /* the sectors no payload holds whole */
@@ -342,14 +402,52 @@ static bk_status_t write_journal(const cp_scan_t *c, int jfd, uint64_t ino, uint
     return st;
 }
 
+/* Whether file bytes [a, a + len) of a filter read from a paged file may
+ * lie in a hole: a payload page read as zeros. Everything else there was
+ * written when the file was saved. */
+static bool may_be_hole(const struct bki_pages *pg, uint64_t a, uint64_t len)
+{
+    for (uint64_t p = a / BKF_PAGE; p * BKF_PAGE < a + len; p++) {
+        if (p < pg->g.first || p - pg->g.first >= pg->g.npages)
+            continue;
+        uint64_t j = p - pg->g.first;
+        if ((pg->zero[j >> 6] >> (j & 63)) & 1)
+            return true;
+    }
+    return false;
+}
+
+/* Whether the file system has room to spare for every page the runs of a
+ * paged checkpoint may allocate: twice that and 64 MiB more. Then their
+ * blocks are not allocated one run at a time (a system call each, a
+ * fifth of a new state's first checkpoint); the journal, written first,
+ * still holds every run if the disk fills meanwhile. */
+static bool ample_room(const cp_scan_t *c, int fd)
+{
+    uint64_t need = 0;
+    for (uint64_t i = 0, j; i < c->nchanges; i = j) {
+        j = run_end(c, i);
+        uint64_t a = c->changes[i].sector * CP_SECTOR;
+        if (may_be_hole(c->pg, a, run_bytes(c, i, j)))
+            need += 2 * CP_PAGE; /* a run may straddle two pages */
+    }
+    struct statvfs v;
+    return fstatvfs(fd, &v) == 0 &&
+           (uint64_t)v.f_bavail * v.f_frsize / 2 > need + (UINT64_C(64) << 20);
+}
+
 /* Allocates the file's blocks under every run (a full disk fails here,
  * before anything is written), or writes the runs. */
 static bk_status_t each_run(const cp_scan_t *c, int fd, uint8_t *data, bool write)
 {
+    if (!write && c->pg && ample_room(c, fd))
+        return BK_OK;
     for (uint64_t i = 0, j; i < c->nchanges; i = j) {
         j = run_end(c, i);
         uint64_t a = c->changes[i].sector * CP_SECTOR, len = run_bytes(c, i, j);
         if (!write) {
+            if (c->pg && !may_be_hole(c->pg, a, len))
+                continue;
             if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)a, (off_t)len) != 0 &&
                 errno != EOPNOTSUPP && errno != ENOSYS)
                 return bkf_errno_status();
@@ -446,7 +544,8 @@ static bk_status_t write_in_place(bk_checkpoint_t *cp, const cp_scan_t *c, int f
          * to 2 MiB written back for it). Dropped first, the written pages
          * are cached as single 4 KiB pages. Clean pages only: mapped ones
          * stay. */
-        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        if (!c->pg) /* a paged file's reader reads single pages (pages.c) */
+            (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
         st = each_run(c, fd, data, true);
         if (st == BK_OK && fdatasync(fd) != 0)
             st = bkf_errno_status();
@@ -526,7 +625,15 @@ bk_status_t bk_checkpoint_new(bk_checkpoint_t **out, const bk_filter_t *f, const
     cp->dir = cp->target ? bkf_parent_dir(cp->target) : NULL;
     cp_scan_t c;
     memset(&c, 0, sizeof c);
-    bk_status_t st = cp->dir && cp->journal ? scan_init(&c, f) : BK_ENOMEM;
+    bk_status_t st = cp->dir && cp->journal ? BK_OK : BK_ENOMEM;
+    if (st == BK_OK && f->pages) {
+        /* A filter read from a paged file knows the pages it changed: no
+         * shadow (which would read the whole file). */
+        *out = cp;
+        return BK_OK;
+    }
+    if (st == BK_OK)
+        st = scan_init(&c, f, cp);
     if (st == BK_OK) {
         uint64_t *shadow = bki_malloc((size_t)(c.nsectors ? c.nsectors : 1) * 8);
         st = shadow ? scan_run(&c, shadow, true) : BK_ENOMEM;
@@ -571,10 +678,215 @@ void bk_checkpoint_free(bk_checkpoint_t *cp)
     if (!cp)
         return;
     bki_free(cp->shadow);
+    bki_free(cp->trailer);
     bki_free(cp->target);
     bki_free(cp->journal);
     bki_free(cp->dir);
     bki_free(cp);
+}
+
+/* ---- a filter read from a paged file: the pages it changed ---- */
+
+static int by_u64(const void *a, const void *b)
+{
+    uint64_t x = ((const cp_change_t *)a)->sector, y = ((const cp_change_t *)b)->sector;
+    return x < y ? -1 : x > y;
+}
+
+/* The changes sorted, each sector once. */
+static void sort_unique(cp_scan_t *c)
+{
+    if (c->nchanges > 1)
+        qsort(c->changes, (size_t)c->nchanges, sizeof *c->changes, by_u64);
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < c->nchanges; i++)
+        if (n == 0 || c->changes[n - 1].sector != c->changes[i].sector)
+            c->changes[n++] = c->changes[i];
+    c->nchanges = n;
+}
+
+/* The sectors of page j that differ from the file's: by the sector sums
+ * taken before its first write, or (a shared mapping's) read from fd. */
+static bk_status_t note_page(cp_scan_t *c, const struct bki_pages *pg, int fd, uint64_t j,
+                             uint8_t *buf)
+{
+    const uint64_t *was = bki_pages_sector_sums(pg, j);
+    if (was) {
+        for (uint32_t k = 0; k < BKF_PAGE_SECTORS; k++)
+            if (bkf_sector_sum(pg, j, k) != was[k] &&
+                !note_change(c, (pg->g.first + j) * BKF_PAGE_SECTORS + k, 0))
+                return BK_ENOMEM;
+        return BK_OK;
+    }
+    uint64_t lo, hi;
+    bkf_page_span(&pg->g, j, &lo, &hi);
+    bk_status_t st = bkf_pread_all(fd, buf, hi - lo, lo);
+    if (st != BK_OK)
+        return st;
+    for (uint64_t s = lo / CP_SECTOR; s * CP_SECTOR < hi; s++) {
+        uint64_t a = s * CP_SECTOR < lo ? lo : s * CP_SECTOR;
+        uint64_t b = (s + 1) * CP_SECTOR > hi ? hi : (s + 1) * CP_SECTOR;
+        if (memcmp(pg->map + a, buf + (a - lo), (size_t)(b - a)) != 0 && !note_change(c, s, 0))
+            return BK_ENOMEM;
+    }
+    return BK_OK;
+}
+
+/* The scan of a paged checkpoint: the pages written since the last one
+ * hashed again; for each that changed, its sectors that differ from the
+ * file, the sector of its page sum and of its group's sum; then the
+ * metadata's sectors. *olds (heap, the changed pages' previous sums, for
+ * undo) and *changed (their indices) are the caller's to free. */
+static bk_status_t paged_scan(cp_scan_t *c, const bk_filter_t *f, int fd, uint64_t **changed,
+                              uint64_t **olds, uint64_t *nchanged)
+{
+    struct bki_pages *pg = f->pages;
+    const bkf_paging_t *g = &pg->g;
+    memset(c, 0, sizeof *c);
+    bk_status_t st = bkf_obj_from_filter(&c->o, f);
+    if (st != BK_OK)
+        return st;
+    c->o.paged = true;
+    c->total = g->size;
+    c->mlen = bkf_meta_len(c->o.nparts);
+    c->nsectors = (c->total + CP_SECTOR - 1) / CP_SECTOR;
+    c->nregions = 2;
+    c->parts = bki_calloc(2, sizeof *c->parts);
+    c->meta = bki_malloc((size_t)c->mlen);
+    uint64_t written = bki_pages_written(pg);
+    *changed = bki_malloc((size_t)(written ? written : 1) * 8);
+    *olds = bki_malloc((size_t)(written ? written : 1) * 8);
+    uint8_t *buf = bki_malloc(BKF_PAGE);
+    if (!c->parts || !c->meta || !*changed || !*olds || !buf) {
+        bki_free(buf);
+        return BK_ENOMEM;
+    }
+    c->pg = pg;
+    c->parts[0] = (cp_part_t){g->body, f->nbytes, f->data};
+    c->parts[1] = (cp_part_t){g->trailer, pg->trailer_len, pg->trailer};
+    /* The written pages hashed again; those that changed get their new
+     * sums (the old ones kept for an undo). */
+    *nchanged = 0;
+    for (uint64_t w = 0; w < (g->npages + 63) / 64; w++) {
+        uint64_t bits = __atomic_exchange_n(&pg->written[w], 0, __ATOMIC_ACQ_REL);
+        for (; bits; bits &= bits - 1) {
+            uint64_t j = w * 64 + (uint64_t)__builtin_ctzll(bits);
+            if (*nchanged == written) { /* marked meanwhile: the next one's */
+                __atomic_fetch_or(&pg->written[w], bits, __ATOMIC_RELEASE);
+                break;
+            }
+            uint64_t sum = bkf_page_sum(g, f->data, f->nbytes, j);
+            uint64_t old = bkf_get_u64(pg->trailer + j * 8);
+            if (sum != old) {
+                (*changed)[*nchanged] = j;
+                (*olds)[(*nchanged)++] = old;
+                bkf_put_u64(pg->trailer + j * 8, sum);
+            }
+        }
+    }
+    uint64_t last_group = UINT64_MAX;
+    for (uint64_t i = 0; i < *nchanged && st == BK_OK; i++) {
+        uint64_t j = (*changed)[i], grp = j / BKF_GROUP;
+        st = note_page(c, pg, fd, j, buf);
+        if (st == BK_OK && !note_change(c, (g->trailer + j * 8) / CP_SECTOR, 0))
+            st = BK_ENOMEM;
+        if (st == BK_OK && grp != last_group) {
+            bki_pages_regroup(pg, grp);
+            if (!note_change(c, (g->groups_at + grp * 8) / CP_SECTOR, 0))
+                st = BK_ENOMEM;
+            last_group = grp;
+        }
+    }
+    bki_free(buf);
+    c->o.groups_sum = bki_pages_groups_sum(pg);
+    bkf_encode_meta(&c->o, c->meta);
+    for (uint64_t s = 0; st == BK_OK && s * CP_SECTOR < c->mlen; s++)
+        if (!note_change(c, s, 0))
+            st = BK_ENOMEM;
+    if (st == BK_OK)
+        sort_unique(c);
+    return st;
+}
+
+/* A failed paged checkpoint: the page sums put back and the pages marked
+ * written again, so the next checkpoint writes them. */
+static void paged_undo(struct bki_pages *pg, const uint64_t *changed, const uint64_t *olds,
+                       uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t j = changed[i];
+        bkf_put_u64(pg->trailer + j * 8, olds[i]);
+        __atomic_fetch_or(&pg->written[j >> 6], UINT64_C(1) << (j & 63), __ATOMIC_RELEASE);
+    }
+    for (uint64_t i = 0; i < n; i++)
+        bki_pages_regroup(pg, changed[i] / BKF_GROUP);
+}
+
+/* The checkpoint of a filter read from the paged file at the target, when
+ * the file is still the one it read (same inode, size and header
+ * checksum, as its own last checkpoint left it): the pages its adds
+ * changed, in place through the journal. *other (nothing written) when
+ * the file is another, or the journal's name is taken: the caller saves
+ * whole. */
+static bk_status_t save_paged(bk_checkpoint_t *cp, const bk_filter_t *f,
+                              bk_checkpoint_stats_t *stats, bool *other)
+{
+    struct bki_pages *pg = f->pages;
+    *other = false;
+    if (pg->damage != BK_OK)
+        return pg->damage;
+    int fd = open(cp->target, O_RDWR | O_CLOEXEC);
+    struct stat sb;
+    uint8_t b[8];
+    uint64_t at = BKF_HEADER + (uint64_t)BKF_PART * 1;
+    bool ours = fd >= 0 && fstat(fd, &sb) == 0 && bkf_journal_lock(fd, F_WRLCK) == 0 &&
+                bkf_journal_finish(fd, cp->journal, cp->dir) == BK_OK && fstat(fd, &sb) == 0 &&
+                sb.st_ino == pg->ino && sb.st_dev == pg->dev &&
+                (uint64_t)sb.st_size == pg->g.size && bkf_pread_all(fd, b, 8, at) == BK_OK &&
+                get_u64(b) == pg->head_sum;
+    if (!ours) {
+        if (fd >= 0)
+            close(fd);
+        *other = true;
+        return BK_OK;
+    }
+    cp_scan_t c;
+    uint64_t *changed = NULL, *olds = NULL, nchanged = 0;
+    bk_status_t st = paged_scan(&c, f, fd, &changed, &olds, &nchanged);
+    if (st == BK_OK) {
+        uint64_t pages, journal;
+        change_costs(&c, &pages, &journal);
+        stats->sectors = c.nchanges;
+        stats->pages = pages;
+        if (header_sum(&c) != pg->head_sum || nchanged) {
+            cp->ino = pg->ino;
+            cp->dev = pg->dev;
+            cp->head_sum = pg->head_sum;
+            st = write_in_place(cp, &c, fd, sb.st_mode);
+            if (st == BK_OK) {
+                stats->bytes_written = journal + pages * CP_PAGE;
+                pg->head_sum = header_sum(&c);
+                for (uint64_t i = 0; i < nchanged; i++) /* allocated now */
+                    __atomic_fetch_and(&pg->zero[changed[i] >> 6],
+                                       ~(UINT64_C(1) << (changed[i] & 63)), __ATOMIC_RELAXED);
+            }
+        }
+    }
+    if (st != BK_OK)
+        paged_undo(pg, changed, olds, nchanged);
+    else
+        bki_pages_sector_reset(pg); /* the file holds every page now */
+    int saved = errno;
+    close(fd);
+    scan_free(&c);
+    bki_free(changed);
+    bki_free(olds);
+    errno = saved;
+    if (st == BK_EEXIST) {
+        *other = true;
+        return BK_OK;
+    }
+    return st;
 }
 
 /* The whole file, as bk_filter_save writes it, and any journal left for
@@ -610,8 +922,17 @@ bk_status_t bk_checkpoint_save(bk_checkpoint_t *cp, const bk_filter_t *f,
      * over the mapping, and later adds would go to the unlinked one). */
     if (f->map_base && !f->readonly && bkf_maps_file(f, cp->target))
         return bkf_sync_map(f);
+    if (f->pages) {
+        bool other;
+        bk_status_t st = save_paged(cp, f, stats, &other);
+        if (!other)
+            return st;
+        /* another file: written whole, every page read and checked first */
+        if ((st = bki_pages_all(f, NULL)) != BK_OK)
+            return st;
+    }
     cp_scan_t c;
-    bk_status_t st = scan_init(&c, f);
+    bk_status_t st = scan_init(&c, f, cp);
     if (st != BK_OK) {
         scan_free(&c);
         return st;

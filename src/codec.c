@@ -74,7 +74,10 @@ void bkf_obj_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p)
         p->data = o->bm_data;
         p->length = payload_len(p->kind, p->cells);
     }
-    if (o->sums) {
+    if (o->paged) { /* the page checksums cover the payload */
+        p->sum = 0;
+        p->sum_known = true;
+    } else if (o->sums) {
         p->sum = o->sums[i];
         p->sum_known = true;
     }
@@ -154,16 +157,30 @@ bk_status_t bkf_obj_from_bitmap(bkf_obj_t *o, uint32_t kind, uint64_t n, const u
     return BK_OK;
 }
 
-/* Total serialized size. */
+/* Total serialized size: a paged object's with its page checksums. */
 uint64_t bkf_obj_size(const bkf_obj_t *o)
 {
-    uint64_t total = bkf_meta_len(o->nparts);
+    uint64_t body = bkf_meta_len(o->nparts), total = body;
     for (uint32_t i = 0; i < o->nparts; i++) {
         bkf_part_t p;
         bkf_obj_part(o, i, &p);
         total += bkf_align64(p.length);
     }
+    if (o->paged) {
+        bkf_paging_t g;
+        bkf_paging_of(body, total, &g);
+        total = g.size;
+    }
     return total;
+}
+
+bool bkf_obj_pageable(const bkf_obj_t *o)
+{
+    if (!o->f || o->nparts != 1 || !bki_kind_ops((bk_kind_t)o->kind))
+        return false;
+    bkf_part_t p;
+    bkf_obj_part(o, 0, &p);
+    return p.length >= BKF_PAGED_MIN;
 }
 
 /* Encodes the fixed 128-byte header. */
@@ -173,7 +190,9 @@ static void encode_header(const bkf_obj_t *o, uint64_t file_size, uint8_t out[BK
     memcpy(out + H_MAGIC, bkf_magic, 8);
     /* Version 2 only when there is a key form to record, so every other
      * file keeps the version 1 bytes that older releases read. */
-    put_u32(out + H_VERSION, o->key_form ? BKF_VERSION_KEY_FORM : BKF_VERSION);
+    put_u32(out + H_VERSION, o->paged      ? BKF_VERSION_PAGED
+                             : o->key_form ? BKF_VERSION_KEY_FORM
+                                           : BKF_VERSION);
     put_u32(out + H_KEY_FORM, o->key_form);
     put_u32(out + H_KIND, o->kind);
     put_u32(out + H_HASH, o->hash);
@@ -193,6 +212,10 @@ static void encode_header(const bkf_obj_t *o, uint64_t file_size, uint8_t out[BK
         put_u64(out + H_CK_DELETES, o->ck_deletes);
     } else {
         put_u32(out + H_RB_OPTIONS, o->rb_options);
+    }
+    if (o->paged) {
+        put_u32(out + H_PAGE_SHIFT, BKF_PAGE_SHIFT);
+        put_u64(out + H_GROUPS_SUM, o->groups_sum);
     }
 }
 
@@ -270,7 +293,7 @@ static void meta_range(const bkf_obj_t *o, uint64_t total, uint64_t off, uint8_t
 bk_status_t bkf_obj_range(const bkf_obj_t *o, uint64_t off, void *buf, uint64_t len)
 {
     uint64_t total = bkf_obj_size(o);
-    if ((!buf && len) || off > total || len > total - off)
+    if ((!buf && len) || off > total || len > total - off || o->paged)
         return BK_EINVAL;
     uint8_t *dst = buf;
     uint64_t mlen = bkf_meta_len(o->nparts);
@@ -290,7 +313,7 @@ bk_status_t bkf_obj_range(const bkf_obj_t *o, uint64_t off, void *buf, uint64_t 
 bk_status_t bkf_obj_serialize(const bkf_obj_t *o, void *buf, size_t cap, size_t *written)
 {
     uint64_t total = bkf_obj_size(o);
-    if (!buf || total > cap)
+    if (!buf || total > cap || o->paged) /* paged: files only (file.c) */
         return BK_EINVAL;
     uint8_t *out = buf;
     bkf_encode_meta(o, out);
@@ -324,8 +347,8 @@ bk_status_t bkf_check_prefix(const uint8_t *b, uint64_t have, const char **why)
     if (have < BKF_HEADER)
         FAIL(BK_ECORRUPT, "truncated: shorter than the 128-byte header");
     uint32_t version = bkf_get_u32(b + H_VERSION);
-    if (version != BKF_VERSION && version != BKF_VERSION_KEY_FORM)
-        FAIL(BK_EVERSION, "unknown format version (this library reads versions 1 and 2)");
+    if (version != BKF_VERSION && version != BKF_VERSION_KEY_FORM && version != BKF_VERSION_PAGED)
+        FAIL(BK_EVERSION, "unknown format version (this library reads versions 1 to 3)");
     return BK_OK;
 }
 
@@ -351,7 +374,12 @@ static bk_status_t check_meta_bytes(const uint8_t *b, uint64_t have, uint64_t to
     if (!all_zero(b + table_end + 8, (size_t)(mlen - table_end - 8)))
         FAIL(BK_ECORRUPT, "header padding is not zero");
     uint32_t reserved = bkf_get_u32(b + H_KIND) == BK_KIND_CUCKOO ? H_CK_RESERVED : H_RESERVED;
-    if (!all_zero(b + reserved, BKF_HEADER - reserved) ||
+    /* version 3: the page fields (checked with the header's other fields) */
+    uint32_t reserved_end = bkf_get_u32(b + H_VERSION) == BKF_VERSION_PAGED ? H_PAGE_SHIFT
+                                                                           : BKF_HEADER;
+    if (reserved_end == H_PAGE_SHIFT && !all_zero(b + H_PAGE_SHIFT + 4, 4))
+        FAIL(BK_ECORRUPT, "reserved header bytes are not zero");
+    if (!all_zero(b + reserved, reserved_end - reserved) ||
         (reserved == H_CK_RESERVED && !all_zero(b + H_CK_ITERATIONS + 4, 4)))
         FAIL(BK_ECORRUPT, "reserved header bytes are not zero");
     return BK_OK;
@@ -382,6 +410,11 @@ static void decode_header(const uint8_t *b, bkf_meta_t *m)
         m->rb_options = bkf_get_u32(b + H_RB_OPTIONS);
     }
     m->table = b + BKF_HEADER;
+    m->paged = m->version == BKF_VERSION_PAGED;
+    if (m->paged) {
+        m->page_shift = bkf_get_u32(b + H_PAGE_SHIFT);
+        m->groups_sum = get_u64(b + H_GROUPS_SUM);
+    }
 }
 
 static bool is_filter_kind(uint32_t kind)
@@ -409,6 +442,13 @@ static bk_status_t check_header_fields(const bkf_meta_t *m, uint64_t total, cons
                m->version != BKF_VERSION) {
         FAIL(BK_ECORRUPT, "bitmap header has filter fields set");
     }
+    /* Paged files: a single array's, pages of 4 KiB (the only size). */
+    if (m->paged && (!bki_kind_ops((bk_kind_t)m->kind) || m->nparts != 1))
+        FAIL(BK_ECORRUPT, "page checksums on a kind that has none");
+    if (m->paged && m->page_shift != BKF_PAGE_SHIFT)
+        FAIL(BK_ECORRUPT, "page size is not 4 KiB");
+    if (m->paged && m->key_form > BK_KEY_FORM_EMAIL)
+        FAIL(BK_ECORRUPT, "unknown key form");
     /* One encoding per object: version 1 has no key form (its bytes are
      * reserved, zero), version 2 always has one. */
     if (m->version == BKF_VERSION && m->key_form != 0)
@@ -566,6 +606,18 @@ bk_status_t bkf_parse_meta(const uint8_t *b, uint64_t have, uint64_t total, bkf_
             st = check_part_fields(m, i, &p, why);
         off += bkf_align64(p.length);
     }
+    m->body_end = off;
+    if (st == BK_OK && m->paged) {
+        bkf_paging_t g;
+        bkf_paging_of(bkf_meta_len(m->nparts), off, &g);
+        bkf_part_t p;
+        bkf_decode_part(m, 0, &p);
+        if (p.sum != 0)
+            FAIL(BK_ECORRUPT, "a paged file's payload checksum is not zero");
+        if (p.length < BKF_PAGED_MIN)
+            FAIL(BK_ECORRUPT, "page checksums on a payload too small to have them");
+        off = g.size;
+    }
     if (st == BK_OK && off != m->file_size)
         FAIL(BK_ECORRUPT, "file size disagrees with the payload sizes");
     return st;
@@ -576,11 +628,11 @@ bk_status_t bkf_verify_payloads(const bkf_meta_t *m, const bkf_source_t *s, cons
     for (uint32_t i = 0; i < m->nparts; i++) {
         bkf_part_t p;
         bkf_decode_part(m, i, &p);
-        bk_status_t st = bkf_check_payload(s, &p, s->buf + p.offset, true, why);
+        bk_status_t st = bkf_check_payload(s, &p, s->buf + p.offset, !m->paged, why);
         if (st != BK_OK)
             return st;
     }
-    return BK_OK;
+    return m->paged ? bkf_pages_verify(m, s, NULL, why) : BK_OK;
 }
 
 /* ========================================================================
@@ -632,7 +684,9 @@ static bk_status_t load_part(bk_filter_t **out, const bkf_meta_t *m, uint32_t i,
         if (st != BK_OK && why)
             *why = "read error";
         if (st == BK_OK && !s->buf)
-            st = bkf_check_payload(s, &p, f->data, true, why);
+            st = bkf_check_payload(s, &p, f->data, !m->paged, why);
+        if (st == BK_OK && !s->buf && m->paged)
+            st = bkf_pages_verify(m, s, f->data, why);
     }
     if (st != BK_OK) {
         bki_array_free(f);
@@ -706,6 +760,8 @@ uint64_t bk_filter_serialized_size(const bk_filter_t *f)
 
 bk_status_t bk_filter_serialize(const bk_filter_t *f, void *buf, size_t cap, size_t *written)
 {
+    if (f && bki_pages_all(f, NULL) != BK_OK) /* a paged file's pages, checked first */
+        return BK_ECORRUPT;
     bkf_obj_t o;
     bk_status_t st = bkf_obj_from_filter(&o, f);
     if (st != BK_OK)

@@ -37,6 +37,16 @@ BKI_HIDDEN bk_status_t bkf_verify_payloads(const bkf_meta_t *m, const bkf_source
 BKI_HIDDEN bk_status_t bkf_build_filter(bk_filter_t **out, const bkf_meta_t *m,
                                         const bkf_source_t *s, uint8_t *map, const char **why);
 
+/* ---- pages.c: paged files (pages.h has the rest) ---- */
+
+/* Whether a file save of o is paged (a single array of BKF_PAGED_MIN
+ * payload bytes or more). */
+BKI_HIDDEN bool bkf_obj_pageable(const bkf_obj_t *o);
+/* Checks a whole paged input's page checksums: every page of the payload
+ * (at body, or in s->buf when body is NULL) and the sums over them. */
+BKI_HIDDEN bk_status_t bkf_pages_verify(const bkf_meta_t *m, const bkf_source_t *s,
+                                        const uint8_t *body, const char **why);
+
 /* ---- cuckoo_codec.c: where a cuckoo filter differs ---- */
 BKI_HIDDEN void bkf_cuckoo_obj(bkf_obj_t *o, const bk_filter_t *f);
 BKI_HIDDEN void bkf_cuckoo_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p);

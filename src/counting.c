@@ -276,4 +276,5 @@ const bki_kind_ops_t bki_counting_ops = {
     .remove = bki_counting_remove,
     .counter = bki_counting_count,
     .union_into = bki_counting_union,
+    .reads = bki_reads_line,
 };

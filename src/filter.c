@@ -192,12 +192,14 @@ void bk_filter_free(bk_filter_t *f)
     void *map = f->map_base;
     uint64_t map_len = f->map_len;
     int fd = f->map_fd;
+    struct bki_pages *pages = f->pages;
     /* Payloads that borrow the mapping are left alone, then it goes. */
     const composite_t *c = composite_of(f);
     if (c)
         c->free(f);
     else
         bki_array_free(f);
+    bki_pages_free(pages); /* a load's mapping, after the payload borrowing it */
     if (map)
         munmap(map, (size_t)map_len);
     if (fd >= 0)
@@ -216,6 +218,11 @@ bk_status_t bk_filter_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
     const composite_t *c = composite_of(f);
     if (c)
         return c->add_hash(f, h, was_new);
+    if (BKI_UNLIKELY(f->pages) && !bki_pages_key(f, h, true)) {
+        if (was_new)
+            *was_new = false;
+        return BK_ECORRUPT;
+    }
     bool added = bki_array_add(f, h);
     if (was_new)
         *was_new = added;
@@ -278,7 +285,10 @@ bk_status_t bk_filter_add_atomic(bk_filter_t *f, const void *key, size_t len, bo
         return BK_EREADONLY;
     if (composite_of(f))
         return BK_EKIND;
-    return bki_array_add_atomic(f, bk_filter_hash(f, key, len), was_new);
+    bk_hash_t h = bk_filter_hash(f, key, len);
+    if (f->pages && !bki_pages_key(f, h, true))
+        return BK_ECORRUPT;
+    return bki_array_add_atomic(f, h, was_new);
 }
 
 /* A composite's batch add without a batch call of its own: key by key,
@@ -302,6 +312,16 @@ static bk_status_t one_by_one_add_batch(bk_filter_t *f, const composite_t *c,
             was_new[i] = added;
     }
     return BK_OK;
+}
+
+/* A batch with a key on a damaged page of a paged file: none added (a
+ * batch is checked whole before its adds). */
+static bk_status_t damaged_batch(bool *was_new, size_t n, size_t *at)
+{
+    if (was_new)
+        memset(was_new, 0, n * sizeof *was_new);
+    *at = 0;
+    return BK_ECORRUPT;
 }
 
 bk_status_t bk_filter_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new,
@@ -329,6 +349,8 @@ bk_status_t bk_filter_add_batch_done(bk_filter_t *f, const bk_key_t *keys, size_
         fresh = c->add_batch(f, keys, n, was_new);
     else if (c)
         st = one_by_one_add_batch(f, c, keys, n, was_new, &fresh, at);
+    else if (f->pages && !bki_pages_keys(f, keys, n, true))
+        st = damaged_batch(was_new, n, at);
     else
         fresh = bki_array_add_batch(f, keys, n, was_new);
     if (n_new)
@@ -341,6 +363,8 @@ size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size
     if (n && (!keys || !out))
         return 0;
     const composite_t *c = composite_of(f);
+    if (!c && f->pages)
+        (void)bki_pages_keys(f, keys, n, false); /* damaged pages answer "present" */
     if (!c)
         return bki_array_contains_batch(f, keys, n, out);
     if (c->contains_batch)
@@ -392,6 +416,8 @@ bk_status_t bk_filter_add_hash_batch_done(bk_filter_t *f, const bk_hash_t *hashe
         return BK_EINVAL;
     if (composite_of(f)) {
         st = hash_add_one_by_one(f, hashes, n, was_new, &fresh, at);
+    } else if (f->pages && !bki_pages_hashes(f, hashes, n, true)) {
+        st = damaged_batch(was_new, n, at);
     } else {
         fresh = bki_array_add_hash_batch(f, hashes, n, was_new);
         *at = n;
@@ -412,6 +438,8 @@ size_t bk_filter_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hash
 {
     if (n && (!hashes || !out))
         return 0;
+    if (!composite_of(f) && f->pages)
+        (void)bki_pages_hashes(f, hashes, n, false);
     if (!composite_of(f))
         return bki_array_contains_hash_batch(f, hashes, n, out);
     size_t hits = 0;
@@ -449,6 +477,8 @@ bk_status_t bk_filter_remove(bk_filter_t *f, const void *key, size_t len)
     if (f->readonly)
         return BK_EREADONLY;
     bk_hash_t h = bk_filter_hash(f, key, len);
+    if (!c && f->pages && !bki_pages_key(f, h, true))
+        return BK_ECORRUPT;
     return c ? c->remove(f, h) : bki_array_remove(f, h);
 }
 
@@ -460,6 +490,8 @@ unsigned bk_filter_counter(const bk_filter_t *f, const void *key, size_t len)
         return c->counter(f, h);
     if (c)
         return bk_filter_contains_hash(f, h) ? 1u : 0u;
+    if (f->pages)
+        (void)bki_pages_key(f, h, false);
     return bki_array_counter(f, h);
 }
 
@@ -475,6 +507,8 @@ bk_status_t bk_filter_clear(bk_filter_t *f)
     const composite_t *c = composite_of(f);
     if (c)
         return c->clear(f);
+    if (f->pages)
+        bki_pages_mark_all_written(f);
     bki_array_clear(f);
     return BK_OK;
 }
@@ -492,6 +526,11 @@ bk_status_t bk_filter_union(bk_filter_t *dst, const bk_filter_t *src)
      * answer neither way's lookups correctly. */
     if (dst->key_form && src->key_form && dst->key_form != src->key_form)
         return BK_EINCOMPAT;
+    /* Every page of both is read: checked first. */
+    if (bki_pages_all(dst, NULL) != BK_OK || bki_pages_all(src, NULL) != BK_OK)
+        return BK_ECORRUPT;
+    if (dst->pages)
+        bki_pages_mark_all_written(dst);
     bk_status_t st = c ? c->union_into(dst, src) : bki_array_union(dst, src);
     if (st == BK_OK && !dst->key_form)
         dst->key_form = src->key_form;
@@ -501,6 +540,8 @@ bk_status_t bk_filter_union(bk_filter_t *dst, const bk_filter_t *src)
 bk_status_t bk_filter_clone(bk_filter_t **out, const bk_filter_t *f)
 {
     const composite_t *c = composite_of(f);
+    if (bki_pages_all(f, NULL) != BK_OK)
+        return BK_ECORRUPT;
     bk_status_t st = c ? c->clone(out, f) : bki_array_clone(out, f);
     if (st == BK_OK)
         (*out)->key_form = f->key_form;
@@ -540,12 +581,29 @@ const char *bk_key_form_name(bk_key_form_t form)
 void bk_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
 {
     const composite_t *c = composite_of(f);
+    /* The fill counts every bit: a paged file's pages are checked first
+     * (the whole file read; bk_filter_shape describes one without). */
+    (void)bki_pages_all(f, NULL);
     if (c)
         c->info(f, out);
     else
         bki_array_info(f, out);
     out->mapped = f->map_base != NULL;
     out->readonly = f->readonly;
+}
+
+bool bk_filter_info_fast(const bk_filter_t *f, bk_filter_info_t *out)
+{
+    uint64_t checked, total;
+    bk_filter_pages(f, &checked, &total);
+    if (checked >= total) {
+        bk_filter_info(f, out);
+        return true;
+    }
+    bki_array_info_estimated(f, out); /* only single arrays have pages */
+    out->mapped = f->map_base != NULL;
+    out->readonly = f->readonly;
+    return false;
 }
 
 bk_status_t bk_filter_sub_shape(const bk_filter_t *f, uint32_t i, bk_filter_shape_t *out)

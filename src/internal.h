@@ -35,6 +35,9 @@
  *      redisbloom.c                    chains taken over from RedisBloom
  *      file.c map.c bitmap_file.c      atomic save and reads, mapping,
  *                                      bitmap persistence (on the codec)
+ *      pages.c                         paged files: page checksums, and a
+ *                                      filter that checks pages as keys
+ *                                      touch them
  *      checkpoint.c journal.c fsio.c   checkpoints (writer), their journal's
  *                                      read side, shared file-system pieces:
  *                                      checkpoint -> file -> journal -> fsio
@@ -190,6 +193,9 @@ struct bk_filter {
     /* file mapping (bk_filter_open); owned by the outermost filter */
     void *map_base;
     uint64_t map_len;
+    /* a paged file's pages, checked as keys touch them (pages.c); NULL
+     * for every filter whose bytes were checked when it was made */
+    struct bki_pages *pages;
 };
 
 /* Which 4 KiB pages of a large bitmap's payload were ever written
@@ -404,7 +410,13 @@ typedef struct bki_kind_ops {
                                   bool *out);
     /* sets f's one-key calls (add_key, contains_key, contains_hash) */
     void (*bind)(bk_filter_t *f);
+    /* The payload byte offsets of the 8-byte words (or lines) a key's
+     * probes read, into off (at most BKI_MAX_READS, repeats allowed); their
+     * count. What a paged file checks before a key's probe trusts them
+     * (pages.c). NULL: the kind's file is checked whole when loaded. */
+    uint32_t (*reads)(const bk_filter_t *f, bk_hash_t h, uint64_t *off);
 } bki_kind_ops_t;
+#define BKI_MAX_READS 64u
 
 /* The operations of a single-array kind, from its row in kinds.c; NULL
  * for the others. */
@@ -413,6 +425,8 @@ extern BKI_HIDDEN const bki_kind_ops_t bki_blocked_ops, bki_blocked2_ops, bki_cl
     bki_counting_ops, bki_precise_ops, bki_split_ops, bki_redisbloom_ops;
 /* The prefetch of a kind whose key lies in one 64-byte line (blocked.c). */
 BKI_HIDDEN void bki_prefetch_line(const bk_filter_t *f, bk_hash_t h);
+/* Its reads: the one line (blocked.c). */
+BKI_HIDDEN uint32_t bki_reads_line(const bk_filter_t *f, bk_hash_t h, uint64_t *off);
 
 /* The layout of a kind, from its row in kinds.c; NULL for kinds without a
  * single payload (scalable, window, cuckoo, default, unknown). */
@@ -614,6 +628,9 @@ BKI_HIDDEN void bki_array_clear(bk_filter_t *f);
 BKI_HIDDEN bk_status_t bki_array_union(bk_filter_t *dst, const bk_filter_t *src);
 BKI_HIDDEN bk_status_t bki_array_clone(bk_filter_t **out, const bk_filter_t *f);
 BKI_HIDDEN void bki_array_info(const bk_filter_t *f, bk_filter_info_t *out);
+/* bki_array_info with the set cells expected from the item count instead
+ * of counted: no byte of the payload read. */
+BKI_HIDDEN void bki_array_info_estimated(const bk_filter_t *f, bk_filter_info_t *out);
 /* Popcount over the payload (counting: non-zero counters). */
 BKI_HIDDEN uint64_t bki_cells_set(const bk_filter_t *f);
 
@@ -660,5 +677,22 @@ BKI_HIDDEN bk_status_t bki_scalable_clear(bk_filter_t *f);
 BKI_HIDDEN bk_status_t bki_scalable_union(bk_filter_t *dst, const bk_filter_t *src);
 BKI_HIDDEN bk_status_t bki_scalable_clone(bk_filter_t **out, const bk_filter_t *f);
 BKI_HIDDEN void bki_scalable_info(const bk_filter_t *f, bk_filter_info_t *out);
+
+/* ==== rung 5: pages.c (a filter read from a paged file; pages.h) ========= */
+
+/* The pages key h reads in f (f->pages set) checked; a write marks them
+ * for the next save. false if one is damaged (then its bits read as ones:
+ * a lookup answers "present"; an add must be refused). */
+BKI_HIDDEN bool bki_pages_key(const bk_filter_t *f, bk_hash_t h, bool write);
+BKI_HIDDEN bool bki_pages_keys(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool write);
+BKI_HIDDEN bool bki_pages_hashes(const bk_filter_t *f, const bk_hash_t *hashes, size_t n,
+                                 bool write);
+/* Every page not yet checked, checked (the whole file read): for the
+ * operations that read the whole payload. BK_OK, or the damage. BK_OK
+ * for a filter without pages. */
+BKI_HIDDEN bk_status_t bki_pages_all(const bk_filter_t *f, const char **why);
+/* Every page counted as written (a clear changes them all). */
+BKI_HIDDEN void bki_pages_mark_all_written(const bk_filter_t *f);
+BKI_HIDDEN void bki_pages_free(struct bki_pages *pg);
 
 #endif /* BLOOMKIT_INTERNAL_H */

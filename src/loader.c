@@ -106,6 +106,10 @@ static bk_status_t prepare(bk_filter_loader_t *l)
         return fail(l, st, why);
     if (l->m.kind == BK_KIND_BITMAP || l->m.kind == BK_KIND_BITMAP2)
         return fail(l, BK_EKIND, "the data holds a bitmap, not a filter");
+    /* The serialized form is never paged: a paged file is read from its
+     * file (bk_filter_load), where its pages can be checked as touched. */
+    if (l->m.paged)
+        return fail(l, BK_EVERSION, "a paged filter file, not a serialized filter");
     if (l->m.kind == BK_KIND_WINDOW) {
         bkf_part_t gens, state;
         bkf_decode_part(&l->m, 0, &gens);
@@ -276,6 +280,8 @@ bk_status_t bk_filter_loader_read(const bk_filter_loader_t *l, uint64_t off, voi
 bk_status_t bk_filter_serialize_range(const bk_filter_t *f, uint64_t offset, void *buf,
                                       size_t len)
 {
+    if (f && bki_pages_all(f, NULL) != BK_OK) /* a paged file's pages, checked first */
+        return BK_ECORRUPT;
     bkf_obj_t o;
     bk_status_t st = bkf_obj_from_filter(&o, f);
     if (st != BK_OK)

@@ -6,7 +6,7 @@
  * 64-byte offsets, so a mapped payload is aligned like an allocated one.
  */
 #define _GNU_SOURCE
-#include "codec.h"
+#include "pages.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +64,17 @@ bk_status_t bk_filter_open(bk_filter_t **out, const char *path, bk_map_mode_t mo
         bkf_source_t s = {.buf = map, .read = NULL, .fd = -1};
         st = bkf_build_filter(out, &m, &s, map, why);
     }
+    /* A paged file's pages are checked as keys touch them. */
+    if (st == BK_OK && m.paged) {
+        int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        st = dup < 0 ? BK_EIO : bki_pages_attach(*out, dup, &m, map, map, size, false, why);
+        if (st != BK_OK) {
+            if (dup < 0 && why)
+                *why = "cannot duplicate the file descriptor";
+            bk_filter_free(*out);
+            *out = NULL;
+        }
+    }
     bkf_settle_end(fd);
     if (st != BK_OK) {
         munmap(map, (size_t)size);
@@ -77,6 +88,8 @@ bk_status_t bk_filter_open(bk_filter_t **out, const char *path, bk_map_mode_t mo
     f->map_len = size;
     f->map_fd = fd;
     set_readonly(f, !writable);
+    if (f->pages)
+        bki_pages_bind(f); /* over the calls set_readonly bound */
     return BK_OK;
 }
 
@@ -102,6 +115,34 @@ bk_status_t bk_filter_sync(bk_filter_t *f)
     return bkf_sync_map(f);
 }
 
+/* A paged file's page sums of the pages written since the last sync,
+ * and their groups, recomputed into the mapping (and the filter's copy);
+ * the header's checksum of the groups. */
+static uint64_t sync_pages(const bk_filter_t *f)
+{
+    struct bki_pages *pg = f->pages;
+    uint8_t *map = f->map_base;
+    uint8_t *groups = pg->trailer + (pg->g.groups_at - pg->g.trailer);
+    for (uint64_t w = 0; w < (pg->g.npages + 63) / 64; w++) {
+        uint64_t bits = __atomic_exchange_n(&pg->written[w], 0, __ATOMIC_ACQ_REL);
+        for (; bits; bits &= bits - 1) {
+            uint64_t j = w * 64 + (uint64_t)__builtin_ctzll(bits), i = j / BKF_GROUP;
+            bkf_put_u64(pg->trailer + j * 8, bkf_page_sum(&pg->g, f->data, f->nbytes, j));
+            bkf_put_u64(groups + i * 8, bkf_group_sum(&pg->g, pg->trailer, i));
+        }
+    }
+    /* the sums this filter has read are its own; the rest are the file's */
+    for (uint64_t i = 0; i < pg->g.ngroups; i++) {
+        if (!((pg->gok[i >> 6] >> (i & 63)) & 1))
+            continue;
+        uint64_t first = i * BKF_GROUP;
+        uint64_t n = pg->g.npages - first < BKF_GROUP ? pg->g.npages - first : BKF_GROUP;
+        memcpy(map + pg->g.trailer + first * 8, pg->trailer + first * 8, (size_t)(n * 8));
+    }
+    memcpy(map + pg->g.groups_at, groups, (size_t)(pg->g.ngroups * 8));
+    return bki_pages_groups_sum(pg);
+}
+
 /* Only the mapping's bytes change (through map_base), never *f. */
 bk_status_t bkf_sync_map(const bk_filter_t *f)
 {
@@ -113,6 +154,12 @@ bk_status_t bkf_sync_map(const bk_filter_t *f)
     bk_status_t st = bkf_obj_from_filter(&o, f);
     if (st != BK_OK)
         return st;
+    if (f->pages) {
+        if (f->pages->damage != BK_OK)
+            return f->pages->damage;
+        o.paged = true;
+        o.groups_sum = sync_pages(f);
+    }
     /* The chain cannot have grown (mapped scalable filters do not), so the
      * layout is the one on disk; refuse rather than write past it. */
     if (bkf_obj_size(&o) != f->map_len ||
@@ -130,6 +177,8 @@ bk_status_t bk_filter_verify(const bk_filter_t *f, const char **why)
 {
     if (!f)
         FAIL(BK_EINVAL, "invalid argument");
+    if (f->pages)
+        return bki_pages_all(f, why);
     if (!f->map_base)
         return BK_OK;
     bkf_meta_t m;

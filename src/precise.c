@@ -102,8 +102,16 @@ void bki_precise_prefetch(const bk_filter_t *f, bk_hash_t h)
         __builtin_prefetch(&w[probe_pos(h, i, f->cells) >> 6]);
 }
 
+static uint32_t precise_reads(const bk_filter_t *f, bk_hash_t h, uint64_t *off)
+{
+    for (uint64_t i = 0; i < f->k; i++)
+        off[i] = (probe_pos(h, i, f->cells) >> 6) * 8;
+    return f->k;
+}
+
 /* The kind table's row (kinds.c). */
 const bki_kind_ops_t bki_precise_ops = {
+    .reads = precise_reads,
     .add = bki_precise_add,
     .contains = bki_precise_contains,
     .prefetch = bki_precise_prefetch,

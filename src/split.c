@@ -166,6 +166,12 @@ void bki_split_prefetch(const bk_filter_t *f, bk_hash_t h)
     __builtin_prefetch(block_of(f, h.hi));
 }
 
+static uint32_t split_reads(const bk_filter_t *f, bk_hash_t h, uint64_t *off)
+{
+    off[0] = (uint64_t)((const uint8_t *)block_of(f, h.hi) - f->data);
+    return 1;
+}
+
 /* Atomic ORs, skipping the locked RMW where the bit is already set (the
  * common case in a filled filter; it keeps the line shared between cores). */
 bool bki_split_add_atomic(bk_filter_t *f, bk_hash_t h)
@@ -214,6 +220,7 @@ const bki_kind_ops_t bki_split_ops = {
     .add = bki_split_add,
     .contains = bki_split_contains,
     .prefetch = bki_split_prefetch,
+    .reads = split_reads,
     .add_atomic = bki_split_add_atomic,
     .add_batch = bki_split_add_batch,
     .contains_batch = bki_split_contains_batch,

@@ -17,6 +17,13 @@
 
 #define BKF_VERSION 1u         /* every file without a recorded key form */
 #define BKF_VERSION_KEY_FORM 2u /* version 1 plus the key-form field */
+#define BKF_VERSION_PAGED 3u    /* a single array's file with page checksums */
+#define BKF_PAGE 4096u          /* a paged file's unit of checksumming */
+#define BKF_PAGE_SHIFT 12u
+#define BKF_GROUP 512u          /* page sums per group (one page of sums) */
+/* Payload bytes from which a saved single-array file is paged: below it,
+ * reading the whole file costs no more than a page table would save. */
+#define BKF_PAGED_MIN (UINT64_C(1) << 20)
 #define BKF_HEADER 128u      /* fixed header */
 #define BKF_PART 96u         /* one part-table entry */
 #define BKF_MAX_PARTS 65536u /* scalable chains longer than this are refused */
@@ -32,6 +39,8 @@ enum {
     H_KEY_FORM = 88, /* version 2 only; zero in version 1 */
     H_RB_OPTIONS = 92, /* RedisBloom chains: RedisBloom's options; else 0 */
     H_RESERVED = 96,   /* .. 128, zero (cuckoo filters: from H_CK_RESERVED) */
+    /* version 3 (paged) only; zero otherwise: */
+    H_PAGE_SHIFT = 112, H_GROUPS_SUM = 120,
     /* cuckoo filters (kind 12) only: */
     H_CK_FP_BITS = 92, H_CK_ITERATIONS = 96, H_CK_DELETES = 104,
     H_CK_RESERVED = 112
@@ -93,6 +102,11 @@ typedef struct bkf_obj {
      * the checkpointer hashes every payload anyway, so the metadata need
      * not read them a second time. */
     const uint64_t *sums;
+    /* A paged file (version 3): the part checksums are zero and the page
+     * checksums, behind the payload, cover it; groups_sum is the header's
+     * checksum of the group sums (the writer computes it). */
+    bool paged;
+    uint64_t groups_sum;
 } bkf_obj_t;
 
 /* The decoded and validated metadata. */
@@ -105,7 +119,45 @@ typedef struct bkf_meta {
     uint64_t seed, capacity, items, file_size;
     double fpr, growth, tightening;
     const uint8_t *table; /* nparts entries, inside the caller's buffer */
+    bool paged;           /* version 3 */
+    uint32_t page_shift;  /* version 3: log2 of the page size */
+    uint64_t groups_sum;  /* version 3: checksum of the group sums */
+    uint64_t body_end;    /* end of the last payload's padding (version 3:
+                             where the page checksums begin, rounded up) */
 } bkf_meta_t;
+
+/* Where a paged file's pieces lie (docs/FORMAT.md, "Paged files"): pages
+ * of the payload region [body, end), numbered from the 4 KiB file page
+ * that holds body; their checksums from `trailer`, the group sums from
+ * `groups_at`; the file's size. */
+typedef struct bkf_paging {
+    uint64_t body, end, first, npages, ngroups, trailer, groups_at, size;
+} bkf_paging_t;
+
+static inline uint64_t bkf_align_page(uint64_t x)
+{
+    return (x + BKF_PAGE - 1) & ~(uint64_t)(BKF_PAGE - 1);
+}
+
+static inline void bkf_paging_of(uint64_t body, uint64_t end, bkf_paging_t *g)
+{
+    g->body = body;
+    g->end = end;
+    g->first = body / BKF_PAGE;
+    g->npages = end > body ? (end + BKF_PAGE - 1) / BKF_PAGE - g->first : 0;
+    g->ngroups = (g->npages + BKF_GROUP - 1) / BKF_GROUP;
+    g->trailer = bkf_align_page(end);
+    g->groups_at = g->trailer + bkf_align_page(g->npages * 8);
+    g->size = g->groups_at + ((g->ngroups * 8 + 63) & ~(uint64_t)63);
+}
+
+/* Page j's bytes: [*lo, *hi) of the file. */
+static inline void bkf_page_span(const bkf_paging_t *g, uint64_t j, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t a = (g->first + j) * BKF_PAGE, b = a + BKF_PAGE;
+    *lo = a < g->body ? g->body : a;
+    *hi = b > g->end ? g->end : b;
+}
 
 /* Where payload bytes come from: a whole input in memory (buf), or a
  * reader (file.c's pread) when buf is NULL. */

@@ -78,9 +78,12 @@ static int flush(add_ctx_t *c, const bkc_reader_t *r)
                       "were added and saved, that line and the rest were not",
                       c->path, why[0] ? why : "non-scaling", bkc_reader_name(r),
                       (unsigned long long)line, (unsigned long long)(c->prog->items + at));
-        } else
+        } else if (bkc_filter_damaged(c->f, c->path) == 0) {
             bkc_error("%s: cannot add %s line %llu: %s; file left unchanged", c->path,
                       bkc_reader_name(r), (unsigned long long)line, bk_strerror(st));
+        } else {
+            bkc_error("%s: file left unchanged", c->path);
+        }
         return BKC_EXIT_ERROR;
     }
     bkc_progress_count(c->prog, b->n, n_new);
@@ -130,7 +133,7 @@ int bkc_cmd_add(int argc, char **argv)
     bool stopped = rc == STOPPED || (rc == 0 && stop_signal);
     if (stopped)
         rc = 0;
-    if ((rc == 0 || ctx.full) && bkc_save_filter(f, path) != 0)
+    if ((rc == 0 || ctx.full) && bkc_save_loaded(f, path) != 0)
         rc = BKC_EXIT_ERROR;
     bkc_lock_release(&lock);
     if (stopped) {

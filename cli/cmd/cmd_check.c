@@ -62,6 +62,7 @@ static const char usage[] =
 
 typedef struct {
     const bk_filter_t *f;
+    const char *path; /* the filter's file */
     bool absent;
     bool count_only;
     bool silent;         /* -q: nothing printed, stop at the first selected line */
@@ -88,6 +89,8 @@ static int flush(check_ctx_t *c)
     size_t present = c->time_window
                          ? bkc_window_contains_batch(c->f, b->keys, b->n, b->flags, c->now)
                          : bk_filter_contains_batch(c->f, b->keys, b->n, b->flags);
+    if (bkc_filter_damaged(c->f, c->path) != 0)
+        return BKC_EXIT_ERROR;
     c->prog->items += b->n;
     c->prog->fresh += present; /* counted as "present" in the summary */
     int rc = 0;
@@ -242,8 +245,11 @@ int bkc_cmd_check(int argc, char **argv)
         return BKC_EXIT_ERROR;
     /* A loaded file was verified as it was read; a mapped one is checked
      * here unless asked not to, since a damaged payload would answer "no"
-     * for keys that were added, which a filter must never do. */
-    if ((o.use_mmap && o.verify && bkc_verify_mapped(f, path) != 0) ||
+     * for keys that were added, which a filter must never do. A paged file
+     * (loaded or mapped) checks each page as a key first reads it. */
+    uint64_t pages = 0;
+    bk_filter_pages(f, NULL, &pages);
+    if ((o.use_mmap && o.verify && pages == 0 && bkc_verify_mapped(f, path) != 0) ||
         bkc_key_form_settle(f, path, &o.in, false) != 0) {
         bkc_filter_operand_free(f);
         return BKC_EXIT_ERROR;
@@ -254,7 +260,7 @@ int bkc_cmd_check(int argc, char **argv)
     bkc_stdout_setup();
     bkc_progress_t prog;
     bkc_progress_init(&prog, o.in.pmode, bkc_inputs_size(argv + optind, argc - optind));
-    check_ctx_t ctx = {.f = f, .absent = o.absent, .count_only = o.count_only,
+    check_ctx_t ctx = {.f = f, .path = path, .absent = o.absent, .count_only = o.count_only,
                        .silent = o.silent, .names_only = o.names_only,
                        .max_count = o.max_count,
                        .ninputs = argc - optind > 0 ? argc - optind : 1, .prog = &prog,

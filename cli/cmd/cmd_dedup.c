@@ -247,6 +247,12 @@ static int flush_safe(dedup_ctx_t *c, bkc_batch_t *b, const char *input, uint64_
      * record. */
     bool seen[BKC_BATCH_KEYS];
     (void)bk_filter_contains_hash_batch(c->f, b->hash, b->n, seen);
+    /* A damaged page of a paged state answers "seen": stop before a line
+     * is printed or recorded on its word. */
+    if (bkc_filter_damaged(c->f, c->state) != 0) {
+        bkc_error("%s: state file left at its last checkpoint", c->state);
+        return BKC_EXIT_ERROR;
+    }
     if (c->track)
         for (size_t i = 0; i < b->n; i++) /* a line in flight is seen, not yet recorded */
             seen[i] = seen[i] || bkc_inflight_has(&c->inflight, b->hash[i]);

@@ -1,8 +1,11 @@
 /*
  * bloomkit info: what a filter file holds and how full it is: kind, sizes,
  * k, hash and seed, items added, bits set, the item count estimated from the
- * bits, and the false-positive rate to expect at the current fill. The file
- * is loaded in full, so a damaged payload is reported here too.
+ * bits, and the false-positive rate to expect at the current fill. A file
+ * read whole is verified whole, so a damaged payload is reported here too.
+ * A paged file (a large single array, docs/FORMAT.md) is described from its
+ * header at once, its fill expected from its item count; --verify reads
+ * and checks every page and counts every bit.
  */
 #define _GNU_SOURCE
 #include "commands.h"
@@ -18,7 +21,7 @@
 #include <time.h>
 
 static const char usage[] =
-    "usage: bloomkit info FILE [--json]\n"
+    "usage: bloomkit info FILE [--json] [--verify]\n"
     "\n"
     "Describes the filter FILE: kind, cells, k, bytes, hash and seed, items\n"
     "added, fill, estimated items and the expected false-positive rate at the\n"
@@ -26,7 +29,12 @@ static const char usage[] =
     "bitmap file (distinct --save, once --save, Python's Bitmap): its range\n"
     "of values, bytes, and how many values it holds.\n"
     "\n"
+    "A large filter file (1 MiB and more) has a checksum per 4 KiB page and is\n"
+    "described without reading it: its fill is the one its item count leads one\n"
+    "to expect. --verify reads it whole, checks every page and counts the bits.\n"
+    "\n"
     "  -j, --json         one JSON object instead of text\n"
+    "      --verify       read and check every page of a large file, count its bits\n"
     "  -h, --help         this text\n";
 
 static void json_string(const char *s)
@@ -104,8 +112,15 @@ static void window_json(const bk_filter_info_t *in)
            (unsigned long long)in->window_forgotten_before);
 }
 
+/* How the figures were obtained: counted from a file read whole, or, for
+ * a paged file not read yet, expected from the item count. */
+typedef struct info_how {
+    bool counted;
+    uint64_t pages; /* a paged file's pages; 0 for one read whole */
+} info_how_t;
+
 static void print_json(const char *path, const bk_filter_info_t *inp, const char *kind,
-                       const char *hash, bk_key_form_t form)
+                       const char *hash, bk_key_form_t form, info_how_t how)
 {
     const bk_filter_info_t in = *inp;
     printf("{\"file\":");
@@ -118,7 +133,9 @@ static void print_json(const char *path, const bk_filter_info_t *inp, const char
            in.fpr_target, (unsigned long long)in.cells, in.k, (unsigned long long)in.bytes,
            (unsigned long long)in.items, (unsigned long long)in.cells_set, in.fill,
            in.estimated_items, in.expected_fpr, in.filters);
-    printf(",\"key_form\":\"%s\",\"verified\":true", bk_key_form_name(form));
+    printf(",\"key_form\":\"%s\",\"verified\":%s,\"fill_estimated\":%s,\"pages\":%llu",
+           bk_key_form_name(form), how.counted ? "true" : "false",
+           how.counted ? "false" : "true", (unsigned long long)how.pages);
     if (in.kind == BK_KIND_SCALABLE) {
         const char *sk = bk_kind_name(in.sub_kind);
         printf(",\"sub_kind\":\"%s\",\"growth\":%.17g,\"tightening\":%.17g,"
@@ -131,9 +148,8 @@ static void print_json(const char *path, const bk_filter_info_t *inp, const char
     printf("}\n");
 }
 
-/* The file was read whole, so its checksums were verified on the way. */
 static void print_text(const char *path, const bk_filter_info_t *inp, const char *kind,
-                       const char *hash, bk_key_form_t form)
+                       const char *hash, bk_key_form_t form, info_how_t how)
 {
     const bk_filter_info_t in = *inp;
     char hb[32];
@@ -175,13 +191,27 @@ static void print_text(const char *path, const bk_filter_info_t *inp, const char
                    !(in.kind == BK_KIND_CUCKOO && in.growth > 0) && in.items > in.capacity
                ? " (over capacity)"
                : "");
+    if (!how.counted) {
+        /* nothing read past the header: the fill its items should leave */
+        printf("fill            %.2f%% expected from the items (--verify counts the bits)\n",
+               in.fill * 100);
+        printf("expected FPR    %.4g\n", in.expected_fpr);
+        printf("checksums       a checksum per 4 KiB page, %llu pages, each checked when a key "
+               "first reads it (--verify checks them all)\n",
+               (unsigned long long)how.pages);
+        return;
+    }
     printf("%-16s%llu\n",
            in.kind == BK_KIND_COUNTING ? "counters set" : cuckoo ? "slots used" : "bits set",
            (unsigned long long)in.cells_set);
     printf("fill            %.2f%%\n", in.fill * 100);
     printf("estimated items %.0f\n", in.estimated_items);
     printf("expected FPR    %.4g\n", in.expected_fpr);
-    printf("checksums       verified (the whole file was read)\n");
+    if (how.pages)
+        printf("checksums       verified: all %llu pages (the whole file was read)\n",
+               (unsigned long long)how.pages);
+    else
+        printf("checksums       verified (the whole file was read)\n");
 }
 
 /* A bitmap file (1-bit or 2-bit): its range and counts, loaded and so
@@ -262,16 +292,21 @@ static bool file_kind(const char *path, bk_kind_t *kind)
 
 int bkc_cmd_info(int argc, char **argv)
 {
+    enum { OPT_VERIFY = 256 };
     static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+                                         {"verify", no_argument, 0, OPT_VERIFY},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    bool json = false;
+    bool json = false, verify = false;
     int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
         switch (c) {
         case 'j':
             json = true;
+            break;
+        case OPT_VERIFY:
+            verify = true;
             break;
         default:
             if ((rc = bkc_shared_option(c, argv, usage, NULL, NULL)) >= 0)
@@ -290,16 +325,25 @@ int bkc_cmd_info(int argc, char **argv)
     bk_filter_t *f = bkc_load_filter(path);
     if (!f)
         return BKC_EXIT_ERROR;
+    info_how_t how = {true, 0};
+    bk_filter_pages(f, NULL, &how.pages);
+    const char *why = NULL;
+    bk_status_t vst = verify ? bk_filter_verify(f, &why) : BK_OK;
+    if (vst != BK_OK) {
+        bkc_error("%s: damaged: %s%s%s", path, bk_strerror(vst), why ? ": " : "", why ? why : "");
+        bk_filter_free(f);
+        return BKC_EXIT_ERROR;
+    }
     bk_filter_info_t in;
-    bk_filter_info(f, &in);
+    how.counted = bk_filter_info_fast(f, &in);
     const char *kind = bk_kind_name(in.kind);
     const char *hash = bk_hash_name(in.hash);
     kind = kind ? kind : "?";
     hash = hash ? hash : "?";
     if (json)
-        print_json(path, &in, kind, hash, bk_filter_key_form(f));
+        print_json(path, &in, kind, hash, bk_filter_key_form(f), how);
     else
-        print_text(path, &in, kind, hash, bk_filter_key_form(f));
+        print_text(path, &in, kind, hash, bk_filter_key_form(f), how);
     bk_filter_free(f);
     if (bkc_stdout_finish() != 0)
         return BKC_EXIT_ERROR;

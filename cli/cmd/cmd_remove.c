@@ -183,7 +183,7 @@ int bkc_cmd_remove(int argc, char **argv)
     }
     rc = bkc_for_each_line(argv + optind, argc - optind, in.norm, &prog, remove_line, NULL, &ctx);
     bkc_lineset_free(ctx.added);
-    if (rc == 0 && bkc_save_filter(f, path) != 0)
+    if (rc == 0 && bkc_save_loaded(f, path) != 0)
         rc = BKC_EXIT_ERROR;
     bkc_lock_release(&lock);
     char what[96];

@@ -1050,8 +1050,43 @@ bk_status_t bk_filter_mapping(const bk_filter_t *f, const void **addr, size_t *l
 bk_status_t bk_filter_sync(bk_filter_t *f);
 
 /* Recomputes the payload checksum of a mapped filter and compares it with
- * the stored one: BK_ECORRUPT on mismatch. In-memory filters: BK_OK. */
+ * the stored one: BK_ECORRUPT on mismatch. A filter loaded or opened from
+ * a paged file: checks every page not yet checked (reads the whole file),
+ * BK_ECORRUPT with the offset of the first damaged one. Other in-memory
+ * filters: BK_OK. */
 bk_status_t bk_filter_verify(const bk_filter_t *f, const char **why);
+
+/* Paged files. A single-array filter of 1 MiB or more is saved with a
+ * checksum per 4 KiB page (format version 3, docs/FORMAT.md). Loading or
+ * opening one reads only its header and group checksums; each page is
+ * read and checked the first time a key touches it, so a run costs the
+ * pages it touches, and a checkpoint (bk_checkpoint_save) writes back
+ * just the pages its adds changed.
+ *
+ * A page that fails its check is never trusted: every key on it answers
+ * "present" (a false "absent" is impossible), adds to it fail with
+ * BK_ECORRUPT, and the filter is damaged: bk_filter_damage() returns
+ * BK_ECORRUPT with *why naming the file offset, and saves and checkpoints
+ * refuse it. A program that prints answers should ask bk_filter_damage()
+ * before it does. BK_OK for an undamaged filter and for every filter not
+ * read from a paged file.
+ *
+ * The file must not be changed in place by another writer while it is
+ * loaded (checkpoints of other processes included): a page changed under
+ * a loaded filter fails its check as a damaged one would. */
+bk_status_t bk_filter_damage(const bk_filter_t *f, const char **why);
+
+/* bk_filter_info without reading what has not been read: for a filter
+ * read from a paged file whose pages are not all checked yet, the cells
+ * set, fill and estimated items are the ones its item count leads one to
+ * expect (the fill n keys leave on average), not counted, and false is
+ * returned; bk_filter_info reads and checks every page to count them.
+ * Every other filter: bk_filter_info, and true. */
+bool bk_filter_info_fast(const bk_filter_t *f, bk_filter_info_t *out);
+
+/* Pages of its paged file the filter has checked so far, and in all; 0
+ * and 0 for a filter not read from a paged file. */
+void bk_filter_pages(const bk_filter_t *f, uint64_t *checked, uint64_t *total);
 
 /* ------------------------------------------------------------------------ */
 /* Cuckoo filters                                                            */

@@ -502,6 +502,19 @@ static PyObject *filter_exit(filter_object *self, PyObject *args)
 
 /* ---- single keys -------------------------------------------------------- */
 
+/* A filter read from a paged file that met a damaged page (whose keys
+ * then answer "present", never "absent"): CorruptError with the offset,
+ * and -1; else 0. Asked after every lookup or add, before an answer is
+ * handed out. */
+static int damaged(const bk_filter_t *f)
+{
+    const char *why = NULL;
+    if (!f || bk_filter_damage(f, &why) == BK_OK)
+        return 0;
+    pybk_raise(BK_ECORRUPT, why, NULL);
+    return -1;
+}
+
 PyDoc_STRVAR(add_doc,
 "add(key) -> bool\n--\n\n"
 "Adds a key. Returns True if it was new (not already, possibly falsely,\n"
@@ -523,6 +536,8 @@ static PyObject *filter_add(filter_object *self, PyObject *key_obj)
     Py_DECREF(hold);
     if (faulted)
         return pybk_raise_truncated();
+    if (damaged(self->f) < 0)
+        return NULL;
     if (st != BK_OK)
         return pybk_raise(st, NULL, NULL);
     return PyBool_FromLong(was_new);
@@ -546,7 +561,7 @@ static int contains_key(filter_object *self, PyObject *key_obj)
         pybk_raise_truncated();
         return -1;
     }
-    return found;
+    return damaged(self->f) < 0 ? -1 : found;
 }
 
 PyDoc_STRVAR(contains_doc,
@@ -628,7 +643,7 @@ static int add_chunk(filter_object *self, pybk_chunk_t *c, uint64_t *n_new, bk_s
         pybk_raise_truncated();
         return -1;
     }
-    return 0;
+    return damaged(self->f);
 }
 
 static int contains_chunk(filter_object *self, pybk_chunk_t *c)
@@ -650,7 +665,7 @@ static int contains_chunk(filter_object *self, pybk_chunk_t *c)
     }
     if (!f)
         PyErr_SetString(PyExc_ValueError, "bloomkit.Filter closed during a batch");
-    return f ? 0 : -1;
+    return f ? damaged(f) : -1;
 }
 
 PyDoc_STRVAR(add_many_doc,

@@ -1,0 +1,99 @@
+"""Large filter files are paged (docs/FORMAT.md, "Paged files"): load()
+and open() read a header and the group checksums, then a page per key
+touched, counted here in bytes read (/proc/self/io), never timed. A page
+damaged under a key raises CorruptError naming its offset instead of
+answering; one no key reads costs nothing until verify()."""
+import os
+
+import pytest
+
+import bloomkit
+
+
+def rchar():
+    with open("/proc/self/io") as fp:
+        for line in fp:
+            if line.startswith("rchar:"):
+                return int(line.split()[1])
+    return 0
+
+
+def keys(prefix, n):
+    return ["%s-%d" % (prefix, i) for i in range(n)]
+
+
+@pytest.fixture
+def big(tmp_path):
+    """A 120 MB blocked filter file with 10,000 keys in it."""
+    path = str(tmp_path / "big.bk")
+    f = bloomkit.Filter(100_000_000, 0.01, kind="blocked", seed=5)
+    f.add_many(keys("in", 10_000))
+    f.save(path)
+    with open(path, "rb") as fp:
+        assert int.from_bytes(fp.read(12)[8:12], "little") == 3  # paged
+    return path
+
+
+@pytest.mark.parametrize("how", ["load", "open"])
+def test_a_large_file_costs_the_pages_keys_touch(big, how):
+    before = rchar()
+    f = bloomkit.load(big) if how == "load" else bloomkit.open(big)
+    assert rchar() - before < 64 * 1024, "opening read the file"
+    before = rchar()
+    present = keys("in", 200)
+    assert all(f.contains_many(present))
+    assert all(k in f for k in present)
+    # 200 keys: at most a page and its group of page checksums each
+    assert rchar() - before <= 200 * 2 * 4096
+    assert len(f) == 10_000
+    # absent keys: the answers of the filter as it was saved
+    want = bloomkit.Filter(100_000_000, 0.01, kind="blocked", seed=5)
+    want.add_many(keys("in", 10_000))
+    assert f.contains_many(keys("out", 5000)) == want.contains_many(keys("out", 5000))
+    f.verify()  # the whole file, checked on demand
+    f.close() if how == "open" else None
+
+
+def test_a_damaged_page_under_a_key_raises_with_its_offset(tmp_path):
+    path = str(tmp_path / "one.bk")
+    f = bloomkit.Filter(100_000_000, 0.01, kind="blocked", seed=5)
+    f.add("lonely")
+    f.save(path)
+    # the key's page: the one payload page (past the first) holding data
+    fd = os.open(path, os.O_RDWR)
+    page = os.lseek(fd, 4096, os.SEEK_DATA) // 4096 * 4096
+    os.pwrite(fd, bytes(4096), page)  # its bits cleared: read as is, "absent"
+    os.close(fd)
+    g = bloomkit.load(path)
+    with pytest.raises(bloomkit.CorruptError, match="at byte %d" % page):
+        "lonely" in g
+    with pytest.raises(bloomkit.CorruptError):
+        g.add("lonely")
+    with pytest.raises(bloomkit.CorruptError):
+        g.save(str(tmp_path / "copy.bk"))
+
+
+def test_damage_no_key_reads_waits_for_verify(big):
+    # the middle of the file: a hole in a sparse file no key set a bit in
+    fd = os.open(big, os.O_RDWR)
+    size = os.fstat(fd).st_size
+    mid = size // 2 // 4096 * 4096
+    assert os.lseek(fd, mid, os.SEEK_DATA) > mid + 4096
+    os.pwrite(fd, b"\xff", mid + 7)
+    os.close(fd)
+    f = bloomkit.load(big)
+    assert all(f.contains_many(keys("in", 10_000)))
+    with pytest.raises(bloomkit.CorruptError, match="at byte %d" % mid):
+        f.verify()
+
+
+def test_checkpoint_of_a_loaded_file_writes_in_place(big):
+    ino = os.stat(big).st_ino
+    f = bloomkit.load(big)
+    f.add_many(keys("more", 100))
+    f.checkpoint(big)
+    assert os.stat(big).st_ino == ino, "written whole, not in place"
+    g = bloomkit.load(big)
+    assert all(g.contains_many(keys("in", 10_000) + keys("more", 100)))
+    g.verify()
+    assert len(g) == 10_100
