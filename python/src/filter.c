@@ -1242,7 +1242,10 @@ PyDoc_STRVAR(load_doc,
 "load(path, normalize=None) -> Filter\n--\n\n"
 "Reads a filter file (as written by save() or the bloomkit tool) into\n"
 "memory and validates it: CorruptError / VersionError with the reason\n"
-"for a damaged or foreign file, FileError if it cannot be read. Keys are\n"
+"for a damaged or foreign file, FileError if it cannot be read. A file of\n"
+"1 MiB and more (a paged file) is read as keys touch it, each 4 KiB page\n"
+"checked when first read: a load of a 2 GB file reads kilobytes, and a\n"
+"damaged page raises CorruptError (its offset) at the call that reads it. Keys are\n"
 "spelled in the form the file records (Filter.key_form); normalize= must\n"
 "agree with it (InvalidArgumentError otherwise, as the tool refuses a\n"
 "conflicting --normalize), and sets it for a file that records none.");
@@ -1270,7 +1273,8 @@ static PyObject *filter_load(PyTypeObject *type, PyObject *args, PyObject *kw)
 PyDoc_STRVAR(open_doc,
 "open(path, writable=False, normalize=None) -> Filter\n--\n\n"
 "Maps a filter file instead of reading it: a multi-GB filter answers at\n"
-"once. The header is validated; the payload checksum only by verify().\n"
+"once. The header is validated; the payload checksum only by verify()\n"
+"(a paged file's pages: as keys first read them, as load() does).\n"
 "Read-only mappings raise ReadOnlyError on add; writable ones update the\n"
 "file in place (sync() or close() writes the checksums) and cannot grow\n"
 "a scalable filter. Use it as a context manager to unmap promptly.\n"
