@@ -107,8 +107,9 @@ while [ "$t" -le "$cpus" ]; do
 done
 
 # Text lines: distinct --lines (common's engine on one input) against
-# sort -u | wc -l, on N/10 random words with repeats (the answers must
-# agree), median of 3 runs each, alternating.
+# sort -u | wc -l, and once --lines against sort | uniq -u | wc -l, on N/10
+# random words with repeats (the answers must agree), median of 3 runs
+# each, alternating.
 words=$T/words.txt
 awk -v n=$((N / 10)) 'BEGIN { srand(7); for (i = 0; i < n; i++) printf "word-%d.example/%x\n", int(rand() * n / 3), i % 13 }' >"$words"
 : >"$T/bk_lines.runs"
@@ -132,3 +133,22 @@ echo "| job | tool | time (s) | CPU (s) | peak RSS (MB) | time vs bloomkit | CPU
 echo "|---|---|---:|---:|---:|---:|---:|"
 row "distinct lines" bk_lines bk_lines "bloomkit distinct --lines"
 row "distinct lines" sort_lines bk_lines "LC_ALL=C sort -u \\| wc -l"
+
+# once --lines (the lines seen exactly once) against sort | uniq -u | wc -l,
+# on the same words, alternating, median of 3; the answers must agree.
+: >"$T/bk_once_lines.runs"
+: >"$T/sort_once_lines.runs"
+for r in 1 2 3; do
+    run_once bk_once_lines "$BK" once --lines -c -q "$words"
+    run_once sort_once_lines sh -c "LC_ALL=C sort '$words' | LC_ALL=C uniq -u | wc -l"
+done
+median bk_once_lines
+median sort_once_lines
+o_bk=$(tr -d ' ' <"$T/bk_once_lines.out")
+o_sort=$(tr -d ' ' <"$T/sort_once_lines.out")
+if [ "$o_bk" != "$o_sort" ]; then
+    echo "bench/bitmap.sh: once --lines $o_bk vs sort | uniq -u $o_sort" >&2
+    exit 1
+fi
+row "lines seen once ($o_bk)" bk_once_lines bk_once_lines "bloomkit once --lines -c"
+row "lines seen once ($o_bk)" sort_once_lines bk_once_lines "LC_ALL=C sort \\| uniq -u \\| wc -l"

@@ -49,7 +49,8 @@ static const char distinct_usage[] =
     "                     lines compared byte for byte, within --memory,\n"
     "                     partitions spilled to --tmpdir DIR, on every core,\n"
     "                     as common does); with --print, the distinct lines\n"
-    "                     in first appearance per partition (not sorted)\n"
+    "                     in first appearance per partition (not sorted).\n"
+    "                     One INPUT (several: cat them into it)\n"
     "\n"
     "One meaning per letter in every command: -m is --memory (it was --max\n"
     "here before; a bare number after -m is refused) and -w is --window, so\n"
@@ -57,6 +58,7 @@ static const char distinct_usage[] =
 
 static const char once_usage[] =
     "usage: bloomkit once [--max N] [--count] [INPUT...]\n"
+    "       bloomkit once --lines [--count] [--memory SIZE] [INPUT]\n"
     "\n"
     "Prints, in increasing order, the integers that appear exactly once in the\n"
     "INPUTs (files, or - for standard input; default standard input), one per\n"
@@ -74,6 +76,12 @@ static const char once_usage[] =
     "  -q, --quiet        no progress\n"
     "      --progress     progress even when not on a terminal\n"
     "  -h, --help         this text\n"
+    "      --lines        the lines of any text that appear exactly once\n"
+    "                     instead (sort | uniq -u, exact: lines compared byte\n"
+    "                     for byte, within --memory, partitions spilled to\n"
+    "                     --tmpdir DIR, on every core, as common does), in\n"
+    "                     first appearance per partition (not sorted). One\n"
+    "                     INPUT (several: cat them into it)\n"
     "\n"
     "One meaning per letter in every command: -m is --memory (it was --max\n"
     "here before; a bare number after -m is refused) and -w is --window, so\n"
@@ -491,10 +499,11 @@ static int run(int argc, char **argv, bool once)
     return rc;
 }
 
-/* distinct --lines: distinct's words turned into common's (--print drops
- * --count; --max and --width are for integers), then the join of one
- * input. */
-static int distinct_lines(int argc, char **argv)
+/* distinct --lines and once --lines: their words turned into common's
+ * (distinct counts unless --print, once prints unless --count, as they do
+ * for integers; --max and --width are for integers), then the join of one
+ * input (join: bkc_cmd_distinct_lines or bkc_cmd_once_lines). */
+static int lines_join(int argc, char **argv, int (*join)(int, char **), bool count_default)
 {
     char **av = calloc((size_t)argc + 2, sizeof *av);
     if (!av) {
@@ -524,13 +533,13 @@ static int distinct_lines(int argc, char **argv)
         }
         av[n++] = argv[i];
     }
-    if (!print) { /* before the operands: getopt stops at "--" */
+    if (count_default && !print) { /* before the operands: getopt stops at "--" */
         memmove(av + 2, av + 1, (size_t)(n - 1) * sizeof *av);
         av[1] = count_opt;
         n++;
     }
     av[n] = NULL;
-    int rc = bkc_cmd_distinct_lines(n, av);
+    int rc = join(n, av);
     free(av);
     return rc;
 }
@@ -539,7 +548,7 @@ int bkc_cmd_distinct(int argc, char **argv)
 {
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--lines") == 0)
-            return distinct_lines(argc, argv);
+            return lines_join(argc, argv, bkc_cmd_distinct_lines, true);
     return run(argc, argv, false);
 }
 
@@ -547,8 +556,6 @@ int bkc_cmd_once(int argc, char **argv)
 {
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--lines") == 0)
-            return bkc_usage_error("once --lines is not there yet: for the lines of text that "
-                                   "appear once, use sort | uniq -u (distinct --lines counts "
-                                   "the distinct ones)");
+            return lines_join(argc, argv, bkc_cmd_once_lines, false);
     return run(argc, argv, true);
 }

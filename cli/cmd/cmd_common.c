@@ -318,11 +318,15 @@ static void ticker_stop(ticker_t *t, bool summary)
     pthread_cond_destroy(&t->cv);
 }
 
-static int common_main(int argc, char **argv, int min_inputs);
+/* What common_main runs: common (every input's common lines), or the
+ * join of one input: its distinct lines, or those it holds exactly once. */
+typedef enum { JOIN_COMMON, JOIN_DISTINCT, JOIN_ONCE } join_what_t;
+
+static int common_main(int argc, char **argv, join_what_t what);
 
 int bkc_cmd_common(int argc, char **argv)
 {
-    return common_main(argc, argv, 2);
+    return common_main(argc, argv, JOIN_COMMON);
 }
 
 /* distinct --lines: the exact join of one input (its distinct lines), so
@@ -331,15 +335,31 @@ int bkc_cmd_common(int argc, char **argv)
  * rewrote distinct's); no input is standard input. */
 int bkc_cmd_distinct_lines(int argc, char **argv)
 {
-    return common_main(argc, argv, 0);
+    return common_main(argc, argv, JOIN_DISTINCT);
 }
 
-static int common_main(int argc, char **argv, int min_inputs)
+/* once --lines: the same join, a line met twice marked as it is loaded
+ * (bkc_join_t.once), so the lines left are those held exactly once. */
+int bkc_cmd_once_lines(int argc, char **argv)
+{
+    return common_main(argc, argv, JOIN_ONCE);
+}
+
+static int common_main(int argc, char **argv, join_what_t what)
 {
     common_opts_t o;
-    int rc = parse_options(argc, argv, &o, min_inputs);
+    int rc = parse_options(argc, argv, &o, what == JOIN_COMMON ? 2 : 0);
     if (rc >= 0)
         return rc;
+    const char *cmd = what == JOIN_ONCE ? "once" : "distinct";
+    /* One input: the join of several is what they share, not what they
+     * hold together. */
+    if (what != JOIN_COMMON && argc - optind > 1)
+        return bkc_usage_error("%s --lines reads one input (for several, as one: cat them "
+                               "into it, `cat a b | bloomkit %s --lines`)",
+                               cmd, cmd);
+    if (what == JOIN_ONCE && o.approx)
+        return bkc_usage_error("once --lines is exact: --approx is for common");
     static char stdin_path[] = "-";
     static char *only_stdin[] = {stdin_path, NULL};
     if (argc == optind) { /* distinct --lines with no INPUT */
@@ -350,6 +370,7 @@ static int common_main(int argc, char **argv, int min_inputs)
     uint32_t n = (uint32_t)(argc - optind);
     bkc_join_t join;
     join_setup(&join, &o);
+    join.once = what == JOIN_ONCE;
     raise_nofile();
     bkc_join_src_t *srcs = NULL;
     if (bkc_join_sources_open(&join, argv + optind, n, &srcs) != 0) {

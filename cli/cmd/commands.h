@@ -20,5 +20,6 @@ int bkc_cmd_once(int argc, char **argv);
 int bkc_cmd_common(int argc, char **argv);
 /* distinct --lines (cmd_bitmap.c hands it common's arguments). */
 int bkc_cmd_distinct_lines(int argc, char **argv);
+int bkc_cmd_once_lines(int argc, char **argv);
 
 #endif /* BKC_COMMANDS_H */

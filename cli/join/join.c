@@ -74,9 +74,13 @@ static int spill_key(dump_t *d, const char *key, size_t len)
     return 0;
 }
 
+/* A line of the set into the spill; once --lines: a line already seen
+ * twice goes twice, so its partition sees it more than once too. */
 static int dump_entry(void *vd, const char *key, size_t len, uint32_t stamp)
 {
-    (void)stamp;
+    const dump_t *d = vd;
+    if (d->join->once && stamp == 1 && spill_key(vd, key, len) != 0)
+        return -1;
     return spill_key(vd, key, len);
 }
 
@@ -280,6 +284,14 @@ static int insert_batch(bkc_join_t *join, bkc_join_src_t *srcs, uint32_t n, unsi
                        : -1;
         if (ins == BKC_SET_NOMEM)
             return bkc_join_fail(join, "out of memory (try a smaller --memory)");
+        if (ins == BKC_SET_OLD && join->once) {
+            /* seen twice: never emitted (a single input's lines are
+             * emitted with stamp 0) */
+            uint32_t *st =
+                bkc_lineset_stamp(join->set, b->lo[j], bkc_join_batch_key(b, j), b->len[j]);
+            if (st)
+                *st = 1;
+        }
     }
     return LOADED;
 }

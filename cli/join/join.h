@@ -45,6 +45,10 @@ typedef struct bkc_join {
      * threads); non-zero stops the join. NULL: emit, line by line. */
     int (*emit_lines)(void *ctx, const char *bytes, size_t len);
     bool count_only;        /* the common lines are counted, not emitted */
+    /* once --lines (one input): a line met again while the input is
+     * loaded is marked as seen twice, so the lines emitted are those the
+     * input holds exactly once */
+    bool once;
     unsigned threads;       /* workers for the exact join (0 or 1: one) */
     /* Lines up to this long fit in the memory set aside beside mem; a
      * longer one is held anyway (the join stays exact) and reported in

@@ -159,7 +159,8 @@ static uint64_t map_split(const mapped_t *m, uint64_t pos)
  * is claimed by swapping its hash in; its meta is written right after, so
  * a thread that finds an equal hash waits for the meta before comparing.
  * The table always has free slots (sized from the line count). */
-static void insert(table_t *t, const char *base, uint64_t h, uint64_t off, size_t len)
+static void insert(table_t *t, const char *base, uint64_t h, uint64_t off, size_t len,
+                   bool once)
 {
     for (uint64_t i = home_of(t, h);; i = next_slot(t, i)) {
         slot_t *s = &t->slots[i];
@@ -178,10 +179,15 @@ static void insert(table_t *t, const char *base, uint64_t h, uint64_t off, size_
             __builtin_ia32_pause();
         if (meta_len(m) != len || memcmp(base + meta_off(m), base + off, len) != 0)
             continue;
-        while (off < meta_off(m) &&
-               !__atomic_compare_exchange_n(&s->meta, &m, pack(off, len, meta_stamp(m)), false,
-                                            __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-            ;
+        /* the earlier offset kept; once --lines: marked as seen twice (a
+         * single input's entries are emitted with stamp 0) */
+        for (;;) {
+            uint64_t want = pack(off < meta_off(m) ? off : meta_off(m), len,
+                                 once ? 1 : meta_stamp(m));
+            if (want == m || __atomic_compare_exchange_n(&s->meta, &m, want, false,
+                                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                break;
+        }
         return;
     }
 }
@@ -422,7 +428,7 @@ static void *build_part(void *vp)
             __builtin_prefetch(&r->t.slots[home_of(&r->t, h[n])], 1);
         }
         for (uint32_t j = 0; j < n; j++)
-            insert(&r->t, base, h[j], off[j], len[j]);
+            insert(&r->t, base, h[j], off[j], len[j], r->join->once);
     }
     return NULL;
 }

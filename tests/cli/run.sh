@@ -567,8 +567,23 @@ check "... the same count" test "$(cat out)" -eq "$ndist"
 rc 0 "distinct --lines --print" "$BK" distinct --lines --print textlines
 check "... prints each distinct line once" sh -c "LC_ALL=C sort out >sorted.o && LC_ALL=C sort -u textlines | cmp -s - sorted.o"
 rc 2 "distinct --lines --max: refused (integers only)" "$BK" distinct --lines --max 5 textlines
-rc 2 "once --lines: not there yet, says what to use" "$BK" once --lines textlines
-check "... sort | uniq -u" grep -q 'sort | uniq -u' err
+rc 2 "distinct --lines of two inputs: refused (it would be their common lines)" \
+    "$BK" distinct --lines textlines ints
+check "... saying to cat them" grep -q 'cat' err
+# once --lines: the lines that appear exactly once, as sort | uniq -u; the
+# same within 64K (partitions spilled, a line's copies in one partition)
+# on 2 threads, and from standard input
+LC_ALL=C sort textlines | LC_ALL=C uniq -u >once.want
+nonce=$(lines once.want)
+check "the input has lines seen once ($nonce) and more often" \
+    sh -c "[ '$nonce' -gt 1000 ] && [ '$nonce' -lt '$ndist' ]"
+rc 0 "once --lines" "$BK" once --lines textlines
+check "... prints sort | uniq -u's lines" sh -c "LC_ALL=C sort out | cmp -s - once.want"
+rc 0 "once --lines --count within 64K of memory, 2 threads" "$BK" once --lines -c -m 64K -t 2 textlines
+check "... the same count" test "$(cat out)" -eq "$nonce"
+rc 0 "once --lines from standard input, 1 thread, 64K" sh -c "'$BK' once --lines -c -t 1 -m 64K <textlines"
+check "... the same count" test "$(cat out)" -eq "$nonce"
+rc 2 "once --lines --approx: refused (exact only)" "$BK" once --lines --approx textlines
 rc 0 "once" "$BK" once ints
 check "once = uniq -u" sh -c "sort -n ints | uniq -u | cmp -s - out"
 rc 0 "once --count" "$BK" once --count ints
