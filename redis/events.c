@@ -6,13 +6,23 @@
 #include "events.h"
 
 #include <ctype.h>
+#include <string.h>
+
+bool bkr_acl_categories;
 
 int bkr_create_commands(RedisModuleCtx *ctx, const bkr_command_t *cmds, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, 1,
                                       cmds[i].lastkey, 1) != REDISMODULE_OK)
             return REDISMODULE_ERR;
+        RedisModuleCommand *c =
+            bkr_acl_categories ? RedisModule_GetCommand(ctx, cmds[i].name) : NULL;
+        if (c && RedisModule_SetCommandACLCategories(
+                     c, strncmp(cmds[i].name, "cf.", 3) == 0 ? "cuckoo" : "bloom") !=
+                     REDISMODULE_OK)
+            return REDISMODULE_ERR;
+    }
     return REDISMODULE_OK;
 }
 

@@ -26,8 +26,12 @@ typedef struct bkr_command {
     const char *flags;
     int lastkey;
 } bkr_command_t;
-/* Registers n commands; REDISMODULE_ERR if Redis refuses one. */
+/* Registers n commands, each in the ACL category @cuckoo (CF.*) or
+ * @bloom (the rest) when bkr_acl_categories; REDISMODULE_ERR if Redis
+ * refuses one. */
 int bkr_create_commands(RedisModuleCtx *ctx, const bkr_command_t *cmds, size_t n);
+/* Whether the server took the module's ACL categories (module.c). */
+extern bool bkr_acl_categories;
 
 #pragma GCC visibility pop
 

@@ -86,7 +86,38 @@ static const char *api_init(RedisModuleCtx *ctx)
     if (RedisModule_GetApi("RedisModule_TryCalloc", (void *)&RedisModule_TryCalloc) !=
         REDISMODULE_OK)
         RedisModule_TryCalloc = NULL;
+    /* Optional (7.2, 7.4, Valkey 8): @bloom and @cuckoo (acl_categories). */
+    static const struct {
+        const char *name;
+        void *slot;
+    } acl_api[] = {BKR_FN(RedisModule_AddACLCategory),
+                   BKR_FN(RedisModule_SetCommandACLCategories), BKR_FN(RedisModule_GetCommand)};
+    for (size_t i = 0; i < sizeof acl_api / sizeof acl_api[0]; i++)
+        if (RedisModule_GetApi(acl_api[i].name, acl_api[i].slot) != REDISMODULE_OK)
+            memset(acl_api[i].slot, 0, sizeof(void (*)(void)));
     return NULL;
+}
+
+/* The ACL categories operators give users of a filter module, as
+ * RedisBloom and valkey-bloom name them: @bloom (BF, CBF, WBF) and @cuckoo
+ * (CF), so `ACL SETUSER app +@bloom` grants them all. Where the server has
+ * no categories of a module's own, a log line says so and the commands
+ * keep only the server's own (@read, @write, @fast, ...). */
+static void acl_categories(RedisModuleCtx *ctx)
+{
+    bool api = RedisModule_AddACLCategory && RedisModule_SetCommandACLCategories &&
+               RedisModule_GetCommand;
+    if (api && RedisModule_AddACLCategory(ctx, "bloom") == REDISMODULE_OK &&
+        RedisModule_AddACLCategory(ctx, "cuckoo") == REDISMODULE_OK) {
+        bkr_acl_categories = true;
+        return;
+    }
+    RedisModule_Log(ctx, "notice",
+                    api ? "bloomkit: the ACL categories @bloom and @cuckoo are taken (another "
+                          "filter module?): the commands are in the server's own categories only"
+                        : "bloomkit: this server has no ACL categories of a module's own (Redis "
+                          "7.4, Valkey 8): no @bloom or @cuckoo; the commands are in the "
+                          "server's own categories (@read, @write, @fast, ...)");
 }
 
 /* Every byte a filter holds comes from Redis' allocator, so used_memory,
@@ -230,6 +261,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             return REDISMODULE_ERR;
         bkr_family_set_type(families[i], t);
     }
+    acl_categories(ctx); /* before any command, each of which names its category */
     if (bkr_rb_register(ctx) != REDISMODULE_OK || bkr_wbf_register(ctx) != REDISMODULE_OK ||
         bkr_cf_register(ctx) != REDISMODULE_OK || bkr_stats_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;

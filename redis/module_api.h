@@ -66,6 +66,7 @@ typedef struct RedisModuleCtx RedisModuleCtx;
 typedef struct RedisModuleKey RedisModuleKey;
 typedef struct RedisModuleString RedisModuleString;
 typedef struct RedisModuleType RedisModuleType;
+typedef struct RedisModuleCommand RedisModuleCommand;
 typedef struct RedisModuleIO RedisModuleIO;
 typedef struct RedisModuleInfoCtx RedisModuleInfoCtx;
 typedef void (*RedisModuleInfoFunc)(RedisModuleInfoCtx *ctx, int for_crash_report);
@@ -123,6 +124,13 @@ BKR_API(int, RedisModule_GetApi, (const char *name, void *funcptr));
 BKR_API(void, RedisModule_SetModuleAttribs, (RedisModuleCtx *ctx, const char *name, int ver,
                                              int apiver));
 BKR_API(int, RedisModule_IsModuleNameBusy, (const char *name));
+/* ACL categories of a module's own (optional: AddACLCategory since Redis
+ * 7.4 and Valkey 8, SetCommandACLCategories since 7.2, GetCommand 7.0;
+ * NULL where the server lacks them). AddACLCategory only inside OnLoad. */
+BKR_API(int, RedisModule_AddACLCategory, (RedisModuleCtx *ctx, const char *name));
+BKR_API(int, RedisModule_SetCommandACLCategories, (RedisModuleCommand *cmd,
+                                                   const char *categories));
+BKR_API(RedisModuleCommand *, RedisModule_GetCommand, (RedisModuleCtx *ctx, const char *name));
 BKR_API(void, RedisModule_SetModuleOptions, (RedisModuleCtx *ctx, int options));
 BKR_API(int, RedisModule_CreateCommand, (RedisModuleCtx *ctx, const char *name,
                                          RedisModuleCmdFunc cmdfunc, const char *strflags,

@@ -83,6 +83,20 @@ expect "redis-cli arity error (RedisBloom's, command named in lower case)" "ERR 
 expect "redis-cli CBF.ADD" 1 CBF.ADD c x
 expect "redis-cli CBF.DEL" 1 CBF.DEL c x
 expect "redis-cli CBF.EXISTS after DEL" 0 CBF.EXISTS c x
+# ACL categories: @bloom (BF, CBF, WBF) and @cuckoo (CF) where the server
+# lets a module add its own (Redis 7.4, Valkey 8); else a log line says so
+if cats=$(cli ACL CAT bloom 2>&1) && echo "$cats" | grep -qx 'bf.add'; then
+    if echo "$cats" | grep -qx cbf.add && echo "$cats" | grep -qx wbf.add &&
+        ! echo "$cats" | grep -qx cf.add && cli ACL CAT cuckoo | grep -qx cf.add; then
+        ok "ACL: @bloom holds bf.add, cbf.add, wbf.add; @cuckoo holds cf.add"
+    else
+        bad "ACL: categories hold the wrong commands"
+    fi
+elif grep -q "no ACL categories of a module's own" "$WORK/cli/log"; then
+    ok "ACL: a server without module categories ($(echo "$cats" | head -n 1)) is told in the log"
+else
+    bad "ACL: no @bloom, and nothing in the log says why"
+fi
 
 # The examples: a cache-penetration guard in PHP and in Python.
 if command -v php >/dev/null && php -m 2>/dev/null | grep -qx redis; then
