@@ -120,6 +120,8 @@ check "the damage and its offset named" grep -q "damaged.*at byte $page" err
 check "the state file is left alone" same n.bk n.damaged
 rc 2 "check of that line" "$BK" check n.bk near
 check "check prints nothing" sh -c "[ ! -s out ]"
+rc 2 "check --mmap of that line" "$BK" check --mmap n.bk near
+check "check --mmap prints nothing" sh -c "[ ! -s out ]"
 rc 2 "add to that page" "$BK" add n.bk near
 check "the file is left alone after add" same n.bk n.damaged
 
