@@ -400,10 +400,14 @@ check "... counts 3000001" test "$(cat out)" = 3000001
 # scalable filter: add saves it whole. A large single array is a paged
 # file, which add writes back in place through a journal: no temp file.)
 "$BK" create killed.bk -n 100M -p 0.01 --kind scalable --seed 3
+# bits in every 4 KiB block, so each save writes (and syncs) 120 MB, not
+# a sparse file of a few blocks that is gone before it can be caught
+seq 1 2000000 | "$BK" add -q killed.bk
 ls killed.bk.tmp-* >/dev/null 2>&1 && bad "no temp file before the test" || ok "no temp file before the test"
 seq 1 10 >ten
 i=0
-while [ $i -lt 3 ]; do
+# until one is caught mid-save (the kill may land before or after it)
+while [ $i -lt 10 ] && ! ls killed.bk.tmp-* >/dev/null 2>&1; do
     "$BK" add -q killed.bk ten &
     pid=$!
     j=0
