@@ -361,19 +361,61 @@ bool bki_pages_key(const bk_filter_t *f, bk_hash_t h, bool write)
     return fine;
 }
 
-bool bki_pages_keys(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool write)
+/* A batch's pages not read yet, and their groups of sums, asked of the
+ * kernel at once (POSIX_FADV_WILLNEED) before they are read one by one:
+ * from a cold disk the reads then overlap instead of waiting in turn. Only
+ * for a batch with several such pages (a cached file gains nothing and
+ * pays a system call each). */
+static void ask_ahead(const bk_filter_t *f, const bk_hash_t *hashes, size_t n)
 {
-    bool fine = true;
-    for (size_t i = 0; i < n; i++)
-        fine &= bki_pages_key(f, bki_key_hash(f->hash, f->seed, keys[i].ptr, keys[i].len), write);
-    return fine;
+    struct bki_pages *pg = f->pages;
+    if (!pg->own_map || pg->nchecked >= pg->g.npages)
+        return;
+    uint64_t want[256];
+    size_t m = 0;
+    for (size_t i = 0; i < n && m < 256; i++) {
+        uint64_t off[BKI_MAX_READS];
+        uint32_t k = bki_kind_ops(f->kind)->reads(f, hashes[i], off);
+        for (uint32_t r = 0; r < k && m < 256; r++) {
+            uint64_t j = (pg->g.body + off[r]) / BKF_PAGE - pg->g.first;
+            if (!has(pg->ok, j) && !(j >= pg->hole_lo && j < pg->hole_hi))
+                want[m++] = j;
+        }
+    }
+    if (m < 8)
+        return;
+    for (size_t i = 0; i < m; i++) {
+        uint64_t lo, hi, grp = want[i] / BKF_GROUP;
+        bkf_page_span(&pg->g, want[i], &lo, &hi);
+        (void)posix_fadvise(pg->fd, (off_t)lo, (off_t)(hi - lo), POSIX_FADV_WILLNEED);
+        if (!has(pg->gok, grp))
+            (void)posix_fadvise(pg->fd, (off_t)(pg->g.trailer + grp * BKF_GROUP * 8),
+                                BKF_PAGE, POSIX_FADV_WILLNEED);
+    }
 }
 
 bool bki_pages_hashes(const bk_filter_t *f, const bk_hash_t *hashes, size_t n, bool write)
 {
     bool fine = true;
-    for (size_t i = 0; i < n; i++)
-        fine &= bki_pages_key(f, hashes[i], write);
+    for (size_t i = 0; i < n; i += 256) {
+        size_t c = n - i < 256 ? n - i : 256;
+        ask_ahead(f, hashes + i, c);
+        for (size_t j = i; j < i + c; j++)
+            fine &= bki_pages_key(f, hashes[j], write);
+    }
+    return fine;
+}
+
+bool bki_pages_keys(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool write)
+{
+    bool fine = true;
+    bk_hash_t h[256];
+    for (size_t i = 0; i < n; i += 256) {
+        size_t c = n - i < 256 ? n - i : 256;
+        for (size_t j = 0; j < c; j++)
+            h[j] = bki_key_hash(f->hash, f->seed, keys[i + j].ptr, keys[i + j].len);
+        fine &= bki_pages_hashes(f, h, c, write);
+    }
     return fine;
 }
 
