@@ -1052,7 +1052,24 @@ static PyObject *filter_save(filter_object *self, PyObject *args)
     bk_status_t st = BK_EINVAL;
     const char *why = NULL;
     pybk_lock(&self->lock);
-    if (self->f) {
+    uint64_t pages = 0;
+    if (self->f)
+        bk_filter_pages(self->f, NULL, &pages);
+    if (self->f && pages) {
+        /* A filter loaded from a paged file, saved back to that file:
+         * the pages its adds changed, in place through a journal (as
+         * checkpoint() writes them), not the whole file again; to another
+         * path, a whole save (the checkpoint's own choice). */
+        bk_checkpoint_t *cp = NULL;
+        st = bk_filter_damage(self->f, &why);
+        Py_BEGIN_ALLOW_THREADS
+        if (st == BK_OK)
+            st = bk_checkpoint_new(&cp, self->f, PyBytes_AS_STRING(path));
+        if (st == BK_OK)
+            st = bk_checkpoint_save(cp, self->f, NULL);
+        bk_checkpoint_free(cp);
+        Py_END_ALLOW_THREADS
+    } else if (self->f) {
         Py_BEGIN_ALLOW_THREADS
         st = bk_filter_save_why(self->f, PyBytes_AS_STRING(path), false, &why);
         Py_END_ALLOW_THREADS

@@ -97,3 +97,18 @@ def test_checkpoint_of_a_loaded_file_writes_in_place(big):
     assert all(g.contains_many(keys("in", 10_000) + keys("more", 100)))
     g.verify()
     assert len(g) == 10_100
+
+
+def test_save_back_to_its_file_writes_in_place(big, tmp_path):
+    ino = os.stat(big).st_ino
+    f = bloomkit.load(big)
+    f.add_many(keys("saved", 100))
+    f.save(big)
+    assert os.stat(big).st_ino == ino, "saved whole, not in place"
+    copy = str(tmp_path / "copy.bk")
+    f.save(copy)  # elsewhere: a whole file
+    for path in (big, copy):
+        g = bloomkit.load(path)
+        assert all(g.contains_many(keys("in", 10_000) + keys("saved", 100)))
+        g.verify()
+        assert len(g) == 10_100
