@@ -28,7 +28,10 @@ def keys(prefix, n):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_no_false_negatives_and_fpr_within_target(kind):
-    f = bloomkit.Filter(50_000, 0.01, kind=kind)
+    # A fixed seed: the bounds below hold for it, where a random one put a
+    # cuckoo filter's 24 expected hits under the floor of 10 once in about
+    # a thousand runs (a check that must not depend on luck).
+    f = bloomkit.Filter(50_000, 0.01, kind=kind, seed=1)
     present = keys("in", 50_000)
     assert f.add_many(present) > 49_000
     assert all(f.contains_many(present))
