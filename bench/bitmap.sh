@@ -112,43 +112,36 @@ done
 # each, alternating.
 words=$T/words.txt
 awk -v n=$((N / 10)) 'BEGIN { srand(7); for (i = 0; i < n; i++) printf "word-%d.example/%x\n", int(rand() * n / 3), i % 13 }' >"$words"
-: >"$T/bk_lines.runs"
-: >"$T/sort_lines.runs"
-for r in 1 2 3; do
-    run_once bk_lines "$BK" distinct --lines -q "$words"
-    run_once sort_lines sh -c "LC_ALL=C sort -u '$words' | wc -l"
-done
-median bk_lines
-median sort_lines
-l_bk=$(tr -d ' ' <"$T/bk_lines.out")
-l_sort=$(tr -d ' ' <"$T/sort_lines.out")
-if [ "$l_bk" != "$l_sort" ]; then
-    echo "bench/bitmap.sh: distinct --lines $l_bk vs sort -u $l_sort" >&2
-    exit 1
-fi
+# race BK PEER PEERCMD BKCOMMAND...: 3 alternating runs of each (bloomkit's
+# command run as given, the peer's through sh), their medians in $T/BK and
+# $T/PEER, and their answers, which must agree: left in $answer.
+race() {
+    bk=$1 peer=$2 peercmd=$3
+    shift 3
+    : >"$T/$bk.runs"
+    : >"$T/$peer.runs"
+    for r in 1 2 3; do
+        run_once "$bk" "$@"
+        run_once "$peer" sh -c "$peercmd"
+    done
+    median "$bk"
+    median "$peer"
+    answer=$(tr -d ' ' <"$T/$bk.out")
+    if [ "$answer" != "$(tr -d ' ' <"$T/$peer.out")" ]; then
+        echo "bench/bitmap.sh: $* says $answer, $peercmd $(cat "$T/$peer.out")" >&2
+        exit 1
+    fi
+}
+race bk_lines sort_lines "LC_ALL=C sort -u '$words' | wc -l" "$BK" distinct --lines -q "$words"
 echo
-echo "## distinct --lines on $((N / 10)) lines of text ($(($(wc -c <"$words") / 1000000)) MB; $l_bk distinct), median of 3"
+echo "## distinct --lines on $((N / 10)) lines of text ($(($(wc -c <"$words") / 1000000)) MB; $answer distinct), median of 3"
 echo
 echo "| job | tool | time (s) | CPU (s) | peak RSS (MB) | time vs bloomkit | CPU vs bloomkit |"
 echo "|---|---|---:|---:|---:|---:|---:|"
 row "distinct lines" bk_lines bk_lines "bloomkit distinct --lines"
 row "distinct lines" sort_lines bk_lines "LC_ALL=C sort -u \\| wc -l"
-
-# once --lines (the lines seen exactly once) against sort | uniq -u | wc -l,
-# on the same words, alternating, median of 3; the answers must agree.
-: >"$T/bk_once_lines.runs"
-: >"$T/sort_once_lines.runs"
-for r in 1 2 3; do
-    run_once bk_once_lines "$BK" once --lines -c -q "$words"
-    run_once sort_once_lines sh -c "LC_ALL=C sort '$words' | LC_ALL=C uniq -u | wc -l"
-done
-median bk_once_lines
-median sort_once_lines
-o_bk=$(tr -d ' ' <"$T/bk_once_lines.out")
-o_sort=$(tr -d ' ' <"$T/sort_once_lines.out")
-if [ "$o_bk" != "$o_sort" ]; then
-    echo "bench/bitmap.sh: once --lines $o_bk vs sort | uniq -u $o_sort" >&2
-    exit 1
-fi
-row "lines seen once ($o_bk)" bk_once_lines bk_once_lines "bloomkit once --lines -c"
-row "lines seen once ($o_bk)" sort_once_lines bk_once_lines "LC_ALL=C sort \\| uniq -u \\| wc -l"
+# once --lines (the lines seen exactly once) on the same words
+race bk_once_lines sort_once_lines "LC_ALL=C sort '$words' | LC_ALL=C uniq -u | wc -l" \
+    "$BK" once --lines -c -q "$words"
+row "lines seen once ($answer)" bk_once_lines bk_once_lines "bloomkit once --lines -c"
+row "lines seen once ($answer)" sort_once_lines bk_once_lines "LC_ALL=C sort \\| uniq -u \\| wc -l"

@@ -685,19 +685,27 @@ void bk_checkpoint_free(bk_checkpoint_t *cp)
     bki_free(cp);
 }
 
-/* ---- a filter read from a paged file: the pages it changed ---- */
-
-static int by_u64(const void *a, const void *b)
+/* The target opened for writing in place, under the checkpoint lock, with
+ * any journal a failed checkpoint of ours left finished first: the
+ * descriptor (and *sb, the file as it is then), or -1. */
+static int open_locked(const bk_checkpoint_t *cp, struct stat *sb)
 {
-    uint64_t x = ((const cp_change_t *)a)->sector, y = ((const cp_change_t *)b)->sector;
-    return x < y ? -1 : x > y;
+    int fd = open(cp->target, O_RDWR | O_CLOEXEC);
+    if (fd >= 0 && (bkf_journal_lock(fd, F_WRLCK) != 0 ||
+                    bkf_journal_finish(fd, cp->journal, cp->dir) != BK_OK || fstat(fd, sb) != 0)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
 }
+
+/* ---- a filter read from a paged file: the pages it changed ---- */
 
 /* The changes sorted, each sector once. */
 static void sort_unique(cp_scan_t *c)
 {
     if (c->nchanges > 1)
-        qsort(c->changes, (size_t)c->nchanges, sizeof *c->changes, by_u64);
+        qsort(c->changes, (size_t)c->nchanges, sizeof *c->changes, by_sector);
     uint64_t n = 0;
     for (uint64_t i = 0; i < c->nchanges; i++)
         if (n == 0 || c->changes[n - 1].sector != c->changes[i].sector)
@@ -835,13 +843,11 @@ static bk_status_t save_paged(bk_checkpoint_t *cp, const bk_filter_t *f,
     *other = false;
     if (pg->damage != BK_OK)
         return pg->damage;
-    int fd = open(cp->target, O_RDWR | O_CLOEXEC);
     struct stat sb;
+    int fd = open_locked(cp, &sb);
     uint8_t b[8];
     uint64_t at = BKF_HEADER + (uint64_t)BKF_PART * 1;
-    bool ours = fd >= 0 && fstat(fd, &sb) == 0 && bkf_journal_lock(fd, F_WRLCK) == 0 &&
-                bkf_journal_finish(fd, cp->journal, cp->dir) == BK_OK && fstat(fd, &sb) == 0 &&
-                sb.st_ino == pg->ino && sb.st_dev == pg->dev &&
+    bool ours = fd >= 0 && sb.st_ino == pg->ino && sb.st_dev == pg->dev &&
                 (uint64_t)sb.st_size == pg->g.size && bkf_pread_all(fd, b, 8, at) == BK_OK &&
                 get_u64(b) == pg->head_sum;
     if (!ours) {
@@ -937,17 +943,8 @@ bk_status_t bk_checkpoint_save(bk_checkpoint_t *cp, const bk_filter_t *f,
         scan_free(&c);
         return st;
     }
-    int fd = cp->shadow && cp->size == c.total ? open(cp->target, O_RDWR | O_CLOEXEC) : -1;
     struct stat sb;
-    if (fd >= 0 && (fstat(fd, &sb) != 0 || bkf_journal_lock(fd, F_WRLCK) != 0)) {
-        close(fd);
-        fd = -1;
-    }
-    /* A journal a failed checkpoint of ours left is finished first. */
-    if (fd >= 0 && bkf_journal_finish(fd, cp->journal, cp->dir) != BK_OK) {
-        close(fd);
-        fd = -1;
-    }
+    int fd = cp->shadow && cp->size == c.total ? open_locked(cp, &sb) : -1;
     if (fd < 0 || !still_ours(cp, &c, fd, &sb)) {
         if (fd >= 0)
             close(fd);

@@ -14,6 +14,9 @@ BKI_HIDDEN bk_status_t bkf_obj_from_bitmap(bkf_obj_t *o, uint32_t kind, uint64_t
                                            const uint64_t *words, uint64_t nbytes);
 BKI_HIDDEN void bkf_obj_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p);
 BKI_HIDDEN uint64_t bkf_obj_size(const bkf_obj_t *o);
+/* Whether a file save of o is paged (a single array of BKF_PAGED_MIN
+ * payload bytes or more; docs/FORMAT.md, "Paged files"). */
+BKI_HIDDEN bool bkf_obj_pageable(const bkf_obj_t *o);
 BKI_HIDDEN void bkf_encode_meta(const bkf_obj_t *o, uint8_t *out);
 BKI_HIDDEN bk_status_t bkf_obj_serialize(const bkf_obj_t *o, void *buf, size_t cap,
                                          size_t *written);
@@ -39,9 +42,6 @@ BKI_HIDDEN bk_status_t bkf_build_filter(bk_filter_t **out, const bkf_meta_t *m,
 
 /* ---- pages.c: paged files (pages.h has the rest) ---- */
 
-/* Whether a file save of o is paged (a single array of BKF_PAGED_MIN
- * payload bytes or more). */
-BKI_HIDDEN bool bkf_obj_pageable(const bkf_obj_t *o);
 /* Checks a whole paged input's page checksums: every page of the payload
  * (at body, or in s->buf when body is NULL) and the sums over them. */
 BKI_HIDDEN bk_status_t bkf_pages_verify(const bkf_meta_t *m, const bkf_source_t *s,

@@ -122,15 +122,20 @@ static uint64_t sync_pages(const bk_filter_t *f)
 {
     struct bki_pages *pg = f->pages;
     uint8_t *map = f->map_base;
-    uint8_t *groups = pg->trailer + (pg->g.groups_at - pg->g.trailer);
+    const uint8_t *groups = pg->trailer + (pg->g.groups_at - pg->g.trailer);
+    uint64_t group = UINT64_MAX; /* pages come in order: a group's sum once */
     for (uint64_t w = 0; w < (pg->g.npages + 63) / 64; w++) {
         uint64_t bits = __atomic_exchange_n(&pg->written[w], 0, __ATOMIC_ACQ_REL);
         for (; bits; bits &= bits - 1) {
-            uint64_t j = w * 64 + (uint64_t)__builtin_ctzll(bits), i = j / BKF_GROUP;
+            uint64_t j = w * 64 + (uint64_t)__builtin_ctzll(bits);
             bkf_put_u64(pg->trailer + j * 8, bkf_page_sum(&pg->g, f->data, f->nbytes, j));
-            bkf_put_u64(groups + i * 8, bkf_group_sum(&pg->g, pg->trailer, i));
+            if (group != UINT64_MAX && group != j / BKF_GROUP)
+                bki_pages_regroup(pg, group);
+            group = j / BKF_GROUP;
         }
     }
+    if (group != UINT64_MAX)
+        bki_pages_regroup(pg, group);
     /* the sums this filter has read are its own; the rest are the file's */
     for (uint64_t i = 0; i < pg->g.ngroups; i++) {
         if (!((pg->gok[i >> 6] >> (i & 63)) & 1))

@@ -51,7 +51,7 @@ def test_a_large_file_costs_the_pages_keys_touch(big, how):
     want.add_many(keys("in", 10_000))
     assert f.contains_many(keys("out", 5000)) == want.contains_many(keys("out", 5000))
     f.verify()  # the whole file, checked on demand
-    f.close() if how == "open" else None
+    f.close()
 
 
 def test_a_damaged_page_under_a_key_raises_with_its_offset(tmp_path):

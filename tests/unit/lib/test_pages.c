@@ -65,20 +65,32 @@ static uint32_t u32_at(const uint8_t *b)
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
-/* A blocked filter of about 6 MB (1,400 pages), seed fixed. */
-static bk_filter_t *make(void)
-{
-    bk_options_t o = {.kind = BK_KIND_BLOCKED, .seed_set = true, .seed = 44};
-    bk_filter_t *f = NULL;
-    CHECK_OK(bk_filter_create(&f, 5000000, 0.01, &o));
-    return f;
-}
-
 static void add_range(bk_filter_t *f, int from, int to)
 {
     char k[32];
     for (int i = from; i < to; i++)
         CHECK_OK(bk_filter_add(f, k, (size_t)snprintf(k, sizeof k, "k%d", i), NULL));
+}
+
+/* A blocked filter of about 6 MB (1,400 pages), seed fixed, holding keys
+ * k0 .. k<keys - 1>. */
+static bk_filter_t *make(int keys)
+{
+    bk_options_t o = {.kind = BK_KIND_BLOCKED, .seed_set = true, .seed = 44};
+    bk_filter_t *f = NULL;
+    CHECK_OK(bk_filter_create(&f, 5000000, 0.01, &o));
+    if (f)
+        add_range(f, 0, keys);
+    return f;
+}
+
+/* make(keys), saved at path (a paged file). */
+static bk_filter_t *saved(int keys)
+{
+    bk_filter_t *f = make(keys);
+    if (f)
+        CHECK_OK(bk_filter_save(f, path));
+    return f;
 }
 
 static int found_range(const bk_filter_t *f, int from, int to)
@@ -109,11 +121,9 @@ static bool file_is(const bk_filter_t *f)
  * 1; the paged bytes deserialize (checked whole) to the same answers. */
 static void test_layout(void)
 {
-    bk_filter_t *f = make(), *small = NULL;
+    bk_filter_t *f = saved(1000), *small = NULL;
     if (!f)
         return;
-    add_range(f, 0, 1000);
-    CHECK_OK(bk_filter_save(f, path));
     size_t n;
     uint8_t *b = slurp(path, &n);
     uint64_t body = bk_filter_serialized_size(f), pages = (body + 4095) / 4096;
@@ -147,11 +157,9 @@ static void test_layout(void)
  * group's sums and its page; answers as the filter gave them. */
 static void test_load_reads_what_keys_touch(void)
 {
-    bk_filter_t *f = make();
+    bk_filter_t *f = saved(20000);
     if (!f)
         return;
-    add_range(f, 0, 20000);
-    CHECK_OK(bk_filter_save(f, path));
     uint64_t before = rchar();
     bk_filter_t *g = NULL;
     CHECK_OK(bk_filter_load(&g, path, NULL));
@@ -219,11 +227,9 @@ static uint64_t page_where(bool zero)
  * whole file is verified (which names the page). */
 static void test_damage_far_from_keys(void)
 {
-    bk_filter_t *f = make();
+    bk_filter_t *f = saved(1000);
     if (!f)
         return;
-    add_range(f, 0, 1000);
-    CHECK_OK(bk_filter_save(f, path));
     uint64_t page = page_where(true);
     CHECK(page != 0);
     flip(page + 100, 0x10);
@@ -250,11 +256,9 @@ static void test_damage_far_from_keys(void)
  * adds there and saves are refused. */
 static void test_damage_under_a_key(void)
 {
-    bk_filter_t *f = make();
+    bk_filter_t *f = saved(1); /* one key: its page is the one with bits */
     if (!f)
         return;
-    add_range(f, 0, 1); /* one key: its page is the one with bits */
-    CHECK_OK(bk_filter_save(f, path));
     uint64_t page = page_where(false);
     CHECK(page != 0);
     size_t n;
@@ -296,11 +300,9 @@ static void test_damage_under_a_key(void)
  * load. */
 static void test_damaged_sums(void)
 {
-    bk_filter_t *f = make();
+    bk_filter_t *f = saved(1);
     if (!f)
         return;
-    add_range(f, 0, 1);
-    CHECK_OK(bk_filter_save(f, path));
     size_t n;
     uint8_t *b = slurp(path, &n);
     uint64_t body = bk_filter_serialized_size(f), pages = (body + 4095) / 4096;
@@ -330,11 +332,9 @@ static void test_damaged_sums(void)
  * in place; the file is then what a save writes, and every key loads. */
 static void test_checkpoint_writes_touched_pages(void)
 {
-    bk_filter_t *f = make();
+    bk_filter_t *f = saved(20000);
     if (!f)
         return;
-    add_range(f, 0, 20000);
-    CHECK_OK(bk_filter_save(f, path));
     bk_filter_free(f);
     bk_filter_t *g = NULL;
     CHECK_OK(bk_filter_load(&g, path, NULL));
@@ -375,12 +375,10 @@ static void test_checkpoint_writes_touched_pages(void)
 static void test_crash_mid_checkpoint(void)
 {
     for (int point = 1; point <= 2; point++) {
-        bk_filter_t *f = make();
+        unlink(path); /* each round starts from a new file */
+        bk_filter_t *f = saved(1000);
         if (!f)
             return;
-        add_range(f, 0, 1000);
-        unlink(path);
-        CHECK_OK(bk_filter_save(f, path));
         bk_filter_free(f);
         bk_filter_t *g = NULL;
         CHECK_OK(bk_filter_load(&g, path, NULL));
@@ -412,10 +410,9 @@ static void test_crash_mid_checkpoint(void)
  * checkpoint, and then loads page by page. */
 static void test_old_file_converted(void)
 {
-    bk_filter_t *f = make();
+    bk_filter_t *f = make(1000);
     if (!f)
         return;
-    add_range(f, 0, 1000);
     uint64_t n = bk_filter_serialized_size(f);
     uint8_t *b = malloc(n);
     CHECK(b && bk_filter_serialize(f, b, n, NULL) == BK_OK && spill(path, b, n));
@@ -449,11 +446,9 @@ static void test_old_file_converted(void)
  * their page sums; the file then loads, verified whole. */
 static void test_mapped_sync(void)
 {
-    bk_filter_t *f = make();
+    bk_filter_t *f = saved(1000);
     if (!f)
         return;
-    add_range(f, 0, 1000);
-    CHECK_OK(bk_filter_save(f, path));
     bk_filter_free(f);
     bk_filter_t *m = NULL;
     CHECK_OK(bk_filter_open(&m, path, BK_MAP_WRITABLE, NULL));
@@ -474,11 +469,9 @@ static void test_mapped_sync(void)
  * the filter saved gives. */
 static void test_whole_operations(void)
 {
-    bk_filter_t *f = make();
+    bk_filter_t *f = saved(5000);
     if (!f)
         return;
-    add_range(f, 0, 5000);
-    CHECK_OK(bk_filter_save(f, path));
     bk_filter_t *g = NULL, *c = NULL;
     CHECK_OK(bk_filter_load(&g, path, NULL));
     if (!g) {
