@@ -109,25 +109,68 @@ static inline uint64_t other_bucket(const bk_cuckoo_t *c, const cuckoo_sub_t *s,
     return g >= b ? g - b : g + s->buckets - b;
 }
 
-/* Whether a native bucket of four 16-bit fingerprints (the planned
- * geometry), read as one 64-bit word, holds fp: the four compared at once. */
-static inline bool word4x16_has(uint64_t w, uint32_t fp)
+/* The planned geometry (native, 16-bit fingerprints, buckets of four)
+ * reads a bucket as one 64-bit word, its slots as the word's four 16-bit
+ * lanes (slot i in bits 16i..16i+15: the bytes' little-endian order). */
+#define LANES16 UINT64_C(0x0001000100010001)
+#define HIGHS16 UINT64_C(0x8000800080008000)
+
+static inline bool is_4x16(const bk_cuckoo_t *c)
 {
-    uint64_t x = w ^ ((uint64_t)fp * UINT64_C(0x0001000100010001));
-    return ((x - UINT64_C(0x0001000100010001)) & ~x & UINT64_C(0x8000800080008000)) != 0;
+    return c->flavour == BK_CUCKOO_NATIVE && c->fp_bytes == 2 && c->bucket_size == 4;
+}
+
+/* Bit 15 of each lane of w that holds fp (fp 0: each empty slot), all
+ * four compared at once. The lowest mark is exact; one above it may be
+ * false (a borrow out of the matching lane below), so callers use the
+ * mask as a whole ("any?") or its lowest bit ("which first?"). */
+static inline uint64_t word4x16_match(uint64_t w, uint32_t fp)
+{
+    uint64_t x = w ^ ((uint64_t)fp * LANES16);
+    return (x - LANES16) & ~x & HIGHS16;
 }
 
 static inline uint64_t load_word(const uint8_t *p)
 {
     uint64_t w;
     memcpy(&w, p, sizeof w);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
     return w;
+}
+
+/* The slot of the lowest mark of a nonzero word4x16_match mask. */
+static inline uint8_t *lane_slot(uint8_t *bucket, uint64_t mask)
+{
+    return bucket + (__builtin_ctzll(mask) >> 4) * 2;
+}
+
+/* Whether any sub-filter holds fp in one of the key's buckets (4x16).
+ * Both words are loaded before either is compared, so their cache misses
+ * overlap, and the answer is or-ed, never branched on: a lookup costs the
+ * same whatever share of the keys asked about are present (a branch on the
+ * answer mispredicts half the time when half are). */
+static inline bool has_4x16(const bk_cuckoo_t *c, uint64_t h, uint32_t fp)
+{
+    uint64_t g = (uint64_t)fp * NATIVE_MULT, any = 0;
+    for (const cuckoo_sub_t *s = c->subs, *end = s + c->nsubs; s < end; s++) {
+        uint64_t b1 = bki_reduce(h, s->buckets), gb = bki_reduce(g, s->buckets);
+        uint64_t b2 = gb >= b1 ? gb - b1 : gb + s->buckets - b1;
+        uint64_t w1 = load_word(s->data + b1 * 8), w2 = load_word(s->data + b2 * 8);
+        any |= word4x16_match(w1, fp) | word4x16_match(w2, fp);
+    }
+    return any != 0;
 }
 
 /* ---- buckets ---- */
 
 static uint8_t *bucket_find(const bk_cuckoo_t *c, uint8_t *bucket, uint32_t fp)
 {
+    if (is_4x16(c)) {
+        uint64_t m = word4x16_match(load_word(bucket), fp);
+        return m ? lane_slot(bucket, m) : NULL;
+    }
     for (uint32_t i = 0; i < c->bucket_size; i++)
         if (slot_get(c, bucket + i * c->fp_bytes) == fp)
             return bucket + i * c->fp_bytes;
@@ -283,18 +326,8 @@ static bk_status_t add_key(bk_cuckoo_t *c, const cuckoo_key_t *k, uint64_t *budg
 
 static bool contains_key(const bk_cuckoo_t *c, const cuckoo_key_t *k)
 {
-    if (c->flavour == BK_CUCKOO_NATIVE && c->fp_bytes == 2 && c->bucket_size == 4) {
-        for (uint32_t i = 0; i < c->nsubs; i++) {
-            const cuckoo_sub_t *s = &c->subs[i];
-            uint64_t b1 = first_bucket(c, s, k->h), b2 = other_bucket(c, s, b1, k->fp);
-            /* Both loads issued before either is tested: two cache misses
-             * overlap instead of following each other. */
-            uint64_t w1 = load_word(s->data + b1 * 8), w2 = load_word(s->data + b2 * 8);
-            if (word4x16_has(w1, k->fp) | word4x16_has(w2, k->fp))
-                return true;
-        }
-        return false;
-    }
+    if (is_4x16(c))
+        return has_4x16(c, k->h, k->fp);
     for (uint32_t i = 0; i < c->nsubs; i++) {
         const cuckoo_sub_t *s = &c->subs[i];
         uint64_t b1 = first_bucket(c, s, k->h);
@@ -420,8 +453,40 @@ void bk_cuckoo_compact(bk_cuckoo_t *c)
 
 /* Clears the first slot holding k's fingerprint, newest sub-filter first
  * and first bucket before second (RedisBloom's order); false if none. */
+/* remove_key of a 4x16 filter that never grew, with no branch on what
+ * the buckets hold: the word to clear is chosen by a conditional move and
+ * written back, unchanged when the key is not there. A branch on which
+ * bucket held the key mispredicts as often as keys sit in their second
+ * bucket (many, in a filter near its 95% load), and each mispredict
+ * discards the next calls' loads issued behind it, so removes would pay
+ * their cache misses one after another. */
+static bool remove_4x16_one(bk_cuckoo_t *c, const cuckoo_key_t *k)
+{
+    const cuckoo_sub_t *s = c->subs;
+    uint64_t b1 = bki_reduce(k->h, s->buckets);
+    uint64_t gb = bki_reduce((uint64_t)k->fp * NATIVE_MULT, s->buckets);
+    uint64_t b2 = gb >= b1 ? gb - b1 : gb + s->buckets - b1;
+    uint64_t w1 = load_word(s->data + b1 * 8), w2 = load_word(s->data + b2 * 8);
+    uint64_t m1 = word4x16_match(w1, k->fp), m2 = word4x16_match(w2, k->fp);
+    bool in1 = m1 != 0;
+    uint64_t m = in1 ? m1 : m2, w = in1 ? w1 : w2;
+    uint8_t *p = s->data + (in1 ? b1 : b2) * 8;
+    /* the lowest mark's lane (bit 15 of it, shifted to bit 0, times 0xffff) */
+    w &= ~(((m & (0 - m)) >> 15) * 0xffff);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    memcpy(p, &w, sizeof w);
+    bool found = m != 0;
+    c->items -= found;
+    c->deletes += found;
+    return found;
+}
+
 static bool remove_key(bk_cuckoo_t *c, const cuckoo_key_t *k)
 {
+    if (is_4x16(c) && c->nsubs == 1)
+        return remove_4x16_one(c, k);
     for (uint32_t i = c->nsubs; i-- > 0;) {
         cuckoo_sub_t *s = &c->subs[i];
         uint64_t b1 = first_bucket(c, s, k->h);
@@ -773,7 +838,7 @@ static size_t contains_batch_4x16(const bk_cuckoo_t *c, const bk_key_t *keys, si
             __builtin_prefetch(b2[j]);
         }
         for (size_t j = 0; j < m; j++) {
-            bool in = word4x16_has(load_word(b1[j]), fp[j]) | word4x16_has(load_word(b2[j]), fp[j]);
+            bool in = (word4x16_match(load_word(b1[j]), fp[j]) | word4x16_match(load_word(b2[j]), fp[j])) != 0;
             out[at + j] = in;
             hits += in;
         }
@@ -785,7 +850,7 @@ size_t bki_cuckoo_contains_batch(const bk_filter_t *f, const bk_key_t *keys, siz
 {
     enum { GROUP = 16 };
     const bk_cuckoo_t *c = f->cuckoo;
-    if (c->fp_bytes == 2 && c->bucket_size == 4 && c->nsubs == 1)
+    if (is_4x16(c) && c->nsubs == 1)
         return contains_batch_4x16(c, keys, n, out);
     cuckoo_key_t k[GROUP];
     size_t hits = 0;
@@ -853,24 +918,26 @@ static bool cuckoo_contains_key(const bk_filter_t *f, const void *key, size_t le
     return contains_key(f->cuckoo, &k);
 }
 
-/* The planned geometry (16-bit fingerprints, buckets of 4), one key per
- * call: hash, both bucket words loaded at once, four slots compared at
- * once in each, no branch on the geometry. */
-static bool cuckoo_contains_key_4x16(const bk_filter_t *f, const void *key, size_t len)
+/* The planned geometry's one-key lookup, in two calls as the Bloom kinds'
+ * (onekey.h says why): an 8-byte key into a filter that never grew (the
+ * common call) is hashed with its seed's part precomputed in
+ * f->key8_secret and probed here, in a function that needs no stack
+ * frame; any other key or a grown filter goes on to the general call. */
+__attribute__((noinline)) static bool cuckoo_contains_other_4x16(const bk_filter_t *f,
+                                                                const void *key, size_t len)
 {
     const bk_cuckoo_t *c = f->cuckoo;
     XXH128_hash_t r = bki_xxh3_key(key, len, c->seed);
-    uint32_t fp = (uint32_t)bki_reduce(r.high64, 0xffff) + 1;
-    uint64_t g = (uint64_t)fp * NATIVE_MULT;
-    for (uint32_t i = 0; i < c->nsubs; i++) {
-        const cuckoo_sub_t *s = &c->subs[i];
-        uint64_t b1 = bki_reduce(r.low64, s->buckets), gb = bki_reduce(g, s->buckets);
-        uint64_t b2 = gb >= b1 ? gb - b1 : gb + s->buckets - b1;
-        uint64_t w1 = load_word(s->data + b1 * 8), w2 = load_word(s->data + b2 * 8);
-        if (word4x16_has(w1, fp) | word4x16_has(w2, fp))
-            return true;
-    }
-    return false;
+    return has_4x16(c, r.low64, (uint32_t)bki_reduce(r.high64, 0xffff) + 1);
+}
+
+static bool cuckoo_contains_key_4x16(const bk_filter_t *f, const void *key, size_t len)
+{
+    const bk_cuckoo_t *c = f->cuckoo;
+    if (BKI_UNLIKELY(len != 8 || c->nsubs != 1))
+        return cuckoo_contains_other_4x16(f, key, len);
+    XXH128_hash_t r = bki_xxh3_key8(bki_key8_le(key), f->key8_secret);
+    return has_4x16(c, r.low64, (uint32_t)bki_reduce(r.high64, 0xffff) + 1);
 }
 
 bk_status_t bki_cuckoo_wrap(bk_filter_t **out, bk_cuckoo_t *c)
@@ -885,10 +952,10 @@ bk_status_t bki_cuckoo_wrap(bk_filter_t **out, bk_cuckoo_t *c)
      * key. */
     bki_bind_generic(f);
     f->contains_hash = bki_cuckoo_contains_hash;
-    f->contains_key = c->fp_bytes == 2 && c->bucket_size == 4 ? cuckoo_contains_key_4x16
-                                                              : cuckoo_contains_key;
+    f->contains_key = is_4x16(c) ? cuckoo_contains_key_4x16 : cuckoo_contains_key;
     f->hash = BK_HASH_XXH3;
     f->seed = c->seed;
+    f->key8_secret = bki_xxh3_key8_flip(c->seed);
     f->capacity = c->capacity;
     f->fpr = c->fpr;
     f->k = c->bucket_size;

@@ -530,6 +530,92 @@ static void test_filter_kind(void)
     unlink(path);
 }
 
+/* Snapshot of a one-sub-filter cuckoo's bytes. */
+static uint8_t *bytes_of(const bk_cuckoo_t *c, uint64_t *len)
+{
+    const void *b = NULL;
+    if (bk_cuckoo_read(c, 0, bk_cuckoo_bytes(c), &b, len) != BK_OK || !b)
+        return NULL;
+    uint8_t *copy = malloc(*len);
+    if (copy)
+        memcpy(copy, b, *len);
+    return copy;
+}
+
+/* The planned geometry (16-bit fingerprints in buckets of four, read as
+ * words) removes one fingerprint per call and nothing else: filled to
+ * capacity (many keys in their second bucket, some added twice), each
+ * remove changes exactly one 16-bit slot from the key's fingerprint to
+ * zero, lowers the key's count and the items by one; a key never
+ * added (and not matched by chance) changes no byte; when every add is
+ * undone the filter is all zeros. */
+static void test_remove_4x16(void)
+{
+    bk_cuckoo_options_t o = {.seed = 31, .expansion_set = true, .expansion = 0};
+    bk_cuckoo_t *c = NULL;
+    CHECK_OK(bk_cuckoo_create(&c, 3000, 0.001, &o));
+    if (!c)
+        return;
+    bk_cuckoo_shape_t sh;
+    bk_cuckoo_shape(c, &sh);
+    CHECK(sh.bucket_size == 4 && sh.fingerprint_bits == 16 && sh.filters == 1);
+    char key[32];
+    int added = 0;
+    for (int i = 0; i < 3000; i++) {
+        int n = snprintf(key, sizeof key, "r%d", i % 2700); /* 300 keys twice */
+        if (bk_cuckoo_add(c, key, (size_t)n) != BK_OK)
+            break;
+        added++;
+    }
+    CHECK(added == 3000);
+    uint64_t len = 0, bad_slots = 0, bad_counts = 0;
+    for (int i = added; i-- > 0;) {
+        int n = snprintf(key, sizeof key, "r%d", i % 2700);
+        uint64_t count = bk_cuckoo_count(c, key, (size_t)n), items = items_of(c);
+        uint8_t *before = bytes_of(c, &len);
+        CHECK(bk_cuckoo_remove(c, key, (size_t)n));
+        uint8_t *after = bytes_of(c, &len);
+        if (!before || !after) {
+            free(before);
+            free(after);
+            break;
+        }
+        uint64_t changed = 0;
+        for (uint64_t at = 0; at + 1 < len; at += 2)
+            if (memcmp(before + at, after + at, 2) != 0)
+                changed += after[at] == 0 && after[at + 1] == 0 ? 1 : 100;
+        bad_slots += changed != 1;
+        /* count reads both buckets even when they are one (RedisBloom's
+         * count), so a key whose buckets coincide drops by two */
+        bad_counts += bk_cuckoo_count(c, key, (size_t)n) >= count || items_of(c) != items - 1;
+        free(before);
+        free(after);
+        if (i == 1500) { /* half way: keys never added change nothing */
+            uint64_t l2 = 0, moved = 0;
+            uint8_t *b0 = bytes_of(c, &l2);
+            for (int j = 0; j < 200; j++) {
+                int m = snprintf(key, sizeof key, "never%d", j);
+                if (bk_cuckoo_count(c, key, (size_t)m) == 0)
+                    moved += bk_cuckoo_remove(c, key, (size_t)m);
+            }
+            uint8_t *b1 = bytes_of(c, &l2);
+            CHECK(b0 && b1 && memcmp(b0, b1, l2) == 0 && moved == 0);
+            free(b0);
+            free(b1);
+        }
+    }
+    CHECK_EQ_U64(bad_slots, 0);
+    CHECK_EQ_U64(bad_counts, 0);
+    uint8_t *end = bytes_of(c, &len);
+    uint64_t nonzero = 0;
+    for (uint64_t at = 0; end && at < len; at++)
+        nonzero += end[at] != 0;
+    CHECK(end != NULL);
+    CHECK_EQ_U64(nonzero, 0);
+    free(end);
+    bk_cuckoo_free(c);
+}
+
 int main(void)
 {
     if (!load_answers()) {
@@ -544,5 +630,6 @@ int main(void)
     bkt_run("grown_fpr_reported", test_grown_fpr_reported);
     bkt_run("bad_fields_refused", test_bad_fields_refused);
     bkt_run("filter_kind", test_filter_kind);
+    bkt_run("remove_4x16", test_remove_4x16);
     return bkt_finish();
 }
