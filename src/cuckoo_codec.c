@@ -52,8 +52,8 @@ uint64_t bkf_cuckoo_part_len(const bkf_meta_t *m, const bkf_part_t *p)
 bk_status_t bkf_cuckoo_check(const bkf_meta_t *m, const char **why)
 {
     double e = m->growth;
-    if (m->hash != BK_HASH_XXH3)
-        FAIL(BK_ECORRUPT, "cuckoo filter with another hash than XXH3");
+    if (!bki_cuckoo_hash_ok(m->hash))
+        FAIL(BK_ECORRUPT, "cuckoo filter with another hash than XXH3 or the default");
     if (m->capacity == 0 || !(m->fpr > 0.0 && m->fpr < 1.0))
         FAIL(BK_ECORRUPT, "cuckoo filter with a capacity of 0 or a rate outside (0, 1)");
     if (m->ck_fp_bits != 8 && m->ck_fp_bits != 16 && m->ck_fp_bits != 32)
@@ -118,7 +118,7 @@ bk_status_t bkf_cuckoo_build(bk_filter_t **out, const bkf_meta_t *m, const bkf_s
             return st;
         }
     }
-    if (bki_cuckoo_wrap(out, c) != BK_OK) /* c is freed */
+    if (bki_cuckoo_wrap(out, c, m->hash) != BK_OK) /* c is freed */
         FAIL(BK_ENOMEM, "out of memory");
     return BK_OK;
 }

@@ -118,9 +118,8 @@ static bk_status_t resolve_options(bk_filter_t **out, const bk_options_t *opts, 
         return BK_EINVAL;
     *out = NULL;
     *o = opts ? *opts : defaults;
-    /* The cuckoo kind's fingerprints are defined on XXH3 alone. */
     if (o->hash == BK_HASH_DEFAULT)
-        o->hash = o->kind == BK_KIND_CUCKOO ? BK_HASH_XXH3 : BK_HASH_XXH3_MIX8;
+        o->hash = BK_HASH_XXH3_MIX8;
     if ((unsigned)o->hash < 1 || (unsigned)o->hash > BK_HASH_COUNT)
         return BK_EINVAL;
     if (!o->seed_set) {

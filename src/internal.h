@@ -577,8 +577,15 @@ BKI_HIDDEN size_t bki_cuckoo_contains_batch(const bk_filter_t *f, const bk_key_t
 BKI_HIDDEN bk_status_t bki_cuckoo_remove_hash(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN unsigned bki_cuckoo_counter(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bk_status_t bki_cuckoo_clear(bk_filter_t *f);
-/* Wraps c in a new handle that owns it (c freed on BK_ENOMEM). */
-BKI_HIDDEN bk_status_t bki_cuckoo_wrap(bk_filter_t **out, struct bk_cuckoo *c);
+/* Wraps c in a new handle that owns it (c freed on BK_ENOMEM), keyed by
+ * `hash` (one bki_cuckoo_hash_ok accepts: a native filter's bk_cuckoo_*
+ * calls hash with XXH3, the handle's with its own id). */
+BKI_HIDDEN bk_status_t bki_cuckoo_wrap(bk_filter_t **out, struct bk_cuckoo *c,
+                                       bk_hash_id_t hash);
+/* The hashes a cuckoo kind's handle takes: XXH3-128 and the default (the
+ * same but for 8-byte keys, mixed): both give a full 128 bits, the
+ * buckets from the low half and the fingerprint from the high. */
+BKI_HIDDEN bool bki_cuckoo_hash_ok(bk_hash_id_t hash);
 BKI_HIDDEN bk_status_t bki_cuckoo_filter_create(bk_filter_t **out, uint64_t capacity,
                                                 double fpr, const bk_options_t *o);
 BKI_HIDDEN bk_status_t bki_cuckoo_filter_clone(bk_filter_t **out, const bk_filter_t *f);
