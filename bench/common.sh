@@ -8,6 +8,11 @@
 #   bloomkit common --memory M A B            (threads: the online CPUs)
 #   bloomkit common --memory M --threads 1 A B
 #   LC_ALL=C sort -S M -u A, the same for B, then LC_ALL=C comm -12
+# and once per round, with no memory cap (it holds both files in memory),
+#   rling -c A out B    (github.com/Cynosureprime/rling, the fastest
+#                        multithreaded tool for this we know of: built
+#                        from $BK_RLING_SRC, else bench/peers/rling, cloned
+#                        there when the network allows; skipped without it)
 # Wall time, CPU time (user + system) and peak RSS from GNU time (the peer:
 # sums of its three steps' times, largest RSS). The tools take turns within
 # each of RUNS rounds (default 3), so a change in the machine's load hits
@@ -42,6 +47,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 run() {
     name=$1
     shift
+    sync # the last tool's spills written back first, not during this run
     /usr/bin/time -f '%e %M %U %S' -o "$T/time" "$@"
     tail -n 1 "$T/time" | awk '{ print $1, $2, $3 + $4 }' >>"$T/$name.runs"
 }
@@ -50,6 +56,7 @@ run() {
 # largest RSS make one run.
 peer() {
     mem=$1
+    sync
     (
         export LC_ALL=C TMPDIR="$T"
         /usr/bin/time -f '%e %M %U %S' -o "$T/t1" sort -S "$mem" -u "$T/A" >"$T/A.s"
@@ -74,6 +81,18 @@ median() {
     done | paste -sd' '
 }
 
+RLING=
+RSRC=${BK_RLING_SRC:-bench/peers/rling}
+if [ ! -f "$RSRC/rling.c" ] && [ -z "${BK_RLING_SRC:-}" ]; then
+    git clone -q --depth 1 https://github.com/Cynosureprime/rling "$RSRC" 2>/dev/null || true
+fi
+if [ -f "$RSRC/rling.c" ]; then
+    # its makefile's flags, built here so that nothing is written into the source
+    ${CC:-cc} -O3 -fomit-frame-pointer -pthread -fgnu89-inline $([ "$(uname -m)" = x86_64 ] && echo -DINTEL) \
+        -w -o "$T/rling" "$RSRC/rling.c" "$RSRC/yarn.c" "$RSRC/qsort_mt.c" -lz && RLING=$T/rling
+fi
+[ -n "$RLING" ] || echo "bench/common.sh: rling skipped: no source at $RSRC (set BK_RLING_SRC to a checkout of github.com/Cynosureprime/rling)"
+
 ok=yes
 i=0
 while [ "$i" -lt "$RUNS" ]; do
@@ -84,6 +103,12 @@ while [ "$i" -lt "$RUNS" ]; do
         run "bk1.$mem" sh -c "'$BK' common --memory $mem --threads 1 --tmpdir '$T' '$T/A' '$T/B' >'$T/out.bk'"
         same "$T/out.bk" || ok=NO
     done
+    if [ -n "$RLING" ]; then
+        # rling -c prints its statistics on stderr; its output file holds
+        # the common lines in A's order
+        run rling "$RLING" -c "$T/A" "$T/out.rling" "$T/B" 2>/dev/null
+        same "$T/out.rling" || ok=NO
+    fi
     i=$((i + 1))
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -105,6 +130,20 @@ EOF
             '{ printf "| %s | %s | %.2f | %.2f | %.0f | %.1fx | %.1fx |\n", m, l, $1, $3, $2 / 1024, ($1 > 0 ? ps / $1 : 0), ($3 > 0 ? pc / $3 : 0) }'
     done
 done
+if [ -n "$RLING" ]; then
+    first=${MEMS%% *}
+    pe=$(median "peer.$first")
+    median rling | awk -v pe="$pe" -v m="$first" -v t="$(nproc)" '{ split(pe, p, " ");
+        printf "| none | rling -c (%s threads; ratios: sort + comm at %s) | %.2f | %.2f | %.0f | %.1fx | %.1fx |\n",
+            t, m, $1, $3, $2 / 1024, ($1 > 0 ? p[1] / $1 : 0), ($3 > 0 ? p[3] / $3 : 0) }'
+    echo
+    rl=$(median rling)
+    for mem in $MEMS; do
+        echo "$rl $(median "bk.$mem")" | awk -v m="$mem" '{
+            printf "rling -c / bloomkit common --memory %s: %.1fx wall, %.1fx CPU\n", m,
+                ($4 > 0 ? $1 / $4 : 0), ($6 > 0 ? $3 / $6 : 0) }'
+    done
+fi
 echo
 echo "Same lines in every output: $ok. Load average (1, 5, 15 min) before: $load_before; after: $load_after."
 for mem in $MEMS; do

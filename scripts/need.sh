@@ -39,6 +39,8 @@ bench redis-tools /usr/bin/redis-benchmark
 bench gawk /usr/bin/gawk
 bench python3-dev /usr/bin/python3-config
 bench python3-scrapy /usr/lib/python3/dist-packages/scrapy/__init__.py
+bench zlib1g-dev /usr/include/zlib.h
+bench g++ /usr/bin/g++
 bench python3-redis /usr/lib/python3/dist-packages/redis/__init__.py
 bench python3-flor /usr/lib/python3/dist-packages/flor/__init__.py
 fuzz  clang /usr/bin/clang
