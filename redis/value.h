@@ -47,6 +47,8 @@ RedisModuleType *bkr_family_type(bkr_family_t family);
 const char *bkr_family_prefix(bkr_family_t family); /* "BF", "CBF" or "WBF" */
 /* The size class of Redis' allocator (jemalloc) that n bytes land in. */
 size_t bkr_size_class(size_t n);
+/* The largest size class below the class `size` (0 below the smallest). */
+size_t bkr_size_class_below(size_t size);
 /* A new packed value of the family (*out), or BK_EKIND when opts do not
  * make a packable filter (the caller makes a full one), BK_ENOMEM, or the
  * library's status for bad parameters. */

@@ -445,6 +445,54 @@ static uint32_t best_k(bk_kind_t kind, uint64_t m, uint64_t n)
     return best;
 }
 
+/* The bits a block of `size` bytes gives h's sub-filter, and their k: every
+ * whole word of the block is a bit of the filter. At least the plan's
+ * bits: more only lower the error, and k is chosen for them (kept as
+ * planned unless another k does better). Fewer than planned (a block one
+ * allocator size class below the plan's) only where the expected error
+ * with them and their best k is still at most the sub-filter's own error:
+ * the plan aims under it, at 0.9 of it, and the bits it asks for plus the
+ * head may just pass a size class, which then costs the program a whole
+ * class more (a Redis key of 1,000 items at 0.1%: 2,560 bytes instead of
+ * 2,048). False if the block is too small either way. */
+static bool bits_for(const head_t *h, const bk_plan_t *plan, size_t size, uint64_t *cells,
+                     uint32_t *k)
+{
+    if (size < HEAD)
+        return false;
+    uint64_t room = (uint64_t)(size - HEAD) / 8 * 64;
+    uint64_t c = bki_layout_round_cells(h->kind, room);
+    while (c > room && c > bki_layout_of(h->kind)->unit)
+        c = bki_layout_round_cells(h->kind, c - bki_layout_of(h->kind)->unit);
+    if (c > room || c == 0)
+        return false;
+    if (c >= plan->cells) {
+        uint32_t best = best_k(h->kind, c, h->capacity);
+        *k = best == 0 || bk_fpr_expected(h->kind, c, h->capacity, best) >
+                              bk_fpr_expected(h->kind, c, h->capacity, plan->k)
+                 ? plan->k
+                 : best;
+        *cells = c;
+        return true;
+    }
+    uint32_t best = best_k(h->kind, c, h->capacity);
+    if (best == 0 || bk_fpr_expected(h->kind, c, h->capacity, best) > first_error(h))
+        return false;
+    *cells = c;
+    *k = best;
+    return true;
+}
+
+bool bk_packed_fits(size_t size, uint64_t capacity, double fpr, const bk_options_t *opts)
+{
+    head_t h;
+    bk_plan_t plan;
+    uint64_t cells;
+    uint32_t k;
+    return opts && head_for(capacity, fpr, opts, &h) == BK_OK && first_plan(&h, &plan) == BK_OK &&
+           bits_for(&h, &plan, size, &cells, &k);
+}
+
 bk_status_t bk_packed_init(void *block, size_t size, uint64_t capacity, double fpr,
                            const bk_options_t *opts, bool zeroed)
 {
@@ -460,24 +508,7 @@ bk_status_t bk_packed_init(void *block, size_t size, uint64_t capacity, double f
         return st;
     if (opts->max_bytes && plan.bytes > opts->max_bytes)
         return BK_EFULL;
-    if (size < HEAD || size - HEAD < plan.bytes)
-        return BK_EINVAL;
-    /* Every whole word the block has is a bit of the filter: more bits at
-     * the same capacity only lower the error, and k is chosen for them
-     * (kept as planned unless another k does better). */
-    uint64_t room = (uint64_t)(size - HEAD) / 8 * 64;
-    uint64_t cells = bki_layout_round_cells(h.kind, room);
-    while (cells > room)
-        cells = bki_layout_round_cells(h.kind, cells - bki_layout_of(h.kind)->unit);
-    if (cells < plan.cells)
-        cells = plan.cells;
-    uint32_t k = best_k(h.kind, cells, capacity);
-    if (k == 0 || bk_fpr_expected(h.kind, cells, capacity, k) >
-                      bk_fpr_expected(h.kind, cells, capacity, plan.k))
-        k = plan.k;
-    h.cells = cells;
-    h.k = k;
-    if (!head_ok(&h, size, NULL))
+    if (!bits_for(&h, &plan, size, &h.cells, &h.k) || !head_ok(&h, size, NULL))
         return BK_EINVAL;
     write_head(block, &h);
     if (!zeroed)

@@ -784,7 +784,17 @@ bk_status_t bk_allocator_set(const bk_allocator_t *a);
  * such a filter cannot be packed or sized. */
 size_t bk_packed_size(uint64_t capacity, double fpr, const bk_options_t *opts);
 
-/* Makes block (size bytes, at least bk_packed_size) an empty packed
+/* Whether a block of `size` bytes, smaller than bk_packed_size asks, still
+ * holds such a filter: with the bits it has (and the best k for them) the
+ * first sub-filter's expected error is at most the share of fpr it is given
+ * (the plan aims under that share, so its bits plus the head may pass an
+ * allocator's size class by a few bytes: a program whose allocator rounds
+ * up may ask whether the class below will do). False for bad parameters.
+ * Cost: a few evaluations of the error model, as bk_packed_init makes. */
+bool bk_packed_fits(size_t size, uint64_t capacity, double fpr, const bk_options_t *opts);
+
+/* Makes block (size bytes, at least bk_packed_size, or smaller where
+ * bk_packed_fits says so) an empty packed
  * filter. All of the block serves as bits: more bits than planned lower
  * the error, and k is chosen for them. zeroed: the bits past the head are
  * already zero (a calloc'ed block). Otherwise the library zeroes them as it
