@@ -133,8 +133,8 @@ row() {
             (b3 > 0 ? a3 / b3 : 0), (b4 > 0 ? a4 / b4 : 0) }'
 }
 
-N1=200000 N100=20000 NKEY=4000
-[ "${BK_BENCH_QUICK:-0}" = 1 ] && N1=20000 N100=2000 NKEY=1000
+N1=200000 N100=20000 NKEY=40000
+[ "${BK_BENCH_QUICK:-0}" = 1 ] && N1=20000 N100=2000 NKEY=4000
 items100=""
 j=0
 while [ $j -lt 100 ]; do
@@ -151,11 +151,11 @@ echo "| command | bloomkit req/s | RedisBloom req/s | req/s ratio | bloomkit p50
 echo "|---|---:|---:|---:|---|---|---:|---:|"
 # shellcheck disable=SC2086
 {
-row "BF.ADD of a new key (10 clients)" 1 - "$NKEY" 10 1 BF.ADD n:__rand_int__ x
-row "BF.RESERVE of a new key" 1 - "$NKEY" 10 1 BF.RESERVE r:__rand_int__ 0.001 1000
-row "BF.INSERT of a new key" 1 - "$NKEY" 10 1 BF.INSERT i:__rand_int__ ITEMS x
-row "CF.RESERVE of a new key" 1 - "$NKEY" 10 1 CF.RESERVE c:__rand_int__ 1000
-row "CF.ADD of a new key" 1 - "$NKEY" 10 1 CF.ADD a:__rand_int__ x
+row "BF.ADD of a new key (10 clients)" 1 - "$NKEY" 10 1 BF.ADD n:__rand_int__:__rand_int__ x
+row "BF.RESERVE of a new key" 1 - "$NKEY" 10 1 BF.RESERVE r:__rand_int__:__rand_int__ 0.001 1000
+row "BF.INSERT of a new key" 1 - "$NKEY" 10 1 BF.INSERT i:__rand_int__:__rand_int__ ITEMS x
+row "CF.RESERVE of a new key" 1 - "$NKEY" 10 1 CF.RESERVE c:__rand_int__:__rand_int__ 1000
+row "CF.ADD of a new key" 1 - "$NKEY" 10 1 CF.ADD a:__rand_int__:__rand_int__ x
 row "BF.ADD, 10M-item key (50 clients)" 0 "BF.RESERVE bf 0.01 10000000" "$N1" 50 1 BF.ADD bf __rand_int__
 row "BF.EXISTS, 10M-item key" 0 "BF.RESERVE bf 0.01 10000000" "$N1" 50 1 BF.EXISTS bf __rand_int__
 row "BF.MADD of 100 items" 0 "BF.RESERVE bf 0.01 10000000" "$N100" 50 1 BF.MADD bf $items100
@@ -163,10 +163,10 @@ row "BF.MEXISTS of 100 items" 0 "BF.RESERVE bf 0.01 10000000" "$N100" 50 1 BF.ME
 row "CF.ADD, 10M-item key" 0 "CF.RESERVE cf 10000000" "$N1" 50 1 CF.ADD cf __rand_int__
 row "CF.EXISTS, 10M-item key" 0 "CF.RESERVE cf 10000000" "$N1" 50 1 CF.EXISTS cf __rand_int__
 row "BF.ADD into a growing key (100 items, expansion 2)" 1 - "$N1" 50 1 BF.ADD g __rand_int__
-row "CF.ADD into a growing key (capacity 100)" 1 - "$N1" 50 1 CF.ADD h __rand_int__
+row "CF.ADD into a growing key (defaults: capacity 1024, expansion 1)" 1 - "$((N1 / 10))" 50 1 CF.ADD h __rand_int__
 }
 echo
-echo "Growing keys start empty each run (BF.ADD and CF.ADD make them with the module's defaults: BF 100 items at 1%, CF capacity 1024), so every run makes the BF key grow about 11 times and the CF key about 8."
+echo "Growing keys start empty each run (BF.ADD and CF.ADD make them with the modules' defaults: BF 100 items at 1%, expansion 2; CF capacity 1024, expansion 1, at most 32 sub-filters), so every run makes the BF key grow about 11 times and the CF key about 19 (a tenth of the adds: RedisBloom refuses past 32 sub-filters). New keys are named by two random numbers (no name repeats: a repeated name makes BF.RESERVE answer an error, which stops redis-benchmark)."
 
 # first PORT: the first 200 BF.ADDs into a fresh 100M-item key
 first() {

@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
+#include <pthread.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
@@ -81,11 +82,41 @@ bk_status_t bk_hash_parse(const char *name, bk_hash_id_t *out)
     return BK_EINVAL;
 }
 
+/* Seeds are taken from a per-thread pool filled by one getrandom call:
+ * a server making a key per command (BF.ADD of a new key) paid a system
+ * call per key, about 0.35 us of its 12 us. Each value is cleared as it is
+ * handed out, and a forked child empties the pool of the thread that
+ * forked (the only one it has), so parent and child never hand out the
+ * same seed. */
+enum { SEED_POOL = 32 };
+static _Thread_local struct {
+    uint64_t v[SEED_POOL];
+    unsigned left;
+} seed_pool;
+static pthread_once_t seed_once = PTHREAD_ONCE_INIT;
+
+static void seed_pool_forget(void)
+{
+    memset(&seed_pool, 0, sizeof seed_pool);
+}
+
+static void seed_pool_register(void)
+{
+    (void)pthread_atfork(NULL, NULL, seed_pool_forget);
+}
+
 uint64_t bk_random_seed(void)
 {
     uint64_t seed;
-    if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) == (ssize_t)sizeof seed)
+    (void)pthread_once(&seed_once, seed_pool_register);
+    if (seed_pool.left == 0 &&
+        getrandom(seed_pool.v, sizeof seed_pool.v, GRND_NONBLOCK) == (ssize_t)sizeof seed_pool.v)
+        seed_pool.left = SEED_POOL;
+    if (seed_pool.left > 0) {
+        seed = seed_pool.v[--seed_pool.left];
+        seed_pool.v[seed_pool.left] = 0;
         return seed;
+    }
     /* No entropy source (very early boot, seccomp): still vary per call. */
     static _Atomic uint64_t counter;
     struct timespec ts;

@@ -174,8 +174,10 @@ typedef struct bk_hash {
 
 bk_hash_t bk_hash_key(bk_hash_id_t id, uint64_t seed, const void *key, size_t len);
 
-/* A fresh random 64-bit seed from the operating system (getrandom), falling
- * back to a mix of time and address bits if that fails. */
+/* A fresh random 64-bit seed from the operating system (getrandom, 32
+ * seeds per call, kept per thread; a forked child does not reuse its
+ * parent's), falling back to a mix of time and address bits if that
+ * fails. Thread-safe. */
 uint64_t bk_random_seed(void);
 
 /* ------------------------------------------------------------------------ */

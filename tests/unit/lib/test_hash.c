@@ -5,7 +5,10 @@
 #include "keyhash.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* Reference versions written the way the articles' PHP does it: 64-bit
  * arithmetic masked to 32 bits after each step. */
@@ -487,10 +490,42 @@ static void test_names(void)
     CHECK(bk_hash_name((bk_hash_id_t)(BK_HASH_COUNT + 1)) == NULL);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Seeds come from a per-thread pool: all different across its refills,
+ * and a forked child never hands out the seed its parent hands out next
+ * (the pool is dropped in the child). */
 static void test_random_seed(void)
 {
-    uint64_t a = bk_random_seed(), b = bk_random_seed();
-    CHECK(a != b);
+    enum { N = 1000 };
+    static uint64_t v[N];
+    for (int i = 0; i < N; i++)
+        v[i] = bk_random_seed();
+    qsort(v, N, sizeof v[0], cmp_u64);
+    int same = 0;
+    for (int i = 1; i < N; i++)
+        same += v[i] == v[i - 1];
+    CHECK_EQ_U64(same, 0);
+    (void)bk_random_seed(); /* the pool now holds values for the parent */
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        uint64_t mine = bk_random_seed();
+        ssize_t w = write(fds[1], &mine, sizeof mine);
+        _exit(w == (ssize_t)sizeof mine ? 0 : 1);
+    }
+    uint64_t parent = bk_random_seed(), child = 0;
+    CHECK(pid > 0 && read(fds[0], &child, sizeof child) == (ssize_t)sizeof child);
+    int status = 1;
+    CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(parent != child);
+    close(fds[0]);
+    close(fds[1]);
 }
 
 int main(void)
