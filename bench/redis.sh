@@ -3,8 +3,9 @@
 # the design it replaces (the source articles' PHP guard: k SETBIT / GETBIT
 # commands per item against a plain Redis string), both driven by
 # redis-benchmark (Debian redis-tools) against one redis-server on
-# 127.0.0.1, in the same run. RedisBloom itself is not packaged in Debian 12,
-# so it cannot be measured here.
+# 127.0.0.1, in the same run. RedisBloom itself (not packaged in Debian 12)
+# is measured beside bloomkit.so by bench/redis_peer.sh, built from its
+# source.
 #
 # Both designs are sized for 1% false positives: the SETBIT design with the
 # classic optimum (m = 9.59 bits per item, k = 7 probes, one command each);
