@@ -51,7 +51,28 @@ row() {
     set -- "$1" $2
     awk -v m="$1" -v k="$2" -v s="$3" 'BEGIN { printf "| %s | %d | %s | %s |\n", m, k, s, (s + 0 > 0 ? sprintf("%.0f", k / s) : "?") }'
 }
-row "this build" "$(replay "$MODULE")"
+RUNS=${RUNS:-3}
+[ "${BK_BENCH_QUICK:-0}" = 1 ] && RUNS=1
+mkdir -p "$WORK/rb"
+RB=$WORK/rb/redisbloom.so
+why=$(sh bench/redisbloom_build.sh "$RB") || { RB=; echo "(RedisBloom: $why)"; echo; }
+# median NAME MODULE...: "keys seconds", the median replay of the runs
+# recorded in $WORK/NAME.runs
+median() {
+    sort -n -k2,2 "$WORK/$1.runs" | awk -v r="$RUNS" 'NR == int((r + 1) / 2) { print }'
+}
+: >"$WORK/this.runs" && : >"$WORK/before.runs" && : >"$WORK/rb.runs"
+r=0
+while [ $r -lt "$RUNS" ]; do
+    replay "$MODULE" >>"$WORK/this.runs"
+    [ -z "$RB" ] || replay "$RB" >>"$WORK/rb.runs"
+    if [ -n "${BK_REDIS_BEFORE:-}" ] && [ -f "$BK_REDIS_BEFORE" ]; then
+        replay "$BK_REDIS_BEFORE" >>"$WORK/before.runs"
+    fi
+    r=$((r + 1))
+done
+row "this build" "$(median this)"
+[ -z "$RB" ] || row "RedisBloom 2.8.20" "$(median rb)"
 if [ -n "${BK_REDIS_BEFORE:-}" ] && [ -f "$BK_REDIS_BEFORE" ]; then
-    row "$(basename "$BK_REDIS_BEFORE") (before)" "$(replay "$BK_REDIS_BEFORE")"
+    row "$(basename "$BK_REDIS_BEFORE") (before)" "$(median before)"
 fi

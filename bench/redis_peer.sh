@@ -12,29 +12,15 @@
 #   memory    used_memory per key over a grid of BF.RESERVE (error x
 #             capacity) and CF.RESERVE (capacity x bucket size) shapes, and
 #             10,000 small keys of each family
-# RedisBloom is a peer, never needed by `make test`: it is built here from
-# its source (a checkout of v2.8.20 with its submodules) found at
-# $BK_REDISBLOOM_SRC, else bench/peers/RedisBloom, cloned there when the
-# network allows; without it this prints why and skips. It is compiled with
-# one cc line (its Makefile needs its build system, readies), the sources
-# its Makefile lists.
+# RedisBloom is a peer, never needed by `make test`: bench/redisbloom_build.sh
+# builds it from its source ($BK_REDISBLOOM_SRC, else bench/peers/RedisBloom);
+# without it this prints why and skips.
 set -eu
 BUILD=${BUILD:-build}
 MODULE=$(cd "$BUILD" 2>/dev/null && pwd)/bloomkit.so
 if [ ! -f "$MODULE" ] || ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then
     echo "bench/redis_peer.sh: needs $BUILD/bloomkit.so, redis-server and redis-benchmark" >&2
     exit 1
-fi
-SRC=${BK_REDISBLOOM_SRC:-bench/peers/RedisBloom}
-if [ ! -f "$SRC/src/rebloom.c" ] && [ -z "${BK_REDISBLOOM_SRC:-}" ]; then
-    git clone -q --depth 1 --branch v2.8.20 --recurse-submodules \
-        https://github.com/RedisBloom/RedisBloom "$SRC" 2>/dev/null || true
-fi
-if [ ! -f "$SRC/src/rebloom.c" ] || [ ! -f "$SRC/deps/t-digest-c/src/tdigest.c" ] ||
-    [ ! -f "$SRC/deps/RedisModulesSDK/redismodule.h" ] || [ ! -d "$SRC/deps/readies/cetara" ]; then
-    echo "bench/redis_peer.sh: skipped: no RedisBloom source with its submodules at $SRC" \
-        "(set BK_REDISBLOOM_SRC to a checkout of github.com/RedisBloom/RedisBloom v2.8.20, submodules included)"
-    exit 0
 fi
 if [ "${BK_BENCH_QUICK:-0}" = 1 ]; then RUNS=${RUNS:-1}; else RUNS=${RUNS:-3}; fi
 
@@ -43,15 +29,7 @@ PIDS=
 trap 'for p in $PIDS; do kill $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$WORK"' EXIT
 trap 'exit 1' INT TERM
 RB=$WORK/redisbloom.so
-(
-    cd "$SRC"
-    ${CC:-cc} -O2 -fPIC -shared -std=gnu99 -w -include stddef.h -include stdint.h \
-        -D_GNU_SOURCE -DREDIS_MODULE_TARGET -DREDISMODULE_SDK_RLEC \
-        -I. -Isrc -Ideps/RedisModulesSDK -Ideps -Ideps/murmur2 -Ideps/t-digest-c/src \
-        -o "$RB" deps/bloom/bloom.c deps/murmur2/MurmurHash2.c deps/rmutil/util.c src/rebloom.c \
-        src/sb.c src/cf.c src/rm_topk.c src/rm_tdigest.c src/topk.c src/rm_cms.c src/cms.c \
-        deps/t-digest-c/src/tdigest.c -lm
-) || { echo "bench/redis_peer.sh: skipped: RedisBloom did not build"; exit 0; }
+why=$(sh bench/redisbloom_build.sh "$RB") || { echo "bench/redis_peer.sh: skipped: $why"; exit 0; }
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
