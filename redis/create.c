@@ -157,7 +157,7 @@ static void creation_failed(RedisModuleCtx *ctx, bkr_family_t family, const bkr_
  * be, which a new one always can but for an expansion past 65535; else
  * the full form. NULL after replying. A packed BF's first sub-filter is
  * classic, or precise where that needs fewer bits (packed.c). */
-static void *new_value_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p)
+void *bkr_new_value_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p)
 {
     if (!within_limit_or_reply(ctx, family, p->capacity, p->error, p->nonscaling)) {
         if (bkr_loading(ctx)) /* the AOF's key would be missing, or made up later */
@@ -186,14 +186,13 @@ static void *new_value_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const 
     return bkr_obj_new(family, f, mark);
 }
 
-bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
-                                   RedisModuleString *keyname, bkr_family_t family,
-                                   const bkr_params_t *p)
+bkr_obj_t *bkr_create_key_quietly(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_family_t family,
+                                  const bkr_params_t *p, bkr_made_t *made)
 {
     bkr_params_t q = *p;
     if (!q.seed_set)
         q.seed = bk_random_seed();
-    void *v = new_value_or_reply(ctx, family, &q);
+    void *v = bkr_new_value_or_reply(ctx, family, &q);
     if (!v)
         return NULL;
     if (RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), v) != REDISMODULE_OK) {
@@ -207,51 +206,37 @@ bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
         return NULL;
     }
     bkr_stats.keys_created++;
-    char cap[32], err[40], exp[32], seed[32];
-    snprintf(cap, sizeof cap, "%llu", (unsigned long long)q.capacity);
-    snprintf(err, sizeof err, "%.17g", q.error);
-    snprintf(exp, sizeof exp, "%llu", (unsigned long long)q.expansion);
-    snprintf(seed, sizeof seed, "%llu", (unsigned long long)q.seed);
-    RedisModule_Replicate(ctx, "BKI.CREATE", "scccccc", keyname, bkr_family_prefix(family), cap,
-                          err, exp, q.nonscaling ? "1" : "0", seed);
+    made->family = family;
+    made->nonscaling = q.nonscaling;
+    snprintf(made->cap, sizeof made->cap, "%llu", (unsigned long long)q.capacity);
+    snprintf(made->err, sizeof made->err, "%.17g", q.error);
+    snprintf(made->exp, sizeof made->exp, "%llu", (unsigned long long)q.expansion);
+    snprintf(made->seed, sizeof made->seed, "%llu", (unsigned long long)q.seed);
     return o;
 }
 
-/* BKI.CREATE key BF|CBF capacity error expansion nonscaling seed */
-int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+void bkr_replicate_made(RedisModuleCtx *ctx, RedisModuleString *keyname, const bkr_made_t *made,
+                        RedisModuleString **items, int n)
 {
-    if (argc != 8)
-        return RedisModule_WrongArity(ctx);
-    bkr_family_t family;
-    if (bkr_arg_is(argv[2], "BF"))
-        family = BKR_BF;
-    else if (bkr_arg_is(argv[2], "CBF"))
-        family = BKR_CBF;
+    if (n > 0)
+        RedisModule_Replicate(ctx, "BKI.CREATE", "scccccccv", keyname, bkr_family_prefix(made->family),
+                              made->cap, made->err, made->exp, made->nonscaling ? "1" : "0",
+                              made->seed, "ITEMS", items, (size_t)n);
     else
-        return RedisModule_ReplyWithError(ctx, "ERR unknown filter family");
-    bkr_params_t p;
-    memset(&p, 0, sizeof p);
-    uint64_t ns = 0;
-    if (!bkr_arg_u64(argv[3], &p.capacity) || p.capacity == 0 ||
-        !bkr_arg_double(argv[4], &p.error) || !(p.error > 0 && p.error < 1) ||
-        !bkr_arg_u64(argv[5], &p.expansion) || p.expansion < 1 ||
-        p.expansion > BKR_MAX_EXPANSION || !bkr_arg_u64(argv[6], &ns) ||
-        ns > 1 || !bkr_arg_u64(argv[7], &p.seed))
-        return RedisModule_ReplyWithError(ctx, "ERR bad BKI.CREATE arguments");
-    p.nonscaling = ns == 1;
+        RedisModule_Replicate(ctx, "BKI.CREATE", "scccccc", keyname,
+                              bkr_family_prefix(made->family), made->cap, made->err, made->exp,
+                              made->nonscaling ? "1" : "0", made->seed);
+}
 
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
-    if (RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_EMPTY) {
-        RedisModule_ReplyWithError(ctx, "ERR item exists");
-        return bkr_done(key);
-    }
-    void *v = new_value_or_reply(ctx, family, &p);
-    if (!v)
-        return bkr_done(key);
-    RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), v);
-    RedisModule_ReplicateVerbatim(ctx);
-    RedisModule_ReplyWithSimpleString(ctx, "OK");
-    return bkr_done(key);
+bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
+                                   RedisModuleString *keyname, bkr_family_t family,
+                                   const bkr_params_t *p)
+{
+    bkr_made_t made;
+    bkr_obj_t *o = bkr_create_key_quietly(ctx, key, family, p, &made);
+    if (o)
+        bkr_replicate_made(ctx, keyname, &made, NULL, 0);
+    return o;
 }
 
 /* ---- growth of scalable filters ---- */

@@ -16,6 +16,23 @@
 bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
                                    RedisModuleString *keyname, bkr_family_t family,
                                    const bkr_params_t *p);
+/* What BKI.CREATE needs to make the same filter elsewhere. */
+typedef struct bkr_made {
+    bkr_family_t family;
+    bool nonscaling;
+    char cap[24], err[32], exp[24], seed[24];
+} bkr_made_t;
+/* bkr_create_key_or_reply without the propagation: *made says what to
+ * send (bkr_replicate_made), so a command that adds items to the key it
+ * made sends one command, BKI.CREATE ... ITEMS, instead of BKI.CREATE and
+ * itself in a MULTI/EXEC (an AOF replay of key creations ran 4 commands
+ * a key where RedisBloom's runs 1). */
+bkr_obj_t *bkr_create_key_quietly(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_family_t family,
+                                  const bkr_params_t *p, bkr_made_t *made);
+/* Propagates BKI.CREATE for *made, with the n items it took (none: the
+ * creation alone). */
+void bkr_replicate_made(RedisModuleCtx *ctx, RedisModuleString *keyname, const bkr_made_t *made,
+                        RedisModuleString **items, int n);
 /* Before adding a new item to a BF: NULL, or the error to reply because
  * the chain would grow past the cap in ctx (bkr_cap; an O(1) look at the
  * filter's shape; a fixed-size filter answers NULL, the library refuses it
@@ -24,7 +41,9 @@ const char *bkr_growth_check(RedisModuleCtx *ctx, const bkr_obj_t *o);
 /* True if m items can be added in one batch: none of them can make the
  * filter grow or find it full, so no check is due between them. */
 bool bkr_batch_safe(const bkr_obj_t *o, int m);
-int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+/* A new value of the family for p (its seed as given), not yet a key's;
+ * NULL after replying with the error. */
+void *bkr_new_value_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p);
 
 #pragma GCC visibility pop
 

@@ -38,12 +38,3 @@ void bkr_notify(RedisModuleCtx *ctx, RedisModuleString *cmd, RedisModuleString *
     event[len] = '\0';
     RedisModule_NotifyKeyspaceEvent(ctx, REDISMODULE_NOTIFY_MODULE, event, key);
 }
-
-void bkr_propagate(RedisModuleCtx *ctx, bool created, RedisModuleString **argv, int argc)
-{
-    if (created)
-        RedisModule_Replicate(ctx, RedisModule_StringPtrLen(argv[0], NULL), "v", argv + 1,
-                              (size_t)(argc - 1));
-    else
-        RedisModule_ReplicateVerbatim(ctx);
-}

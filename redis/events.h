@@ -8,10 +8,6 @@
 
 #pragma GCC visibility push(hidden)
 
-/* Propagates a write to replicas and the AOF: verbatim, or, when the
- * command created the key (and BKI.CREATE went first), re-sent explicitly
- * so both land in one MULTI/EXEC in order. */
-void bkr_propagate(RedisModuleCtx *ctx, bool created, RedisModuleString **argv, int argc);
 /* Fires the keyspace event of a write (class "module", 'd' in
  * notify-keyspace-events) named after the command in lower case
  * ("bf.add"), on key. */

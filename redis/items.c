@@ -13,6 +13,7 @@
 #include "items.h"
 #include "stats.h"
 #include "args.h"
+#include "argv.h"
 #include "config.h"
 #include "create.h"
 #include "events.h"
@@ -159,8 +160,9 @@ int bkr_add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr
     bkr_obj_t *obj;
     bkr_lookup_t st = bkr_lookup(key, family, &obj);
     bool created = false;
+    bkr_made_t made;
     if (st == BKR_EMPTY && !o->nocreate) {
-        obj = bkr_create_key_or_reply(ctx, key, argv[1], family, &o->p);
+        obj = bkr_create_key_quietly(ctx, key, family, &o->p, &made);
         if (!obj)
             return bkr_done(key);
         created = true;
@@ -189,10 +191,13 @@ int bkr_add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr
     bkr_stats.adds_refused += (uint64_t)(argc - first - done);
     /* Replicas and the AOF get the items that were taken, and only those:
      * a replay (which no cap stops, bkr_cap) must not add what the master
-     * refused. A command that took none is not propagated (its key's
-     * creation, BKI.CREATE, went already). */
-    if (done == argc - first)
-        bkr_propagate(ctx, created, argv, argc);
+     * refused. A key made here goes as one BKI.CREATE with those items
+     * (none: the creation alone); otherwise a command that took none is
+     * not propagated. */
+    if (created)
+        bkr_replicate_made(ctx, argv[1], &made, argv + first, done);
+    else if (done == argc - first)
+        RedisModule_ReplicateVerbatim(ctx);
     else if (done > 0)
         RedisModule_Replicate(ctx, RedisModule_StringPtrLen(argv[0], NULL), "v", argv + 1,
                               (size_t)(first - 1 + done));
@@ -247,4 +252,55 @@ int bkr_reply_card(RedisModuleCtx *ctx, RedisModuleString *keyname, bkr_family_t
     else
         bkr_reply_u64(ctx, bk_filter_items(o->f));
     return bkr_done(key);
+}
+
+/* BKI.CREATE key BF|CBF capacity error expansion nonscaling seed
+ *            [ITEMS item...] */
+int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 8 && (argc < 10 || !bkr_arg_is(argv[8], "ITEMS")))
+        return RedisModule_WrongArity(ctx);
+    bkr_family_t family;
+    if (bkr_arg_is(argv[2], "BF"))
+        family = BKR_BF;
+    else if (bkr_arg_is(argv[2], "CBF"))
+        family = BKR_CBF;
+    else
+        return RedisModule_ReplyWithError(ctx, "ERR unknown filter family");
+    bkr_params_t p;
+    memset(&p, 0, sizeof p);
+    uint64_t ns = 0;
+    if (!bkr_arg_u64(argv[3], &p.capacity) || p.capacity == 0 ||
+        !bkr_arg_double(argv[4], &p.error) || !(p.error > 0 && p.error < 1) ||
+        !bkr_arg_u64(argv[5], &p.expansion) || p.expansion < 1 ||
+        p.expansion > BKR_MAX_EXPANSION || !bkr_arg_u64(argv[6], &ns) ||
+        ns > 1 || !bkr_arg_u64(argv[7], &p.seed))
+        return RedisModule_ReplyWithError(ctx, "ERR bad BKI.CREATE arguments");
+    p.nonscaling = ns == 1;
+
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    if (RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_EMPTY) {
+        RedisModule_ReplyWithError(ctx, "ERR item exists");
+        return bkr_done(key);
+    }
+    void *v = bkr_new_value_or_reply(ctx, family, &p);
+    if (!v)
+        return bkr_done(key);
+    RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), v);
+    if (argc == 8) {
+        RedisModule_ReplicateVerbatim(ctx);
+        RedisModule_ReplyWithSimpleString(ctx, "OK");
+        return bkr_done(key);
+    }
+    /* The items a command that made the key took with it (BF.ADD, MADD or
+     * INSERT of a new key: one command in the AOF and to replicas, not
+     * MULTI, BKI.CREATE, the add and EXEC): added as BF.MADD adds them,
+     * and propagated verbatim by that path. */
+    bkr_done(key);
+    bkr_options_t o;
+    memset(&o, 0, sizeof o);
+    o.p = p;
+    o.nocreate = true;
+    o.items = 9;
+    return bkr_add_command(ctx, argv, argc, family, &o, true);
 }

@@ -18,6 +18,7 @@
 #include "cmd_wbf.h"
 #include "config.h"
 #include "create.h"
+#include "items.h"
 #include "dump.h"
 #include "events.h"
 #include "obj.h"

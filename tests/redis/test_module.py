@@ -1342,6 +1342,46 @@ def test_rdb_restart():
         s.stop()
 
 
+def test_aof_one_command_per_new_key():
+    """A command that makes a key and adds to it reaches the AOF (and
+    replicas) as one command, BKI.CREATE ... ITEMS, not MULTI, BKI.CREATE,
+    the add and EXEC (a replay of key creations ran four commands a key);
+    the replay builds the same filters. A reserve alone stays BKI.CREATE."""
+    s = Server("aof1", extra=["--appendonly", "yes", "--appendfsync", "always",
+                              "--aof-use-rdb-preamble", "no"]).start()
+    try:
+        s.r.execute_command("BF.ADD", "n1", "x")
+        s.r.execute_command("BF.MADD", "n2", "a", "b", "c")
+        s.r.execute_command("CBF.ADD", "n3", "y")
+        s.r.execute_command("BF.INSERT", "n4", "CAPACITY", "10", "ITEMS", "p", "q")
+        s.r.execute_command("BF.RESERVE", "n5", "0.01", "100")
+        s.r.execute_command("BF.ADD", "n1", "z")  # an existing key: verbatim
+        keys = [("n1", "BF"), ("n2", "BF"), ("n3", "CBF"), ("n4", "BF"), ("n5", "BF")]
+        before = snapshot(s.r, keys)
+        aof = b""
+        d = os.path.join(s.dir, "appendonlydir")
+        for name in sorted(os.listdir(d)):
+            if name.endswith(".incr.aof"):
+                with open(os.path.join(d, name), "rb") as f:
+                    aof += f.read()
+        creates = aof.count(b"BKI.CREATE")
+        with_items = aof.count(b"\r\nITEMS\r\n")
+        check("aof: a new key's creation and adds are one command (%d BKI.CREATE, %d with "
+              "ITEMS, %d MULTI)" % (creates, with_items, aof.count(b"MULTI")),
+              creates == 5 and with_items == 4 and aof.count(b"MULTI") == 0)
+        s.stop()
+        s.start()
+        after = snapshot(s.r, keys)
+        check("aof: the replayed filters are the same", before == after,
+              [k for k in before if before[k] != after.get(k)])
+        check("aof: the replayed keys answer",
+              s.r.execute_command("BF.MEXISTS", "n2", "a", "b", "c") == [1, 1, 1] and
+              s.r.execute_command("BF.EXISTS", "n1", "z") == 1 and
+              s.r.execute_command("CBF.EXISTS", "n3", "y") == 1)
+    finally:
+        s.stop()
+
+
 def test_aof_restart():
     s = Server("aof", extra=["--appendonly", "yes", "--appendfsync", "always"]).start()
     try:
@@ -1657,6 +1697,7 @@ def main():
     test_eviction()
     test_limit_argument()
     test_rdb_restart()
+    test_aof_one_command_per_new_key()
     test_aof_restart()
     test_replication()
     test_cluster()
