@@ -41,6 +41,9 @@ typedef struct composite {
     void (*info)(const bk_filter_t *f, bk_filter_info_t *out);
     void (*shape)(const bk_filter_t *f, bk_filter_shape_t *out);
     uint64_t (*items)(const bk_filter_t *f);
+    /* remove by key, where the kind has a one-key path (NULL: hash, then
+     * remove) */
+    bk_status_t (*remove_key)(bk_filter_t *f, const void *key, size_t len);
 } composite_t;
 
 /* ---- the window's rows: its functions take the window itself ---- */
@@ -85,18 +88,18 @@ static void chain_shape(const bk_filter_t *f, bk_filter_shape_t *out);
 static const composite_t chain_ops = {
     bki_scalable_add, bki_scalable_contains, NULL, NULL, NULL, NULL, bki_scalable_clear,
     bki_scalable_union, bki_scalable_clone, bki_scalable_free, bki_scalable_info, chain_shape,
-    NULL};
+    NULL, NULL};
 /* Generations of different ages cannot be merged into one clock: no union. */
 static const composite_t window_ops = {
     window_add_hash, window_contains_hash, window_add_batch, window_contains_batch, NULL, NULL,
     window_clear, NULL, bki_window_filter_clone, bki_window_filter_free, bki_window_filter_info,
-    bki_window_filter_shape, window_items};
+    bki_window_filter_shape, window_items, NULL};
 /* Two cuckoo filters' union is not a cuckoo filter in general: no union. */
 static const composite_t cuckoo_ops = {
     bki_cuckoo_add_hash, bki_cuckoo_contains_hash, NULL, bki_cuckoo_contains_batch,
     bki_cuckoo_remove_hash,
     bki_cuckoo_counter, bki_cuckoo_clear, NULL, bki_cuckoo_filter_clone, bki_cuckoo_filter_free,
-    bki_cuckoo_filter_info, bki_cuckoo_filter_shape, bki_cuckoo_items};
+    bki_cuckoo_filter_info, bki_cuckoo_filter_shape, bki_cuckoo_items, bki_cuckoo_remove_key};
 
 /* The composite a filter is, or NULL for a single array. */
 static const composite_t *composite_of(const bk_filter_t *f)
@@ -475,6 +478,8 @@ bk_status_t bk_filter_remove(bk_filter_t *f, const void *key, size_t len)
         return BK_EKIND;
     if (f->readonly)
         return BK_EREADONLY;
+    if (c && c->remove_key)
+        return c->remove_key(f, key, len);
     bk_hash_t h = bk_filter_hash(f, key, len);
     if (!c && f->pages && !bki_pages_key(f, h, true))
         return BK_ECORRUPT;

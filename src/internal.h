@@ -575,6 +575,8 @@ BKI_HIDDEN size_t bki_cuckoo_contains_batch(const bk_filter_t *f, const bk_key_t
                                             bool *out);
 /* BK_ENOTFOUND if no fingerprint of the key is there. */
 BKI_HIDDEN bk_status_t bki_cuckoo_remove_hash(bk_filter_t *f, bk_hash_t h);
+/* The same by key (bk_filter_remove's path for the kind). */
+BKI_HIDDEN bk_status_t bki_cuckoo_remove_key(bk_filter_t *f, const void *key, size_t len);
 BKI_HIDDEN unsigned bki_cuckoo_counter(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bk_status_t bki_cuckoo_clear(bk_filter_t *f);
 /* Wraps c in a new handle that owns it (c freed on BK_ENOMEM), keyed by

@@ -616,6 +616,41 @@ static void test_remove_4x16(void)
     bk_cuckoo_free(c);
 }
 
+/* bk_filter_remove of 8-byte keys (an integer id: the kind's own one-key
+ * path under the default hash) takes out exactly what bk_filter_add put
+ * in: every remove finds its key, and after all of them the filter is
+ * empty (no key answers present, no item counted). */
+static void test_filter_remove_ints(void)
+{
+    bk_options_t o = {.kind = BK_KIND_CUCKOO, .seed_set = true, .seed = 5};
+    bk_filter_t *f = NULL;
+    CHECK_OK(bk_filter_create(&f, 4000, 0.001, &o));
+    if (!f)
+        return;
+    bk_filter_info_t info;
+    bk_filter_info(f, &info);
+    CHECK(info.hash == BK_HASH_XXH3_MIX8);
+    for (uint64_t i = 0; i < 4000; i++) {
+        uint64_t v = i * UINT64_C(0x9e3779b97f4a7c15);
+        CHECK_OK(bk_filter_add(f, &v, sizeof v, NULL));
+    }
+    uint64_t failed = 0, still = 0;
+    for (uint64_t i = 0; i < 4000; i++) {
+        uint64_t v = i * UINT64_C(0x9e3779b97f4a7c15);
+        failed += bk_filter_remove(f, &v, sizeof v) != BK_OK;
+    }
+    for (uint64_t i = 0; i < 4000; i++) {
+        uint64_t v = i * UINT64_C(0x9e3779b97f4a7c15);
+        still += bk_filter_contains(f, &v, sizeof v);
+    }
+    CHECK_EQ_U64(failed, 0);
+    CHECK_EQ_U64(still, 0);
+    CHECK_EQ_U64(bk_filter_items(f), 0);
+    uint64_t v = 12345;
+    CHECK_STATUS(bk_filter_remove(f, &v, sizeof v), BK_ENOTFOUND);
+    bk_filter_free(f);
+}
+
 int main(void)
 {
     if (!load_answers()) {
@@ -631,5 +666,6 @@ int main(void)
     bkt_run("bad_fields_refused", test_bad_fields_refused);
     bkt_run("filter_kind", test_filter_kind);
     bkt_run("remove_4x16", test_remove_4x16);
+    bkt_run("filter_remove_ints", test_filter_remove_ints);
     return bkt_finish();
 }
