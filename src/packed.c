@@ -394,12 +394,46 @@ static double first_error(const head_t *h)
     return bki_scalable_sub_fpr(&f, 0);
 }
 
+/* The last first sub-filter's plan made on this thread, and its error: a
+ * key's creation asks for it three times (bk_packed_size, bk_packed_fits,
+ * bk_packed_init), and a server making keys of one shape (a BF.ADD of a
+ * new key each) asks for the same one again and again. The plan depends on
+ * the capacity and the first sub-filter's error only, which the head's
+ * capacity, rate, tightening and flags decide. */
+static _Thread_local struct {
+    bool set;
+    uint64_t capacity;
+    double fpr;
+    float tightening;
+    uint8_t flags;
+    bk_kind_t kind;
+    bk_plan_t plan;
+    double error;
+} last_plan;
+
+static bool last_plan_is(const head_t *h)
+{
+    return last_plan.set && last_plan.capacity == h->capacity && last_plan.fpr == h->fpr &&
+           last_plan.tightening == h->tightening && last_plan.flags == h->flags;
+}
+
+/* first_error, from the last plan when it is h's. */
+static double first_error_of(const head_t *h)
+{
+    return last_plan_is(h) ? last_plan.error : first_error(h);
+}
+
 /* The first sub-filter's plan: classic, or precise where that is smaller
  * (plan.c keeps a classic key's probes sparse, which at a few items and a
  * tiny error costs several times the optimum; precise stays near it).
  * Sets h->kind. */
 static bk_status_t first_plan(head_t *h, bk_plan_t *plan)
 {
+    if (last_plan_is(h)) {
+        h->kind = last_plan.kind;
+        *plan = last_plan.plan;
+        return BK_OK;
+    }
     double p = first_error(h);
     bk_plan_t precise;
     bk_status_t st = bk_plan(BK_KIND_CLASSIC, h->capacity, p, plan);
@@ -411,6 +445,14 @@ static bk_status_t first_plan(head_t *h, bk_plan_t *plan)
         *plan = precise;
         h->kind = BK_KIND_PRECISE;
     }
+    last_plan.set = true;
+    last_plan.capacity = h->capacity;
+    last_plan.fpr = h->fpr;
+    last_plan.tightening = h->tightening;
+    last_plan.flags = h->flags;
+    last_plan.kind = h->kind;
+    last_plan.plan = *plan;
+    last_plan.error = p;
     return BK_OK;
 }
 
@@ -476,7 +518,7 @@ static bool bits_for(const head_t *h, const bk_plan_t *plan, size_t size, uint64
         return true;
     }
     uint32_t best = best_k(h->kind, c, h->capacity);
-    if (best == 0 || bk_fpr_expected(h->kind, c, h->capacity, best) > first_error(h))
+    if (best == 0 || bk_fpr_expected(h->kind, c, h->capacity, best) > first_error_of(h))
         return false;
     *cells = c;
     *k = best;
