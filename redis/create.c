@@ -61,8 +61,8 @@ static bk_kind_t bf_sub_kind(uint64_t capacity, double sub_error)
 
 /* Sizes one array: a CBF's counters, or the first sub-filter of a BF at
  * the error that sub-filter gets. */
-static bk_status_t plan_for(bkr_family_t family, uint64_t capacity, double error,
-                            double sub_error, bk_plan_t *plan)
+static bk_status_t plan_for(bkr_family_t family, uint64_t capacity, double error, double sub_error,
+                            bk_plan_t *plan)
 {
     if (family == BKR_CBF)
         return bk_plan(BK_KIND_COUNTING, capacity, error, plan);
@@ -85,8 +85,7 @@ static bool within_limit_or_reply(RedisModuleCtx *ctx, bkr_family_t family, uint
 {
     bk_plan_t plan;
     uint64_t cap = bkr_cap(ctx);
-    bk_status_t st =
-        plan_for(family, capacity, error, first_sub_error(error, nonscaling), &plan);
+    bk_status_t st = plan_for(family, capacity, error, first_sub_error(error, nonscaling), &plan);
     if (st == BK_OK && plan.bytes <= cap) {
         if (plan.bytes > bkr_config.max_bytes) /* rebuilt whole: see bkr_cap */
             RedisModule_Log(ctx, "notice",
@@ -108,16 +107,14 @@ static bool within_limit_or_reply(RedisModuleCtx *ctx, bkr_family_t family, uint
                          "ERR Insufficient memory to create filter: capacity %llu at error "
                          "rate %g needs more memory than can be addressed; the limit is %llu "
                          "bytes (module argument MAX_BYTES)",
-                         (unsigned long long)capacity, error,
-                         (unsigned long long)cap);
+                         (unsigned long long)capacity, error, (unsigned long long)cap);
         return false;
     }
     bkr_reply_errorf(ctx,
                      "ERR Insufficient memory to create filter: capacity %llu at error rate "
                      "%g needs %llu bytes, over the limit of %llu bytes (module argument "
                      "MAX_BYTES)",
-                     (unsigned long long)capacity, error,
-                     (unsigned long long)plan.bytes,
+                     (unsigned long long)capacity, error, (unsigned long long)plan.bytes,
                      (unsigned long long)cap);
     return false;
 }
@@ -219,9 +216,9 @@ void bkr_replicate_made(RedisModuleCtx *ctx, RedisModuleString *keyname, const b
                         RedisModuleString **items, int n)
 {
     if (n > 0)
-        RedisModule_Replicate(ctx, "BKI.CREATE", "scccccccv", keyname, bkr_family_prefix(made->family),
-                              made->cap, made->err, made->exp, made->nonscaling ? "1" : "0",
-                              made->seed, "ITEMS", items, (size_t)n);
+        RedisModule_Replicate(ctx, "BKI.CREATE", "scccccccv", keyname,
+                              bkr_family_prefix(made->family), made->cap, made->err, made->exp,
+                              made->nonscaling ? "1" : "0", made->seed, "ITEMS", items, (size_t)n);
     else
         RedisModule_Replicate(ctx, "BKI.CREATE", "scccccc", keyname,
                               bkr_family_prefix(made->family), made->cap, made->err, made->exp,
@@ -274,8 +271,8 @@ const char *bkr_growth_check(RedisModuleCtx *ctx, const bkr_obj_t *o)
         return NULL;
     /* Over the cap (the library's own test: the growth is refused though
      * it has a size) is the module argument's doing: say which. */
-    bool capped = st == BK_EFULL && next_bytes > 0 && s.max_bytes != 0 &&
-                  s.bytes + next_bytes > s.max_bytes;
+    bool capped =
+        st == BK_EFULL && next_bytes > 0 && s.max_bytes != 0 && s.bytes + next_bytes > s.max_bytes;
     static char msg[300];
     snprintf(msg, sizeof msg, "ERR the filter %s: %s%s",
              capped ? "is at its memory limit" : "cannot grow any further", reason,

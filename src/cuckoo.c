@@ -45,7 +45,8 @@
  * spread by multiply-shift (no division). */
 static inline uint32_t native_fp(const bk_cuckoo_t *c, uint64_t hi)
 {
-    uint64_t span = c->fp_bytes == 4 ? UINT64_C(0xffffffff) : (UINT64_C(1) << (8 * c->fp_bytes)) - 1;
+    uint64_t span =
+        c->fp_bytes == 4 ? UINT64_C(0xffffffff) : (UINT64_C(1) << (8 * c->fp_bytes)) - 1;
     return (uint32_t)bki_reduce(hi, span) + 1;
 }
 
@@ -62,8 +63,8 @@ static inline uint32_t slot_get(const bk_cuckoo_t *c, const uint8_t *p)
     switch (c->fp_bytes) {
     case 1: return p[0];
     case 2: return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-    default: return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                    (uint32_t)p[3] << 24;
+    default:
+        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
     }
 }
 
@@ -756,8 +757,8 @@ bk_status_t bk_cuckoo_restore(bk_cuckoo_t **out, const bk_cuckoo_fields_t *f,
         if (st != BK_OK) {
             bk_cuckoo_free(c);
             BKI_FAIL(st, st == BK_ECORRUPT ? "sub-filter bucket count out of place"
-                                           : st == BK_ENOMEM ? "out of memory"
-                                                             : "too many sub-filters");
+                         : st == BK_ENOMEM ? "out of memory"
+                                           : "too many sub-filters");
         }
         if (f->expansion && nb <= UINT64_MAX / f->expansion)
             nb *= f->expansion;
@@ -779,8 +780,8 @@ static cuckoo_sub_t *sub_at(const bk_cuckoo_t *c, uint64_t offset, uint64_t *ins
     return NULL;
 }
 
-bk_status_t bk_cuckoo_read(const bk_cuckoo_t *c, uint64_t offset, uint64_t max,
-                           const void **bytes, uint64_t *len)
+bk_status_t bk_cuckoo_read(const bk_cuckoo_t *c, uint64_t offset, uint64_t max, const void **bytes,
+                           uint64_t *len)
 {
     if (!c || !bytes || !len)
         return BK_EINVAL;
@@ -843,7 +844,7 @@ static size_t contains_batch_4x16(const bk_filter_t *f, const bk_key_t *keys, si
     for (size_t at = 0; at < n; at += GROUP) {
         size_t m = n - at < GROUP ? n - at : GROUP;
         for (size_t j = 0; j < m; j++) {
-            bk_hash_t r = bk_filter_hash(f, keys[at + j].ptr, keys[at + j].len);
+            bk_hash_t r = bki_key_hash(f->hash, f->seed, keys[at + j].ptr, keys[at + j].len);
             fp[j] = (uint32_t)bki_reduce(r.hi, 0xffff) + 1;
             uint64_t i1 = bki_reduce(r.lo, s->buckets);
             uint64_t g = bki_reduce((uint64_t)fp[j] * NATIVE_MULT, s->buckets);
@@ -854,7 +855,8 @@ static size_t contains_batch_4x16(const bk_filter_t *f, const bk_key_t *keys, si
             __builtin_prefetch(b2[j]);
         }
         for (size_t j = 0; j < m; j++) {
-            bool in = (word4x16_match(load_word(b1[j]), fp[j]) | word4x16_match(load_word(b2[j]), fp[j])) != 0;
+            bool in = (word4x16_match(load_word(b1[j]), fp[j]) |
+                       word4x16_match(load_word(b2[j]), fp[j])) != 0;
             out[at + j] = in;
             hits += in;
         }
@@ -873,7 +875,8 @@ size_t bki_cuckoo_contains_batch(const bk_filter_t *f, const bk_key_t *keys, siz
     for (size_t at = 0; at < n; at += GROUP) {
         size_t m = n - at < GROUP ? n - at : GROUP;
         for (size_t j = 0; j < m; j++) {
-            k[j] = key_of_hash(c, bk_filter_hash(f, keys[at + j].ptr, keys[at + j].len));
+            k[j] =
+                key_of_hash(c, bki_key_hash(f->hash, f->seed, keys[at + j].ptr, keys[at + j].len));
             for (uint32_t i = 0; i < c->nsubs; i++) {
                 const cuckoo_sub_t *s = &c->subs[i];
                 uint64_t b1 = first_bucket(c, s, k[j].h);
@@ -913,7 +916,7 @@ bk_status_t bki_cuckoo_remove_key(bk_filter_t *f, const void *key, size_t len)
         k.h = r.low64;
         k.fp = native_fp(c, r.high64);
     } else {
-        k = key_of_hash(c, bk_filter_hash(f, key, len));
+        k = key_of_hash(c, bki_key_hash(f->hash, f->seed, key, len));
     }
     return remove_key(c, &k) ? BK_OK : BK_ENOTFOUND;
 }
@@ -947,7 +950,7 @@ bk_status_t bki_cuckoo_clear(bk_filter_t *f)
 
 static bool cuckoo_contains_key(const bk_filter_t *f, const void *key, size_t len)
 {
-    cuckoo_key_t k = key_of_hash(f->cuckoo, bk_filter_hash(f, key, len));
+    cuckoo_key_t k = key_of_hash(f->cuckoo, bki_key_hash(f->hash, f->seed, key, len));
     return contains_key(f->cuckoo, &k);
 }
 
@@ -962,20 +965,20 @@ static bool cuckoo_contains_key(const bk_filter_t *f, const void *key, size_t le
  * spends, the more calls' two cache misses overlap: the mix measured
  * 0.78x XXH3's time per lookup at 10 million keys. */
 __attribute__((noinline)) static bool cuckoo_contains_other_4x16(const bk_filter_t *f,
-                                                                const void *key, size_t len)
+                                                                 const void *key, size_t len)
 {
-    bk_hash_t h = bk_filter_hash(f, key, len);
+    bk_hash_t h = bki_key_hash(f->hash, f->seed, key, len);
     return has_4x16(f->cuckoo, h.lo, (uint32_t)bki_reduce(h.hi, 0xffff) + 1);
 }
 
-#define DEFINE_CONTAINS_4X16(hname, hash8)                                                          \
-    static bool cuckoo_contains_4x16_##hname(const bk_filter_t *f, const void *key, size_t len)  \
+#define DEFINE_CONTAINS_4X16(hname, hash8)                                                         \
+    static bool cuckoo_contains_4x16_##hname(const bk_filter_t *f, const void *key, size_t len)    \
     {                                                                                              \
         const bk_cuckoo_t *c = f->cuckoo;                                                          \
         if (BKI_UNLIKELY(len != 8 || c->nsubs != 1))                                               \
             return cuckoo_contains_other_4x16(f, key, len);                                        \
         XXH128_hash_t r = hash8(bki_key8_le(key), f->key8_secret);                                 \
-        return has_4x16(c, r.low64, (uint32_t)bki_reduce(r.high64, 0xffff) + 1);                  \
+        return has_4x16(c, r.low64, (uint32_t)bki_reduce(r.high64, 0xffff) + 1);                   \
     }
 DEFINE_CONTAINS_4X16(mix8, bki_mix8)
 DEFINE_CONTAINS_4X16(xxh3, bki_xxh3_key8)
@@ -997,7 +1000,7 @@ bk_status_t bki_cuckoo_wrap(bk_filter_t **out, bk_cuckoo_t *c, bk_hash_id_t hash
      * key. */
     bki_bind_generic(f);
     f->contains_hash = bki_cuckoo_contains_hash;
-    f->contains_key = !is_4x16(c)                ? cuckoo_contains_key
+    f->contains_key = !is_4x16(c)                 ? cuckoo_contains_key
                       : hash == BK_HASH_XXH3_MIX8 ? cuckoo_contains_4x16_mix8
                                                   : cuckoo_contains_4x16_xxh3;
     f->hash = hash;
@@ -1114,7 +1117,8 @@ void bki_cuckoo_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
      * filter when any does. (One fill over all slots, as before, gave a
      * grown filter's rate about once instead of once per sub-filter:
      * 7.5e-5 shown where 5.1e-4 was measured.) */
-    double span = c->fp_bytes == 4 ? 4294967295.0 : (double)((UINT64_C(1) << (8 * c->fp_bytes)) - 1);
+    double span =
+        c->fp_bytes == 4 ? 4294967295.0 : (double)((UINT64_C(1) << (8 * c->fp_bytes)) - 1);
     double none = 1.0;
     uint64_t used = 0;
     for (uint32_t i = 0; i < c->nsubs; i++) {
