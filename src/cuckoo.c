@@ -452,15 +452,6 @@ void bk_cuckoo_compact(bk_cuckoo_t *c)
         compact(c, true);
 }
 
-/* Clears the first slot holding k's fingerprint, newest sub-filter first
- * and first bucket before second (RedisBloom's order); false if none. */
-/* remove_key of a 4x16 filter that never grew, with no branch on what
- * the buckets hold: both words are read, the lane to clear is found by
- * arithmetic, and both are written back (unchanged where the key is not).
- * A branch on which bucket held the key mispredicts as often as keys sit
- * in their second bucket (many, in a filter near its 95% load), and each
- * mispredict discards the next calls' loads issued behind it, so removes
- * would pay their cache misses one after another. */
 static inline void store_word(uint8_t *p, uint64_t w)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -476,6 +467,13 @@ static inline uint64_t lowest_lane(uint64_t m)
     return ((m & (0 - m)) >> 15) * 0xffff;
 }
 
+/* remove_key of a 4x16 filter that never grew, with no branch on what
+ * the buckets hold: both words are read, the lane to clear is found by
+ * arithmetic, and both are written back (unchanged where the key is not).
+ * A branch on which bucket held the key mispredicts as often as keys sit
+ * in their second bucket (many, in a filter near its 95% load), and each
+ * mispredict discards the next calls' loads issued behind it, so removes
+ * would pay their cache misses one after another. */
 static bool remove_4x16_one(bk_cuckoo_t *c, const cuckoo_key_t *k)
 {
     const cuckoo_sub_t *s = c->subs;
@@ -488,8 +486,8 @@ static bool remove_4x16_one(bk_cuckoo_t *c, const cuckoo_key_t *k)
     /* Both words written back, each at an address known before either
      * is read: a store whose address waited on the loads would hold up
      * the loads of the calls after it. The second bucket's lane only
-     * when the first held no copy; when the buckets are one, the second
-     * store repeats the first's word. */
+     * when the first held no copy; the first bucket's word is written
+     * last, so when the two buckets are one its cleared lane stands. */
     uint64_t c1 = lowest_lane(m1), c2 = m1 ? 0 : lowest_lane(m2);
     store_word(p2, w2 & ~c2);
     store_word(p1, w1 & ~c1);
@@ -499,6 +497,8 @@ static bool remove_4x16_one(bk_cuckoo_t *c, const cuckoo_key_t *k)
     return found;
 }
 
+/* Clears the first slot holding k's fingerprint, newest sub-filter first
+ * and first bucket before second (RedisBloom's order); false if none. */
 static bool remove_key(bk_cuckoo_t *c, const cuckoo_key_t *k)
 {
     if (is_4x16(c) && c->nsubs == 1)
