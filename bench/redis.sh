@@ -111,33 +111,13 @@ while [ $j -lt 100 ]; do
     j=$((j + 1))
 done
 
-# first_adds PORT: latency of the first 200 BF.ADDs into a fresh
-# 100M-item key (a client's round trip each; p50, p99, max) and the
-# server's resident memory after them: a fresh filter's memory should grow
-# with what its adds touch.
+# first_adds PORT: the first 200 BF.ADDs into a fresh 100M-item key
+# (bench/redis_first_adds.py)
 first_adds() {
     PYR=/usr/bin/python3
     [ -x "$PYR" ] || PYR=python3
-    "$PYR" - "$1" <<'PY' 2>/dev/null || echo "(first adds: needs python3-redis)"
-import sys, time
-import redis
-r = redis.Redis(port=int(sys.argv[1]))
-r.delete("fresh")
-time.sleep(0.3)
-before = r.info("memory")["used_memory_rss"]
-r.execute_command("BF.RESERVE", "fresh", 0.01, 100000000)
-lat = []
-for i in range(200):
-    t = time.perf_counter()
-    r.execute_command("BF.ADD", "fresh", "item%d" % i)
-    lat.append(time.perf_counter() - t)
-lat.sort()
-time.sleep(0.3)  # the server refreshes used_memory_rss every 100 ms
-grown = (r.info("memory")["used_memory_rss"] - before) / 1e6
-print("First 200 BF.ADDs into a fresh 100M-item key: p50 %.0f us, p99 %.0f us, max %.0f us; "
-      "resident memory grew %.1f MB" % (lat[100] * 1e6, lat[197] * 1e6, lat[-1] * 1e6, grown))
-r.delete("fresh")
-PY
+    printf 'First 200 BF.ADDs into a fresh 100M-item key: '
+    "$PYR" bench/redis_first_adds.py "$1" 2>/dev/null || echo "(needs python3-redis)"
 }
 
 main_table() {

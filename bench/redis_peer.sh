@@ -150,26 +150,7 @@ echo "Growing keys start empty each run (BF.ADD and CF.ADD make them with the mo
 first() {
     PYR=/usr/bin/python3
     [ -x "$PYR" ] || PYR=python3
-    "$PYR" - "$1" <<'PY' 2>/dev/null || echo "(needs python3-redis)"
-import sys, time
-import redis
-r = redis.Redis(port=int(sys.argv[1]))
-r.flushall()
-time.sleep(0.3)
-before = r.info("memory")["used_memory_rss"]
-r.execute_command("BF.RESERVE", "fresh", 0.01, 100000000)
-lat = []
-for i in range(200):
-    t = time.perf_counter()
-    r.execute_command("BF.ADD", "fresh", "item%d" % i)
-    lat.append(time.perf_counter() - t)
-lat.sort()
-time.sleep(0.3)
-grown = (r.info("memory")["used_memory_rss"] - before) / 1e6
-print("p50 %.0f us, p99 %.0f us, max %.0f us; resident memory grew %.1f MB"
-      % (lat[100] * 1e6, lat[197] * 1e6, lat[-1] * 1e6, grown))
-r.flushall()
-PY
+    "$PYR" bench/redis_first_adds.py "$1" 2>/dev/null || echo "(needs python3-redis)"
 }
 echo
 echo "First 200 BF.ADDs into a fresh BF.RESERVE fresh 0.01 100000000:"

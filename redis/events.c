@@ -1,6 +1,6 @@
 /*
  * What the module tells the server about its commands: registering them,
- * propagating a write to replicas and the AOF, and its keyspace event.
+ * and its keyspace event.
  */
 #define _GNU_SOURCE
 #include "events.h"

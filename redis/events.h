@@ -1,5 +1,5 @@
 /*
- * events.c: command registration, propagation and keyspace events (the ladder is in bkr.h).
+ * events.c: command registration and keyspace events (the ladder is in bkr.h).
  */
 #ifndef BKR_EVENTS_H
 #define BKR_EVENTS_H
