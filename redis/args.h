@@ -19,6 +19,7 @@ enum {
 typedef struct bkr_options {
     bkr_params_t p;
     bool nocreate;
+    bool create_only;     /* the key must not exist (BKI.CREATE) */
     int items;            /* BKR_OPT_INSERT: index of the first item */
 } bkr_options_t;
 /* Parses argv[2] (error rate) and argv[3] (capacity) into *p; false after

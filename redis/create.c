@@ -14,10 +14,12 @@
  * crafted against it) unless the user gave one with SEED (to make
  * mergeable filters), which a replica replaying the same BF.ADD would not
  * pick. So when a command creates a key, the master propagates
- * "BKI.CREATE key family capacity error expansion nonscaling seed" and then
- * the command itself (both in one MULTI/EXEC, as Redis does for several
- * propagated commands), and replicas and the AOF build bit-identical
- * filters.
+ * "BKI.CREATE key FAMILY:capacity:error:expansion:nonscaling:seed item..."
+ * (the items the command added with it; items.c), and replicas and the
+ * AOF build bit-identical filters. The creation's numbers travel as one
+ * argument: a server replaying an AOF of new keys spends most of its time
+ * reading and allocating each argument (ten of them a key in the form
+ * earlier releases wrote, which still replays: items.c).
  */
 #define _GNU_SOURCE
 #include "create.h"
@@ -44,19 +46,47 @@
  * 3 KB, its k probes kept sparse) does the smallest of blocked2 and blocked
  * serve instead, decided by the first sub-filter's size and kept by the
  * chain. Filters stored before keep the kind they were made with. */
+static bk_kind_t bf_sub_kind_planned(uint64_t capacity, double sub_error, bk_plan_t *out,
+                                     bk_status_t *st)
+{
+    /* The last answer, per thread: a creation asks twice (the limit, then
+     * the options), and per-user keys come in runs of one size (an AOF
+     * replay of them asks 100,000 times in a row). */
+    static _Thread_local struct {
+        bool valid;
+        uint64_t capacity;
+        double sub_error;
+        bk_kind_t kind;
+        bk_plan_t plan;
+        bk_status_t st;
+    } memo;
+    if (!memo.valid || memo.capacity != capacity || memo.sub_error != sub_error) {
+        static const bk_kind_t kinds[] = {BK_KIND_CLASSIC, BK_KIND_BLOCKED2, BK_KIND_BLOCKED};
+        bk_kind_t best = BK_KIND_CLASSIC;
+        uint64_t best_bytes = UINT64_MAX;
+        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+            bk_plan_t plan;
+            if (bk_plan(kinds[i], capacity, sub_error, &plan) == BK_OK && plan.bytes < best_bytes) {
+                best = kinds[i];
+                best_bytes = plan.bytes;
+            }
+        }
+        memo.valid = true;
+        memo.capacity = capacity;
+        memo.sub_error = sub_error;
+        memo.kind = best;
+        memo.st = bk_plan(best, capacity, sub_error, &memo.plan);
+    }
+    if (out)
+        *out = memo.plan;
+    if (st)
+        *st = memo.st;
+    return memo.kind;
+}
+
 static bk_kind_t bf_sub_kind(uint64_t capacity, double sub_error)
 {
-    static const bk_kind_t kinds[] = {BK_KIND_CLASSIC, BK_KIND_BLOCKED2, BK_KIND_BLOCKED};
-    bk_kind_t best = BK_KIND_CLASSIC;
-    uint64_t best_bytes = UINT64_MAX;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        bk_plan_t plan;
-        if (bk_plan(kinds[i], capacity, sub_error, &plan) == BK_OK && plan.bytes < best_bytes) {
-            best = kinds[i];
-            best_bytes = plan.bytes;
-        }
-    }
-    return best;
+    return bf_sub_kind_planned(capacity, sub_error, NULL, NULL);
 }
 
 /* Sizes one array: a CBF's counters, or the first sub-filter of a BF at
@@ -66,7 +96,9 @@ static bk_status_t plan_for(bkr_family_t family, uint64_t capacity, double error
 {
     if (family == BKR_CBF)
         return bk_plan(BK_KIND_COUNTING, capacity, error, plan);
-    return bk_plan(bf_sub_kind(capacity, sub_error), capacity, sub_error, plan);
+    bk_status_t st;
+    (void)bf_sub_kind_planned(capacity, sub_error, plan, &st);
+    return st;
 }
 
 /* The error of a BF's first sub-filter, as RedisBloom sets it: a scaling
@@ -204,25 +236,27 @@ bkr_obj_t *bkr_create_key_quietly(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_
     }
     bkr_stats.keys_created++;
     made->family = family;
-    made->nonscaling = q.nonscaling;
-    snprintf(made->cap, sizeof made->cap, "%llu", (unsigned long long)q.capacity);
-    snprintf(made->err, sizeof made->err, "%.17g", q.error);
-    snprintf(made->exp, sizeof made->exp, "%llu", (unsigned long long)q.expansion);
-    snprintf(made->seed, sizeof made->seed, "%llu", (unsigned long long)q.seed);
+    made->p = q;
     return o;
 }
 
 void bkr_replicate_made(RedisModuleCtx *ctx, RedisModuleString *keyname, const bkr_made_t *made,
                         RedisModuleString **items, int n)
 {
+    /* Formatted here, not when the key is made: an AOF replay or a replica
+     * makes keys without propagating them, and %g is not free. %.17g gives
+     * the error back exactly (and 0.01 as "0.01"). */
+    if (bkr_loading(ctx))
+        return;
+    char spec[128];
+    const bkr_params_t *q = &made->p;
+    snprintf(spec, sizeof spec, "%s:%llu:%.17g:%llu:%d:%llu", bkr_family_prefix(made->family),
+             (unsigned long long)q->capacity, q->error, (unsigned long long)q->expansion,
+             q->nonscaling ? 1 : 0, (unsigned long long)q->seed);
     if (n > 0)
-        RedisModule_Replicate(ctx, "BKI.CREATE", "scccccccv", keyname,
-                              bkr_family_prefix(made->family), made->cap, made->err, made->exp,
-                              made->nonscaling ? "1" : "0", made->seed, "ITEMS", items, (size_t)n);
+        RedisModule_Replicate(ctx, "BKI.CREATE", "scv", keyname, spec, items, (size_t)n);
     else
-        RedisModule_Replicate(ctx, "BKI.CREATE", "scccccc", keyname,
-                              bkr_family_prefix(made->family), made->cap, made->err, made->exp,
-                              made->nonscaling ? "1" : "0", made->seed);
+        RedisModule_Replicate(ctx, "BKI.CREATE", "sc", keyname, spec);
 }
 
 bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,

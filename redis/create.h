@@ -19,8 +19,7 @@ bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
 /* What BKI.CREATE needs to make the same filter elsewhere. */
 typedef struct bkr_made {
     bkr_family_t family;
-    bool nonscaling;
-    char cap[24], err[32], exp[24], seed[24];
+    bkr_params_t p; /* its seed as chosen */
 } bkr_made_t;
 /* bkr_create_key_or_reply without the propagation: *made says what to
  * send (bkr_replicate_made), so a command that adds items to the key it

@@ -21,6 +21,7 @@
 #include "reply.h"
 #include "value.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Items per batch call: a stack array, no allocation per command. */
@@ -161,6 +162,10 @@ int bkr_add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr
     bkr_lookup_t st = bkr_lookup(key, family, &obj);
     bool created = false;
     bkr_made_t made;
+    if (st != BKR_EMPTY && o->create_only) {
+        RedisModule_ReplyWithError(ctx, "ERR item exists");
+        return bkr_done(key);
+    }
     if (st == BKR_EMPTY && !o->nocreate) {
         obj = bkr_create_key_quietly(ctx, key, family, &o->p, &made);
         if (!obj)
@@ -254,30 +259,126 @@ int bkr_reply_card(RedisModuleCtx *ctx, RedisModuleString *keyname, bkr_family_t
     return bkr_done(key);
 }
 
-/* BKI.CREATE key BF|CBF capacity error expansion nonscaling seed
- *            [ITEMS item...] */
-int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+/* A decimal u64 field of a creation's spec: [*s, end) up to the next ':'
+ * or the end. False unless it is digits that fit. */
+static bool spec_u64(const char **s, const char *end, uint64_t *out)
+{
+    const char *p = *s;
+    uint64_t v = 0;
+    if (p == end || *p < '0' || *p > '9')
+        return false;
+    for (; p < end && *p != ':'; p++) {
+        uint64_t d = (uint64_t)(*p - '0');
+        /* 2^64 - 1 = 18446744073709551615: past it (no division a digit) */
+        if (*p < '0' || *p > '9' || v > UINT64_MAX / 10 || (v == UINT64_MAX / 10 && d > 5))
+            return false;
+        v = v * 10 + d;
+    }
+    *out = v;
+    *s = p;
+    return true;
+}
+
+/* Steps over the ':' that ends a field; false at the end or elsewhere. */
+static bool spec_colon(const char **s, const char *end)
+{
+    if (*s == end || **s != ':')
+        return false;
+    (*s)++;
+    return true;
+}
+
+/* "BF|CBF:capacity:error:expansion:nonscaling:seed" (bkr_replicate_made)
+ * into *family and *p; false if it is not one. */
+static bool parse_spec(RedisModuleString *arg, bkr_family_t *family, bkr_params_t *p)
+{
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(arg, &len), *end = s + len;
+    if (len > 3 && memcmp(s, "BF:", 3) == 0) {
+        *family = BKR_BF;
+        s += 3;
+    } else if (len > 4 && memcmp(s, "CBF:", 4) == 0) {
+        *family = BKR_CBF;
+        s += 4;
+    } else {
+        return false;
+    }
+    if (!spec_u64(&s, end, &p->capacity) || !spec_colon(&s, end))
+        return false;
+    const char *colon = memchr(s, ':', (size_t)(end - s));
+    char num[40];
+    if (!colon || colon == s || (size_t)(colon - s) >= sizeof num)
+        return false;
+    memcpy(num, s, (size_t)(colon - s));
+    num[colon - s] = '\0';
+    char *stop;
+    p->error = strtod(num, &stop);
+    if (*stop != '\0')
+        return false;
+    s = colon + 1;
+    uint64_t ns;
+    if (!spec_u64(&s, end, &p->expansion) || !spec_colon(&s, end) || !spec_u64(&s, end, &ns) ||
+        ns > 1 || !spec_colon(&s, end) || !spec_u64(&s, end, &p->seed) || s != end)
+        return false;
+    p->nonscaling = ns == 1;
+    return true;
+}
+
+/* The older form: BKI.CREATE key BF|CBF capacity error expansion
+ * nonscaling seed [ITEMS item...]; *items: where the items start (argc for
+ * none). False if argv is not one. */
+static bool parse_long_form(RedisModuleString **argv, int argc, bkr_family_t *family,
+                            bkr_params_t *p, int *items)
 {
     if (argc != 8 && (argc < 10 || !bkr_arg_is(argv[8], "ITEMS")))
+        return false;
+    if (bkr_arg_is(argv[2], "BF"))
+        *family = BKR_BF;
+    else if (bkr_arg_is(argv[2], "CBF"))
+        *family = BKR_CBF;
+    else
+        return false;
+    uint64_t ns = 0;
+    if (!bkr_arg_u64(argv[3], &p->capacity) || !bkr_arg_double(argv[4], &p->error) ||
+        !bkr_arg_u64(argv[5], &p->expansion) || !bkr_arg_u64(argv[6], &ns) || ns > 1 ||
+        !bkr_arg_u64(argv[7], &p->seed))
+        return false;
+    p->nonscaling = ns == 1;
+    *items = argc == 8 ? argc : 9;
+    return true;
+}
+
+/* BKI.CREATE key FAMILY:capacity:error:expansion:nonscaling:seed [item...]
+ * (create.c), or the older long form (parse_long_form), which AOF files
+ * and masters of earlier releases still send. */
+int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 3)
         return RedisModule_WrongArity(ctx);
     bkr_family_t family;
-    if (bkr_arg_is(argv[2], "BF"))
-        family = BKR_BF;
-    else if (bkr_arg_is(argv[2], "CBF"))
-        family = BKR_CBF;
-    else
-        return RedisModule_ReplyWithError(ctx, "ERR unknown filter family");
     bkr_params_t p;
     memset(&p, 0, sizeof p);
-    uint64_t ns = 0;
-    if (!bkr_arg_u64(argv[3], &p.capacity) || p.capacity == 0 ||
-        !bkr_arg_double(argv[4], &p.error) || !(p.error > 0 && p.error < 1) ||
-        !bkr_arg_u64(argv[5], &p.expansion) || p.expansion < 1 ||
-        p.expansion > BKR_MAX_EXPANSION || !bkr_arg_u64(argv[6], &ns) ||
-        ns > 1 || !bkr_arg_u64(argv[7], &p.seed))
+    int items = 3;
+    if (!parse_spec(argv[2], &family, &p) &&
+        !parse_long_form(argv, argc, &family, &p, &items))
         return RedisModule_ReplyWithError(ctx, "ERR bad BKI.CREATE arguments");
-    p.nonscaling = ns == 1;
+    if (p.capacity == 0 || !(p.error > 0 && p.error < 1) || p.expansion < 1 ||
+        p.expansion > BKR_MAX_EXPANSION)
+        return RedisModule_ReplyWithError(ctx, "ERR bad BKI.CREATE arguments");
 
+    if (items < argc) {
+        /* The items a command that made the key took with it (BF.ADD, MADD
+         * or INSERT of a new key: one command in the AOF and to replicas):
+         * the key made and the items added as BF.MADD adds them, with one
+         * look-up of the key, and propagated as this command. */
+        bkr_options_t o;
+        memset(&o, 0, sizeof o);
+        o.p = p;
+        o.p.seed_set = true;
+        o.create_only = true;
+        o.items = items;
+        return bkr_add_command(ctx, argv, argc, family, &o, true);
+    }
     RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
     if (RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_EMPTY) {
         RedisModule_ReplyWithError(ctx, "ERR item exists");
@@ -287,20 +388,8 @@ int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (!v)
         return bkr_done(key);
     RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), v);
-    if (argc == 8) {
-        RedisModule_ReplicateVerbatim(ctx);
-        RedisModule_ReplyWithSimpleString(ctx, "OK");
-        return bkr_done(key);
-    }
-    /* The items a command that made the key took with it (BF.ADD, MADD or
-     * INSERT of a new key: one command in the AOF and to replicas, not
-     * MULTI, BKI.CREATE, the add and EXEC): added as BF.MADD adds them,
-     * and propagated verbatim by that path. */
-    bkr_done(key);
-    bkr_options_t o;
-    memset(&o, 0, sizeof o);
-    o.p = p;
-    o.nocreate = true;
-    o.items = 9;
-    return bkr_add_command(ctx, argv, argc, family, &o, true);
+    bkr_stats.keys_created++; /* as a key made with items counts (create.c) */
+    RedisModule_ReplicateVerbatim(ctx);
+    RedisModule_ReplyWithSimpleString(ctx, "OK");
+    return bkr_done(key);
 }

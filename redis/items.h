@@ -26,8 +26,9 @@ int bkr_exists_items(RedisModuleCtx *ctx, RedisModuleString *keyname, bkr_family
  * family, 0 for a missing key (BF.CARD, CBF.CARD). */
 int bkr_reply_card(RedisModuleCtx *ctx, RedisModuleString *keyname, bkr_family_t family);
 
-/* BKI.CREATE key BF|CBF capacity error expansion nonscaling seed
- * [ITEMS item...]: how a key's creation reaches replicas and the AOF. */
+/* BKI.CREATE key FAMILY:capacity:error:expansion:nonscaling:seed
+ * [item...]: how a key's creation reaches replicas and the AOF (the long
+ * form of earlier releases still accepted). */
 int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 #pragma GCC visibility pop

@@ -409,6 +409,15 @@ static _Thread_local struct {
     bk_kind_t kind;
     bk_plan_t plan;
     double error;
+    /* bits_for's last two answers for this plan (a creation asks about
+     * the size class below its block, then the block): the block size
+     * asked about (0: none), whether that fits, and its cells and k */
+    struct {
+        size_t size;
+        bool ok;
+        uint64_t cells;
+        uint32_t k;
+    } bits[2];
 } last_plan;
 
 static bool last_plan_is(const head_t *h)
@@ -453,6 +462,7 @@ static bk_status_t first_plan(head_t *h, bk_plan_t *plan)
     last_plan.kind = h->kind;
     last_plan.plan = *plan;
     last_plan.error = p;
+    memset(last_plan.bits, 0, sizeof last_plan.bits);
     return BK_OK;
 }
 
@@ -497,8 +507,37 @@ static uint32_t best_k(bk_kind_t kind, uint64_t m, uint64_t n)
  * head may just pass a size class, which then costs the program a whole
  * class more (a Redis key of 1,000 items at 0.1%: 2,560 bytes instead of
  * 2,048). False if the block is too small either way. */
+static bool bits_for_planned(const head_t *h, const bk_plan_t *plan, size_t size,
+                             uint64_t *cells, uint32_t *k);
+
+/* bits_for_planned, from the last answer when it was for h's plan and this
+ * size (a creation asks twice, bk_packed_fits then bk_packed_init, and
+ * keys of one shape ask the same again: each answer weighs seven expected
+ * error rates). */
 static bool bits_for(const head_t *h, const bk_plan_t *plan, size_t size, uint64_t *cells,
                      uint32_t *k)
+{
+    bool mine = last_plan_is(h);
+    for (int i = 0; mine && i < 2; i++) {
+        if (last_plan.bits[i].size == size) {
+            *cells = last_plan.bits[i].cells;
+            *k = last_plan.bits[i].k;
+            return last_plan.bits[i].ok;
+        }
+    }
+    bool ok = bits_for_planned(h, plan, size, cells, k);
+    if (mine) {
+        last_plan.bits[1] = last_plan.bits[0];
+        last_plan.bits[0].size = size;
+        last_plan.bits[0].ok = ok;
+        last_plan.bits[0].cells = ok ? *cells : 0;
+        last_plan.bits[0].k = ok ? *k : 0;
+    }
+    return ok;
+}
+
+static bool bits_for_planned(const head_t *h, const bk_plan_t *plan, size_t size,
+                             uint64_t *cells, uint32_t *k)
 {
     if (size < HEAD)
         return false;

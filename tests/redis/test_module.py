@@ -1342,6 +1342,51 @@ def test_rdb_restart():
         s.stop()
 
 
+def resp_commands(data):
+    """The commands of an AOF (RESP arrays of bulk strings), as lists of
+    bytes."""
+    out, i = [], 0
+    while i < len(data):
+        assert data[i:i + 1] == b"*", data[i:i + 20]
+        j = data.index(b"\r\n", i)
+        n, i = int(data[i + 1:j]), j + 2
+        cmd = []
+        for _ in range(n):
+            j = data.index(b"\r\n", i)
+            ln = int(data[i + 1:j])
+            cmd.append(data[j + 2:j + 2 + ln])
+            i = j + 2 + ln + 2
+        out.append(cmd)
+    return out
+
+
+def test_create_forms(r):
+    """BKI.CREATE takes the creation as one argument
+    (FAMILY:capacity:error:expansion:nonscaling:seed, then the items) and
+    still takes the long form earlier releases wrote to AOF files and
+    replicas; both make the same filter. Anything else is refused and
+    makes nothing."""
+    seed = "18446744073709551615"
+    r.execute_command("BKI.CREATE", "cf-new", "BF:1000:0.001:4:0:" + seed, "a", "b")
+    r.execute_command("BKI.CREATE", "cf-old", "BF", "1000", "0.001", "4", "0", seed,
+                      "ITEMS", "a", "b")
+    check("BKI.CREATE: the one-argument form and the long form make the same filter",
+          r.execute_command("BF.SCANDUMP", "cf-new", "0") ==
+          r.execute_command("BF.SCANDUMP", "cf-old", "0") and
+          r.execute_command("BF.MEXISTS", "cf-new", "a", "b") == [1, 1])
+    r.execute_command("BKI.CREATE", "cf-res", "CBF:50:0.25:1:1:7")
+    check("BKI.CREATE of a CBF without items",
+          r.type("cf-res") != b"none" and r.execute_command("CBF.CARD", "cf-res") == 0)
+    e = error_of(r.execute_command, "BKI.CREATE", "cf-new", "BF:10:0.01:2:0:1", "z")
+    check("BKI.CREATE over an existing key refused", e is not None and "exists" in e and
+          r.execute_command("BF.EXISTS", "cf-new", "z") == 0, e)
+    for bad in ["BF:10:0.01:2:0:18446744073709551616", "BF:10:0.01:2:0:", "BF:10:abc:2:0:1",
+                "BF:10:0.01:2:2:1", "BF:0:0.01:2:0:1", "BF:10:1.5:2:0:1", "BF:10:nan:2:0:1",
+                "XX:10:0.01:2:0:1", "BF:10:0.01:2:0:1:9", "BF:-1:0.01:2:0:1", "BF"]:
+        e = error_of(r.execute_command, "BKI.CREATE", "cf-bad", bad, "x")
+        check("BKI.CREATE %s refused" % bad, e is not None and r.type("cf-bad") == b"none", e)
+
+
 def test_aof_one_command_per_new_key():
     """A command that makes a key and adds to it reaches the AOF (and
     replicas) as one command, BKI.CREATE ... ITEMS, not MULTI, BKI.CREATE,
@@ -1364,11 +1409,23 @@ def test_aof_one_command_per_new_key():
             if name.endswith(".incr.aof"):
                 with open(os.path.join(d, name), "rb") as f:
                     aof += f.read()
-        creates = aof.count(b"BKI.CREATE")
-        with_items = aof.count(b"\r\nITEMS\r\n")
+        cmds = resp_commands(aof)
+        creates = [c for c in cmds if c[0] == b"BKI.CREATE"]
+        # BKI.CREATE key FAMILY:capacity:error:expansion:nonscaling:seed item...
+        with_items = [c for c in creates if len(c) > 3]
+        specs = [c[2].split(b":") for c in creates]
         check("aof: a new key's creation and adds are one command (%d BKI.CREATE, %d with "
-              "ITEMS, %d MULTI)" % (creates, with_items, aof.count(b"MULTI")),
-              creates == 5 and with_items == 4 and aof.count(b"MULTI") == 0)
+              "items, %d MULTI)" % (len(creates), len(with_items), aof.count(b"MULTI")),
+              len(creates) == 5 and len(with_items) == 4 and aof.count(b"MULTI") == 0)
+        check("aof: each creation's numbers are one argument", [
+            (c[1], sp[:5]) for c, sp in zip(creates, specs)] == [
+            (b"n1", [b"BF", b"100", b"0.01", b"2", b"0"]),
+            (b"n2", [b"BF", b"100", b"0.01", b"2", b"0"]),
+            (b"n3", [b"CBF", b"100", b"0.01", b"1", b"1"]),  # a CBF never grows
+            (b"n4", [b"BF", b"10", b"0.01", b"2", b"0"]),
+            (b"n5", [b"BF", b"100", b"0.01", b"2", b"0"])] and
+            [c[3:] for c in with_items] == [[b"x"], [b"a", b"b", b"c"], [b"y"], [b"p", b"q"]],
+            creates)
         s.stop()
         s.start()
         after = snapshot(s.r, keys)
@@ -1683,6 +1740,7 @@ def main():
         test_scandump(r)
         test_dump_restore_copy(r)
         test_merge(r)
+        test_create_forms(r)
         test_notifications(s.port)
         test_default_cap(r)
         test_cap_every_path(r)
