@@ -1,4 +1,5 @@
-"""What a run costs on the README's billion-URL seen-set (bench/seenset.sh).
+"""What a run costs on the README's billion-URL seen-set (bench/seenset.sh),
+and on a gigabyte cuckoo filter.
 
 The state is `dedup --normalize url --state S -n 1e9 -p 0.001` (a 2 GB
 blocked filter). Each command below runs on a paged state (version 3, as
@@ -129,8 +130,62 @@ def main():
         print()
         print(f"`info --verify` of the paged state (every page read and checked, every bit "
               f"counted): {median3(v)[0] * 1000:.0f} ms")
+        os.unlink(paged)
+        cuckoo(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def v1_copy(src, dst):
+    """src in version 1 (Filter.to_bytes, never paged), written sparse by a
+    child (this process stays small)."""
+    subprocess.run([sys.executable, "-c", (
+        "import sys; sys.path.insert(0, 'python'); import bloomkit, os\n"
+        "b = bloomkit.load(sys.argv[1]).to_bytes()\n"
+        "fd = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT)\n"
+        "for o in range(0, len(b), 1 << 20):\n"
+        "    c = b[o:o + (1 << 20)]\n"
+        "    if c.count(0) != len(c): os.pwrite(fd, c, o)\n"
+        "os.ftruncate(fd, len(b))\n"), src, dst], check=True)
+
+
+def cuckoo(work):
+    """A 1 GB cuckoo filter (capacity 5e8 at 0.001, 50,000 keys in it): a
+    lookup, an add and a remove of one key, paged against version 1."""
+    n = "5e7" if QUICK else "5e8"
+    paged, old = os.path.join(work, "ck.bk"), os.path.join(work, "ck-v1.bk")
+    master = os.path.join(work, "ck-v1.master")
+    subprocess.run([BK, "create", "--kind", "cuckoo", "-n", n, "-p", "0.001", paged], check=True)
+    subprocess.run([BK, "add", paged, "-"], input=urls("ck", 50000), check=True)
+    v1_copy(paged, master)
+
+    def fresh(s):
+        if s == old:
+            subprocess.run(["cp", "--sparse=always", master, old], check=True)
+        return s
+
+    print()
+    print(f"## A cuckoo filter of {os.path.getsize(paged) / 1e9:.2f} GB (-n {n} -p 0.001, "
+          f"50,000 keys in it): one key")
+    print()
+    print("| run | paged file (this release) | version-1 file, read whole (before) | ratio |")
+    print("|---|---|---|---|")
+    cases = [
+        ("check, 1 key", lambda s, r, c: fresh(s) and run(
+            [BK, "check", s, "-"], urls("ck", 1), cold=s if c else None)),
+        ("add, 1 new key", lambda s, r, c: fresh(s) and run(
+            [BK, "add", s, "-"], urls(f"cknew{r}{c}", 1), cold=s if c else None)),
+        ("remove, 1 key", lambda s, r, c: fresh(s) and run(
+            [BK, "remove", s, "-"], f"https://ck.example.com/page/{100 + r + 10 * c}?q="
+            f"{(100 + r + 10 * c) * 7}\n".encode(), cold=s if c else None)),
+    ]
+    for cold in (False, True):
+        for name, fn in cases:
+            a, b = [], []
+            for r in range(RUNS):
+                a.append(fn(paged, r, cold))
+                b.append(fn(old, r, cold))
+            print(fmt_row(f"{name}, {'cold' if cold else 'warm'} cache", median3(a), median3(b)))
 
 
 if __name__ == "__main__":

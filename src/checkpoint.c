@@ -770,7 +770,10 @@ static bk_status_t paged_scan(cp_scan_t *c, const bk_filter_t *f, int fd, uint64
         return BK_ENOMEM;
     }
     c->pg = pg;
-    c->parts[0] = (cp_part_t){g->body, f->nbytes, f->data};
+    uint8_t *data;
+    uint64_t len;
+    (void)bki_pages_payload(f, &data, &len); /* its file's shape: save_paged */
+    c->parts[0] = (cp_part_t){g->body, len, data};
     c->parts[1] = (cp_part_t){g->trailer, pg->trailer_len, pg->trailer};
     /* The written pages hashed again; those that changed get their new
      * sums (the old ones kept for an undo). */
@@ -783,7 +786,7 @@ static bk_status_t paged_scan(cp_scan_t *c, const bk_filter_t *f, int fd, uint64
                 __atomic_fetch_or(&pg->written[w], bits, __ATOMIC_RELEASE);
                 break;
             }
-            uint64_t sum = bkf_page_sum(g, f->data, f->nbytes, j);
+            uint64_t sum = bkf_page_sum(g, data, len, j);
             uint64_t old = bkf_get_u64(pg->trailer + j * 8);
             if (sum != old) {
                 (*changed)[*nchanged] = j;
@@ -843,6 +846,14 @@ static bk_status_t save_paged(bk_checkpoint_t *cp, const bk_filter_t *f,
     *other = false;
     if (pg->damage != BK_OK)
         return pg->damage;
+    /* A cuckoo filter that grew since it was read is no longer the
+     * file's shape: written whole (*other). */
+    uint8_t *data;
+    uint64_t len;
+    if (!bki_pages_payload(f, &data, &len)) {
+        *other = true;
+        return BK_OK;
+    }
     struct stat sb;
     int fd = open_locked(cp, &sb);
     uint8_t b[8];

@@ -176,7 +176,10 @@ uint64_t bkf_obj_size(const bkf_obj_t *o)
 
 bool bkf_obj_pageable(const bkf_obj_t *o)
 {
-    if (!o->f || o->nparts != 1 || !bki_kind_ops((bk_kind_t)o->kind))
+    /* a single array, or a cuckoo filter of one sub-filter (pages.c knows
+     * which bytes a key of either reads) */
+    if (!o->f || o->nparts != 1 ||
+        (!bki_kind_ops((bk_kind_t)o->kind) && o->kind != BK_KIND_CUCKOO))
         return false;
     bkf_part_t p;
     bkf_obj_part(o, 0, &p);
@@ -442,8 +445,10 @@ static bk_status_t check_header_fields(const bkf_meta_t *m, uint64_t total, cons
                m->version != BKF_VERSION) {
         FAIL(BK_ECORRUPT, "bitmap header has filter fields set");
     }
-    /* Paged files: a single array's, pages of 4 KiB (the only size). */
-    if (m->paged && (!bki_kind_ops((bk_kind_t)m->kind) || m->nparts != 1))
+    /* Paged files: a single array's or a one-part cuckoo filter's, pages
+     * of 4 KiB (the only size). */
+    if (m->paged && ((!bki_kind_ops((bk_kind_t)m->kind) && m->kind != BK_KIND_CUCKOO) ||
+                     m->nparts != 1))
         FAIL(BK_ECORRUPT, "page checksums on a kind that has none");
     if (m->paged && m->page_shift != BKF_PAGE_SHIFT)
         FAIL(BK_ECORRUPT, "page size is not 4 KiB");

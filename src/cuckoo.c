@@ -255,29 +255,53 @@ static void drop_newest(bk_cuckoo_t *c)
 
 /* ---- add ---- */
 
-/* RedisBloom's kick loop in sub-filter s, undone on failure. *spent
- * grows by the swaps made, undoing ones included. */
-static bool kick_in(bk_cuckoo_t *c, cuckoo_sub_t *s, const cuckoo_key_t *k, uint64_t *spent)
+/* Whether the bucket b of sub-filter s may be read (and written): always,
+ * but for a filter read from a paged file, whose pages are checked as they
+ * are first touched (f->touch); false on a damaged page. */
+static inline bool touch_bucket(const bk_filter_t *f, const bk_cuckoo_t *c, const cuckoo_sub_t *s,
+                                uint64_t b)
 {
-    uint32_t fp = k->fp, victim = 0;
+    return !f || !f->touch ||
+           f->touch(f, bucket_at(c, s, b), (uint64_t)c->bucket_size * c->fp_bytes, true);
+}
+
+typedef enum { KICK_PLACED, KICK_FULL, KICK_DAMAGED } kick_t;
+
+/* RedisBloom's kick loop in sub-filter s, undone on failure. *spent
+ * grows by the swaps made, undoing ones included. f (NULL for a bare
+ * bk_cuckoo_t): a paged file's filter, each bucket the loop moves to
+ * checked before it is read; on a damaged one the swaps made so far are
+ * undone. The key's first bucket was checked by the caller. */
+static kick_t kick_in(bk_cuckoo_t *c, cuckoo_sub_t *s, const cuckoo_key_t *k, uint64_t *spent,
+                      const bk_filter_t *f)
+{
+    uint32_t fp = k->fp, victim = 0, n;
     uint64_t b = first_bucket(c, s, k->h);
-    for (uint32_t n = 0; n < c->max_iterations; n++) {
+    kick_t why = KICK_FULL;
+    for (n = 0; n < c->max_iterations; n++) {
         ++*spent;
         uint8_t *slot = bucket_at(c, s, b) + victim * c->fp_bytes;
         uint32_t evicted = slot_get(c, slot);
         slot_set(c, slot, fp);
         fp = evicted;
         b = other_bucket(c, s, b, fp);
+        if (!touch_bucket(f, c, s, b)) {
+            victim = (victim + 1) % c->bucket_size;
+            n++; /* this swap is undone too */
+            why = KICK_DAMAGED;
+            break;
+        }
         uint8_t *empty = bucket_find(c, bucket_at(c, s, b), 0);
         if (empty) {
             slot_set(c, empty, fp);
-            return true;
+            return KICK_PLACED;
         }
         victim = (victim + 1) % c->bucket_size;
     }
-    /* Undo, newest swap first, so the filter is as it was. */
-    *spent += c->max_iterations;
-    for (uint32_t n = 0; n < c->max_iterations; n++) {
+    /* Undo, newest swap first, so the filter is as it was (only buckets
+     * the loop read are written back). */
+    *spent += n;
+    for (uint32_t i = 0; i < n; i++) {
         victim = (victim + c->bucket_size - 1) % c->bucket_size;
         b = other_bucket(c, s, b, fp);
         uint8_t *slot = bucket_at(c, s, b) + victim * c->fp_bytes;
@@ -285,11 +309,12 @@ static bool kick_in(bk_cuckoo_t *c, cuckoo_sub_t *s, const cuckoo_key_t *k, uint
         slot_set(c, slot, fp);
         fp = back;
     }
-    return false;
+    return why;
 }
 
 /* budget NULL: unbounded (bk_cuckoo_add_within says the rest). */
-static bk_status_t add_key(bk_cuckoo_t *c, const cuckoo_key_t *k, uint64_t *budget)
+static bk_status_t add_key(bk_cuckoo_t *c, const cuckoo_key_t *k, uint64_t *budget,
+                           const bk_filter_t *f)
 {
     for (;;) {
         for (uint32_t i = c->nsubs; i-- > 0;) {
@@ -305,13 +330,15 @@ static bk_status_t add_key(bk_cuckoo_t *c, const cuckoo_key_t *k, uint64_t *budg
         if (budget && *budget < 2 * (uint64_t)c->max_iterations)
             return BK_EBUDGET; /* nothing changed yet */
         uint64_t spent = 0;
-        bool placed = kick_in(c, &c->subs[c->nsubs - 1], k, &spent);
+        kick_t got = kick_in(c, &c->subs[c->nsubs - 1], k, &spent, f);
         if (budget)
             *budget -= spent;
-        if (placed) {
+        if (got == KICK_PLACED) {
             c->items++;
             return BK_OK;
         }
+        if (got == KICK_DAMAGED)
+            return BK_ECORRUPT;
         /* A mapped filter borrows its file's bytes: no room to grow there. */
         if (c->expansion == 0 || c->mapped)
             return BK_EFULL;
@@ -344,7 +371,7 @@ bk_status_t bk_cuckoo_add(bk_cuckoo_t *c, const void *key, size_t len)
     if (!c || (!key && len))
         return BK_EINVAL;
     cuckoo_key_t k = key_of(c, key, len);
-    return add_key(c, &k, NULL);
+    return add_key(c, &k, NULL, NULL);
 }
 
 bk_status_t bk_cuckoo_add_unique(bk_cuckoo_t *c, const void *key, size_t len, bool *added)
@@ -356,7 +383,7 @@ bk_status_t bk_cuckoo_add_unique(bk_cuckoo_t *c, const void *key, size_t len, bo
     cuckoo_key_t k = key_of(c, key, len);
     if (contains_key(c, &k))
         return BK_OK;
-    bk_status_t st = add_key(c, &k, NULL);
+    bk_status_t st = add_key(c, &k, NULL, NULL);
     if (st == BK_OK && added)
         *added = true;
     return st;
@@ -372,7 +399,7 @@ bk_status_t bk_cuckoo_add_within(bk_cuckoo_t *c, const void *key, size_t len, bo
     cuckoo_key_t k = key_of(c, key, len);
     if (unique && contains_key(c, &k))
         return BK_OK;
-    bk_status_t st = add_key(c, &k, budget);
+    bk_status_t st = add_key(c, &k, budget, NULL);
     if (st == BK_OK && added)
         *added = true;
     return st;
@@ -823,7 +850,7 @@ bk_status_t bki_cuckoo_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
 {
     cuckoo_key_t k = key_of_hash(f->cuckoo, h);
     bool present = was_new && contains_key(f->cuckoo, &k);
-    bk_status_t st = add_key(f->cuckoo, &k, NULL);
+    bk_status_t st = add_key(f->cuckoo, &k, NULL, f);
     if (was_new)
         *was_new = st == BK_OK && !present;
     return st;
@@ -1089,7 +1116,9 @@ void bki_cuckoo_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
     out->max_bytes = c->max_bytes;
 }
 
-void bki_cuckoo_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
+/* bk_filter_info of the kind: the slots in use counted (estimate false),
+ * or taken from the item count (a fingerprint a slot). */
+static void cuckoo_info(const bk_filter_t *f, bk_filter_info_t *out, bool estimate)
 {
     const bk_cuckoo_t *c = f->cuckoo;
     /* The fields the shape has too, from it. */
@@ -1116,14 +1145,21 @@ void bki_cuckoo_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
      * so sub-filter i answers falsely with 2 b fill_i / span, and the
      * filter when any does. (One fill over all slots, as before, gave a
      * grown filter's rate about once instead of once per sub-filter:
-     * 7.5e-5 shown where 5.1e-4 was measured.) */
+     * 7.5e-5 shown where 5.1e-4 was measured.) An estimate puts the items
+     * in the sub-filters in turn, each filled before the next. */
     double span =
         c->fp_bytes == 4 ? 4294967295.0 : (double)((UINT64_C(1) << (8 * c->fp_bytes)) - 1);
     double none = 1.0;
-    uint64_t used = 0;
+    uint64_t used = 0, left = c->items;
     for (uint32_t i = 0; i < c->nsubs; i++) {
         const cuckoo_sub_t *s = &c->subs[i];
-        uint64_t u = sub_slots_used(c, s), n = s->buckets * c->bucket_size;
+        uint64_t n = s->buckets * c->bucket_size, u;
+        if (estimate) {
+            u = left < n ? left : n;
+            left -= u;
+        } else {
+            u = sub_slots_used(c, s);
+        }
         used += u;
         double p = n ? 2.0 * c->bucket_size * ((double)u / (double)n) / span : 0.0;
         none *= 1.0 - (p < 1.0 ? p : 1.0);
@@ -1132,4 +1168,42 @@ void bki_cuckoo_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
     out->fill = slots ? (double)used / (double)slots : 0.0;
     out->estimated_items = (double)used;
     out->expected_fpr = 1.0 - none;
+}
+
+void bki_cuckoo_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
+{
+    cuckoo_info(f, out, false);
+}
+
+void bki_cuckoo_info_estimated(const bk_filter_t *f, bk_filter_info_t *out)
+{
+    cuckoo_info(f, out, true);
+}
+
+uint32_t bki_cuckoo_reads(const bk_filter_t *f, bk_hash_t h, uint64_t *off)
+{
+    const bk_cuckoo_t *c = f->cuckoo;
+    const cuckoo_sub_t *s = &c->subs[0];
+    cuckoo_key_t k = key_of_hash(c, h);
+    uint64_t bb = (uint64_t)c->bucket_size * c->fp_bytes;
+    uint64_t b1 = first_bucket(c, s, k.h), b2 = other_bucket(c, s, b1, k.fp);
+    /* a bucket may straddle two pages: its first and last byte */
+    off[0] = b1 * bb;
+    off[1] = b1 * bb + bb - 1;
+    off[2] = b2 * bb;
+    off[3] = b2 * bb + bb - 1;
+    return 4;
+}
+
+bool bki_cuckoo_first_payload(const bk_filter_t *f, uint8_t **data, uint64_t *len)
+{
+    const bk_cuckoo_t *c = f->cuckoo;
+    *data = c->subs[0].data;
+    *len = c->subs[0].nbytes;
+    return c->nsubs == 1;
+}
+
+void bki_cuckoo_may_grow(bk_filter_t *f)
+{
+    f->cuckoo->mapped = false;
 }

@@ -217,14 +217,14 @@ bk_status_t bk_filter_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
 {
     if (BKI_UNLIKELY(f->readonly))
         return BK_EREADONLY;
-    const composite_t *c = composite_of(f);
-    if (c)
-        return c->add_hash(f, h, was_new);
     if (BKI_UNLIKELY(f->pages) && !bki_pages_key(f, h, true)) {
         if (was_new)
             *was_new = false;
         return BK_ECORRUPT;
     }
+    const composite_t *c = composite_of(f);
+    if (c)
+        return c->add_hash(f, h, was_new);
     bool added = bki_array_add(f, h);
     if (was_new)
         *was_new = added;
@@ -302,7 +302,11 @@ static bk_status_t one_by_one_add_batch(bk_filter_t *f, const composite_t *c,
 {
     for (size_t i = 0; i < n; i++) {
         bool added;
-        bk_status_t st = c->add_hash(f, bk_filter_hash(f, keys[i].ptr, keys[i].len), &added);
+        /* a paged cuckoo filter's pages are checked on the way */
+        bk_status_t st = f->pages ? bk_filter_add_hash(f, bk_filter_hash(f, keys[i].ptr, keys[i].len),
+                                                       &added)
+                                  : c->add_hash(f, bk_filter_hash(f, keys[i].ptr, keys[i].len),
+                                                &added);
         if (st != BK_OK) {
             if (was_new) /* the failing key and those after it: not added */
                 memset(was_new + i, 0, (n - i) * sizeof *was_new);
@@ -365,8 +369,14 @@ size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size
     if (n && (!keys || !out))
         return 0;
     const composite_t *c = composite_of(f);
-    if (!c && f->pages)
-        (void)bki_pages_keys(f, keys, n, false); /* damaged pages answer "present" */
+    /* damaged pages answer "present": a single array's read as ones; a
+     * cuckoo filter's keys are asked one by one, through the check */
+    if (f->pages && !bki_pages_keys(f, keys, n, false) && c) {
+        size_t hits = 0;
+        for (size_t i = 0; i < n; i++)
+            hits += out[i] = bk_filter_contains(f, keys[i].ptr, keys[i].len);
+        return hits;
+    }
     if (!c)
         return bki_array_contains_batch(f, keys, n, out);
     if (c->contains_batch)
@@ -478,10 +488,10 @@ bk_status_t bk_filter_remove(bk_filter_t *f, const void *key, size_t len)
         return BK_EKIND;
     if (f->readonly)
         return BK_EREADONLY;
-    if (c && c->remove_key)
+    if (c && c->remove_key && !f->pages)
         return c->remove_key(f, key, len);
     bk_hash_t h = bk_filter_hash(f, key, len);
-    if (!c && f->pages && !bki_pages_key(f, h, true))
+    if (f->pages && !bki_pages_key(f, h, true))
         return BK_ECORRUPT;
     return c ? c->remove(f, h) : bki_array_remove(f, h);
 }
@@ -490,12 +500,15 @@ unsigned bk_filter_counter(const bk_filter_t *f, const void *key, size_t len)
 {
     bk_hash_t h = bk_filter_hash(f, key, len);
     const composite_t *c = composite_of(f);
-    if (c && c->counter)
-        return c->counter(f, h);
+    /* a key on a damaged page: present, at least once (a single array's
+     * page reads as its largest counts) */
+    bool fine = !f->pages || bki_pages_key(f, h, false);
+    if (c && c->counter) {
+        unsigned n = c->counter(f, h);
+        return n || fine ? n : 1u;
+    }
     if (c)
         return bk_filter_contains_hash(f, h) ? 1u : 0u;
-    if (f->pages)
-        (void)bki_pages_key(f, h, false);
     return bki_array_counter(f, h);
 }
 
@@ -509,10 +522,10 @@ bk_status_t bk_filter_clear(bk_filter_t *f)
     if (f->readonly)
         return BK_EREADONLY;
     const composite_t *c = composite_of(f);
-    if (c)
-        return c->clear(f);
     if (f->pages)
         bki_pages_mark_all_written(f);
+    if (c)
+        return c->clear(f);
     bki_array_clear(f);
     return BK_OK;
 }
@@ -604,7 +617,10 @@ bool bk_filter_info_fast(const bk_filter_t *f, bk_filter_info_t *out)
         bk_filter_info(f, out);
         return true;
     }
-    bki_array_info_estimated(f, out); /* only single arrays have pages */
+    if (f->kind == BK_KIND_CUCKOO) /* the one composite with pages */
+        bki_cuckoo_info_estimated(f, out);
+    else
+        bki_array_info_estimated(f, out);
     out->mapped = f->map_base != NULL;
     out->readonly = f->readonly;
     return false;

@@ -196,6 +196,11 @@ struct bk_filter {
     /* a paged file's pages, checked as keys touch them (pages.c); NULL
      * for every filter whose bytes were checked when it was made */
     struct bki_pages *pages;
+    /* With pages: checks the bytes [p, p + len) of the payload before a
+     * kind reads them (write: and marks them for the next checkpoint);
+     * false if they lie on a damaged page. Set by pages.c for the cuckoo
+     * kind, whose kicks reach buckets no key's reads named. */
+    bool (*touch)(const bk_filter_t *f, const uint8_t *p, uint64_t len, bool write);
 };
 
 /* Which 4 KiB pages of a large bitmap's payload were ever written
@@ -595,6 +600,19 @@ BKI_HIDDEN void bki_cuckoo_filter_free(bk_filter_t *f);
 BKI_HIDDEN void bki_cuckoo_filter_info(const bk_filter_t *f, bk_filter_info_t *out);
 BKI_HIDDEN void bki_cuckoo_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out);
 BKI_HIDDEN uint64_t bki_cuckoo_items(const bk_filter_t *f);
+/* The payload offsets (in its first sub-filter, the one a paged file
+ * holds) of the first and last byte of both buckets of h: what a lookup,
+ * a remove or an add that does not kick reads (pages.c). */
+BKI_HIDDEN uint32_t bki_cuckoo_reads(const bk_filter_t *f, bk_hash_t h, uint64_t *off);
+/* The first sub-filter's bytes (*len of them); true while it is the only
+ * one (a paged file holds a filter that never grew). */
+BKI_HIDDEN bool bki_cuckoo_first_payload(const bk_filter_t *f, uint8_t **data, uint64_t *len);
+/* A filter loaded into memory of its own whose first sub-filter borrows
+ * that memory may grow (the later ones are allocated). */
+BKI_HIDDEN void bki_cuckoo_may_grow(bk_filter_t *f);
+/* bk_filter_info without reading the slots: the fill from the item count
+ * (what bk_filter_info_fast gives of a paged file not read yet). */
+BKI_HIDDEN void bki_cuckoo_info_estimated(const bk_filter_t *f, bk_filter_info_t *out);
 
 /* ==== rung 3: array.c (single-array dispatch) ============================ */
 

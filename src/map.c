@@ -122,13 +122,16 @@ static uint64_t sync_pages(const bk_filter_t *f)
 {
     struct bki_pages *pg = f->pages;
     uint8_t *map = f->map_base;
+    uint8_t *data;
+    uint64_t len;
+    (void)bki_pages_payload(f, &data, &len); /* a mapping never grows */
     const uint8_t *groups = pg->trailer + (pg->g.groups_at - pg->g.trailer);
     uint64_t group = UINT64_MAX; /* pages come in order: a group's sum once */
     for (uint64_t w = 0; w < (pg->g.npages + 63) / 64; w++) {
         uint64_t bits = __atomic_exchange_n(&pg->written[w], 0, __ATOMIC_ACQ_REL);
         for (; bits; bits &= bits - 1) {
             uint64_t j = w * 64 + (uint64_t)__builtin_ctzll(bits);
-            bkf_put_u64(pg->trailer + j * 8, bkf_page_sum(&pg->g, f->data, f->nbytes, j));
+            bkf_put_u64(pg->trailer + j * 8, bkf_page_sum(&pg->g, data, len, j));
             if (group != UINT64_MAX && group != j / BKF_GROUP)
                 bki_pages_regroup(pg, group);
             group = j / BKF_GROUP;

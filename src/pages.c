@@ -350,11 +350,45 @@ static inline bool touch(struct bki_pages *pg, uint64_t j, bool write)
     return true;
 }
 
+/* The payload offsets key h reads: a single array kind's reads, or the
+ * cuckoo kind's (the only composite a paged file holds: bkf_obj_pageable). */
+static uint32_t key_reads(const bk_filter_t *f, bk_hash_t h, uint64_t *off)
+{
+    const bki_kind_ops_t *ops = bki_kind_ops(f->kind);
+    return ops ? ops->reads(f, h, off) : bki_cuckoo_reads(f, h, off);
+}
+
+bool bki_pages_payload(const bk_filter_t *f, uint8_t **data, uint64_t *len)
+{
+    if (f->kind == BK_KIND_CUCKOO)
+        return bki_cuckoo_first_payload(f, data, len);
+    *data = f->data;
+    *len = f->nbytes;
+    return true;
+}
+
+/* f->touch: the pages of payload bytes [p, p + len) checked (written:
+ * marked); bytes outside the file's payload (a sub-filter grown since the
+ * load) need nothing. */
+static bool pages_touch(const bk_filter_t *f, const uint8_t *p, uint64_t len, bool write)
+{
+    struct bki_pages *pg = f->pages;
+    const uint8_t *body = pg->map + pg->g.body;
+    if (len == 0 || p < body || p >= body + (pg->g.end - pg->g.body))
+        return true;
+    uint64_t a = (pg->g.body + (uint64_t)(p - body)) / BKF_PAGE - pg->g.first;
+    uint64_t b = (pg->g.body + (uint64_t)(p - body) + len - 1) / BKF_PAGE - pg->g.first;
+    bool fine = true;
+    for (uint64_t j = a; j <= b && j < pg->g.npages; j++)
+        fine &= touch(pg, j, write);
+    return fine;
+}
+
 bool bki_pages_key(const bk_filter_t *f, bk_hash_t h, bool write)
 {
     struct bki_pages *pg = f->pages;
     uint64_t off[BKI_MAX_READS];
-    uint32_t n = bki_kind_ops(f->kind)->reads(f, h, off);
+    uint32_t n = key_reads(f, h, off);
     bool fine = true;
     for (uint32_t i = 0; i < n; i++)
         fine &= touch(pg, (pg->g.body + off[i]) / BKF_PAGE - pg->g.first, write);
@@ -375,7 +409,7 @@ static void ask_ahead(const bk_filter_t *f, const bk_hash_t *hashes, size_t n)
     size_t m = 0;
     for (size_t i = 0; i < n && m < 256; i++) {
         uint64_t off[BKI_MAX_READS];
-        uint32_t k = bki_kind_ops(f->kind)->reads(f, hashes[i], off);
+        uint32_t k = key_reads(f, hashes[i], off);
         for (uint32_t r = 0; r < k && m < 256; r++) {
             uint64_t j = (pg->g.body + off[r]) / BKF_PAGE - pg->g.first;
             if (!has(pg->ok, j) && !(j >= pg->hole_lo && j < pg->hole_hi))
@@ -511,21 +545,27 @@ static bk_status_t paged_add_key(bk_filter_t *f, const void *key, size_t len, bo
     return f->pages->add_key(f, key, len, was_new);
 }
 
+/* A key on a damaged page is "present": a Bloom filter's damaged page
+ * reads as ones anyway; a cuckoo filter's ones are one fingerprint. */
 static bool paged_contains_key(const bk_filter_t *f, const void *key, size_t len)
 {
-    (void)bki_pages_key(f, bki_key_hash(f->hash, f->seed, key, len), false);
-    return f->pages->contains_key(f, key, len);
+    bool fine = bki_pages_key(f, bki_key_hash(f->hash, f->seed, key, len), false);
+    return f->pages->contains_key(f, key, len) || !fine;
 }
 
 static bool paged_contains_hash(const bk_filter_t *f, bk_hash_t h)
 {
-    (void)bki_pages_key(f, h, false);
-    return f->pages->contains_hash(f, h);
+    bool fine = bki_pages_key(f, h, false);
+    return f->pages->contains_hash(f, h) || !fine;
 }
 
 void bki_pages_bind(bk_filter_t *f)
 {
     struct bki_pages *pg = f->pages;
+    /* Bound already (a mapping rebinds after its read-only calls, which a
+     * cuckoo filter, binding its own when made, leaves as they were). */
+    if (f->contains_key == paged_contains_key)
+        return;
     pg->add_key = f->add_key;
     pg->contains_key = f->contains_key;
     pg->contains_hash = f->contains_hash;
@@ -626,6 +666,11 @@ bk_status_t bki_pages_attach(bk_filter_t *f, int fd, const bkf_meta_t *m, const 
     }
     pg->head_sum = bkf_get_u64(meta + BKF_HEADER + (uint64_t)BKF_PART * m->nparts);
     f->pages = pg;
+    f->touch = pages_touch;
+    /* A cuckoo filter in memory of its own may grow: its later sub-filters
+     * are allocated (and the next save writes it whole). */
+    if (own_map && f->kind == BK_KIND_CUCKOO)
+        bki_cuckoo_may_grow(f);
     bki_pages_bind(f);
     return BK_OK;
 }

@@ -84,6 +84,10 @@ BKI_HIDDEN uint64_t bkf_group_sum(const bkf_paging_t *g, const uint8_t *trailer,
 BKI_HIDDEN bk_status_t bki_pages_attach(bk_filter_t *f, int fd, const bkf_meta_t *m,
                                         const uint8_t *meta, uint8_t *map, uint64_t map_len,
                                         bool own_map, const char **why);
+/* The payload a paged file holds (*len bytes at *data): a single array's,
+ * or a cuckoo filter's first sub-filter's; false once the filter no longer
+ * matches such a file (a cuckoo filter that grew). */
+BKI_HIDDEN bool bki_pages_payload(const bk_filter_t *f, uint8_t **data, uint64_t *len);
 /* Rebinds f's one-key calls through the page checks (after
  * bki_array_bind, which binds the kind's own). */
 BKI_HIDDEN void bki_pages_bind(bk_filter_t *f);

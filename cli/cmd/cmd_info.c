@@ -31,7 +31,8 @@ static const char usage[] =
     "\n"
     "A large filter file (1 MiB and more) has a checksum per 4 KiB page and is\n"
     "described without reading it: its fill is the one its item count leads one\n"
-    "to expect. --verify reads it whole, checks every page and counts the bits.\n"
+    "to expect. --verify reads it whole, checks every page and counts the bits\n"
+    "(a cuckoo filter's slots in use).\n"
     "\n"
     "  -j, --json         one JSON object instead of text\n"
     "      --verify       read and check every page of a large file, count its bits\n"
@@ -193,8 +194,8 @@ static void print_text(const char *path, const bk_filter_info_t *inp, const char
                : "");
     if (!how.counted) {
         /* nothing read past the header: the fill its items should leave */
-        printf("fill            %.2f%% expected from the items (--verify counts the bits)\n",
-               in.fill * 100);
+        printf("fill            %.2f%% expected from the items (--verify counts the %s)\n",
+               in.fill * 100, in.kind == BK_KIND_CUCKOO ? "slots used" : "bits");
         printf("expected FPR    %.4g\n", in.expected_fpr);
         printf("checksums       a checksum per 4 KiB page, %llu pages, each checked when a key "
                "first reads it (--verify checks them all)\n",

@@ -503,6 +503,202 @@ static void test_whole_operations(void)
     bk_filter_free(f);
 }
 
+/* ---- cuckoo filters: one sub-filter of a megabyte or more is paged ---- */
+
+/* A cuckoo filter of about 2 MB (an 8-byte bucket of four 16-bit slots,
+ * 513 pages), seed fixed, holding k0 .. k<keys - 1>; capacity sets how
+ * full that is (and so how often an add kicks). */
+static bk_filter_t *make_cuckoo(uint64_t capacity, int keys)
+{
+    bk_options_t o = {.kind = BK_KIND_CUCKOO, .seed_set = true, .seed = 45};
+    bk_filter_t *f = NULL;
+    CHECK_OK(bk_filter_create(&f, capacity, 0.001, &o));
+    if (f)
+        add_range(f, 0, keys);
+    return f;
+}
+
+/* Keys [from, to) that f and g answer differently. */
+static int disagree(const bk_filter_t *f, const bk_filter_t *g, int from, int to)
+{
+    char k[32];
+    int n = 0;
+    for (int i = from; i < to; i++) {
+        size_t len = (size_t)snprintf(k, sizeof k, "k%d", i);
+        n += bk_filter_contains(f, k, len) != bk_filter_contains(g, k, len);
+    }
+    return n;
+}
+
+/* Saved paged; a load reads kilobytes; a lookup checks the pages of its
+ * two buckets only; lookups one by one and in batches answer as the
+ * filter did; removes and adds then checkpoint the pages they changed,
+ * and the file is what a save of the filter writes. */
+static void test_cuckoo_paged(void)
+{
+    bk_filter_t *f = make_cuckoo(1000000, 20000);
+    if (!f)
+        return;
+    CHECK_OK(bk_filter_save(f, path));
+    size_t n;
+    uint8_t *b = slurp(path, &n);
+    CHECK_MSG(b && n > 8 && u32_at(b + 8) == 3, "a 2 MB cuckoo filter saved as version %u",
+              b && n > 8 ? u32_at(b + 8) : 0);
+    free(b);
+    uint64_t before = rchar();
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, NULL));
+    CHECK_MSG(rchar() - before <= 16384, "a load of a 2 MB paged cuckoo file read %llu bytes",
+              (unsigned long long)(rchar() - before));
+    if (!g) {
+        bk_filter_free(f);
+        return;
+    }
+    uint64_t checked, total;
+    bk_filter_pages(g, &checked, &total);
+    CHECK(checked == 0 && total > 500);
+    before = rchar();
+    CHECK_EQ_U64(found_range(g, 0, 50), 50);
+    bk_filter_pages(g, &checked, NULL);
+    CHECK_MSG(checked >= 50 && checked <= 100, "50 lookups checked %llu pages",
+              (unsigned long long)checked);
+    CHECK_MSG(rchar() - before <= checked * 4096 + 4 * 4096, "%llu pages checked, %llu read",
+              (unsigned long long)checked, (unsigned long long)(rchar() - before));
+    /* batches and single keys, present and absent: the filter's answers */
+    bk_key_t keys[64];
+    char kb[64][32];
+    bool out[64];
+    for (int i = 0; i < 64; i++) {
+        keys[i].ptr = kb[i];
+        keys[i].len = (size_t)snprintf(kb[i], sizeof kb[i], "k%d", 19968 + i);
+    }
+    CHECK_EQ_U64(bk_filter_contains_batch(g, keys, 64, out),
+                 bk_filter_contains_batch(f, keys, 64, out));
+    CHECK_EQ_U64(disagree(f, g, 0, 40000), 0);
+    /* removes and adds, then a checkpoint of the pages they changed */
+    bk_checkpoint_t *cp = NULL;
+    CHECK_OK(bk_checkpoint_new(&cp, g, path));
+    char k[32];
+    for (int i = 0; i < 100; i++) {
+        size_t len = (size_t)snprintf(k, sizeof k, "k%d", i);
+        CHECK_OK(bk_filter_remove(g, k, len));
+        CHECK_OK(bk_filter_remove(f, k, len));
+    }
+    add_range(g, 20000, 20100);
+    add_range(f, 20000, 20100);
+    bk_checkpoint_stats_t st;
+    CHECK_OK(bk_checkpoint_save(cp, g, &st));
+    CHECK_MSG(!st.whole && st.pages <= 2 * 200 + 10, "written whole %d, %llu pages", st.whole,
+              (unsigned long long)st.pages);
+    CHECK(file_is(g));
+    bk_checkpoint_free(cp);
+    bk_filter_t *h = NULL;
+    CHECK_OK(bk_filter_load(&h, path, NULL));
+    CHECK(h && disagree(f, h, 0, 40000) == 0);
+    CHECK(h && found_range(h, 100, 20100) == 20000);
+    CHECK(h && bk_filter_items(h) == bk_filter_items(f));
+    CHECK(h && bk_filter_verify(h, NULL) == BK_OK);
+    bk_filter_free(h);
+    /* mapped: the same answers, the pages checked as they are read */
+    CHECK_OK(bk_filter_open(&h, path, BK_MAP_READONLY, NULL));
+    CHECK(h && found_range(h, 100, 200) == 100);
+    CHECK(h && disagree(f, h, 0, 40000) == 0);
+    bk_filter_free(h);
+    bk_filter_free(g);
+    bk_filter_free(f);
+}
+
+/* A nearly full cuckoo filter: adds kick fingerprints to buckets no key
+ * named, each read and checked first and written back by the checkpoint;
+ * one that still finds no room grows it (in memory), and the checkpoint
+ * then writes the file whole. Every key stays present. */
+static void test_cuckoo_paged_kicks_and_growth(void)
+{
+    /* 262,144 buckets of four: capacity 1M at 0.001 */
+    bk_filter_t *f = make_cuckoo(1000000, 960000);
+    if (!f)
+        return;
+    CHECK_OK(bk_filter_save(f, path));
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, NULL));
+    if (!g) {
+        bk_filter_free(f);
+        return;
+    }
+    bk_checkpoint_t *cp = NULL;
+    CHECK_OK(bk_checkpoint_new(&cp, g, path));
+    add_range(g, 960000, 980000);
+    add_range(f, 960000, 980000);
+    bk_filter_shape_t sh;
+    bk_filter_shape(g, &sh);
+    CHECK_EQ_U64(sh.filters, 1);
+    uint64_t checked, total;
+    bk_filter_pages(g, &checked, &total);
+    bk_checkpoint_stats_t st;
+    CHECK_OK(bk_checkpoint_save(cp, g, &st));
+    CHECK(!st.whole);
+    CHECK(file_is(g));
+    bk_filter_t *h = NULL;
+    CHECK_OK(bk_filter_load(&h, path, NULL));
+    CHECK(h && found_range(h, 0, 980000) == 980000);
+    CHECK(h && disagree(f, h, 980000, 1000000) == 0);
+    bk_filter_free(h);
+    /* past the room it has: a second sub-filter, the file written whole */
+    add_range(g, 980000, 1200000);
+    bk_filter_shape(g, &sh);
+    CHECK_MSG(sh.filters == 2, "%u sub-filters", (unsigned)sh.filters);
+    CHECK_OK(bk_checkpoint_save(cp, g, &st));
+    CHECK(st.whole);
+    CHECK(file_is(g));
+    CHECK_OK(bk_filter_load(&h, path, NULL));
+    CHECK(h && found_range(h, 0, 1200000) == 1200000);
+    bk_filter_free(h);
+    bk_checkpoint_free(cp);
+    bk_filter_free(g);
+    bk_filter_free(f);
+}
+
+/* The bucket of a cuckoo filter's only key damaged in the file: the key
+ * still answers "present" (by one key and in a batch), the damage is
+ * reported, adds and removes there and saves are refused. */
+static void test_cuckoo_damage_under_a_key(void)
+{
+    bk_filter_t *f = make_cuckoo(1000000, 1);
+    if (!f)
+        return;
+    CHECK_OK(bk_filter_save(f, path));
+    uint64_t page = page_where(false);
+    CHECK(page != 0);
+    size_t n;
+    uint8_t *b = slurp(path, &n);
+    uint64_t at = page;
+    while (b && at < page + 4096 && b[at] == 0)
+        at++;
+    free(b);
+    flip(at, 0xff); /* the fingerprint changed: read as is, k0 would be "absent" */
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, NULL));
+    if (!g) {
+        bk_filter_free(f);
+        return;
+    }
+    CHECK_MSG(bk_filter_contains(g, "k0", 2), "a damaged page answered absent for a key added");
+    bk_key_t key = {"k0", 2};
+    bool out = false;
+    CHECK(bk_filter_contains_batch(g, &key, 1, &out) == 1 && out);
+    CHECK(bk_filter_count(g, "k0", 2) >= 1);
+    const char *why = NULL;
+    CHECK_STATUS(bk_filter_damage(g, &why), BK_ECORRUPT);
+    char where[64];
+    snprintf(where, sizeof where, "at byte %llu", (unsigned long long)page);
+    CHECK_MSG(why && strstr(why, where), "damage said '%s', not %s", why ? why : "", where);
+    CHECK_STATUS(bk_filter_add(g, "k0", 2, NULL), BK_ECORRUPT);
+    CHECK_STATUS(bk_filter_remove(g, "k0", 2), BK_ECORRUPT);
+    CHECK_STATUS(bk_filter_save(g, ref), BK_ECORRUPT);
+    bk_filter_free(g);
+    bk_filter_free(f);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/bk-pages-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -522,6 +718,9 @@ int main(void)
     bkt_run("old_file_converted", test_old_file_converted);
     bkt_run("mapped_sync", test_mapped_sync);
     bkt_run("whole_operations", test_whole_operations);
+    bkt_run("cuckoo_paged", test_cuckoo_paged);
+    bkt_run("cuckoo_paged_kicks_and_growth", test_cuckoo_paged_kicks_and_growth);
+    bkt_run("cuckoo_damage_under_a_key", test_cuckoo_damage_under_a_key);
     char j[320];
     snprintf(j, sizeof j, "%s-journal", path);
     unlink(j);
