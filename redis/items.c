@@ -189,10 +189,14 @@ int bkr_add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr
     }
     int done = 0;
     long added = add_items(ctx, obj, argv + first, argc - first, multi, &done);
-    bk_filter_shape_t after;
-    bk_filter_shape(obj->f, &after);
-    if (after.filters > shape.filters)
-        bkr_stats.filters_grown += after.filters - shape.filters;
+    /* a chain grows only on items past its newest sub-filter's room */
+    if (!shape.nonscaling &&
+        shape.newest_items + (uint64_t)(argc - first) > shape.newest_capacity) {
+        bk_filter_shape_t after;
+        bk_filter_shape(obj->f, &after);
+        if (after.filters > shape.filters)
+            bkr_stats.filters_grown += after.filters - shape.filters;
+    }
     bkr_stats.adds_refused += (uint64_t)(argc - first - done);
     /* Replicas and the AOF get the items that were taken, and only those:
      * a replay (which no cap stops, bkr_cap) must not add what the master

@@ -216,10 +216,54 @@ static void tag(void *block, bkr_family_t family)
     memcpy(block, &t, sizeof t);
 }
 
+/* The last shape bkr_packed_new planned, per thread: its parameters (all
+ * of bk_options_t that shapes a packed filter; the seed does not), the
+ * block size it chose and the block's head. Keys of one shape (per-user
+ * filters made by BF.ADD, their AOF replay) then skip the planning: a
+ * head copied with the new key's seed (bk_packed_init_like). */
+static _Thread_local struct {
+    bool valid;
+    bkr_family_t family;
+    uint64_t capacity, max_bytes;
+    double error, growth, tightening;
+    bk_kind_t kind, sub_kind;
+    bk_hash_id_t hash;
+    bool nonscaling, first_error_as_given;
+    size_t size;
+    uint8_t head[BK_PACKED_HEAD];
+} last_shape;
+
+static bool last_shape_is(bkr_family_t family, uint64_t capacity, double error,
+                          const bk_options_t *o)
+{
+    return last_shape.valid && last_shape.family == family && last_shape.capacity == capacity &&
+           last_shape.error == error && last_shape.max_bytes == o->max_bytes &&
+           last_shape.growth == o->growth && last_shape.tightening == o->tightening &&
+           last_shape.kind == o->kind && last_shape.sub_kind == o->sub_kind &&
+           last_shape.hash == o->hash && last_shape.nonscaling == o->nonscaling &&
+           last_shape.first_error_as_given == o->first_error_as_given;
+}
+
 bk_status_t bkr_packed_new(bkr_family_t family, uint64_t capacity, double error,
                            const bk_options_t *opts, void **out)
 {
     *out = NULL;
+    bool zeroed = RedisModule_TryCalloc != NULL;
+    if (opts->seed_set && last_shape_is(family, capacity, error, opts)) {
+        void *b = zeroed ? RedisModule_TryCalloc(1, last_shape.size)
+                         : RedisModule_TryAlloc(last_shape.size);
+        if (!b)
+            return BK_ENOMEM;
+        bk_status_t st = bk_packed_init_like(b, last_shape.size, last_shape.head, opts->seed,
+                                             zeroed);
+        if (st != BK_OK) {
+            RedisModule_Free(b);
+            return st;
+        }
+        tag(b, family);
+        *out = b;
+        return BK_OK;
+    }
     size_t need = bk_packed_size(capacity, error, opts);
     if (need == 0)
         return BK_EKIND;
@@ -231,7 +275,6 @@ bk_status_t bkr_packed_new(bkr_family_t family, uint64_t capacity, double error,
     size_t below = bkr_size_class_below(size);
     if (below >= BK_PACKED_HEAD + 8 && bk_packed_fits(below, capacity, error, opts))
         size = below;
-    bool zeroed = RedisModule_TryCalloc != NULL;
     void *b = zeroed ? RedisModule_TryCalloc(1, size) : RedisModule_TryAlloc(size);
     if (!b)
         return BK_ENOMEM;
@@ -240,6 +283,20 @@ bk_status_t bkr_packed_new(bkr_family_t family, uint64_t capacity, double error,
         RedisModule_Free(b);
         return st;
     }
+    last_shape.valid = opts->seed_set;
+    last_shape.family = family;
+    last_shape.capacity = capacity;
+    last_shape.error = error;
+    last_shape.max_bytes = opts->max_bytes;
+    last_shape.growth = opts->growth;
+    last_shape.tightening = opts->tightening;
+    last_shape.kind = opts->kind;
+    last_shape.sub_kind = opts->sub_kind;
+    last_shape.hash = opts->hash;
+    last_shape.nonscaling = opts->nonscaling;
+    last_shape.first_error_as_given = opts->first_error_as_given;
+    last_shape.size = size;
+    memcpy(last_shape.head, b, BK_PACKED_HEAD);
     tag(b, family);
     *out = b;
     return BK_OK;

@@ -574,6 +574,23 @@ bool bk_packed_fits(size_t size, uint64_t capacity, double fpr, const bk_options
            bits_for(&h, &plan, size, &cells, &k);
 }
 
+bk_status_t bk_packed_init_like(void *block, size_t size, const void *model, uint64_t seed,
+                                bool zeroed)
+{
+    head_t h;
+    if (!block || !model || size < HEAD)
+        return BK_EINVAL;
+    read_head(model, &h);
+    if (!head_ok(&h, size, NULL))
+        return BK_EINVAL;
+    h.seed = seed;
+    h.items = 0;
+    write_head(block, &h);
+    if (!zeroed)
+        bki_zero_fill((uint8_t *)block + HEAD, size - HEAD);
+    return BK_OK;
+}
+
 bk_status_t bk_packed_init(void *block, size_t size, uint64_t capacity, double fpr,
                            const bk_options_t *opts, bool zeroed)
 {

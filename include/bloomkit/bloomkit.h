@@ -811,6 +811,16 @@ bool bk_packed_fits(size_t size, uint64_t capacity, double fpr, const bk_options
 bk_status_t bk_packed_init(void *block, size_t size, uint64_t capacity, double fpr,
                            const bk_options_t *opts, bool zeroed);
 
+/* Makes block (size bytes) an empty packed filter shaped as model (a
+ * block of the same size that bk_packed_init made, or its first
+ * BK_PACKED_HEAD bytes), but for its seed: what bk_packed_init would make
+ * with that seed and model's parameters, without planning again (a
+ * program making many keys of one shape plans the first). zeroed as for
+ * bk_packed_init; the program's bytes of the head are left as they are.
+ * BK_EINVAL if model's head does not describe a filter that fits size. */
+bk_status_t bk_packed_init_like(void *block, size_t size, const void *model, uint64_t seed,
+                                bool zeroed);
+
 /* The block size bk_filter_pack needs for f, or 0 if f cannot be packed:
  * anything but a scalable filter of one classic or precise sub-filter at
  * the chain's capacity and first error, holding all its items, not mapped

@@ -459,6 +459,47 @@ static void test_below_plan(void)
     free(b);
 }
 
+/* init_like: the same bytes bk_packed_init makes for the new seed, over a
+ * grid of shapes (the size class below the plan included), the program's
+ * bytes left alone; a head that does not fit the block is refused. */
+static void test_init_like(void)
+{
+    static const uint64_t caps[] = {10, 100, 1000, 12345, 100000};
+    static const double errs[] = {0.1, 0.01, 0.001, 1e-6};
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        for (size_t j = 0; j < sizeof errs / sizeof errs[0]; j++) {
+            bk_options_t a = opts_for(11), b = opts_for(0xfeedfacecafebeefULL);
+            size_t size = bk_packed_size(caps[i], errs[j], &a);
+            CHECK(size > BK_PACKED_HEAD);
+            uint8_t *model = new_block(size), *want = new_block(size), *got = new_block(size);
+            if (!model || !want || !got) {
+                free(model);
+                free(want);
+                free(got);
+                return;
+            }
+            CHECK_OK(bk_packed_init(model, size, caps[i], errs[j], &a, true));
+            CHECK_OK(bk_packed_init(want, size, caps[i], errs[j], &b, true));
+            memset(got + BK_PACKED_HEAD, 0x5a, size - BK_PACKED_HEAD);
+            CHECK_OK(bk_packed_init_like(got, size, model, b.seed, false));
+            CHECK_MSG(memcmp(got, want, size) == 0, "init_like differs at capacity %llu error %g",
+                      (unsigned long long)caps[i], errs[j]);
+            /* the model's bits (all of its size past the head) in a smaller block */
+            if (size > BK_PACKED_HEAD + 8)
+                CHECK_STATUS(bk_packed_init_like(got, BK_PACKED_HEAD + 8, model, 1, true),
+                             BK_EINVAL);
+            free(model);
+            free(want);
+            free(got);
+        }
+    }
+    uint8_t junk[BK_PACKED_HEAD + 64];
+    memset(junk, 0xff, sizeof junk);
+    uint8_t out[BK_PACKED_HEAD + 64];
+    CHECK_STATUS(bk_packed_init_like(out, sizeof out, junk, 1, false), BK_EINVAL);
+    CHECK_STATUS(bk_packed_init_like(NULL, sizeof out, junk, 1, false), BK_EINVAL);
+}
+
 int main(void)
 {
     bkt_run("answers_within_error", test_answers_within_error);
@@ -471,5 +512,6 @@ int main(void)
     bkt_run("init_zeroes", test_init_zeroes);
     bkt_run("keep_without_copy", test_keep_without_copy);
     bkt_run("below_plan", test_below_plan);
+    bkt_run("init_like", test_init_like);
     return bkt_finish();
 }
