@@ -132,6 +132,7 @@ def main():
               f"counted): {median3(v)[0] * 1000:.0f} ms")
         os.unlink(paged)
         cuckoo(work)
+        window(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -187,6 +188,45 @@ def cuckoo(work):
                 b.append(fn(old, r, cold))
             print(fmt_row(f"{name}, {'cold' if cold else 'warm'} cache", median3(a), median3(b)))
 
+
+
+def window(work):
+    """A crawler's re-crawl window of a gigabyte (`dedup --window 3e8 -p
+    0.001 --state`: URLs seen among the last 300 million), 50,000 URLs in
+    it: a run of 1 and of 1,000 new lines, paged against version 1."""
+    n = "3e7" if QUICK else "3e8"
+    paged, old = os.path.join(work, "win.bk"), os.path.join(work, "win-v1.bk")
+    master = os.path.join(work, "win-v1.master")
+    subprocess.run([BK, "dedup", "-q", "--window", n, "-p", "0.001", "--state", paged],
+                   input=urls("win", 50000), stdout=subprocess.DEVNULL, check=True)
+    v1_copy(paged, master)
+
+    def fresh(s):
+        if s == old:
+            subprocess.run(["cp", "--sparse=always", master, old], check=True)
+        return s
+
+    print()
+    print(f"## A window of {os.path.getsize(paged) / 1e9:.2f} GB (`dedup --window {n} -p 0.001 "
+          f"--state`, 50,000 URLs in it): one run")
+    print()
+    print("| run | paged state (this release) | version-1 state, read whole (before) | ratio |")
+    print("|---|---|---|---|")
+    cases = [
+        ("dedup, 1 new line", lambda s, r, c: fresh(s) and run(
+            [BK, "dedup", "-q", "--window", n, "-p", "0.001", "--state", s],
+            urls(f"winone{r}{c}", 1), cold=s if c else None)),
+        ("dedup, 1,000 new lines", lambda s, r, c: fresh(s) and run(
+            [BK, "dedup", "-q", "--window", n, "-p", "0.001", "--state", s],
+            urls(f"winthousand{r}{c}", 1000), cold=s if c else None)),
+    ]
+    for cold in (False, True):
+        for name, fn in cases:
+            a, b = [], []
+            for r in range(RUNS):
+                a.append(fn(paged, r, cold))
+                b.append(fn(old, r, cold))
+            print(fmt_row(f"{name}, {'cold' if cold else 'warm'} cache", median3(a), median3(b)))
 
 if __name__ == "__main__":
     main()

@@ -96,6 +96,8 @@ typedef struct cp_scan {
                              checkpointer's, updated by the scan) */
     cp_change_t *changes; /* sectors whose hash differs from the shadow */
     uint64_t nchanges, cap;
+    bool others_changed; /* a paged scan: a part after the paged one (a
+                            window's state) differs from the file */
 } cp_scan_t;
 
 static void scan_free(cp_scan_t *c)
@@ -184,7 +186,7 @@ static bk_status_t scan_init(cp_scan_t *c, const bk_filter_t *f, bk_checkpoint_t
     }
     if (bkf_obj_pageable(&c->o)) {
         c->o.paged = true;
-        bkf_paging_of(c->mlen, c->total, &c->g);
+        bkf_obj_paging(&c->o, &c->g);
         uint64_t tlen = c->g.size - c->g.trailer;
         if (cp->trailer_len != tlen) {
             bki_free(cp->trailer);
@@ -758,8 +760,8 @@ static bk_status_t paged_scan(cp_scan_t *c, const bk_filter_t *f, int fd, uint64
     c->total = g->size;
     c->mlen = bkf_meta_len(c->o.nparts);
     c->nsectors = (c->total + CP_SECTOR - 1) / CP_SECTOR;
-    c->nregions = 2;
-    c->parts = bki_calloc(2, sizeof *c->parts);
+    c->nregions = c->o.nparts + 1; /* the parts, then the page sums */
+    c->parts = bki_calloc(c->nregions, sizeof *c->parts);
     c->meta = bki_malloc((size_t)c->mlen);
     uint64_t written = bki_pages_written(pg);
     *changed = bki_malloc((size_t)(written ? written : 1) * 8);
@@ -774,7 +776,40 @@ static bk_status_t paged_scan(cp_scan_t *c, const bk_filter_t *f, int fd, uint64
     uint64_t len;
     (void)bki_pages_payload(f, &data, &len); /* its file's shape: save_paged */
     c->parts[0] = (cp_part_t){g->body, len, data};
-    c->parts[1] = (cp_part_t){g->trailer, pg->trailer_len, pg->trailer};
+    /* The parts after the paged one (a window's state: small, with a
+     * checksum of its own) are written whenever they differ from the
+     * file's. */
+    uint64_t off = g->end;
+    /* Sectors written whole that hold payload bytes too: the metadata's
+     * last (payload from offset 256 or so: page 0) and, for a window, the
+     * one where its state starts (the paged part's last page). Their
+     * pages are read and checked first, so those bytes are written as the
+     * file holds them, not as zeros of a page never read. */
+    if (len > 0 && !f->touch(f, data, 1, false))
+        st = BK_ECORRUPT;
+    if (c->o.nparts > 1 && len > 0 && !f->touch(f, data + len - 1, 1, false))
+        st = BK_ECORRUPT;
+    for (uint32_t i = 1; i < c->o.nparts && st == BK_OK; i++) {
+        bkf_part_t p;
+        bkf_obj_part(&c->o, i, &p);
+        c->parts[i] = (cp_part_t){off, p.length, p.data};
+        uint64_t n = bkf_align64(p.length);
+        uint8_t *was = bki_malloc((size_t)(n ? n : 1));
+        st = was ? bkf_pread_all(fd, was, n, off) : BK_ENOMEM;
+        if (st == BK_OK && (memcmp(was, p.data, (size_t)p.length) != 0)) {
+            c->others_changed = true;
+            for (uint64_t s = off / CP_SECTOR; s * CP_SECTOR < off + p.length && st == BK_OK; s++)
+                if (!note_change(c, s, 0))
+                    st = BK_ENOMEM;
+        }
+        bki_free(was);
+        off += n;
+    }
+    c->parts[c->o.nparts] = (cp_part_t){g->trailer, pg->trailer_len, pg->trailer};
+    if (st != BK_OK) {
+        bki_free(buf);
+        return st;
+    }
     /* The written pages hashed again; those that changed get their new
      * sums (the old ones kept for an undo). */
     *nchanged = 0;
@@ -857,7 +892,7 @@ static bk_status_t save_paged(bk_checkpoint_t *cp, const bk_filter_t *f,
     struct stat sb;
     int fd = open_locked(cp, &sb);
     uint8_t b[8];
-    uint64_t at = BKF_HEADER + (uint64_t)BKF_PART * 1;
+    uint64_t at = BKF_HEADER + (uint64_t)BKF_PART * pg->nparts; /* the header sum */
     bool ours = fd >= 0 && sb.st_ino == pg->ino && sb.st_dev == pg->dev &&
                 (uint64_t)sb.st_size == pg->g.size && bkf_pread_all(fd, b, 8, at) == BK_OK &&
                 get_u64(b) == pg->head_sum;
@@ -875,7 +910,7 @@ static bk_status_t save_paged(bk_checkpoint_t *cp, const bk_filter_t *f,
         change_costs(&c, &pages, &journal);
         stats->sectors = c.nchanges;
         stats->pages = pages;
-        if (header_sum(&c) != pg->head_sum || nchanged) {
+        if (header_sum(&c) != pg->head_sum || nchanged || c.others_changed) {
             cp->ino = pg->ino;
             cp->dev = pg->dev;
             cp->head_sum = pg->head_sum;

@@ -74,7 +74,7 @@ void bkf_obj_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p)
         p->data = o->bm_data;
         p->length = payload_len(p->kind, p->cells);
     }
-    if (o->paged) { /* the page checksums cover the payload */
+    if (o->paged && i == 0) { /* the page checksums cover the payload */
         p->sum = 0;
         p->sum_known = true;
     } else if (o->sums) {
@@ -157,6 +157,34 @@ bk_status_t bkf_obj_from_bitmap(bkf_obj_t *o, uint32_t kind, uint64_t n, const u
     return BK_OK;
 }
 
+bool bkf_kind_pageable(uint32_t kind, uint32_t nparts)
+{
+    if (kind == BK_KIND_WINDOW)
+        return nparts == 2;
+    return nparts == 1 && (bki_kind_ops((bk_kind_t)kind) || kind == BK_KIND_CUCKOO);
+}
+
+void bkf_obj_paging(const bkf_obj_t *o, bkf_paging_t *g)
+{
+    uint64_t body = bkf_meta_len(o->nparts), end0 = body, total = body;
+    for (uint32_t i = 0; i < o->nparts; i++) {
+        bkf_part_t p;
+        bkf_obj_part(o, i, &p);
+        total += bkf_align64(p.length);
+        if (i == 0)
+            end0 = total;
+    }
+    bkf_paging_of(body, end0, total, g);
+}
+
+void bkf_meta_paging(const bkf_meta_t *m, bkf_paging_t *g)
+{
+    bkf_part_t p;
+    bkf_decode_part(m, 0, &p);
+    uint64_t body = bkf_meta_len(m->nparts);
+    bkf_paging_of(body, body + bkf_align64(p.length), m->body_end, g);
+}
+
 /* Total serialized size: a paged object's with its page checksums. */
 uint64_t bkf_obj_size(const bkf_obj_t *o)
 {
@@ -168,7 +196,7 @@ uint64_t bkf_obj_size(const bkf_obj_t *o)
     }
     if (o->paged) {
         bkf_paging_t g;
-        bkf_paging_of(body, total, &g);
+        bkf_obj_paging(o, &g);
         total = g.size;
     }
     return total;
@@ -176,10 +204,10 @@ uint64_t bkf_obj_size(const bkf_obj_t *o)
 
 bool bkf_obj_pageable(const bkf_obj_t *o)
 {
-    /* a single array, or a cuckoo filter of one sub-filter (pages.c knows
-     * which bytes a key of either reads) */
-    if (!o->f || o->nparts != 1 ||
-        (!bki_kind_ops((bk_kind_t)o->kind) && o->kind != BK_KIND_CUCKOO))
+    /* a single array, a cuckoo filter of one sub-filter, or a window (its
+     * slots; the small state after them keeps a checksum of its own):
+     * pages.c knows which bytes a key of each reads */
+    if (!o->f || !bkf_kind_pageable(o->kind, o->nparts))
         return false;
     bkf_part_t p;
     bkf_obj_part(o, 0, &p);
@@ -445,10 +473,9 @@ static bk_status_t check_header_fields(const bkf_meta_t *m, uint64_t total, cons
                m->version != BKF_VERSION) {
         FAIL(BK_ECORRUPT, "bitmap header has filter fields set");
     }
-    /* Paged files: a single array's or a one-part cuckoo filter's, pages
-     * of 4 KiB (the only size). */
-    if (m->paged && ((!bki_kind_ops((bk_kind_t)m->kind) && m->kind != BK_KIND_CUCKOO) ||
-                     m->nparts != 1))
+    /* Paged files: a single array's, a one-part cuckoo filter's or a
+     * window's, pages of 4 KiB (the only size). */
+    if (m->paged && !bkf_kind_pageable(m->kind, m->nparts))
         FAIL(BK_ECORRUPT, "page checksums on a kind that has none");
     if (m->paged && m->page_shift != BKF_PAGE_SHIFT)
         FAIL(BK_ECORRUPT, "page size is not 4 KiB");
@@ -614,7 +641,7 @@ bk_status_t bkf_parse_meta(const uint8_t *b, uint64_t have, uint64_t total, bkf_
     m->body_end = off;
     if (st == BK_OK && m->paged) {
         bkf_paging_t g;
-        bkf_paging_of(bkf_meta_len(m->nparts), off, &g);
+        bkf_meta_paging(m, &g); /* m->body_end is off */
         bkf_part_t p;
         bkf_decode_part(m, 0, &p);
         if (p.sum != 0)
@@ -633,7 +660,8 @@ bk_status_t bkf_verify_payloads(const bkf_meta_t *m, const bkf_source_t *s, cons
     for (uint32_t i = 0; i < m->nparts; i++) {
         bkf_part_t p;
         bkf_decode_part(m, i, &p);
-        bk_status_t st = bkf_check_payload(s, &p, s->buf + p.offset, !m->paged, why);
+        /* a paged file's part 0 is checked by its pages, below */
+        bk_status_t st = bkf_check_payload(s, &p, s->buf + p.offset, !(m->paged && i == 0), why);
         if (st != BK_OK)
             return st;
     }

@@ -17,6 +17,14 @@ BKI_HIDDEN uint64_t bkf_obj_size(const bkf_obj_t *o);
 /* Whether a file save of o is paged (a single array of BKF_PAGED_MIN
  * payload bytes or more; docs/FORMAT.md, "Paged files"). */
 BKI_HIDDEN bool bkf_obj_pageable(const bkf_obj_t *o);
+/* Whether files of the kind with nparts parts may be paged: a single
+ * array, a cuckoo filter of one sub-filter, a window (pages over its slots,
+ * part 0; its state, part 1, keeps its own checksum). */
+BKI_HIDDEN bool bkf_kind_pageable(uint32_t kind, uint32_t nparts);
+/* A paged object's or file's page geometry: pages over part 0, the sums
+ * after every part. */
+BKI_HIDDEN void bkf_obj_paging(const bkf_obj_t *o, bkf_paging_t *g);
+BKI_HIDDEN void bkf_meta_paging(const bkf_meta_t *m, bkf_paging_t *g);
 BKI_HIDDEN void bkf_encode_meta(const bkf_obj_t *o, uint8_t *out);
 BKI_HIDDEN bk_status_t bkf_obj_serialize(const bkf_obj_t *o, void *buf, size_t cap,
                                          size_t *written);

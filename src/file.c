@@ -119,7 +119,7 @@ static bk_status_t write_obj(int fd, const bkf_obj_t *o, const uint8_t *meta,
     }
     if (st == BK_OK && o->paged) {
         bkf_paging_t g;
-        bkf_paging_of(bkf_meta_len(o->nparts), at, &g);
+        bkf_obj_paging(o, &g); /* its sums after every part: at */
         st = bkf_pwrite_all(fd, trailer, g.size - g.trailer, g.trailer);
         at = g.size;
     }
@@ -302,7 +302,7 @@ static bk_status_t save_named(const bkf_obj_t *given, const char *path, bool nor
         bkf_part_t p;
         bkf_obj_part(o, 0, &p);
         bkf_paging_t g;
-        bkf_paging_of(mlen, mlen + bkf_align64(p.length), &g);
+        bkf_obj_paging(o, &g);
         tlen = g.size - g.trailer;
         trailer = bki_calloc(1, (size_t)tlen);
         if (!trailer)
@@ -512,7 +512,23 @@ static bk_status_t load_paged(bk_filter_t **out, int fd, const bkf_meta_t *m,
      * of memory. */
     (void)madvise(map, (size_t)len, MADV_NOHUGEPAGE);
     bkf_source_t s = {.buf = map, .read = NULL, .fd = -1};
-    bk_status_t st = bkf_build_filter(out, m, &s, map, why);
+    bk_status_t st = BK_OK;
+    /* The parts after the paged one (a window's state) are small and the
+     * filter is built from them: read now, and checked against their own
+     * checksums. */
+    for (uint32_t i = 1; i < m->nparts && st == BK_OK; i++) {
+        bkf_part_t p;
+        bkf_decode_part(m, i, &p);
+        st = bkf_pread_all(fd, map + p.offset, bkf_align64(p.length), p.offset);
+        if (st != BK_OK) {
+            if (why)
+                *why = "read error";
+        } else {
+            st = bkf_check_payload(&s, &p, map + p.offset, true, why);
+        }
+    }
+    if (st == BK_OK)
+        st = bkf_build_filter(out, m, &s, map, why);
     if (st == BK_OK) {
         st = bki_pages_attach(*out, keep, m, meta, map, len, true, why);
         keep = -1;

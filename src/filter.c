@@ -351,7 +351,9 @@ bk_status_t bk_filter_add_batch_done(bk_filter_t *f, const bk_key_t *keys, size_
         return BK_EINVAL;
     *at = n; /* every key, unless one stops the batch */
     const composite_t *c = composite_of(f);
-    if (c && c->add_batch)
+    if (c && f->pages && !bki_pages_keys(f, keys, n, true)) /* a paged window's */
+        st = damaged_batch(was_new, n, at);
+    else if (c && c->add_batch)
         fresh = c->add_batch(f, keys, n, was_new);
     else if (c)
         st = one_by_one_add_batch(f, c, keys, n, was_new, &fresh, at);
@@ -617,8 +619,10 @@ bool bk_filter_info_fast(const bk_filter_t *f, bk_filter_info_t *out)
         bk_filter_info(f, out);
         return true;
     }
-    if (f->kind == BK_KIND_CUCKOO) /* the one composite with pages */
+    if (f->kind == BK_KIND_CUCKOO)
         bki_cuckoo_info_estimated(f, out);
+    else if (is_window(f))
+        bki_window_info_estimated(f, out);
     else
         bki_array_info_estimated(f, out);
     out->mapped = f->map_base != NULL;
@@ -711,6 +715,8 @@ bk_status_t bk_filter_advance(bk_filter_t *f, uint64_t now)
 bool bk_filter_contains_at(const bk_filter_t *f, const void *key, size_t len, uint64_t now)
 {
     bk_hash_t h = bk_filter_hash(f, key, len);
+    if (is_window(f) && f->pages && !bki_pages_key(f, h, false))
+        return true; /* a damaged page: "present" */
     if (is_window(f))
         return bki_window_contains_at(f->window, h, now);
     return bk_filter_contains_hash(f, h);

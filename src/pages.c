@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include "pages.h"
 #include "keyhash.h"
+#include "window.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -99,22 +100,23 @@ bk_status_t bkf_pages_verify(const bkf_meta_t *m, const bkf_source_t *s, const u
                              const char **why)
 {
     bkf_paging_t g;
-    bkf_paging_of(bkf_meta_len(m->nparts), m->body_end, &g);
+    bkf_meta_paging(m, &g);
     bkf_part_t p;
     bkf_decode_part(m, 0, &p);
     if (!body)
         body = s->buf + g.body;
-    uint64_t tlen = g.size - g.end; /* the gap to the sums, then the trailer */
+    /* the gap after the last part to the sums, then the trailer */
+    uint64_t tlen = g.size - g.parts_end;
     uint8_t *t = bki_malloc((size_t)(tlen ? tlen : 1));
     if (!t)
         FAIL(BK_ENOMEM, "out of memory");
-    bk_status_t st = bkf_source_read(s, g.end, t, tlen);
-    const uint8_t *trailer = t + (g.trailer - g.end);
-    const uint8_t *groups = t + (g.groups_at - g.end);
+    bk_status_t st = bkf_source_read(s, g.parts_end, t, tlen);
+    const uint8_t *trailer = t + (g.trailer - g.parts_end);
+    const uint8_t *groups = t + (g.groups_at - g.parts_end);
     const char *bad = NULL;
     if (st != BK_OK)
         bad = "read error";
-    else if (!is_zero(t, g.trailer - g.end) ||
+    else if (!is_zero(t, g.trailer - g.parts_end) ||
              !is_zero(trailer + g.npages * 8, g.groups_at - g.trailer - g.npages * 8) ||
              !is_zero(groups + g.ngroups * 8, g.size - g.groups_at - g.ngroups * 8))
         bad = "padding around the page checksums is not zero";
@@ -355,13 +357,20 @@ static inline bool touch(struct bki_pages *pg, uint64_t j, bool write)
 static uint32_t key_reads(const bk_filter_t *f, bk_hash_t h, uint64_t *off)
 {
     const bki_kind_ops_t *ops = bki_kind_ops(f->kind);
-    return ops ? ops->reads(f, h, off) : bki_cuckoo_reads(f, h, off);
+    if (ops)
+        return ops->reads(f, h, off);
+    return f->kind == BK_KIND_WINDOW ? bki_window_reads(f, h, off) : bki_cuckoo_reads(f, h, off);
 }
 
 bool bki_pages_payload(const bk_filter_t *f, uint8_t **data, uint64_t *len)
 {
     if (f->kind == BK_KIND_CUCKOO)
         return bki_cuckoo_first_payload(f, data, len);
+    if (f->kind == BK_KIND_WINDOW) {
+        *data = f->window->data;
+        *len = f->window->geom.bytes;
+        return true;
+    }
     *data = f->data;
     *len = f->nbytes;
     return true;
@@ -459,7 +468,7 @@ static void check_padding(struct bki_pages *pg)
 {
     uint8_t buf[BKF_PAGE];
     uint64_t sums_end = pg->g.trailer + pg->g.npages * 8;
-    uint64_t spans[2][2] = {{pg->g.end, pg->g.trailer}, {sums_end, pg->g.groups_at}};
+    uint64_t spans[2][2] = {{pg->g.parts_end, pg->g.trailer}, {sums_end, pg->g.groups_at}};
     for (int i = 0; i < 2; i++) {
         uint64_t a = spans[i][0], b = spans[i][1];
         if (a >= b)
@@ -599,6 +608,15 @@ void bki_pages_free(struct bki_pages *pg)
     bki_free(pg);
 }
 
+/* A window's before_clear: its pages all read and checked, and marked
+ * for the next checkpoint (a damaged one stays reported). */
+static void before_window_clear(void *arg)
+{
+    bk_filter_t *f = arg;
+    (void)bki_pages_all(f, NULL);
+    bki_pages_mark_all_written(f);
+}
+
 bk_status_t bki_pages_attach(bk_filter_t *f, int fd, const bkf_meta_t *m, const uint8_t *meta,
                              uint8_t *map, uint64_t map_len, bool own_map, const char **why)
 {
@@ -612,7 +630,7 @@ bk_status_t bki_pages_attach(bk_filter_t *f, int fd, const bkf_meta_t *m, const 
     pg->map_len = map_len;
     pg->own_map = own_map;
     pthread_mutex_init(&pg->lock, NULL);
-    bkf_paging_of(bkf_meta_len(m->nparts), m->body_end, &pg->g);
+    bkf_meta_paging(m, &pg->g);
     pg->trailer_len = pg->g.size - pg->g.trailer;
     /* Anonymous and lazily zeroed: a run that touches a few groups holds
      * only their pages of sums. */
@@ -665,12 +683,17 @@ bk_status_t bki_pages_attach(bk_filter_t *f, int fd, const bkf_meta_t *m, const 
         }
     }
     pg->head_sum = bkf_get_u64(meta + BKF_HEADER + (uint64_t)BKF_PART * m->nparts);
+    pg->nparts = m->nparts;
     f->pages = pg;
     f->touch = pages_touch;
     /* A cuckoo filter in memory of its own may grow: its later sub-filters
      * are allocated (and the next save writes it whole). */
     if (own_map && f->kind == BK_KIND_CUCKOO)
         bki_cuckoo_may_grow(f);
+    /* A window's generation step clears a line of every bucket: every
+     * page read and checked first, and all of them written back. */
+    if (f->kind == BK_KIND_WINDOW)
+        bki_window_on_clear(f, before_window_clear, f);
     bki_pages_bind(f);
     return BK_OK;
 }

@@ -51,6 +51,7 @@ struct bki_pages {
     uint64_t damage_at;   /* the first damaged byte range's file offset */
     char why[192];
     uint64_t head_sum;    /* the file's header checksum as read or last written */
+    uint32_t nparts;      /* the file's parts (2 for a window) */
     dev_t dev;
     ino_t ino;
     /* the kind's one-key calls, made once the key's pages are checked */

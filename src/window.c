@@ -365,6 +365,8 @@ bk_status_t bki_window_clone(bki_window_t **out, const bki_window_t *w)
     *c = *w;
     c->data = data;
     c->mem = mem;
+    c->before_clear = NULL; /* the copy's bytes are its own */
+    c->before_clear_arg = NULL;
     memcpy(c->data, w->data, (size_t)w->geom.bytes);
     return BK_OK;
 }
@@ -379,6 +381,8 @@ void bki_window_free(bki_window_t *w)
 
 void bki_window_clear(bki_window_t *w)
 {
+    if (w->before_clear)
+        w->before_clear(w->before_clear_arg);
     memset(w->data, 0, (size_t)w->geom.bytes);
     memset(w->gen_adds, 0, sizeof w->gen_adds);
     memset(w->last, 0, sizeof w->last);
@@ -405,6 +409,8 @@ static void clear_slot(bki_window_t *w, uint32_t slot)
     w->last[slot] = 0;
     if (w->gen_adds[slot] == 0)
         return;
+    if (w->before_clear)
+        w->before_clear(w->before_clear_arg);
     const uint64_t stride = (uint64_t)w->geom.slots * BKI_LINE_BYTES;
     uint8_t *line = w->data + (uint64_t)slot * BKI_LINE_BYTES;
     for (uint64_t b = 0; b < w->geom.lines; b++, line += stride)
@@ -423,6 +429,8 @@ static void move_to(bki_window_t *w, uint64_t epoch)
         uint64_t held = 0;
         for (uint32_t s = 0; s < gens; s++)
             held += w->gen_adds[s];
+        if (held && w->before_clear)
+            w->before_clear(w->before_clear_arg);
         if (held) /* a fresh filter's first time skips the pass */
             memset(w->data, 0, (size_t)w->geom.bytes);
         memset(w->gen_adds, 0, sizeof w->gen_adds);
@@ -703,6 +711,22 @@ bool bki_window_contains_at(const bki_window_t *w, bk_hash_t h, uint64_t now)
     return holds(w, bucket_of(w, h.hi), h.lo, live);
 }
 
+uint32_t bki_window_reads(const bk_filter_t *f, bk_hash_t h, uint64_t *off)
+{
+    const bki_window_t *w = f->window;
+    uint64_t at = (uint64_t)(bucket_of(w, h.hi) - w->data);
+    /* the bucket's S lines, adjacent: its first and last byte */
+    off[0] = at;
+    off[1] = at + (uint64_t)w->geom.slots * BKI_LINE_BYTES - 1;
+    return 2;
+}
+
+void bki_window_on_clear(bk_filter_t *f, void (*fn)(void *arg), void *arg)
+{
+    f->window->before_clear = fn;
+    f->window->before_clear_arg = arg;
+}
+
 /* ---- batches ---- */
 
 /* A key of the pipeline (batch.h): its bucket and the hash half that picks
@@ -781,12 +805,22 @@ static uint64_t sub_sat(uint64_t a, uint64_t b)
     return a > b ? a - b : 0;
 }
 
-void bki_window_usage(const bki_window_t *w, bki_window_usage_t *out)
+/* usage, the bits set counted, or (estimate) what each slot's adds
+ * should have set: a slot of m bits with n adds of k probes, m (1 -
+ * e^(-k n / m)). */
+static void usage(const bki_window_t *w, bki_window_usage_t *out, bool estimate)
 {
     const bki_window_geom_t *g = &w->geom;
     memset(out, 0, sizeof *out);
-    const uint64_t *words = (const uint64_t *)(const void *)w->data;
-    out->bits_set = bki_popcount_words(words, g->bytes / 8, false);
+    if (estimate) {
+        double m = (double)g->lines * BKI_LINE_BITS, set = 0;
+        for (uint32_t s = 0; s < g->slots; s++)
+            set += m > 0 ? -m * expm1(-(double)g->k * (double)w->gen_adds[s] / m) : 0;
+        out->bits_set = (uint64_t)llround(set);
+    } else {
+        const uint64_t *words = (const uint64_t *)(const void *)w->data;
+        out->bits_set = bki_popcount_words(words, g->bytes / 8, false);
+    }
     out->fill = (double)out->bits_set / ((double)g->bytes * 8.0);
     double each[BKI_WINDOW_MAX_SLOTS];
     for (uint32_t s = 0; s < g->slots; s++) {
@@ -812,6 +846,11 @@ void bki_window_usage(const bki_window_t *w, bki_window_usage_t *out)
         out->certain_from = sub_sat(w->now, w->params.span);
         out->forgotten_before = oldest * g->gen_span;
     }
+}
+
+void bki_window_usage(const bki_window_t *w, bki_window_usage_t *out)
+{
+    usage(w, out, false);
 }
 
 /* ---- the handle: a bk_filter_t of kind BK_KIND_WINDOW ---- */
@@ -887,11 +926,11 @@ void bki_window_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
     out->window_span = w->params.span;
 }
 
-void bki_window_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
+static void window_info(const bk_filter_t *f, bk_filter_info_t *out, bool estimate)
 {
     const bki_window_t *w = f->window;
     bki_window_usage_t u;
-    bki_window_usage(w, &u);
+    usage(w, &u, estimate);
     memset(out, 0, sizeof *out);
     out->kind = BK_KIND_WINDOW;
     out->sub_kind = BK_KIND_BLOCKED; /* each generation is a blocked filter */
@@ -917,4 +956,14 @@ void bki_window_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
     out->window_forgotten_before = u.forgotten_before;
     out->window_slots = w->geom.slots;
     out->window_cleared_early = w->cleared_early;
+}
+
+void bki_window_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
+{
+    window_info(f, out, false);
+}
+
+void bki_window_info_estimated(const bk_filter_t *f, bk_filter_info_t *out)
+{
+    window_info(f, out, true);
 }

@@ -61,6 +61,11 @@ typedef struct bki_window {
     uint16_t lanes[128]; /* the k lanes a key probes, by hash bits 32..38 */
     uint8_t *data;    /* buckets of S lines, one per slot */
     bki_mem_t mem;
+    /* Called before a clear writes lines of every bucket (a slot cleared,
+     * or all of them), with before_clear_arg: a window read from a paged
+     * file has every page read and checked first (pages.c). NULL: none. */
+    void (*before_clear)(void *arg);
+    void *before_clear_arg;
 } bki_window_t;
 
 /* Sizes a window; BK_EINVAL for capacity 0, fpr outside (0, 1), or
@@ -134,6 +139,14 @@ BKI_HIDDEN bk_status_t bki_window_filter_clone(bk_filter_t **out, const bk_filte
 BKI_HIDDEN void bki_window_filter_free(bk_filter_t *f);
 BKI_HIDDEN void bki_window_filter_info(const bk_filter_t *f, bk_filter_info_t *out);
 BKI_HIDDEN void bki_window_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out);
+/* The payload offsets of the first and last byte of h's bucket (its S
+ * lines): what a lookup or an add reads (pages.c). */
+BKI_HIDDEN uint32_t bki_window_reads(const bk_filter_t *f, bk_hash_t h, uint64_t *off);
+/* bki_window_filter_info without reading the lines: the bits each slot's
+ * adds should have set (a paged file not read yet). */
+BKI_HIDDEN void bki_window_info_estimated(const bk_filter_t *f, bk_filter_info_t *out);
+/* Sets the window's before_clear call (fn NULL: none). */
+BKI_HIDDEN void bki_window_on_clear(bk_filter_t *f, void (*fn)(void *arg), void *arg);
 /* Adds the live generations hold. */
 BKI_HIDDEN uint64_t bki_window_held(const bki_window_t *w);
 

@@ -14,6 +14,7 @@
  * geometry is stored, not re-planned: a later release may size windows
  * differently, and a file keeps the k and lines it was built with.
  */
+#include "codec.h"
 #include "wire.h"
 #include "window.h"
 
@@ -147,14 +148,18 @@ static bk_status_t read_state(const bkf_source_t *s, const bkf_part_t *p, uint8_
 
 /* The generations' bytes: borrowed (padding checked) or read (and, from a
  * file, verified). */
-static bk_status_t fill_payload(bki_window_t *w, const bkf_source_t *s, const bkf_part_t *p,
-                                uint8_t *map, const char **why)
+static bk_status_t fill_payload(bki_window_t *w, const bkf_meta_t *m, const bkf_source_t *s,
+                                const bkf_part_t *p, uint8_t *map, const char **why)
 {
     if (map)
         return bkf_check_payload(s, p, NULL, false, why);
     if (bkf_source_read(s, p->offset, w->data, p->length) != BK_OK)
         FAIL(BK_EIO, "read error");
-    return s->buf ? BK_OK : bkf_check_payload(s, p, w->data, true, why);
+    if (s->buf)
+        return BK_OK; /* verified in place before */
+    if (m->paged) /* a paged file read whole: its slots checked page by page */
+        return bkf_pages_verify(m, s, w->data, why);
+    return bkf_check_payload(s, p, w->data, true, why);
 }
 
 /* The window's clock and counts from its state bytes; NULL or a reason. */
@@ -224,7 +229,7 @@ bk_status_t bkf_window_build(bk_filter_t **out, const bkf_meta_t *m, const bkf_s
     rc = window_from_state(&w, m, st, map ? map + gens.offset : NULL, why);
     if (rc != BK_OK)
         return rc;
-    rc = fill_payload(w, s, &gens, map, why);
+    rc = fill_payload(w, m, s, &gens, map, why);
     if (rc != BK_OK) {
         bki_window_free(w);
         return rc;

@@ -132,6 +132,9 @@ typedef struct bkf_meta {
  * `groups_at`; the file's size. */
 typedef struct bkf_paging {
     uint64_t body, end, first, npages, ngroups, trailer, groups_at, size;
+    uint64_t parts_end; /* the end of the last part (its padding included):
+                           end itself but for a window, whose small state
+                           part follows the paged one with its own sum */
 } bkf_paging_t;
 
 static inline uint64_t bkf_align_page(uint64_t x)
@@ -139,14 +142,18 @@ static inline uint64_t bkf_align_page(uint64_t x)
     return (x + BKF_PAGE - 1) & ~(uint64_t)(BKF_PAGE - 1);
 }
 
-static inline void bkf_paging_of(uint64_t body, uint64_t end, bkf_paging_t *g)
+/* Pages over [body, end) (part 0 with its padding); the sums after every
+ * part, from parts_end. */
+static inline void bkf_paging_of(uint64_t body, uint64_t end, uint64_t parts_end,
+                                 bkf_paging_t *g)
 {
     g->body = body;
     g->end = end;
+    g->parts_end = parts_end;
     g->first = body / BKF_PAGE;
     g->npages = end > body ? (end + BKF_PAGE - 1) / BKF_PAGE - g->first : 0;
     g->ngroups = (g->npages + BKF_GROUP - 1) / BKF_GROUP;
-    g->trailer = bkf_align_page(end);
+    g->trailer = bkf_align_page(parts_end);
     g->groups_at = g->trailer + bkf_align_page(g->npages * 8);
     g->size = g->groups_at + ((g->ngroups * 8 + 63) & ~(uint64_t)63);
 }

@@ -503,6 +503,47 @@ static void test_whole_operations(void)
     bk_filter_free(f);
 }
 
+/* The metadata's last sector holds the payload's first bytes (offset 256
+ * to 511): a checkpoint writes that sector whole, and must write those
+ * bytes as the file holds them even when no key of the run read page 0
+ * (a long-lived seen-set's first lines are set, and a run of a few keys
+ * rarely touches page 0). */
+static void test_checkpoint_keeps_page_zero(void)
+{
+    bk_filter_t *f = make(20000);
+    if (!f)
+        return;
+    char k[32];
+    bool set = false;
+    for (int i = 0; i < 2000000 && !set; i++) {
+        CHECK_OK(bk_filter_add(f, k, (size_t)snprintf(k, sizeof k, "z%d", i), NULL));
+        for (int j = 0; j < 256 && !set; j++)
+            set = f->data[j] != 0;
+    }
+    CHECK_MSG(set, "no key set a bit in the payload's first 256 bytes");
+    CHECK_OK(bk_filter_save(f, path));
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, NULL));
+    if (!g) {
+        bk_filter_free(f);
+        return;
+    }
+    bk_checkpoint_t *cp = NULL;
+    CHECK_OK(bk_checkpoint_new(&cp, g, path));
+    add_range(g, 30000000, 30000001);
+    CHECK_OK(bk_checkpoint_save(cp, g, NULL));
+    bk_filter_t *h = NULL;
+    const char *why = NULL;
+    CHECK_OK(bk_filter_load(&h, path, NULL));
+    CHECK_MSG(h && bk_filter_verify(h, &why) == BK_OK, "after the checkpoint: %s",
+              why ? why : "");
+    CHECK(file_is(g));
+    bk_filter_free(h);
+    bk_checkpoint_free(cp);
+    bk_filter_free(g);
+    bk_filter_free(f);
+}
+
 /* ---- cuckoo filters: one sub-filter of a megabyte or more is paged ---- */
 
 /* A cuckoo filter of about 2 MB (an 8-byte bucket of four 16-bit slots,
@@ -699,6 +740,172 @@ static void test_cuckoo_damage_under_a_key(void)
     bk_filter_free(f);
 }
 
+/* ---- windows: the slots paged, the small state with its own checksum ---- */
+
+/* A count window of 600,000 adds at 1% (about 1.4 MB of slots, G = 4:
+ * a generation every 200,000 adds), seed
+ * fixed, holding k0 .. k<keys - 1>; span > 0: a time window of that span
+ * instead, its clock at 1000. */
+static bk_filter_t *make_window(uint64_t span, int keys)
+{
+    bk_options_t o = {.kind = BK_KIND_WINDOW, .seed_set = true, .seed = 46, .window_span = span};
+    bk_filter_t *f = NULL;
+    CHECK_OK(bk_filter_create(&f, 600000, 0.01, &o));
+    if (f && span)
+        CHECK_OK(bk_filter_advance(f, 1000));
+    if (f)
+        add_range(f, 0, keys);
+    return f;
+}
+
+/* Saved paged; a load reads kilobytes (the header, the group sums, the
+ * state); lookups check their buckets' pages; adds then checkpoint the
+ * pages they changed; a generation step (which clears a line of every
+ * bucket) reads and checks every page and the checkpoint writes what
+ * changed; the state moves with the checkpoints; the file is always what
+ * a save of the window writes. */
+static void test_window_paged(void)
+{
+    bk_filter_t *f = make_window(0, 50000);
+    if (!f)
+        return;
+    CHECK_OK(bk_filter_save(f, path));
+    size_t n;
+    uint8_t *b = slurp(path, &n);
+    CHECK_MSG(b && n > 8 && u32_at(b + 8) == 3, "a window saved as version %u",
+              b && n > 8 ? u32_at(b + 8) : 0);
+    free(b);
+    uint64_t before = rchar();
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, NULL));
+    CHECK_MSG(rchar() - before <= 20480, "a load of a paged window read %llu bytes",
+              (unsigned long long)(rchar() - before));
+    if (!g) {
+        bk_filter_free(f);
+        return;
+    }
+    uint64_t checked, total;
+    bk_filter_pages(g, &checked, &total);
+    CHECK(checked == 0 && total > 300);
+    /* described from its counts, nothing read */
+    bk_filter_info_t fast, whole;
+    CHECK(!bk_filter_info_fast(g, &fast));
+    bk_filter_info(f, &whole);
+    CHECK_MSG(fast.items == whole.items && fast.fill > 0.8 * whole.fill &&
+                  fast.fill < 1.2 * whole.fill,
+              "estimated fill %g, counted %g", fast.fill, whole.fill);
+    CHECK_EQ_U64(found_range(g, 0, 50), 50);
+    bk_filter_pages(g, &checked, NULL);
+    CHECK_MSG(checked >= 25 && checked <= 100, "50 lookups checked %llu pages",
+              (unsigned long long)checked);
+    bk_checkpoint_t *cp = NULL;
+    CHECK_OK(bk_checkpoint_new(&cp, g, path));
+    add_range(g, 50000, 50100);
+    add_range(f, 50000, 50100);
+    bk_checkpoint_stats_t st;
+    CHECK_OK(bk_checkpoint_save(cp, g, &st));
+    CHECK_MSG(!st.whole && st.pages <= 2 * 100 + 10, "written whole %d, %llu pages", st.whole,
+              (unsigned long long)st.pages);
+    bk_filter_pages(g, &checked, NULL);
+    CHECK_MSG(checked < total, "150 keys checked %llu pages of %llu", (unsigned long long)checked,
+              (unsigned long long)total);
+    CHECK(file_is(g));
+    CHECK_EQ_U64(disagree(f, g, 0, 100000), 0);
+    /* past a generation: every page read, the cleared slot written */
+    add_range(g, 50100, 260000);
+    add_range(f, 50100, 260000);
+    bk_filter_pages(g, &checked, NULL);
+    CHECK_EQ_U64(checked, total);
+    CHECK_OK(bk_checkpoint_save(cp, g, &st));
+    CHECK(!st.whole);
+    CHECK(file_is(g));
+    bk_checkpoint_free(cp);
+    bk_filter_t *h = NULL;
+    CHECK_OK(bk_filter_load(&h, path, NULL));
+    CHECK(h && disagree(f, h, 0, 300000) == 0);
+    CHECK(h && bk_filter_items(h) == bk_filter_items(f));
+    CHECK(h && bk_filter_verify(h, NULL) == BK_OK);
+    bk_filter_free(h);
+    CHECK_OK(bk_filter_open(&h, path, BK_MAP_READONLY, NULL));
+    CHECK(h && disagree(f, h, 0, 300000) == 0);
+    bk_filter_free(h);
+    bk_filter_free(g);
+    bk_filter_free(f);
+}
+
+/* A time window's clock moved with no add: only the state changes, and a
+ * checkpoint writes it; a step past its generations clears every slot. */
+static void test_window_paged_clock(void)
+{
+    bk_filter_t *f = make_window(3600, 20000);
+    if (!f)
+        return;
+    CHECK_OK(bk_filter_save(f, path));
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, NULL));
+    if (!g) {
+        bk_filter_free(f);
+        return;
+    }
+    bk_checkpoint_t *cp = NULL;
+    CHECK_OK(bk_checkpoint_new(&cp, g, path));
+    CHECK_OK(bk_filter_advance(g, 1100));
+    CHECK_OK(bk_filter_advance(f, 1100));
+    bk_checkpoint_stats_t st;
+    CHECK_OK(bk_checkpoint_save(cp, g, &st));
+    CHECK(!st.whole && st.sectors >= 1);
+    CHECK(file_is(g));
+    bk_filter_t *h = NULL;
+    CHECK_OK(bk_filter_load(&h, path, NULL));
+    bk_filter_info_t a, c;
+    if (h) {
+        bk_filter_info(h, &a);
+        CHECK_EQ_U64(a.window_now, 1100);
+        CHECK(disagree(f, h, 0, 40000) == 0);
+    }
+    bk_filter_free(h);
+    /* hours later: every key forgotten, the slots cleared in the file */
+    CHECK_OK(bk_filter_advance(g, 1000000));
+    CHECK_OK(bk_filter_advance(f, 1000000));
+    CHECK_OK(bk_checkpoint_save(cp, g, &st));
+    CHECK(file_is(g));
+    CHECK_OK(bk_filter_load(&h, path, NULL));
+    if (h) {
+        bk_filter_info(h, &c);
+        CHECK_EQ_U64(c.cells_set, 0);
+        CHECK_EQ_U64(found_range(h, 0, 20000), 0);
+    }
+    bk_filter_free(h);
+    bk_checkpoint_free(cp);
+    bk_filter_free(g);
+    bk_filter_free(f);
+}
+
+/* The state part damaged: the load is refused, whatever it holds. */
+static void test_window_damaged_state(void)
+{
+    bk_filter_t *f = make_window(0, 1000);
+    if (!f)
+        return;
+    CHECK_OK(bk_filter_save(f, path));
+    size_t n;
+    uint8_t *b = slurp(path, &n);
+    /* part 1's offset: the second part-table entry's offset field (a
+     * 128-byte header, 96-byte entries, the offset at 48) */
+    uint64_t off = 0;
+    for (int i = 0; b && i < 8; i++)
+        off |= (uint64_t)b[128 + 96 + 48 + i] << (8 * i);
+    free(b);
+    CHECK(off > 0 && off < n);
+    flip(off + 24, 0x01); /* its add count */
+    bk_filter_t *g = NULL;
+    const char *why = NULL;
+    CHECK_STATUS(bk_filter_load(&g, path, &why), BK_ECORRUPT);
+    CHECK_MSG(why && strstr(why, "checksum"), "refused with '%s'", why ? why : "");
+    bk_filter_free(g);
+    bk_filter_free(f);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/bk-pages-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -718,9 +925,13 @@ int main(void)
     bkt_run("old_file_converted", test_old_file_converted);
     bkt_run("mapped_sync", test_mapped_sync);
     bkt_run("whole_operations", test_whole_operations);
+    bkt_run("checkpoint_keeps_page_zero", test_checkpoint_keeps_page_zero);
     bkt_run("cuckoo_paged", test_cuckoo_paged);
     bkt_run("cuckoo_paged_kicks_and_growth", test_cuckoo_paged_kicks_and_growth);
     bkt_run("cuckoo_damage_under_a_key", test_cuckoo_damage_under_a_key);
+    bkt_run("window_paged", test_window_paged);
+    bkt_run("window_paged_clock", test_window_paged_clock);
+    bkt_run("window_damaged_state", test_window_damaged_state);
     char j[320];
     snprintf(j, sizeof j, "%s-journal", path);
     unlink(j);
