@@ -20,6 +20,9 @@ typedef struct bkr_options {
     bkr_params_t p;
     bool nocreate;
     bool create_only;     /* the key must not exist (BKI.CREATE) */
+    bool as_madd;         /* items propagated as BF.MADD (a claim's) */
+    bool *answers;        /* non-NULL: each item's answer, as replied */
+    int *done;            /* non-NULL: the items taken before an error */
     int items;            /* BKR_OPT_INSERT: index of the first item */
 } bkr_options_t;
 /* Parses argv[2] (error rate) and argv[3] (capacity) into *p; false after

@@ -56,6 +56,12 @@ int bkr_cmd_bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return bkr_add_command(ctx, argv, argc, BKR_BF, &o, true);
 }
 
+/* BF.CLAIM key id seconds item [item ...] */
+int bkr_cmd_bf_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return bkr_claim(ctx, argv, argc, BKR_BF);
+}
+
 /* BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING]
  *           [SEED s] ITEMS item [item ...] */
 int bkr_cmd_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)

@@ -11,6 +11,7 @@
 int bkr_cmd_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_bf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int bkr_cmd_bf_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_bf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int bkr_cmd_bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);

@@ -91,10 +91,11 @@ static bool add_one_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleStrin
 /* Adds m (<= BKR_BATCH) items in one library call and replies with their
  * booleans; returns how many were new, or -1 after replying with an
  * error. Called only when bkr_batch_safe() says no item can fail. */
-static long add_batch_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **items, int m)
+static long add_batch_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **items, int m,
+                               bool *answers)
 {
     bk_key_t keys[BKR_BATCH] = {{0}};
-    bool was_new[BKR_BATCH];
+    bool buf[BKR_BATCH], *was_new = answers ? answers : buf;
     uint64_t n_new = 0;
     for (int j = 0; j < m; j++)
         keys[j].ptr = RedisModule_StringPtrLen(items[j], &keys[j].len);
@@ -112,7 +113,7 @@ static long add_batch_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleStr
  * error); returns how many items were new, and in *done how many were
  * taken before an error (all n without one). */
 static long add_items(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **items, int n,
-                      bool multi, int *done)
+                      bool multi, int *done, bool *answers)
 {
     bool was_new;
     /* The library holds the cap on growth too: MAX_BYTES for a client,
@@ -133,7 +134,7 @@ static long add_items(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **ite
     while (i < n) {
         int m = n - i < BKR_BATCH ? n - i : BKR_BATCH;
         if (bkr_batch_safe(o, m)) {
-            long got = add_batch_or_reply(ctx, o, items + i, m);
+            long got = add_batch_or_reply(ctx, o, items + i, m, answers ? answers + i : NULL);
             replied += got < 0 ? 1 : m;
             if (got < 0)
                 break;
@@ -144,6 +145,8 @@ static long add_items(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **ite
         replied++;
         if (!add_one_or_reply(ctx, o, items[i], &was_new))
             break;
+        if (answers)
+            answers[i] = was_new;
         added += was_new;
         i++;
     }
@@ -188,7 +191,7 @@ int bkr_add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr
         }
     }
     int done = 0;
-    long added = add_items(ctx, obj, argv + first, argc - first, multi, &done);
+    long added = add_items(ctx, obj, argv + first, argc - first, multi, &done, o->answers);
     /* a chain grows only on items past its newest sub-filter's room */
     if (!shape.nonscaling &&
         shape.newest_items + (uint64_t)(argc - first) > shape.newest_capacity) {
@@ -205,11 +208,15 @@ int bkr_add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr
      * not propagated. */
     if (created)
         bkr_replicate_made(ctx, argv[1], &made, argv + first, done);
+    else if (o->as_madd && done > 0) /* a claim's adds; its record goes on its own */
+        RedisModule_Replicate(ctx, "BF.MADD", "sv", argv[1], argv + first, (size_t)done);
     else if (done == argc - first)
         RedisModule_ReplicateVerbatim(ctx);
     else if (done > 0)
         RedisModule_Replicate(ctx, RedisModule_StringPtrLen(argv[0], NULL), "v", argv + 1,
                               (size_t)(first - 1 + done));
+    if (o->done)
+        *o->done = done;
     if (created || added > 0)
         bkr_notify(ctx, argv[0], argv[1]);
     return bkr_done(key);
@@ -261,6 +268,178 @@ int bkr_reply_card(RedisModuleCtx *ctx, RedisModuleString *keyname, bkr_family_t
     else
         bkr_reply_u64(ctx, bk_filter_items(o->f));
     return bkr_done(key);
+}
+
+/* ---- claims (XX.CLAIM) ---- */
+
+/* The longest a claim's answers are kept: a week. */
+#define BKR_CLAIM_MAX_SECONDS 604800
+#define BKR_CLAIM_MAX_ID 256
+#define CLAIM_MAGIC "BKC1"
+/* A claim record: magic, u32 item count, u64 digest of the items, then
+ * one bit per item (its answer), little-endian. */
+#define CLAIM_HEAD 16
+
+/* The key that keeps a claim's answers: "KEY:claim:ID" when KEY has a
+ * hash tag, else "{KEY}:claim:ID", so that it lies in the filter key's
+ * cluster slot either way (a key with a '}' but no tag has no such name:
+ * *why). NULL without memory or name. */
+static RedisModuleString *claim_key(RedisModuleCtx *ctx, RedisModuleString *key,
+                                    RedisModuleString *id, const char **why)
+{
+    size_t kl, il;
+    const char *k = RedisModule_StringPtrLen(key, &kl), *i = RedisModule_StringPtrLen(id, &il);
+    /* Redis Cluster's rule: the bytes between the first '{' and the first
+     * '}' after it, when there are some */
+    const char *open = memchr(k, '{', kl);
+    const char *close = open ? memchr(open + 1, '}', kl - (size_t)(open + 1 - k)) : NULL;
+    bool tagged = close && close > open + 1;
+    *why = "ERR out of memory";
+    if (!tagged && memchr(k, '}', kl)) {
+        *why = "ERR a claim needs a key with a hash tag ({...}) or without '}'";
+        return NULL;
+    }
+    size_t n = kl + il + 7 + (tagged ? 0 : 2);
+    char *buf = RedisModule_TryAlloc(n);
+    if (!buf)
+        return NULL;
+    size_t at = 0;
+    if (!tagged)
+        buf[at++] = '{';
+    memcpy(buf + at, k, kl);
+    at += kl;
+    if (!tagged)
+        buf[at++] = '}';
+    memcpy(buf + at, ":claim:", 7);
+    at += 7;
+    memcpy(buf + at, i, il);
+    RedisModuleString *out = RedisModule_CreateString(ctx, buf, n);
+    RedisModule_Free(buf);
+    return out;
+}
+
+/* The items' digest: XXH3-64 of each item's length and bytes in turn
+ * (the library's key hash over an encoding that keeps items apart). */
+static uint64_t claim_digest(RedisModuleString **items, int n)
+{
+    uint64_t d = (uint64_t)n;
+    for (int i = 0; i < n; i++) {
+        size_t len;
+        const char *p = RedisModule_StringPtrLen(items[i], &len);
+        bk_hash_t h = bk_hash_key(BK_HASH_XXH3, d ^ (uint64_t)len, p, len);
+        d = h.lo ^ (h.hi * UINT64_C(0x9E3779B97F4A7C15));
+    }
+    return d;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* Replies a kept claim's answers; false if the record is not this claim's
+ * (another item list under the same id, or not a record at all). */
+static bool reply_kept(RedisModuleCtx *ctx, const uint8_t *rec, size_t len, int n,
+                       uint64_t digest)
+{
+    if (len != CLAIM_HEAD + ((size_t)n + 7) / 8 || memcmp(rec, CLAIM_MAGIC, 4) != 0 ||
+        (rec[4] | rec[5] << 8 | rec[6] << 16 | (uint32_t)rec[7] << 24) != (uint32_t)n ||
+        get64(rec + 8) != digest)
+        return false;
+    RedisModule_ReplyWithArray(ctx, n);
+    for (int i = 0; i < n; i++)
+        RedisModule_ReplyWithBool(ctx, (rec[CLAIM_HEAD + i / 8] >> (i % 8)) & 1);
+    return true;
+}
+
+int bkr_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr_family_t family)
+{
+    if (argc < 5)
+        return RedisModule_WrongArity(ctx);
+    size_t idlen;
+    (void)RedisModule_StringPtrLen(argv[2], &idlen);
+    long long secs;
+    if (idlen == 0 || idlen > BKR_CLAIM_MAX_ID)
+        return RedisModule_ReplyWithError(ctx, "ERR bad claim id (1 to 256 bytes)");
+    if (RedisModule_StringToLongLong(argv[3], &secs) != REDISMODULE_OK || secs < 1 ||
+        secs > BKR_CLAIM_MAX_SECONDS)
+        return RedisModule_ReplyWithError(
+            ctx, "ERR bad claim lifetime (seconds, 1 to 604800: a week)");
+    int n = argc - 4;
+    const char *why;
+    RedisModuleString *ck = claim_key(ctx, argv[1], argv[2], &why);
+    if (!ck)
+        return RedisModule_ReplyWithError(ctx, why);
+    uint64_t digest = claim_digest(argv + 4, n);
+    RedisModuleKey *rk = RedisModule_OpenKey(ctx, ck, REDISMODULE_READ | REDISMODULE_WRITE);
+    int type = RedisModule_KeyType(rk);
+    if (type != REDISMODULE_KEYTYPE_EMPTY) {
+        /* Claimed before: the answers it got, nothing added again. */
+        size_t len = 0;
+        const uint8_t *rec = type == REDISMODULE_KEYTYPE_STRING
+                                 ? (const uint8_t *)RedisModule_StringDMA(rk, &len, REDISMODULE_READ)
+                                 : NULL;
+        if (!rec || !reply_kept(ctx, rec, len, n, digest))
+            RedisModule_ReplyWithError(ctx, "ERR the claim id was used with other items");
+        RedisModule_CloseKey(rk);
+        RedisModule_FreeString(ctx, ck);
+        return REDISMODULE_OK;
+    }
+    size_t reclen = CLAIM_HEAD + ((size_t)n + 7) / 8;
+    bool *answers = RedisModule_TryAlloc((size_t)n * sizeof *answers);
+    uint8_t *rec = RedisModule_TryAlloc(reclen);
+    if (!answers || !rec) {
+        RedisModule_Free(answers);
+        RedisModule_Free(rec);
+        RedisModule_CloseKey(rk);
+        RedisModule_FreeString(ctx, ck);
+        return RedisModule_ReplyWithError(ctx, "ERR out of memory");
+    }
+    /* The adds, replied and propagated as XX.MADD's; then the answers kept,
+     * and propagated as a SET, when every item was taken (a claim ended by
+     * an error keeps nothing: its reply said so). */
+    int done = 0;
+    bkr_options_t o;
+    memset(&o, 0, sizeof o);
+    o.p = bkr_defaults(family);
+    o.items = 4;
+    o.as_madd = true;
+    o.answers = answers;
+    o.done = &done;
+    int rc = bkr_add_command(ctx, argv, argc, family, &o, true);
+    if (done == n) {
+        memcpy(rec, CLAIM_MAGIC, 4);
+        put32(rec + 4, (uint32_t)n);
+        put64(rec + 8, digest);
+        memset(rec + CLAIM_HEAD, 0, reclen - CLAIM_HEAD);
+        for (int i = 0; i < n; i++)
+            rec[CLAIM_HEAD + i / 8] |= (uint8_t)((answers[i] ? 1u : 0u) << (i % 8));
+        RedisModuleString *v = RedisModule_CreateString(ctx, (const char *)rec, reclen);
+        RedisModule_StringSet(rk, v);
+        RedisModule_SetExpire(rk, secs * 1000);
+        RedisModule_Replicate(ctx, "SET", "sscl", ck, v, "PX", secs * 1000);
+        RedisModule_FreeString(ctx, v);
+    }
+    RedisModule_Free(answers);
+    RedisModule_Free(rec);
+    RedisModule_CloseKey(rk);
+    RedisModule_FreeString(ctx, ck);
+    return rc;
 }
 
 /* A decimal u64 field of a creation's spec: [*s, end) up to the next ':'

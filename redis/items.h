@@ -26,6 +26,13 @@ int bkr_exists_items(RedisModuleCtx *ctx, RedisModuleString *keyname, bkr_family
  * family, 0 for a missing key (BF.CARD, CBF.CARD). */
 int bkr_reply_card(RedisModuleCtx *ctx, RedisModuleString *keyname, bkr_family_t family);
 
+/* XX.CLAIM key id seconds item [item ...]: XX.MADD that a retry can repeat
+ * safely. The first call with an id adds the items and keeps its answers
+ * for that many seconds (a string key beside the filter, in its cluster
+ * slot, replicated and persisted like any key); a call with the same key
+ * and id within them replies those answers and adds nothing. */
+int bkr_claim(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr_family_t family);
+
 /* BKI.CREATE key FAMILY:capacity:error:expansion:nonscaling:seed
  * [item...]: how a key's creation reaches replicas and the AOF (the long
  * form of earlier releases still accepted). */

@@ -35,6 +35,7 @@
 
 /* KeyType results */
 #define REDISMODULE_KEYTYPE_EMPTY 0
+#define REDISMODULE_KEYTYPE_STRING 1
 #define REDISMODULE_KEYTYPE_MODULE 6
 
 /* ReplyWithArray/Map with a length given later by ReplySet*Length */
@@ -159,6 +160,10 @@ BKR_API(RedisModuleKey *, RedisModule_OpenKey, (RedisModuleCtx *ctx, RedisModule
 BKR_API(void, RedisModule_CloseKey, (RedisModuleKey *kp));
 BKR_API(int, RedisModule_KeyType, (RedisModuleKey *kp));
 BKR_API(int, RedisModule_DeleteKey, (RedisModuleKey *key));
+BKR_API(int, RedisModule_StringSet, (RedisModuleKey *key, RedisModuleString *str));
+BKR_API(char *, RedisModule_StringDMA, (RedisModuleKey *key, size_t *len, int mode));
+/* expire: milliseconds from now */
+BKR_API(int, RedisModule_SetExpire, (RedisModuleKey *key, long long expire));
 BKR_API(int, RedisModule_ModuleTypeSetValue, (RedisModuleKey *key, RedisModuleType *mt,
                                               void *value));
 BKR_API(RedisModuleType *, RedisModule_ModuleTypeGetType, (RedisModuleKey *key));

@@ -34,6 +34,9 @@ shards then on one server). Needs the bloomkit.so (or a RedisBloom) module
 on every node.
 """
 import math
+import os
+import time
+import warnings
 
 from . import _bloomkit
 
@@ -44,6 +47,9 @@ COMMAND_ITEMS = 2000
 # Slack of each shard's capacity, in standard deviations of the binomial
 # number of items a shard receives.
 SIGMAS = 4.0
+# How long bloomkit.so keeps a claim's answers (BF.CLAIM), in seconds: a
+# retry within it gets the first try's answers.
+CLAIM_SECONDS = 3600
 
 
 # NAME:meta is written in one step, only if absent: a Lua script runs
@@ -312,10 +318,10 @@ class ShardedFilter:
 
     # ---- items ---------------------------------------------------------------
 
-    def _batched(self, verb, items):
-        """One `verb` command per shard and COMMAND_ITEMS items; the answers
-        come back in the items' order."""
-        items = list(items)
+    def _commands(self, verb, items, args=None):
+        """One `verb` command per shard and COMMAND_ITEMS items (args(shard,
+        start): the words between the key and the items); with the items'
+        indexes of each."""
         by_shard = [[] for _ in range(self.shards)]
         for index, shard in enumerate(self.shard_of(items)):
             by_shard[shard].append(index)
@@ -323,10 +329,19 @@ class ShardedFilter:
         for shard, indexes in enumerate(by_shard):
             for start in range(0, len(indexes), COMMAND_ITEMS):
                 chunk = indexes[start:start + COMMAND_ITEMS]
-                commands.append((verb, self.keys[shard], *(items[i] for i in chunk)))
+                words = args(shard, start) if args else ()
+                commands.append((verb, self.keys[shard], *words, *(items[i] for i in chunk)))
                 owners.append(chunk)
+        return commands, owners
+
+    def _batched(self, verb, items, args=None, replies=None):
+        """One `verb` command per shard and COMMAND_ITEMS items; the answers
+        come back in the items' order."""
+        items = list(items)
+        commands, owners = self._commands(verb, items, args)
         answers = [False] * len(items)
-        for chunk, replies in zip(owners, self._execute(commands)):
+        for chunk, replies in zip(owners, replies(commands) if replies else
+                                  self._execute(commands)):
             for index, reply in zip(chunk, replies):
                 if isinstance(reply, Exception):
                     raise reply
@@ -351,6 +366,44 @@ class ShardedFilter:
     def mexists(self, items):
         """Checks many items; a list of 'may be present' flags in order."""
         return self._batched("BF.MEXISTS", items)
+
+    def claim(self, items, batch_id=None, retries=3, seconds=CLAIM_SECONDS):
+        """Adds many items as madd does, so that each is reported new to
+        exactly one caller even when a reply is lost: every command
+        carries an id made from batch_id (random when None), bloomkit.so
+        keeps its answers for `seconds` (BF.CLAIM), and a command whose
+        reply was lost to a dropped connection or a timeout is sent again,
+        up to `retries` times, with the same id, getting the first try's
+        answers (where BF.MADD would answer "seen" of items nobody was told
+        were new). Pass the same batch_id to retry a whole call yourself.
+        With RedisBloom, which has no BF.CLAIM, this is madd, with a
+        warning once that a lost reply can then lose items."""
+        from redis.exceptions import ConnectionError as LostError, TimeoutError as SlowError
+        if getattr(self, "_claims", True) is False:
+            return self.madd(items)
+        batch = batch_id if batch_id is not None else os.urandom(12).hex()
+
+        def args(shard, start):
+            return ("%s:%d:%d" % (batch, shard, start), str(int(seconds)))
+
+        def send(commands):
+            for attempt in range(retries + 1):
+                try:
+                    return self._execute(commands)
+                except (LostError, SlowError):
+                    if attempt == retries:
+                        raise
+                    time.sleep(0.05 * (attempt + 1))
+        try:
+            return self._batched("BF.CLAIM", items, args, send)
+        except self._response_error() as error:
+            if "unknown command" not in str(error).lower():
+                raise
+            self._claims = False
+            warnings.warn("bloomkit.redis: the server has no BF.CLAIM (RedisBloom, not "
+                          "bloomkit.so): claims are plain BF.MADD, and a reply lost to a "
+                          "dropped connection can lose its items", RuntimeWarning, stacklevel=2)
+            return self.madd(items)
 
     add_many = madd
     contains_many = mexists

@@ -241,7 +241,9 @@ class BloomRedisDupeFilter(_LoggingDupeFilter):
                    fingerprinter=_fingerprinter(crawler), stats=crawler.stats)
 
     def request_seen(self, request):
-        return not self.filter.add(self.request_fingerprint(request))
+        # a claim: a retry after a lost reply does not turn a new request
+        # into a "seen" one that nobody crawls
+        return not self.filter.claim([self.request_fingerprint(request)])[0]
 
     def close(self, reason):
         self._set_stat("bloomkit/dupefilter/items", self.filter.card())

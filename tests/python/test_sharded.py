@@ -152,3 +152,49 @@ def test_a_half_created_filter_can_be_opened(redis_server):
     assert (sf.shards, sf.capacity) == (2, 5000)
     sf.add("x")
     assert "x" in ShardedFilter(c, "half")
+
+
+def test_a_claim_survives_a_lost_reply(redis_server, monkeypatch):
+    """claim() sends BF.CLAIM with ids a retry repeats: a reply lost after
+    the server took the items is sent again and gets the first answers,
+    where a retried madd hears "seen" of items it was never told were
+    new."""
+    sf = ShardedFilter(redis_server.client, "claims", shards=3, capacity=10_000, error_rate=0.001)
+    real = sf._execute
+    lost = {"n": 0}
+
+    def loses_the_first_reply(commands, tolerate=None):
+        out = real(commands, tolerate)  # the server took them
+        if lost["n"] == 0:
+            lost["n"] += 1
+            raise redis.exceptions.ConnectionError("reply lost")
+        return out
+
+    monkeypatch.setattr(sf, "_execute", loses_the_first_reply)
+    assert sf.claim(items("c", 3000)) == [True] * 3000
+    assert lost["n"] == 1
+    lost["n"] = 0
+    with pytest.raises(redis.exceptions.ConnectionError):
+        sf.madd(items("d", 100))
+    assert sf.madd(items("d", 100)) == [False] * 100
+    monkeypatch.setattr(sf, "_execute", real)
+    # a whole call retried by its caller, with its batch id
+    first = sf.claim(items("e", 50) + items("c", 2), batch_id="job-17")
+    again = sf.claim(items("e", 50) + items("c", 2), batch_id="job-17")
+    assert first == again == [True] * 50 + [False] * 2
+    assert sf.claim(items("e", 50), batch_id="job-18") == [False] * 50
+
+
+def test_claims_fall_back_to_madd_without_bf_claim(redis_server, monkeypatch):
+    sf = ShardedFilter(redis_server.client, "noclaims", shards=2, capacity=1000, error_rate=0.01)
+    real = sf._execute
+
+    def no_claim(commands, tolerate=None):
+        if commands and commands[0][0] == "BF.CLAIM":
+            raise redis.exceptions.ResponseError("unknown command 'BF.CLAIM'")
+        return real(commands, tolerate)
+
+    monkeypatch.setattr(sf, "_execute", no_claim)
+    with pytest.warns(RuntimeWarning, match="no BF.CLAIM"):
+        assert sf.claim(["a", "b"]) == [True, True]
+    assert sf.claim(["a", "c"]) == [False, True]

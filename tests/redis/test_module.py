@@ -1387,6 +1387,73 @@ def test_create_forms(r):
         check("BKI.CREATE %s refused" % bad, e is not None and r.type("cf-bad") == b"none", e)
 
 
+def test_claims(r):
+    """BF.CLAIM key id seconds item...: BF.MADD that a retry repeats
+    safely. The first call adds and answers; a second with the same id
+    (the reply lost, the worker retrying) gets the same answers and adds
+    nothing, where BF.MADD would say "seen" of items nobody got to crawl.
+    The answers are a string key in the filter's cluster slot, with the
+    lifetime given; another id adds as BF.MADD would; an id reused for
+    other items is an error."""
+    first = r.execute_command("BF.CLAIM", "cl", "w1-0001", "60", "a", "b", "c")
+    again = r.execute_command("BF.CLAIM", "cl", "w1-0001", "60", "a", "b", "c")
+    check("BF.CLAIM: new items claimed", first == [1, 1, 1], first)
+    check("BF.CLAIM: a retry of the same id gets the same answers", again == [1, 1, 1], again)
+    check("BF.CLAIM: the items are in the filter once",
+          r.execute_command("BF.MEXISTS", "cl", "a", "b", "c") == [1, 1, 1] and
+          r.execute_command("BF.CARD", "cl") == 3)
+    other = r.execute_command("BF.CLAIM", "cl", "w2-0001", "60", "a", "d")
+    check("BF.CLAIM: another id answers as BF.MADD", other == [0, 1], other)
+    check("BF.CLAIM: the answers kept beside the filter, for the lifetime",
+          0 < r.pttl("{cl}:claim:w1-0001") <= 60000 and r.type("{cl}:claim:w1-0001") == b"string")
+    e = error_of(r.execute_command, "BF.CLAIM", "cl", "w1-0001", "60", "a", "b")
+    check("BF.CLAIM: an id reused with other items refused", e is not None and "other items" in e,
+          e)
+    r.execute_command("BF.CLAIM", "x{t}y", "i", "5", "q")
+    check("BF.CLAIM: a key's hash tag kept (same cluster slot)", r.exists("x{t}y:claim:i") == 1)
+    for args, what in [(("cl", "", "5", "q"), "empty id"), (("cl", "i", "0", "q"), "lifetime 0"),
+                       (("cl", "i", "604801", "q"), "lifetime past a week"),
+                       (("cl", "i", "5"), "no item"), (("a}b", "i", "5", "q"), "a '}' without tag")]:
+        e = error_of(r.execute_command, "BF.CLAIM", *args)
+        check("BF.CLAIM: %s refused" % what, e is not None, e)
+    r.execute_command("SET", "{cs}:claim:j", "not a record")
+    e = error_of(r.execute_command, "BF.CLAIM", "cs", "j", "5", "q")
+    check("BF.CLAIM: a key in the record's place that is not one refused, nothing added",
+          e is not None and r.exists("cs") == 0, e)
+
+
+def test_claims_survive():
+    """A claim's answers survive what the adds survive: an AOF restart and
+    a replica (promoted when the master dies); a retry there gets them."""
+    m = Server("claims", extra=["--appendonly", "yes", "--appendfsync", "always",
+                                "--aof-use-rdb-preamble", "no"]).start()
+    try:
+        got = m.r.execute_command("BF.CLAIM", "fleet", "b7", "600", "u1", "u2")
+        rep = Server("claims-replica", extra=["--replicaof", "127.0.0.1", str(m.port)]).start()
+        try:
+            for _ in range(200):
+                if rep.r.info("replication").get("master_link_status") == "up":
+                    break
+                time.sleep(0.05)
+            got2 = m.r.execute_command("BF.CLAIM", "fleet", "b8", "600", "u2", "u3")
+            check("claims: WAIT", m.r.execute_command("WAIT", 1, 5000) == 1)
+            rep.r.execute_command("REPLICAOF", "NO", "ONE")
+            check("claims: a promoted replica answers a retry as the master did",
+                  rep.r.execute_command("BF.CLAIM", "fleet", "b8", "600", "u2", "u3") == got2 ==
+                  [0, 1] and
+                  rep.r.execute_command("BF.CLAIM", "fleet", "b7", "600", "u1", "u2") == got ==
+                  [1, 1], got2)
+        finally:
+            rep.stop()
+        m.stop()
+        m.start()
+        check("claims: after an AOF restart a retry gets the first answers",
+              m.r.execute_command("BF.CLAIM", "fleet", "b8", "600", "u2", "u3") == [0, 1] and
+              m.r.execute_command("BF.MEXISTS", "fleet", "u1", "u2", "u3") == [1, 1, 1])
+    finally:
+        m.stop()
+
+
 def test_aof_one_command_per_new_key():
     """A command that makes a key and adds to it reaches the AOF (and
     replicas) as one command, BKI.CREATE ... ITEMS, not MULTI, BKI.CREATE,
@@ -1741,6 +1808,7 @@ def main():
         test_dump_restore_copy(r)
         test_merge(r)
         test_create_forms(r)
+        test_claims(r)
         test_notifications(s.port)
         test_default_cap(r)
         test_cap_every_path(r)
@@ -1756,6 +1824,7 @@ def main():
     test_limit_argument()
     test_rdb_restart()
     test_aof_one_command_per_new_key()
+    test_claims_survive()
     test_aof_restart()
     test_replication()
     test_cluster()
