@@ -75,6 +75,11 @@ DEFAULT_CHECKPOINT = 5.0
 logger = logging.getLogger(__name__)
 
 
+# How long a request's claim is kept (seconds): long enough for the retries
+# of one lost reply.
+CLAIM_SECONDS = 60
+
+
 class _LegacyFingerprinter:
     """Scrapy < 2.7 has no crawler.request_fingerprinter: its function."""
 
@@ -242,8 +247,11 @@ class BloomRedisDupeFilter(_LoggingDupeFilter):
 
     def request_seen(self, request):
         # a claim: a retry after a lost reply does not turn a new request
-        # into a "seen" one that nobody crawls
-        return not self.filter.claim([self.request_fingerprint(request)])[0]
+        # into a "seen" one that nobody crawls. Its record (a key of about
+        # 150 bytes) is kept a minute, the retries' window: at 1,000
+        # requests a second, about 9 MB of them at any time.
+        return not self.filter.claim([self.request_fingerprint(request)],
+                                     seconds=CLAIM_SECONDS)[0]
 
     def close(self, reason):
         self._set_stat("bloomkit/dupefilter/items", self.filter.card())
