@@ -27,17 +27,40 @@
 #include <math.h>
 #include <string.h>
 
+/* The one-key calls of a kind without its own: hash, then probe through
+ * the kind's table (a paged file's pages are checked by the calls
+ * pages.c binds over these). */
+static bk_status_t array_add_key(bk_filter_t *f, const void *key, size_t len, bool *was_new)
+{
+    if (BKI_UNLIKELY(f->readonly)) {
+        if (was_new)
+            *was_new = false;
+        return BK_EREADONLY;
+    }
+    bool added = bki_array_add(f, bki_key_hash(f->hash, f->seed, key, len));
+    if (was_new)
+        *was_new = added;
+    return BK_OK;
+}
+
+static bool array_contains_key(const bk_filter_t *f, const void *key, size_t len)
+{
+    return bki_array_contains(f, bki_key_hash(f->hash, f->seed, key, len));
+}
+
 void bki_array_bind(bk_filter_t *f)
 {
     const bki_kind_ops_t *o = bki_kind_ops(f->kind);
     if (!o)
         return; /* composites bind their own calls when they are made */
-    bki_bind_generic(f);
+    f->add_key = array_add_key;
+    f->contains_key = array_contains_key;
+    f->contains_hash = bki_array_contains;
     f->key8_secret = bki_key8_secret(f->hash, f->seed);
     if (o->bind)
         o->bind(f);
     if (f->readonly)
-        f->add_key = bki_add_key_generic; /* which refuses */
+        f->add_key = array_add_key; /* which refuses */
 }
 
 /* Only called on filters bki_array_new built, whose kind has a row. */

@@ -177,14 +177,6 @@ void bkf_obj_paging(const bkf_obj_t *o, bkf_paging_t *g)
     bkf_paging_of(body, end0, total, g);
 }
 
-void bkf_meta_paging(const bkf_meta_t *m, bkf_paging_t *g)
-{
-    bkf_part_t p;
-    bkf_decode_part(m, 0, &p);
-    uint64_t body = bkf_meta_len(m->nparts);
-    bkf_paging_of(body, body + bkf_align64(p.length), m->body_end, g);
-}
-
 /* Total serialized size: a paged object's with its page checksums. */
 uint64_t bkf_obj_size(const bkf_obj_t *o)
 {

@@ -24,7 +24,6 @@ BKI_HIDDEN bool bkf_kind_pageable(uint32_t kind, uint32_t nparts);
 /* A paged object's or file's page geometry: pages over part 0, the sums
  * after every part. */
 BKI_HIDDEN void bkf_obj_paging(const bkf_obj_t *o, bkf_paging_t *g);
-BKI_HIDDEN void bkf_meta_paging(const bkf_meta_t *m, bkf_paging_t *g);
 BKI_HIDDEN void bkf_encode_meta(const bkf_obj_t *o, uint8_t *out);
 BKI_HIDDEN bk_status_t bkf_obj_serialize(const bkf_obj_t *o, void *buf, size_t cap,
                                          size_t *written);

@@ -975,6 +975,16 @@ bk_status_t bki_cuckoo_clear(bk_filter_t *f)
     return BK_OK;
 }
 
+static bk_status_t cuckoo_add_key(bk_filter_t *f, const void *key, size_t len, bool *was_new)
+{
+    if (BKI_UNLIKELY(f->readonly)) {
+        if (was_new)
+            *was_new = false;
+        return BK_EREADONLY;
+    }
+    return bki_cuckoo_add_hash(f, bki_key_hash(f->hash, f->seed, key, len), was_new);
+}
+
 static bool cuckoo_contains_key(const bk_filter_t *f, const void *key, size_t len)
 {
     cuckoo_key_t k = key_of_hash(f->cuckoo, bki_key_hash(f->hash, f->seed, key, len));
@@ -1023,9 +1033,8 @@ bk_status_t bki_cuckoo_wrap(bk_filter_t **out, bk_cuckoo_t *c, bk_hash_id_t hash
         return BK_ENOMEM;
     }
     f->kind = BK_KIND_CUCKOO;
-    /* Adds the generic way; straight to its own lookups: no dispatch per
-     * key. */
-    bki_bind_generic(f);
+    /* Straight to its own calls: no dispatch per key. */
+    f->add_key = cuckoo_add_key;
     f->contains_hash = bki_cuckoo_contains_hash;
     f->contains_key = !is_4x16(c)                 ? cuckoo_contains_key
                       : hash == BK_HASH_XXH3_MIX8 ? cuckoo_contains_4x16_mix8

@@ -231,38 +231,12 @@ bk_status_t bk_filter_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
     return BK_OK;
 }
 
-/* f->contains_hash of every filter without a probe of its own. */
-bool bki_contains_hash_generic(const bk_filter_t *f, bk_hash_t h)
-{
-    const composite_t *c = composite_of(f);
-    return c ? c->contains_hash(f, h) : bki_array_contains(f, h);
-}
-
 /* One indirect jump and nothing else: even a test of the pointer for NULL
  * before it measured 1.2x the time of an in-cache lookup (a load, a
  * compare and a branch on a call that is a dozen instructions in all). */
 bool bk_filter_contains_hash(const bk_filter_t *f, bk_hash_t h)
 {
     return f->contains_hash(f, h);
-}
-
-/* f->add_key and f->contains_key of every filter without one-key paths of
- * its own (and add_key of a read-only one): hash, then the generic call. */
-bk_status_t bki_add_key_generic(bk_filter_t *f, const void *key, size_t len, bool *was_new)
-{
-    return bk_filter_add_hash(f, bk_filter_hash(f, key, len), was_new);
-}
-
-bool bki_contains_key_generic(const bk_filter_t *f, const void *key, size_t len)
-{
-    return bk_filter_contains_hash(f, bk_filter_hash(f, key, len));
-}
-
-void bki_bind_generic(bk_filter_t *f)
-{
-    f->add_key = bki_add_key_generic;
-    f->contains_key = bki_contains_key_generic;
-    f->contains_hash = bki_contains_hash_generic;
 }
 
 /* The default kinds take their own one-key paths (onekey.h says why): hash

@@ -33,6 +33,8 @@
  *      codec.c                         the file format as bytes (no I/O)
  *      cuckoo_codec.c                  the cuckoo kind's parts in the format
  *      redisbloom.c                    chains taken over from RedisBloom
+ *      open.c                          opening a file to read: settled,
+ *                                      its metadata validated
  *      file.c map.c bitmap_file.c      atomic save and reads, mapping,
  *                                      bitmap persistence (on the codec)
  *      pages.c                         paged files: page checksums, and a
@@ -113,18 +115,10 @@ typedef bk_status_t (*bki_add_key_fn)(bk_filter_t *f, const void *key, size_t le
 typedef bool (*bki_contains_key_fn)(const bk_filter_t *f, const void *key, size_t len);
 typedef bool (*bki_contains_hash_fn)(const bk_filter_t *f, bk_hash_t h);
 
-/* bk_filter_contains_hash of a filter whose kind has no probe of its own
- * (chains, windows, the table kinds of array.c); filter.c. */
-BKI_HIDDEN bool bki_contains_hash_generic(const bk_filter_t *f, bk_hash_t h);
-/* bk_filter_add and bk_filter_contains of a filter without one-key paths
- * of its own: the key's hash, then the calls on hashes; filter.c. */
-BKI_HIDDEN bk_status_t bki_add_key_generic(bk_filter_t *f, const void *key, size_t len,
-                                           bool *was_new);
-BKI_HIDDEN bool bki_contains_key_generic(const bk_filter_t *f, const void *key, size_t len);
-/* Binds f's three one-key calls (add_key, contains_key, contains_hash) to
- * the generic paths: every filter starts so, and a kind with calls of its
- * own replaces them; filter.c. */
-BKI_HIDDEN void bki_bind_generic(bk_filter_t *f);
+/* Every filter's three one-key calls (add_key, contains_key,
+ * contains_hash) are bound where it is made, by its kind's own file
+ * (array.c, cuckoo.c, scalable.c, window.c): the key's hash, then the
+ * kind's probe, with no call up into filter.c. */
 
 struct bk_filter {
     /* The fields every probe reads come first, in one cache line: a deep

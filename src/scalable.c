@@ -79,6 +79,7 @@
  * keeps the running totals that bk_filter_shape() reports without a scan.
  */
 #include "internal.h"
+#include "keyhash.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -307,6 +308,21 @@ static bk_status_t grow(bk_filter_t *f)
     return BK_OK;
 }
 
+static bk_status_t chain_add_key(bk_filter_t *f, const void *key, size_t len, bool *was_new)
+{
+    if (BKI_UNLIKELY(f->readonly)) {
+        if (was_new)
+            *was_new = false;
+        return BK_EREADONLY;
+    }
+    return bki_scalable_add(f, bki_key_hash(f->hash, f->seed, key, len), was_new);
+}
+
+static bool chain_contains_key(const bk_filter_t *f, const void *key, size_t len)
+{
+    return bki_scalable_contains(f, bki_key_hash(f->hash, f->seed, key, len));
+}
+
 bk_status_t bki_scalable_shell(bk_filter_t **out, const bki_chain_t *c, uint32_t subs_cap)
 {
     *out = NULL;
@@ -314,7 +330,9 @@ bk_status_t bki_scalable_shell(bk_filter_t **out, const bki_chain_t *c, uint32_t
     if (!f)
         return BK_ENOMEM;
     f->kind = BK_KIND_SCALABLE;
-    bki_bind_generic(f);
+    f->add_key = chain_add_key;
+    f->contains_key = chain_contains_key;
+    f->contains_hash = bki_scalable_contains;
     f->hash = c->hash;
     f->seed = c->seed;
     f->capacity = c->capacity;

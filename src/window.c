@@ -88,6 +88,7 @@
  * G = 8; callers who want sharper forgetting choose up to 16.
  */
 #include "window.h"
+#include "keyhash.h"
 
 #include "batch.h"
 
@@ -855,6 +856,29 @@ void bki_window_usage(const bki_window_t *w, bki_window_usage_t *out)
 
 /* ---- the handle: a bk_filter_t of kind BK_KIND_WINDOW ---- */
 
+static bk_status_t window_add_key(bk_filter_t *f, const void *key, size_t len, bool *was_new)
+{
+    if (BKI_UNLIKELY(f->readonly)) {
+        if (was_new)
+            *was_new = false;
+        return BK_EREADONLY;
+    }
+    bool added = bki_window_add(f->window, bki_key_hash(f->hash, f->seed, key, len));
+    if (was_new)
+        *was_new = added;
+    return BK_OK;
+}
+
+static bool window_contains_hash(const bk_filter_t *f, bk_hash_t h)
+{
+    return bki_window_contains(f->window, h);
+}
+
+static bool window_contains_key(const bk_filter_t *f, const void *key, size_t len)
+{
+    return bki_window_contains(f->window, bki_key_hash(f->hash, f->seed, key, len));
+}
+
 bk_status_t bki_window_wrap(bk_filter_t **out, bki_window_t *w)
 {
     bk_filter_t *f = bki_calloc(1, sizeof *f);
@@ -863,7 +887,9 @@ bk_status_t bki_window_wrap(bk_filter_t **out, bki_window_t *w)
         return BK_ENOMEM;
     }
     f->kind = BK_KIND_WINDOW;
-    bki_bind_generic(f);
+    f->add_key = window_add_key;
+    f->contains_key = window_contains_key;
+    f->contains_hash = window_contains_hash;
     f->hash = w->hash;
     f->seed = w->seed;
     f->capacity = w->params.capacity;

@@ -46,6 +46,14 @@ void bkf_decode_part(const bkf_meta_t *m, uint32_t i, bkf_part_t *p)
     }
 }
 
+void bkf_meta_paging(const bkf_meta_t *m, bkf_paging_t *g)
+{
+    bkf_part_t p;
+    bkf_decode_part(m, 0, &p);
+    uint64_t body = bkf_meta_len(m->nparts);
+    bkf_paging_of(body, body + bkf_align64(p.length), m->body_end, g);
+}
+
 /* A bitmap payload's invariants: values >= n clear, and 2-bit cells never
  * 3. A checksum-valid file that breaks these would give wrong counts. */
 static bk_status_t check_bitmap_bits(const bkf_part_t *p, const uint8_t *dst, const char **why)

@@ -270,6 +270,9 @@ BKI_HIDDEN bk_status_t bkf_source_read(const bkf_source_t *s, uint64_t off, void
                                        uint64_t n);
 
 BKI_HIDDEN void bkf_decode_part(const bkf_meta_t *m, uint32_t i, bkf_part_t *p);
+/* A paged file's page geometry from its metadata: pages over part 0, the
+ * sums after every part (m->body_end). */
+BKI_HIDDEN void bkf_meta_paging(const bkf_meta_t *m, bkf_paging_t *g);
 /* Padding after a payload and, when dst holds it and verify_sum, its
  * checksum and the kind's invariants. */
 BKI_HIDDEN bk_status_t bkf_check_payload(const bkf_source_t *s, const bkf_part_t *p,
