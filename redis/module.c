@@ -7,7 +7,6 @@
  * calls into it.
  */
 #define _GNU_SOURCE
-#define BKR_API_DEFINE
 #include "stats.h"
 #include "bkr.h"
 #include "argv.h"

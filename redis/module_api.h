@@ -12,7 +12,7 @@
  * stops with a log line instead of a crash on first use.
  *
  * Only what the module calls is declared. Every function pointer is defined
- * once, in module.c (BKR_API_DEFINE), and declared extern everywhere else.
+ * once, in api.c (BKR_API_DEFINE), and declared extern everywhere else.
  */
 #ifndef BLOOMKIT_REDIS_MODULE_API_H
 #define BLOOMKIT_REDIS_MODULE_API_H

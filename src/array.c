@@ -27,6 +27,21 @@
 #include <math.h>
 #include <string.h>
 
+/* Each single-array kind's operations, defined in its own file (rung 2,
+ * below this one: kinds.c, on rung 0, holds what they are, not what they
+ * do). */
+static const bki_kind_ops_t *const kind_ops[] = {
+    [BK_KIND_BLOCKED] = &bki_blocked_ops,       [BK_KIND_CLASSIC] = &bki_classic_ops,
+    [BK_KIND_COUNTING] = &bki_counting_ops,     [BK_KIND_PRECISE] = &bki_precise_ops,
+    [BK_KIND_BLOCKED2] = &bki_blocked2_ops,     [BK_KIND_SPLIT] = &bki_split_ops,
+    [BK_KIND_REDISBLOOM] = &bki_redisbloom_ops,
+};
+
+const bki_kind_ops_t *bki_kind_ops(bk_kind_t kind)
+{
+    return (unsigned)kind < sizeof kind_ops / sizeof kind_ops[0] ? kind_ops[kind] : NULL;
+}
+
 /* The one-key calls of a kind without its own: hash, then probe through
  * the kind's table (a paged file's pages are checked by the calls
  * pages.c binds over these). */

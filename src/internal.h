@@ -3,51 +3,15 @@
  * visible only to src/ and the library's own tests (the Makefile gives
  * -Isrc to nothing else).
  *
- * src/ is a ladder: each file calls only files on the rungs below it, never
- * one above or beside it in a circle. From the bottom:
- *
- *   0  alloc.c status.c cpu.c          memory, statuses, the one place that
- *                                      picks the instruction set
- *      kinds.c                         one row per kind: name, what it may be
- *      strhash.c, keyhash.h, hash.c    key hashing: the classic string
- *                                      hashes, the one XXH3 call (inline),
- *                                      the public hash calls, in that order
- *   1  layout.c                        per-kind layout facts: unit size,
- *                                      bytes and lines per kind, lane salts,
- *                                      line addressing, BKI_BITMAP_MAX_N
- *      plan.c                          sizing math (uses layout only)
- *   2  blocked.c bloom.c counting.c    the single-array kinds
- *      precise.c split.c rbloom.c      (rbloom.c: RedisBloom's links)
- *      cuckoo.c                        cuckoo filters (own handle, and a
- *                                      composite kind of bk_filter_t)
- *      bitmap.c                        dense bitmaps
- *   3  array.c                         single-array dispatch: the kind
- *                                      table, the one batch pipeline
- *                                      (batch.h), whole-payload operations
- *   4  scalable.c                      the scalable chain, built of arrays
- *      window.c                        the window filter: generations of
- *                                      blocked lines (window.h)
- *   5  filter.c                        the public bk_filter_* handle
- *      wire.c                          the format's shared reading pieces
- *      window_codec.c                  the window kind's parts in the format
- *      codec.c                         the file format as bytes (no I/O)
- *      cuckoo_codec.c                  the cuckoo kind's parts in the format
- *      redisbloom.c                    chains taken over from RedisBloom
- *      open.c                          opening a file to read: settled,
- *                                      its metadata validated
- *      file.c map.c bitmap_file.c      atomic save and reads, mapping,
- *                                      bitmap persistence (on the codec)
- *      pages.c                         paged files: page checksums, and a
- *                                      filter that checks pages as keys
- *                                      touch them
- *      checkpoint.c journal.c fsio.c   checkpoints (writer), their journal's
- *                                      read side, shared file-system pieces:
- *                                      checkpoint -> file -> journal -> fsio
+ * src/ is a ladder: each file calls only files on its own rung or below,
+ * and no files call each other in a circle. The rungs are docs/LAYOUT.md's
+ * table (the one description of them); tests/ladder.py holds the build's
+ * own objects to it.
  *
  * Adding a single-array kind: one new file on rung 2 with its probe
- * functions, one row in kinds.c's table (its name, flags and geometry) and one row in
- * array.c's kind table (its operations); see the comment at the top of
- * array.c.
+ * functions, one row in kinds.c's table (its name, flags and geometry) and
+ * one row in array.c's table (its operations); see the comment at the top
+ * of array.c.
  *
  * Every filter kind lives in one struct bk_filter so that the public API
  * has one handle type. Single-array kinds (blocked, classic, counting) use
@@ -417,7 +381,7 @@ typedef struct bki_kind_ops {
 } bki_kind_ops_t;
 #define BKI_MAX_READS 64u
 
-/* The operations of a single-array kind, from its row in kinds.c; NULL
+/* The operations of a single-array kind, from array.c's table; NULL
  * for the others. */
 BKI_HIDDEN const bki_kind_ops_t *bki_kind_ops(bk_kind_t kind);
 extern BKI_HIDDEN const bki_kind_ops_t bki_blocked_ops, bki_blocked2_ops, bki_classic_ops,

@@ -2,10 +2,12 @@
  * The kinds, in one table: each kind's name, what it may be (a filter or a
  * bitmap, a file's kind on its own, a scalable chain's sub-kind in a file
  * or at creation, made by bk_filter_create), and a single-array kind's
- * geometry (layout.c reads it), and a single-array kind's operations
- * (defined in its own file). The codec, the scalable chain, creation,
- * sizing and the names ask here instead of listing kinds; a new kind is one
- * row here and its file (or, for a composite, a row in filter.c).
+ * geometry (layout.c reads it). Its operations, which live in the kind's
+ * own file above this one, are found through array.c's table
+ * (bki_kind_ops). The codec, the scalable chain, creation, sizing and the
+ * names ask here instead of listing kinds; a new kind is one row here, one
+ * in array.c's table and its file (or, for a composite, a row in
+ * filter.c).
  */
 #include "internal.h"
 
@@ -16,7 +18,6 @@ typedef struct kind_row {
     const char *name;
     unsigned what;       /* BKI_KIND_* */
     bki_layout_t layout; /* single-array kinds; zero for composites */
-    const bki_kind_ops_t *ops; /* single-array kinds: in the kind's file */
 } kind_row_t;
 
 #define F BKI_KIND_FILTER
@@ -25,31 +26,26 @@ typedef struct kind_row {
 
 static const kind_row_t rows[] = {
     [BK_KIND_BLOCKED] = {"blocked", F | T | C | BKI_KIND_SUB_FILE | BKI_KIND_SUB_CREATE,
-                         {BKI_LINE_BITS, 1, BKI_LINE_BITS, BKI_BLOCKED_MAX_K, 0, 1, 0},
-                         &bki_blocked_ops},
+                         {BKI_LINE_BITS, 1, BKI_LINE_BITS, BKI_BLOCKED_MAX_K, 0, 1, 0}},
     [BK_KIND_CLASSIC] = {"classic", F | T | C | BKI_KIND_SUB_FILE | BKI_KIND_SUB_CREATE,
-                         {64, 1, 0, BKI_CLASSIC_MAX_K, 0, 1, 0}, &bki_classic_ops},
+                         {64, 1, 0, BKI_CLASSIC_MAX_K, 0, 1, 0}},
     [BK_KIND_COUNTING] = {"counting", F | T | C,
-                          {BKI_LINE_COUNTERS, 4, BKI_LINE_COUNTERS, BKI_BLOCKED_MAX_K, 0, 1, 0},
-                          &bki_counting_ops},
+                          {BKI_LINE_COUNTERS, 4, BKI_LINE_COUNTERS, BKI_BLOCKED_MAX_K, 0, 1, 0}},
     [BK_KIND_SCALABLE] = {"scalable", F | T | C, {0}},
     [BK_KIND_BITMAP] = {"bitmap", BKI_KIND_BITMAP | T, {1, 1, 0, 0, BKI_BITMAP_MAX_N, 0, 0}},
     [BK_KIND_BITMAP2] = {"bitmap2", BKI_KIND_BITMAP | T, {1, 2, 0, 0, BKI_BITMAP_MAX_N, 0, 0}},
     /* a chain's later parts may be precise (deep chains): codec.c */
-    [BK_KIND_PRECISE] = {"precise", F | T | C, {64, 1, 0, BKI_CLASSIC_MAX_K, 0, 1, 0},
-                         &bki_precise_ops},
+    [BK_KIND_PRECISE] = {"precise", F | T | C, {64, 1, 0, BKI_CLASSIC_MAX_K, 0, 1, 0}},
     [BK_KIND_BLOCKED2] = {"blocked2", F | T | C | BKI_KIND_SUB_FILE | BKI_KIND_SUB_CREATE,
-                          {BKI_LINE_BITS, 1, BKI_LINE_BITS, BKI_BLOCKED_MAX_K, 0, 2, 0},
-                          &bki_blocked2_ops},
+                          {BKI_LINE_BITS, 1, BKI_LINE_BITS, BKI_BLOCKED_MAX_K, 0, 2, 0}},
     [BK_KIND_WINDOW] = {"window", F | T | C, {0}},
     [BK_KIND_SPLIT] = {"split", F | T | C,
                        {BKI_SPLIT_BLOCK_BITS, 1, BKI_SPLIT_BLOCK_BITS, BKI_SPLIT_K, 0, 1,
-                        BKI_SPLIT_K},
-                       &bki_split_ops},
+                        BKI_SPLIT_K}},
     /* RedisBloom's links: only inside the chains bk_redisbloom_new makes;
      * whole 64-bit words, and a k with no cap of its own */
     [BK_KIND_REDISBLOOM] = {"redisbloom", F | BKI_KIND_SUB_FILE,
-                            {64, 1, 0, BK_REDISBLOOM_MAX_HASHES, 0, 1, 0}, &bki_redisbloom_ops},
+                            {64, 1, 0, BK_REDISBLOOM_MAX_HASHES, 0, 1, 0}},
     [BK_KIND_CUCKOO] = {"cuckoo", F | T | C, {0}},
 };
 
@@ -61,11 +57,6 @@ bool bki_kind_is(bk_kind_t kind, unsigned what)
 {
     return (unsigned)kind < sizeof rows / sizeof rows[0] && (rows[kind].what & what) == what &&
            rows[kind].name != NULL;
-}
-
-const bki_kind_ops_t *bki_kind_ops(bk_kind_t kind)
-{
-    return (unsigned)kind < sizeof rows / sizeof rows[0] ? rows[kind].ops : NULL;
 }
 
 const bki_layout_t *bki_layout_of(bk_kind_t kind)

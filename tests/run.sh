@@ -8,6 +8,7 @@
 #   redis    tests/redis/run.sh
 #   python   tests/python/run.sh
 #   docs     tests/docs.sh: docs/LAYOUT.md names every source file
+#   ladder   tests/ladder.py: the built objects keep LAYOUT.md's rungs, no circles
 # With no argument every suite runs; with names, those (make test-cli runs
 # `sh tests/run.sh cli`). Suites run side by side, BK_TEST_JOBS at a time
 # (default: the CPUs, at most 4), each into its own log, printed whole and
@@ -16,7 +17,7 @@
 # in ($BUILD/test-logs/SUITE.log, kept after the run), then the total.
 # Exit status: 0 only if every suite ran and none failed.
 BUILD=${BUILD:-build}
-ALL="cli-san redis cli python unit-san unit install docs" # longest first
+ALL="cli-san redis cli python unit-san unit install docs ladder" # longest first
 jobs=${BK_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 [ "$jobs" -gt 4 ] && jobs=4
 [ "$jobs" -lt 1 ] && jobs=1
@@ -61,6 +62,10 @@ suite() {
     redis) BUILD="$BUILD" sh tests/redis/run.sh ;;
     python) BUILD="$BUILD" sh tests/python/run.sh ;;
     docs) sh tests/docs.sh ;;
+    ladder)
+        py=/usr/bin/python3
+        [ -x "$py" ] || py=python3
+        BUILD="$BUILD" "$py" tests/ladder.py ;;
     *) echo "unknown suite '$1' (one of: $ALL)"; echo "0 passed, 1 failed"; return 1 ;;
     esac
 }
