@@ -1420,6 +1420,10 @@ def test_claims(r):
                        (("cl", "i", "5"), "no item"), (("a}b", "i", "5", "q"), "a '}' without tag")]:
         e = error_of(r.execute_command, "BF.CLAIM", *args)
         check("BF.CLAIM: %s refused" % what, e is not None, e)
+    r.execute_command("SET", "cw", "a string")
+    e = error_of(r.execute_command, "BF.CLAIM", "cw", "j", "5", "q")
+    check("BF.CLAIM: a key of another type refused, no record kept",
+          e is not None and "WRONGTYPE" in e and r.exists("{cw}:claim:j") == 0, e)
     r.execute_command("SET", "{cs}:claim:j", "not a record")
     e = error_of(r.execute_command, "BF.CLAIM", "cs", "j", "5", "q")
     check("BF.CLAIM: a key in the record's place that is not one refused, nothing added",
