@@ -33,7 +33,7 @@ SUMMARY = ("Bloom filters and bitmaps (bloomkit's C library), a Scrapy dupefilte
            "and a Bloom filter sharded over a Redis Cluster")
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
-SOURCES = ["errors.c", "keys.c", "mapguard.c", "filter.c", "bitmap.c", "module.c"]
+SOURCES = ["errors.c", "keys.c", "mapguard.c", "fork.c", "filter.c", "bitmap.c", "module.c"]
 PACKAGE_FILES = ["__init__.py", "__init__.pyi", "_bloomkit.pyi", "py.typed", "redis.py",
                  "scrapy.py"]
 

@@ -1,12 +1,15 @@
 """The ladder holds (docs/LAYOUT.md): in src/ and redis/, no file calls
 a file on a higher rung, and no files call each other in a circle; cli/
 and python/src/ have no circles. Read from the build's own objects (nm:
-the symbols each defines and the ones it takes from others), not from
+the symbols each defines and the ones it takes from others; python/src's
+compiled here, as the package build compiles them in one step), not from
 the sources' text. Ends with "N passed, N failed"."""
 import os
 import re
 import subprocess
 import sys
+import sysconfig
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.abspath(os.environ.get("BUILD", os.path.join(ROOT, "build")))
@@ -121,8 +124,29 @@ def loose(name, objdir):
     check("%s: no circle of files" % name, not circles(g), circles(g))
 
 
+def python_objects(out):
+    """python/src/*.c compiled into out, one object each; False if this
+    Python has no C headers (the python suite says so)."""
+    inc = sysconfig.get_config_var("INCLUDEPY") or sysconfig.get_paths()["include"]
+    if not os.path.exists(os.path.join(inc, "Python.h")):
+        return False
+    src = os.path.join(ROOT, "python", "src")
+    for name in sorted(os.listdir(src)):
+        if name.endswith(".c"):
+            subprocess.run([os.environ.get("CC", "cc"), "-std=gnu11", "-c", "-fPIC",
+                            "-I" + inc, "-I" + os.path.join(ROOT, "include"),
+                            os.path.join(src, name), "-o",
+                            os.path.join(out, name[:-2] + ".o")], check=True)
+    return True
+
+
 ladder("src", os.path.join(BUILD, "obj"), "| rung | files | job |")
 ladder("redis", os.path.join(BUILD, "redis"), "| rung | file | job |")
 loose("cli", os.path.join(BUILD, "cli"))
+with tempfile.TemporaryDirectory() as tmp:
+    if python_objects(tmp):
+        loose("python/src", tmp)
+    else:
+        print("python/src: skipped: no Python.h for %s" % sys.executable)
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

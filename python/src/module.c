@@ -6,7 +6,6 @@
  */
 #include "pybk.h"
 
-#include <pthread.h>
 
 /* Seed of the routing hash that picks an item's shard. Any fixed value
  * works as long as every client uses the same one; it only has to differ
@@ -195,19 +194,9 @@ static int add_type(PyObject *m, PyTypeObject *type, const char *name)
     return 0;
 }
 
-volatile unsigned long pybk_fork_generation;
-
-/* In a fork child, before anything else runs there (pybk_objlock_t). */
-static void after_fork_in_child(void)
-{
-    pybk_fork_generation++;
-}
-
 PyMODINIT_FUNC PyInit__bloomkit(void)
 {
-    static int at_fork_set;
-    if (!at_fork_set && pthread_atfork(NULL, NULL, after_fork_in_child) == 0)
-        at_fork_set = 1;
+    pybk_fork_watch();
     PyObject *m = PyModule_Create(&module_def);
     if (!m)
         return NULL;

@@ -125,7 +125,7 @@ int pybk_u64(PyObject *obj, const char *what, uint64_t *out);
  * memory with only the forking thread: a lock another thread held in the
  * parent (inside add_many, with the GIL released) would stay held forever
  * and the child would hang on its first call. So every fork bumps
- * pybk_fork_generation (an at-fork handler, module.c), and the first use
+ * pybk_fork_generation (an at-fork handler, fork.c), and the first use
  * of a lock of an earlier generation makes a new one; the old one is left
  * as it is (freeing a lock another thread held is undefined). */
 typedef struct pybk_objlock {
@@ -134,6 +134,8 @@ typedef struct pybk_objlock {
 } pybk_objlock_t;
 
 extern volatile unsigned long pybk_fork_generation;
+/* Starts bumping pybk_fork_generation in every fork child (fork.c; once). */
+void pybk_fork_watch(void);
 
 /* 0, or -1 if the lock cannot be made (then with MemoryError set). */
 static inline int pybk_objlock_init(pybk_objlock_t *l)
