@@ -82,50 +82,24 @@ def main():
                     os.unlink(p)
                 first.append(run([BK, "dedup", "-q", "--normalize", "url", "--state", p,
                                   "-n", N, "-p", "0.001"], urls(f"first{r}", 50000)))
-        # the peer: the same filter in version 1 (Filter.to_bytes is the
-        # serialized form, which is never paged), written sparse by a child
-        # (this process stays small)
         master = os.path.join(work, "v1.master")
-        subprocess.run([sys.executable, "-c", (
-            "import sys; sys.path.insert(0, 'python'); import bloomkit, os\n"
-            "b = bloomkit.load(sys.argv[1]).to_bytes()\n"
-            "fd = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT)\n"
-            "for o in range(0, len(b), 1 << 20):\n"
-            "    c = b[o:o + (1 << 20)]\n"
-            "    if c.count(0) != len(c): os.pwrite(fd, c, o)\n"
-            "os.ftruncate(fd, len(b))\n"), paged, master], check=True)
+        v1_copy(paged, master)
         print(f"## A billion-URL seen-set: what one run costs (-n {N} -p 0.001, 50,000 URLs in it)")
         print()
         print(f"First run into a new state, 50,000 URLs (paged; median of {RUNS}): "
               f"{median3(first)[0] * 1000:.0f} ms, {median3(first)[1] / 1024:.0f} MB RSS")
-        print()
-        print("| run | paged state (this release) | version-1 state, read whole (before) | ratio |")
-        print("|---|---|---|---|")
-        def fresh(s):
-            if s == old:
-                subprocess.run(["cp", "--sparse=always", master, old], check=True)
-            return s
-
-        cases = [
-            ("dedup, 1 new line", lambda s, r, c: fresh(s) and run(
+        side_by_side("state", paged, old, master, [
+            ("dedup, 1 new line", lambda s, r, c: run(
                 [BK, "dedup", "-q", "--normalize", "url", "--state", s],
                 urls(f"one{r}{c}", 1), cold=s if c else None)),
-            ("dedup, 1,000 new lines", lambda s, r, c: fresh(s) and run(
+            ("dedup, 1,000 new lines", lambda s, r, c: run(
                 [BK, "dedup", "-q", "--normalize", "url", "--state", s],
                 urls(f"thousand{r}{c}", 1000), cold=s if c else None)),
-            ("check, 1 key", lambda s, r, c: fresh(s) and run(
+            ("check, 1 key", lambda s, r, c: run(
                 [BK, "check", "--normalize", "url", s, "-"], urls("first0", 1),
                 cold=s if c else None)),
-            ("info", lambda s, r, c: fresh(s) and run([BK, "info", s], cold=s if c else None)),
-        ]
-        for cold in (False, True):
-            for name, fn in cases:
-                a, b = [], []
-                for r in range(RUNS):
-                    a.append(fn(paged, r, cold))
-                    b.append(fn(old, r, cold))
-                print(fmt_row(f"{name}, {'cold' if cold else 'warm'} cache", median3(a),
-                              median3(b)))
+            ("info", lambda s, r, c: run([BK, "info", s], cold=s if c else None)),
+        ])
         v = [run([BK, "info", "--verify", paged]) for _ in range(RUNS)]
         print()
         print(f"`info --verify` of the paged state (every page read and checked, every bit "
@@ -138,8 +112,9 @@ def main():
 
 
 def v1_copy(src, dst):
-    """src in version 1 (Filter.to_bytes, never paged), written sparse by a
-    child (this process stays small)."""
+    """The peer: src's filter in version 1 (Filter.to_bytes is the
+    serialized form, which is never paged), written sparse by a child (this
+    process stays small)."""
     subprocess.run([sys.executable, "-c", (
         "import sys; sys.path.insert(0, 'python'); import bloomkit, os\n"
         "b = bloomkit.load(sys.argv[1]).to_bytes()\n"
@@ -148,6 +123,23 @@ def v1_copy(src, dst):
         "    c = b[o:o + (1 << 20)]\n"
         "    if c.count(0) != len(c): os.pwrite(fd, c, o)\n"
         "os.ftruncate(fd, len(b))\n"), src, dst], check=True)
+
+
+def side_by_side(what, paged, old, master, cases):
+    """The table of cases (name, fn(path, round, cold) -> run()), each run
+    on the paged file and on a fresh sparse copy of master (the version-1
+    file: a run may convert it), in turn within each round, warm then cold."""
+    print()
+    print(f"| run | paged {what} (this release) | version-1 {what}, read whole (before) | ratio |")
+    print("|---|---|---|---|")
+    for cold in (False, True):
+        for name, fn in cases:
+            a, b = [], []
+            for r in range(RUNS):
+                a.append(fn(paged, r, cold))
+                subprocess.run(["cp", "--sparse=always", master, old], check=True)
+                b.append(fn(old, r, cold))
+            print(fmt_row(f"{name}, {'cold' if cold else 'warm'} cache", median3(a), median3(b)))
 
 
 def cuckoo(work):
@@ -159,35 +151,18 @@ def cuckoo(work):
     subprocess.run([BK, "create", "--kind", "cuckoo", "-n", n, "-p", "0.001", paged], check=True)
     subprocess.run([BK, "add", paged, "-"], input=urls("ck", 50000), check=True)
     v1_copy(paged, master)
-
-    def fresh(s):
-        if s == old:
-            subprocess.run(["cp", "--sparse=always", master, old], check=True)
-        return s
-
     print()
     print(f"## A cuckoo filter of {os.path.getsize(paged) / 1e9:.2f} GB (-n {n} -p 0.001, "
           f"50,000 keys in it): one key")
-    print()
-    print("| run | paged file (this release) | version-1 file, read whole (before) | ratio |")
-    print("|---|---|---|---|")
-    cases = [
-        ("check, 1 key", lambda s, r, c: fresh(s) and run(
+    side_by_side("file", paged, old, master, [
+        ("check, 1 key", lambda s, r, c: run(
             [BK, "check", s, "-"], urls("ck", 1), cold=s if c else None)),
-        ("add, 1 new key", lambda s, r, c: fresh(s) and run(
+        ("add, 1 new key", lambda s, r, c: run(
             [BK, "add", s, "-"], urls(f"cknew{r}{c}", 1), cold=s if c else None)),
-        ("remove, 1 key", lambda s, r, c: fresh(s) and run(
+        ("remove, 1 key", lambda s, r, c: run(
             [BK, "remove", s, "-"], f"https://ck.example.com/page/{100 + r + 10 * c}?q="
             f"{(100 + r + 10 * c) * 7}\n".encode(), cold=s if c else None)),
-    ]
-    for cold in (False, True):
-        for name, fn in cases:
-            a, b = [], []
-            for r in range(RUNS):
-                a.append(fn(paged, r, cold))
-                b.append(fn(old, r, cold))
-            print(fmt_row(f"{name}, {'cold' if cold else 'warm'} cache", median3(a), median3(b)))
-
+    ])
 
 
 def window(work):
@@ -200,33 +175,17 @@ def window(work):
     subprocess.run([BK, "dedup", "-q", "--window", n, "-p", "0.001", "--state", paged],
                    input=urls("win", 50000), stdout=subprocess.DEVNULL, check=True)
     v1_copy(paged, master)
-
-    def fresh(s):
-        if s == old:
-            subprocess.run(["cp", "--sparse=always", master, old], check=True)
-        return s
-
     print()
     print(f"## A window of {os.path.getsize(paged) / 1e9:.2f} GB (`dedup --window {n} -p 0.001 "
           f"--state`, 50,000 URLs in it): one run")
-    print()
-    print("| run | paged state (this release) | version-1 state, read whole (before) | ratio |")
-    print("|---|---|---|---|")
-    cases = [
-        ("dedup, 1 new line", lambda s, r, c: fresh(s) and run(
+    side_by_side("state", paged, old, master, [
+        ("dedup, 1 new line", lambda s, r, c: run(
             [BK, "dedup", "-q", "--window", n, "-p", "0.001", "--state", s],
             urls(f"winone{r}{c}", 1), cold=s if c else None)),
-        ("dedup, 1,000 new lines", lambda s, r, c: fresh(s) and run(
+        ("dedup, 1,000 new lines", lambda s, r, c: run(
             [BK, "dedup", "-q", "--window", n, "-p", "0.001", "--state", s],
             urls(f"winthousand{r}{c}", 1000), cold=s if c else None)),
-    ]
-    for cold in (False, True):
-        for name, fn in cases:
-            a, b = [], []
-            for r in range(RUNS):
-                a.append(fn(paged, r, cold))
-                b.append(fn(old, r, cold))
-            print(fmt_row(f"{name}, {'cold' if cold else 'warm'} cache", median3(a), median3(b)))
+    ])
 
 if __name__ == "__main__":
     main()

@@ -742,6 +742,42 @@ static bk_status_t note_page(cp_scan_t *c, const struct bki_pages *pg, int fd, u
     return BK_OK;
 }
 
+/* What a paged scan writes whole besides the pages: sectors that hold
+ * payload bytes too (the metadata's last, with the payload's first bytes
+ * on page 0; for a window, the one where its state starts, with the paged
+ * part's last bytes) get their pages read and checked first, so those
+ * bytes are written as the file holds them, not as zeros of a page never
+ * read; and the parts after the paged one (a window's state: small, with
+ * a checksum of its own) become regions, their sectors noted when they
+ * differ from the file's (c->others_changed). */
+static bk_status_t paged_edges(cp_scan_t *c, const bk_filter_t *f, int fd, const uint8_t *data,
+                               uint64_t len)
+{
+    if (len > 0 && !f->touch(f, data, 1, false))
+        return BK_ECORRUPT;
+    if (c->o.nparts > 1 && len > 0 && !f->touch(f, data + len - 1, 1, false))
+        return BK_ECORRUPT;
+    bk_status_t st = BK_OK;
+    uint64_t off = c->pg->g.end;
+    for (uint32_t i = 1; i < c->o.nparts && st == BK_OK; i++) {
+        bkf_part_t p;
+        bkf_obj_part(&c->o, i, &p);
+        c->parts[i] = (cp_part_t){off, p.length, p.data};
+        uint64_t n = bkf_align64(p.length);
+        uint8_t *was = bki_malloc((size_t)(n ? n : 1));
+        st = was ? bkf_pread_all(fd, was, n, off) : BK_ENOMEM;
+        if (st == BK_OK && memcmp(was, p.data, (size_t)p.length) != 0) {
+            c->others_changed = true;
+            for (uint64_t s = off / CP_SECTOR; s * CP_SECTOR < off + p.length && st == BK_OK; s++)
+                if (!note_change(c, s, 0))
+                    st = BK_ENOMEM;
+        }
+        bki_free(was);
+        off += n;
+    }
+    return st;
+}
+
 /* The scan of a paged checkpoint: the pages written since the last one
  * hashed again; for each that changed, its sectors that differ from the
  * file, the sector of its page sum and of its group's sum; then the
@@ -776,36 +812,8 @@ static bk_status_t paged_scan(cp_scan_t *c, const bk_filter_t *f, int fd, uint64
     uint64_t len;
     (void)bki_pages_payload(f, &data, &len); /* its file's shape: save_paged */
     c->parts[0] = (cp_part_t){g->body, len, data};
-    /* The parts after the paged one (a window's state: small, with a
-     * checksum of its own) are written whenever they differ from the
-     * file's. */
-    uint64_t off = g->end;
-    /* Sectors written whole that hold payload bytes too: the metadata's
-     * last (payload from offset 256 or so: page 0) and, for a window, the
-     * one where its state starts (the paged part's last page). Their
-     * pages are read and checked first, so those bytes are written as the
-     * file holds them, not as zeros of a page never read. */
-    if (len > 0 && !f->touch(f, data, 1, false))
-        st = BK_ECORRUPT;
-    if (c->o.nparts > 1 && len > 0 && !f->touch(f, data + len - 1, 1, false))
-        st = BK_ECORRUPT;
-    for (uint32_t i = 1; i < c->o.nparts && st == BK_OK; i++) {
-        bkf_part_t p;
-        bkf_obj_part(&c->o, i, &p);
-        c->parts[i] = (cp_part_t){off, p.length, p.data};
-        uint64_t n = bkf_align64(p.length);
-        uint8_t *was = bki_malloc((size_t)(n ? n : 1));
-        st = was ? bkf_pread_all(fd, was, n, off) : BK_ENOMEM;
-        if (st == BK_OK && (memcmp(was, p.data, (size_t)p.length) != 0)) {
-            c->others_changed = true;
-            for (uint64_t s = off / CP_SECTOR; s * CP_SECTOR < off + p.length && st == BK_OK; s++)
-                if (!note_change(c, s, 0))
-                    st = BK_ENOMEM;
-        }
-        bki_free(was);
-        off += n;
-    }
     c->parts[c->o.nparts] = (cp_part_t){g->trailer, pg->trailer_len, pg->trailer};
+    st = paged_edges(c, f, fd, data, len);
     if (st != BK_OK) {
         bki_free(buf);
         return st;

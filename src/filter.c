@@ -276,11 +276,7 @@ static bk_status_t one_by_one_add_batch(bk_filter_t *f, const composite_t *c,
 {
     for (size_t i = 0; i < n; i++) {
         bool added;
-        /* a paged cuckoo filter's pages are checked on the way */
-        bk_status_t st = f->pages ? bk_filter_add_hash(f, bk_filter_hash(f, keys[i].ptr, keys[i].len),
-                                                       &added)
-                                  : c->add_hash(f, bk_filter_hash(f, keys[i].ptr, keys[i].len),
-                                                &added);
+        bk_status_t st = c->add_hash(f, bk_filter_hash(f, keys[i].ptr, keys[i].len), &added);
         if (st != BK_OK) {
             if (was_new) /* the failing key and those after it: not added */
                 memset(was_new + i, 0, (n - i) * sizeof *was_new);
@@ -325,7 +321,7 @@ bk_status_t bk_filter_add_batch_done(bk_filter_t *f, const bk_key_t *keys, size_
         return BK_EINVAL;
     *at = n; /* every key, unless one stops the batch */
     const composite_t *c = composite_of(f);
-    if (c && f->pages && !bki_pages_keys(f, keys, n, true)) /* a paged window's */
+    if (c && f->pages && !bki_pages_keys(f, keys, n, true)) /* a paged cuckoo or window */
         st = damaged_batch(was_new, n, at);
     else if (c && c->add_batch)
         fresh = c->add_batch(f, keys, n, was_new);

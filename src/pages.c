@@ -352,8 +352,9 @@ static inline bool touch(struct bki_pages *pg, uint64_t j, bool write)
     return true;
 }
 
-/* The payload offsets key h reads: a single array kind's reads, or the
- * cuckoo kind's (the only composite a paged file holds: bkf_obj_pageable). */
+/* The payload offsets key h reads: a single array kind's reads, or those
+ * of the composites a paged file may hold (bkf_kind_pageable): a window's
+ * bucket, a cuckoo filter's two buckets. */
 static uint32_t key_reads(const bk_filter_t *f, bk_hash_t h, uint64_t *off)
 {
     const bki_kind_ops_t *ops = bki_kind_ops(f->kind);

@@ -1430,6 +1430,14 @@ def test_claims(r):
           e is not None and r.exists("cs") == 0, e)
 
 
+def wait_link_up(rep):
+    """Waits (10 s at most) for a replica's link to its master to be up."""
+    for _ in range(200):
+        if rep.r.info("replication").get("master_link_status") == "up":
+            break
+        time.sleep(0.05)
+
+
 def test_claims_survive():
     """A claim's answers survive what the adds survive: an AOF restart and
     a replica (promoted when the master dies); a retry there gets them."""
@@ -1439,10 +1447,7 @@ def test_claims_survive():
         got = m.r.execute_command("BF.CLAIM", "fleet", "b7", "600", "u1", "u2")
         rep = Server("claims-replica", extra=["--replicaof", "127.0.0.1", str(m.port)]).start()
         try:
-            for _ in range(200):
-                if rep.r.info("replication").get("master_link_status") == "up":
-                    break
-                time.sleep(0.05)
+            wait_link_up(rep)
             got2 = m.r.execute_command("BF.CLAIM", "fleet", "b8", "600", "u2", "u3")
             check("claims: WAIT", m.r.execute_command("WAIT", 1, 5000) == 1)
             rep.r.execute_command("REPLICAOF", "NO", "ONE")
@@ -1546,10 +1551,7 @@ def test_replication():
         pre = fill_mixed(m.r, "p")  # before the replica: full sync (RDB)
         rep = Server("replica", extra=["--replicaof", "127.0.0.1", str(m.port)]).start()
         try:
-            for _ in range(200):
-                if rep.r.info("replication").get("master_link_status") == "up":
-                    break
-                time.sleep(0.05)
+            wait_link_up(rep)
             keys = pre + fill_mixed(m.r, "q")  # streamed commands
             m.r.execute_command("CBF.DEL", "qcadd", "y")
             m.r.execute_command("BF.INSERT", "qauto", "ITEMS", "x", "y")

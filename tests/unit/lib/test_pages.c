@@ -544,6 +544,25 @@ static void test_checkpoint_keeps_page_zero(void)
     bk_filter_free(f);
 }
 
+/* f saved at path: the file is version 3 (paged), and a load of it
+ * reads at most max_read bytes (the header, the group sums, a window's
+ * state). The loaded filter, or NULL. */
+static bk_filter_t *save_and_load_paged(const bk_filter_t *f, uint64_t max_read, const char *what)
+{
+    CHECK_OK(bk_filter_save(f, path));
+    size_t n;
+    uint8_t *b = slurp(path, &n);
+    CHECK_MSG(b && n > 8 && u32_at(b + 8) == 3, "a %s saved as version %u", what,
+              b && n > 8 ? u32_at(b + 8) : 0);
+    free(b);
+    uint64_t before = rchar();
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, NULL));
+    CHECK_MSG(rchar() - before <= max_read, "a load of a paged %s read %llu bytes", what,
+              (unsigned long long)(rchar() - before));
+    return g;
+}
+
 /* ---- cuckoo filters: one sub-filter of a megabyte or more is paged ---- */
 
 /* A cuckoo filter of about 2 MB (an 8-byte bucket of four 16-bit slots,
@@ -578,19 +597,7 @@ static int disagree(const bk_filter_t *f, const bk_filter_t *g, int from, int to
 static void test_cuckoo_paged(void)
 {
     bk_filter_t *f = make_cuckoo(1000000, 20000);
-    if (!f)
-        return;
-    CHECK_OK(bk_filter_save(f, path));
-    size_t n;
-    uint8_t *b = slurp(path, &n);
-    CHECK_MSG(b && n > 8 && u32_at(b + 8) == 3, "a 2 MB cuckoo filter saved as version %u",
-              b && n > 8 ? u32_at(b + 8) : 0);
-    free(b);
-    uint64_t before = rchar();
-    bk_filter_t *g = NULL;
-    CHECK_OK(bk_filter_load(&g, path, NULL));
-    CHECK_MSG(rchar() - before <= 16384, "a load of a 2 MB paged cuckoo file read %llu bytes",
-              (unsigned long long)(rchar() - before));
+    bk_filter_t *g = f ? save_and_load_paged(f, 16384, "cuckoo filter") : NULL;
     if (!g) {
         bk_filter_free(f);
         return;
@@ -598,7 +605,7 @@ static void test_cuckoo_paged(void)
     uint64_t checked, total;
     bk_filter_pages(g, &checked, &total);
     CHECK(checked == 0 && total > 500);
-    before = rchar();
+    uint64_t before = rchar();
     CHECK_EQ_U64(found_range(g, 0, 50), 50);
     bk_filter_pages(g, &checked, NULL);
     CHECK_MSG(checked >= 50 && checked <= 100, "50 lookups checked %llu pages",
@@ -767,19 +774,7 @@ static bk_filter_t *make_window(uint64_t span, int keys)
 static void test_window_paged(void)
 {
     bk_filter_t *f = make_window(0, 50000);
-    if (!f)
-        return;
-    CHECK_OK(bk_filter_save(f, path));
-    size_t n;
-    uint8_t *b = slurp(path, &n);
-    CHECK_MSG(b && n > 8 && u32_at(b + 8) == 3, "a window saved as version %u",
-              b && n > 8 ? u32_at(b + 8) : 0);
-    free(b);
-    uint64_t before = rchar();
-    bk_filter_t *g = NULL;
-    CHECK_OK(bk_filter_load(&g, path, NULL));
-    CHECK_MSG(rchar() - before <= 20480, "a load of a paged window read %llu bytes",
-              (unsigned long long)(rchar() - before));
+    bk_filter_t *g = f ? save_and_load_paged(f, 20480, "window") : NULL;
     if (!g) {
         bk_filter_free(f);
         return;
