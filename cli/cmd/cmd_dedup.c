@@ -128,7 +128,12 @@ typedef struct {
     bool track;                 /* --state into a pipe: record lines once read */
     bkc_inflight_t inflight;    /* printed lines the reader has not read yet */
     uint64_t out_end;           /* output offset after the last printed line */
+    unsigned threads;           /* --threads, for a prefault */
+    uint64_t prefault_after;    /* lines recorded before the prefault; 0: none due */
+    uint64_t recorded;          /* lines recorded so far */
 } dedup_ctx_t;
+
+static void prefault(bk_filter_t *f, unsigned threads);
 
 /* Records the lines in flight that the reader has read (all of them when
  * `all`: the reader is there and will read the rest). 0, or 2 after a
@@ -292,6 +297,11 @@ static int record(dedup_ctx_t *c, bkc_batch_t *b, const char *input)
         return rc;
     bkc_progress_count(c->prog, b->n, n_new);
     c->dirty |= n_new > 0;
+    c->recorded += b->n;
+    if (c->prefault_after && c->recorded >= c->prefault_after) {
+        c->prefault_after = 0;
+        prefault(c->f, c->threads);
+    }
     return maybe_checkpoint(c);
 }
 
@@ -400,16 +410,50 @@ static int dedup_ahead(dedup_ctx_t *c, bkc_ahead_t *a)
     }
 }
 
-/* A new seen-set from this size on has its memory provided by the kernel
- * on all threads up front (bk_filter_prefault): the first adds would
- * otherwise zero-fill every page of it on the probing thread, one at a
- * time, and twice over (an add reads its cache line first, which maps the
- * kernel's shared zero page, then writes it, which copies that page). A
- * billion-line seen-set touches every page within its first few thousand
- * lines anyway. On a 2-core virtual machine whose host had reclaimed the
- * memory, 200,000 URLs into -n 1e9 -p 0.001 (1.9 GB) took 4.8-6 s on one
- * thread without this; with it, spread over the threads. */
+/* A new in-memory seen-set from this size on has its memory provided by
+ * the kernel on all threads (bk_filter_prefault) once the run is big
+ * enough to touch most of it: the adds would otherwise zero-fill each page
+ * on the probing thread, one at a time, and twice over (an add reads its
+ * cache line first, which maps the kernel's shared zero page, then writes
+ * it, which copies that page). On a 2-core virtual machine whose host had
+ * reclaimed the memory, 200,000 URLs into -n 1e9 -p 0.001 (1.9 GB) took
+ * 4.8-6 s on one thread without it. A small run must not pay for it: one
+ * line into the same set took 0.1-2.3 s and 1.9 GB of memory when the
+ * prefault came first, and takes a few pages without it. */
 #define PREFAULT_BYTES ((uint64_t)256 << 20)
+/* The prefault is worth it once the lines may touch a quarter of the
+ * set's 4 KiB pages (each line touches about one page). Regular files
+ * are judged by their size, at this many bytes a line (URLs run 50-100,
+ * so a file of shorter lines holds more than judged, and is caught by
+ * the count); other inputs, and files judged small, by the lines recorded. */
+#define PREFAULT_SHARE 4
+#define PREFAULT_LINE_BYTES 64
+
+/* When to prefault a new seen-set f for these inputs: 0 (now, or never),
+ * or after how many recorded lines. */
+static uint64_t prefault_plan(bk_filter_t *f, char **paths, int n, bool *now)
+{
+    bk_filter_shape_t shape;
+    bk_filter_shape(f, &shape);
+    *now = false;
+    if (shape.items > 0 || shape.bytes < PREFAULT_BYTES)
+        return 0;
+    uint64_t lines = shape.bytes / 4096 / PREFAULT_SHARE;
+    uint64_t bytes = 0;
+    bool all_files = n > 0;
+    for (int i = 0; i < n && all_files; i++) {
+        struct stat sb;
+        all_files = strcmp(paths[i], "-") != 0 && stat(paths[i], &sb) == 0 &&
+                    S_ISREG(sb.st_mode);
+        if (all_files)
+            bytes += (uint64_t)sb.st_size;
+    }
+    if (all_files && bytes / PREFAULT_LINE_BYTES >= lines) {
+        *now = true;
+        return 0;
+    }
+    return lines;
+}
 
 typedef struct prefault_job {
     bk_filter_t *f;
@@ -423,17 +467,14 @@ static void *prefault_share(void *vj)
     return NULL;
 }
 
-/* Prefaults a new, empty, large seen-set on `threads` threads (this one
- * among them); a thread that does not start leaves its share to the adds. */
+/* Prefaults the seen-set on `threads` threads (this one among them); a
+ * thread that does not start leaves its share to the adds. */
 static void prefault(bk_filter_t *f, unsigned threads)
 {
-    bk_filter_shape_t shape;
-    bk_filter_shape(f, &shape);
-    if (shape.items > 0 || shape.bytes < PREFAULT_BYTES)
-        return;
     pthread_t tid[MAX_THREADS];
     prefault_job_t jobs[MAX_THREADS];
     bool started[MAX_THREADS];
+    threads = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
     for (unsigned i = 0; i < threads; i++) {
         jobs[i] = (prefault_job_t){f, i, threads};
         started[i] = i > 0 && pthread_create(&tid[i], NULL, prefault_share, &jobs[i]) == 0;
@@ -449,7 +490,11 @@ static void prefault(bk_filter_t *f, unsigned threads)
 static int dedup_inputs(dedup_ctx_t *c, char **paths, int n, const bkc_input_opts_t *in,
                         unsigned threads)
 {
-    prefault(c->f, threads);
+    bool now;
+    c->threads = threads;
+    c->prefault_after = prefault_plan(c->f, paths, n, &now);
+    if (now)
+        prefault(c->f, threads);
     if (threads > 1) {
         bk_filter_shape_t shape; /* O(1), unlike bk_filter_info's count of set bits */
         bk_filter_shape(c->f, &shape);

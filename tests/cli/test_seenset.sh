@@ -148,4 +148,28 @@ head -n 10000 many >first
 rc 0 "the lines of the checkpoint are in" "$BK" check -c k.bk first
 check "all 10,000" sh -c "[ \"\$(cat out)\" = 10000 ]"
 
+# ---- an in-memory billion-URL set (no --state): a short run takes the
+# pages its lines touch (1.9 GB when the whole set was prefaulted first);
+# a long one from a pipe is prefaulted part way and answers the same
+# peak_kb CMD...: the command's peak resident memory in KiB (its output
+# in out)
+peak_kb() {
+    "$PY" - "$@" <<'PYEOF'
+import resource, subprocess, sys
+with open("out", "wb") as out:
+    subprocess.run(sys.argv[1:], stdout=out, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+PYEOF
+}
+urls 1 10 >ten
+kb=$(peak_kb "$BK" dedup -q --normalize url -n 1e9 -p 0.001 ten)
+check "10 lines into -n 1e9 in memory: $kb KiB at peak" sh -c "[ '${kb:-0}' -gt 0 ] && [ '${kb:-0}' -lt 300000 ]"
+check "and every line printed" same out ten
+kb=$(peak_kb sh -c "cat ten | '$BK' dedup -q --normalize url -n 1e9 -p 0.001")
+check "the same from a pipe: $kb KiB at peak" sh -c "[ '${kb:-0}' -gt 0 ] && [ '${kb:-0}' -lt 300000 ]"
+{ urls 1 150000; urls 1 1000; urls 149001 151000; } >long
+awk '!seen[$0]++' long >long.want
+cat long | "$BK" dedup -q --normalize url -n 1e9 -p 0.001 >out
+check "150,000 lines from a pipe (prefaulted part way) print as awk does" same out long.want
+
 finish
