@@ -37,6 +37,14 @@ CLI_SRC   := $(sort $(wildcard cli/*.c cli/*/*.c))
 CLI_HDR   := $(wildcard cli/*.h cli/*/*.h)
 CLI_INC   := -Icli -Icli/cmd -Icli/join -Icli/input
 CLI_OBJ   := $(CLI_SRC:cli/%.c=$(BUILD)/cli/%.o)
+# libbloomkit-redis (client/): the client side of a seen-set in Redis, a
+# library of its own on Debian's libhiredis, so that libbloomkit keeps no
+# network dependency; the tool links it for --redis.
+NET_SRC   := $(sort $(wildcard client/*.c))
+NET_OBJ   := $(NET_SRC:client/%.c=$(BUILD)/client/%.o)
+NET_SAN   := $(NET_SRC:client/%.c=$(BUILD)/client-san/%.o)
+NET_LIB   := $(BUILD)/libbloomkit-redis.a
+NET_LIBS  := -lhiredis
 RED_SRC   := $(sort $(wildcard redis/*.c))
 RED_OBJ   := $(RED_SRC:redis/%.c=$(BUILD)/redis/%.o)
 # Unit tests mirror the sources: tests/unit/lib/ for the library (src/),
@@ -58,7 +66,7 @@ MODULE  := $(if $(RED_SRC),$(BUILD)/bloomkit.so)
 .PHONY: all deps build-deps test unit-test demo bench install clean fuzz format python install-python
 .DEFAULT_GOAL := all
 
-all: build-deps $(STATIC) $(SHARED) $(TOOL) $(MODULE)
+all: build-deps $(STATIC) $(SHARED) $(NET_LIB) $(TOOL) $(MODULE)
 
 # Build dependencies. `make deps`, and the goals that install what they
 # need (test, demo, bench, fuzz), install them with apt-get when root; any other
@@ -95,8 +103,22 @@ $(BUILD)/cli/%.o: cli/%.c $(wildcard include/bloomkit/*.h) $(CLI_HDR) | build-de
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(CLI_INC) -c $< -o $@
 
-$(BUILD)/bloomkit: $(CLI_OBJ) $(STATIC)
-	$(CC) $(CFLAGS_ALL) -o $@ $^ -lm -lpthread
+$(BUILD)/client/%.o: client/%.c $(wildcard include/bloomkit/*.h) | build-deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/client-san/%.o: client/%.c $(wildcard include/bloomkit/*.h) | build-deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -c $< -o $@
+
+$(NET_LIB): $(NET_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libbloomkit-redis-san.a: $(NET_SAN)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/bloomkit: $(CLI_OBJ) $(NET_LIB) $(STATIC)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(NET_LIBS) -lm -lpthread
 
 $(BUILD)/redis/%.o: redis/%.c $(wildcard include/bloomkit/*.h redis/*.h) | build-deps
 	@mkdir -p $(@D)
@@ -127,8 +149,8 @@ $(CLI_SAN_OBJ): $(BUILD)/cli-san/%.o: cli/%.c $(wildcard include/bloomkit/*.h) $
 
 # The whole tool under ASan+UBSan, for the tool's tests with the
 # sanitizers watching (tests/run.sh); not installed.
-$(BUILD)/cli-san/bloomkit: $(CLI_SAN_OBJ) $(BUILD)/libbloomkit-san.a
-	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -o $@ $^ -lm -lpthread
+$(BUILD)/cli-san/bloomkit: $(CLI_SAN_OBJ) $(BUILD)/libbloomkit-redis-san.a $(BUILD)/libbloomkit-san.a
+	$(CC) $(CFLAGS_ALL) $(SAN_FLAGS) -o $@ $^ $(NET_LIBS) -lm -lpthread
 
 $(BUILD)/tests/test_cli_%: tests/unit/cli/test_%.c tests/unit/harness.c tests/unit/harness.h \
 		$(CLI_TEST_MODS:%=$(BUILD)/cli/%.o) $(STATIC)
@@ -195,7 +217,7 @@ fuzz: deps
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include/bloomkit $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 include/bloomkit/*.h $(DESTDIR)$(PREFIX)/include/bloomkit/
-	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(STATIC) $(NET_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libbloomkit.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libbloomkit.so.$(SOVERSION)
 	ln -sf libbloomkit.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libbloomkit.so
@@ -213,7 +235,7 @@ install: all
 	    [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null && ldconfig || true ;; esac
 
 format:
-	clang-format -i include/bloomkit/*.h src/*.c src/*.h $(wildcard cli/*.[ch] cli/*/*.[ch] redis/*.[ch] tests/unit/*.[ch] tests/unit/*/*.[ch] bench/*.c)
+	clang-format -i include/bloomkit/*.h src/*.c src/*.h $(wildcard client/*.c cli/*.[ch] cli/*/*.[ch] redis/*.[ch] tests/unit/*.[ch] tests/unit/*/*.[ch] bench/*.c)
 
 clean:
 	rm -rf $(BUILD) python/build python/*.egg-info python/bloomkit/*.so

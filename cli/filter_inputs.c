@@ -21,6 +21,12 @@ int bkc_filter_inputs_command(int argc, char **argv, const char *usage, bkc_inpu
     int rc = bkc_filter_inputs_options(argc, argv, usage, in);
     if (rc >= 0)
         return rc;
+    return bkc_filter_inputs_load(argc, argv, in, f, path, lock);
+}
+
+int bkc_filter_inputs_load(int argc, char **argv, bkc_input_opts_t *in, bk_filter_t **f,
+                           const char **path, bkc_lock_t *lock)
+{
     if (!lock) {
         *f = bkc_filter_operand(argc, argv, false, path);
         return *f ? -1 : BKC_EXIT_ERROR;

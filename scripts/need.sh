@@ -16,7 +16,9 @@ group=${1:?usage: need.sh [--check] build|test|bench|fuzz|python}
 # installed.
 table='
 build libxxhash-dev /usr/include/xxhash.h
+build libhiredis-dev /usr/include/hiredis/hiredis.h
 test  libxxhash-dev /usr/include/xxhash.h
+test  libhiredis-dev /usr/include/hiredis/hiredis.h
 test  pkg-config /usr/bin/pkg-config
 test  redis-server /usr/bin/redis-server
 test  redis-tools /usr/bin/redis-cli

@@ -1,8 +1,9 @@
 #!/bin/sh
 # The documentation keeps up with the sources: docs/LAYOUT.md names every
-# .c file under src/, cli/ (and its rooms), redis/ and python/src/ in that
-# directory's own section ("## The library (src/)", "## The tool (cli/)",
-# "## The Redis module (redis/)", "## The Python package (python/)"), and
+# .c file under src/, cli/ (and its rooms), client/, redis/ and python/src/
+# in that directory's own section ("## The library (src/)", "## The tool
+# (cli/)", "## The Redis client library (client/)", "## The Redis module
+# (redis/)", "## The Python package (python/)"), and
 # every header either is named there or shares its name with a .c file that
 # is: a path, not a bare name (src/redisbloom.c and redis/redisbloom.c are
 # two files, each to be found in its own section).
@@ -20,13 +21,15 @@ section() {
 }
 section "The library (src/)" "$tmp/src"
 section "The tool (cli/)" "$tmp/cli"
+section "The Redis client library (client/)" "$tmp/client"
 section "The Redis module (redis/)" "$tmp/redis"
 section "The Python package (python/)" "$tmp/python"
-for f in src/*.c src/*.h cli/*.c cli/*.h cli/*/*.c cli/*/*.h redis/*.c redis/*.h python/src/*.c python/src/*.h; do
+for f in src/*.c src/*.h cli/*.c cli/*.h cli/*/*.c cli/*/*.h client/*.c redis/*.c redis/*.h python/src/*.c python/src/*.h; do
     [ -f "$f" ] || continue
     case $f in
     src/*) sec=$tmp/src ;;
     cli/*) sec=$tmp/cli ;;
+    client/*) sec=$tmp/client ;;
     redis/*) sec=$tmp/redis ;;
     *) sec=$tmp/python ;;
     esac

@@ -69,6 +69,32 @@ else
     bad "program linked against the static library"
 fi
 
+# libbloomkit-redis, installed beside libbloomkit: a program opens a
+# filter on a port nothing listens on and gets a status and a message (no
+# server needed: this proves the header, the archive and the link line)
+cat >"$root/net.c" <<'APP'
+#include <bloomkit/redis.h>
+#include <stdio.h>
+#include <string.h>
+int main(void)
+{
+    bk_redis_t *r;
+    bk_status_t st = bk_redis_open(&r, "redis://127.0.0.1:1/seen", NULL);
+    int ok = st == BK_EIO && strstr(bk_redis_error(r), "cannot connect to 127.0.0.1:1") &&
+             bk_redis_shard_of("x", 1, 1) == 0 && bk_redis_key_slot("{0}", 3) == 13907;
+    bk_redis_close(r);
+    puts(ok ? "works" : "broken");
+    return !ok;
+}
+APP
+if ${CC:-cc} -std=c11 -o "$root/net" "$root/net.c" -I"$root$prefix/include" \
+    "$root$prefix/lib/libbloomkit-redis.a" "$root$prefix/lib/libbloomkit.a" -lhiredis -lm &&
+    [ "$("$root/net")" = works ]; then
+    ok "program linked against libbloomkit-redis"
+else
+    bad "program linked against libbloomkit-redis"
+fi
+
 # README.md's C example, taken from README.md itself, built and run with
 # exactly its commands against a real install at a non-default prefix
 # (PKG_CONFIG_PATH as the README says; no LD_LIBRARY_PATH, no ldconfig).

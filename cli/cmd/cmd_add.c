@@ -6,6 +6,7 @@
  * RedisBloom's BF.MADD does.
  */
 #define _GNU_SOURCE
+#include "remote.h"
 #include "batch.h"
 #include "commands.h"
 #include "filterfile.h"
@@ -32,6 +33,8 @@ static const char usage[] =
     "saved, said so, and the exit status is 3. A window filter records each\n"
     "line as added now (a time window: at the wall clock), and forgets it once\n"
     "it leaves the window.\n"
+    "FILE may be redis://[[USER]:PASSWORD@]HOST[:PORT]/NAME, a filter in Redis\n"
+    "(see dedup --redis): the lines are claimed there as dedup claims them.\n"
     "\n"
     "      --normalize M  url or email: canonicalize keys first (see bloomkit(1))\n"
     "      --no-wait      if another process is writing FILE, fail (exit 2)\n"
@@ -118,7 +121,14 @@ int bkc_cmd_add(int argc, char **argv)
     bkc_lock_t lock = BKC_LOCK_NONE;
     bk_filter_t *f;
     const char *path;
-    int rc = bkc_filter_inputs_command(argc, argv, usage, &in, &f, &path, &lock);
+    int rc = bkc_filter_inputs_options(argc, argv, usage, &in);
+    if (rc >= 0)
+        return rc;
+    if (optind < argc && bkc_is_remote(argv[optind])) {
+        bkc_remote_opts_t ro = {.url = argv[optind]};
+        return bkc_remote_add(&ro, argv + optind + 1, argc - optind - 1, &in);
+    }
+    rc = bkc_filter_inputs_load(argc, argv, &in, &f, &path, &lock);
     if (rc >= 0)
         return rc;
     bkc_progress_t prog;

@@ -8,6 +8,7 @@
  * a whole line).
  */
 #define _GNU_SOURCE
+#include "remote.h"
 #include "batch.h"
 #include "commands.h"
 #include "filterfile.h"
@@ -34,6 +35,8 @@ static const char usage[] =
     "certainly not in the set. A window filter answers for its window as of\n"
     "now (a time window: the wall clock).\n"
     "Exit status: 0 if any line was selected, 1 if none, 2 on error.\n"
+    "FILE may be redis://[[USER]:PASSWORD@]HOST[:PORT]/NAME, a filter in Redis\n"
+    "(see dedup --redis; not with -q, -l, -m or --mmap).\n"
     "\n"
     "  -v, --absent       select the lines that are not in the filter\n"
     "                     (also --invert-match)\n"
@@ -239,6 +242,13 @@ int bkc_cmd_check(int argc, char **argv)
     int rc = parse_options(argc, argv, &o);
     if (rc >= 0)
         return rc;
+    if (optind < argc && bkc_is_remote(argv[optind])) {
+        if (o.silent || o.names_only || o.max_count || o.use_mmap)
+            return bkc_usage_error("-q, -l, -m and --mmap are for files");
+        bkc_remote_opts_t ro = {.url = argv[optind]};
+        return bkc_remote_check(&ro, argv + optind + 1, argc - optind - 1, &o.in, o.absent,
+                                o.count_only);
+    }
     const char *path;
     bk_filter_t *f = bkc_filter_operand(argc, argv, o.use_mmap, &path);
     if (!f)

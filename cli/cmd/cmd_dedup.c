@@ -42,6 +42,7 @@
 #include "output.h"
 #include "window_opt.h"
 #include "progress.h"
+#include "remote.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,7 +58,7 @@
 #include <unistd.h>
 
 static const char usage[] =
-    "usage: bloomkit dedup [--state FILE] [-n N] [-p P] [INPUT...]\n"
+    "usage: bloomkit dedup [--state FILE | --redis URL] [-n N] [-p P] [INPUT...]\n"
     "\n"
     "Prints each line of the INPUTs (files, or - for standard input; default\n"
     "standard input) the first time it is seen, in constant memory. A new\n"
@@ -78,6 +79,15 @@ static const char usage[] =
     "                     FILE never records a line not yet printed (into a\n"
     "                     pipe: not yet read by its reader), so a\n"
     "                     re-run after any crash repeats lines, never skips\n"
+    "      --redis URL    the seen-set is the filter NAME in Redis or a Redis\n"
+    "                     Cluster, URL redis://[[USER]:PASSWORD@]HOST[:PORT]/NAME\n"
+    "                     (on a cluster, any node), shared with other runs and\n"
+    "                     with Python's ShardedFilter; -n (and -p) create it\n"
+    "                     when it does not exist. Each line is claimed: printed\n"
+    "                     by exactly one run, also when a reply is lost and\n"
+    "                     sent again (bloomkit.so's BF.CLAIM)\n"
+    "      --shards N     shard keys of a new --redis filter (default 1 on a\n"
+    "                     server, 8 per master on a cluster)\n"
     "      --checkpoint S save the state every S seconds (default 30; 0: only\n"
     "                     at the end and when interrupted)\n"
     "      --no-wait      if another process is writing FILE, fail (exit 2)\n"
@@ -601,6 +611,7 @@ static void catch_endings(void)
 typedef struct dedup_opts {
     unsigned threads; /* --threads; 0: every online CPU */
     const char *state;
+    bkc_remote_opts_t remote; /* --redis URL: url set */
     const char *window; /* --window SPEC, or NULL */
     double every;
     bkc_sizing_opts_t sz;
@@ -618,8 +629,10 @@ static unsigned dedup_threads(unsigned asked)
 /* -1 when parsing went on to the inputs, else the exit status. */
 static int parse_options(int argc, char **argv, dedup_opts_t *o)
 {
-    enum { OPT_CHECKPOINT = BKC_OPT_OWN };
+    enum { OPT_CHECKPOINT = BKC_OPT_OWN, OPT_REDIS, OPT_SHARDS };
     static const struct option opts[] = {{"state", required_argument, 0, 's'},
+                                         {"redis", required_argument, 0, OPT_REDIS},
+                                         {"shards", required_argument, 0, OPT_SHARDS},
                                          {"checkpoint", required_argument, 0, OPT_CHECKPOINT},
                                          {"seed", required_argument, 0, BKC_OPT_SEED},
                                          {"capacity", required_argument, 0, 'n'},
@@ -633,6 +646,8 @@ static int parse_options(int argc, char **argv, dedup_opts_t *o)
                                          {0, 0, 0, 0}};
     o->threads = 0;
     o->state = NULL;
+    o->remote = (bkc_remote_opts_t){0};
+    bool kind_or_seed = false;
     o->window = NULL;
     o->every = DEFAULT_CHECKPOINT;
     bkc_sizing_opts_init(&o->sz, 10000000, 1e-6);
@@ -654,16 +669,35 @@ static int parse_options(int argc, char **argv, dedup_opts_t *o)
         case 'w':
             o->window = optarg;
             break;
+        case OPT_REDIS:
+            o->remote.url = optarg;
+            break;
+        case OPT_SHARDS:
+            if (bkc_parse_u64(optarg, &w) != 0 || w < 1 || w > 16384)
+                return bkc_usage_error("bad --shards '%s' (1 to 16384)", optarg);
+            o->remote.shards = (unsigned)w;
+            break;
         case 't':
             if (bkc_parse_u64(optarg, &w) != 0 || w < 1 || w > MAX_THREADS)
                 return bkc_usage_error("bad --threads '%s' (1 to %d)", optarg, MAX_THREADS);
             o->threads = (unsigned)w;
             break;
         default:
+            o->remote.create |= c == 'n';
+            kind_or_seed |= c == 'k' || c == BKC_OPT_SEED;
             if ((rc = bkc_shared_option(c, argv, usage, &o->sz, &o->in)) >= 0)
                 return rc;
         }
     }
+    if (o->remote.url) {
+        if (o->state || o->window || kind_or_seed)
+            return bkc_usage_error("--redis takes none of --state, --window, --kind, --seed");
+        o->remote.n = o->sz.n;
+        o->remote.p = o->sz.p;
+        return -1;
+    }
+    if (o->remote.shards)
+        return bkc_usage_error("--shards is for a new --redis filter");
     bool time_window;
     if (o->window && (rc = bkc_window_option(o->window, &o->sz, &time_window)) >= 0)
         return rc;
@@ -699,6 +733,8 @@ int bkc_cmd_dedup(int argc, char **argv)
     int rc = parse_options(argc, argv, &o);
     if (rc >= 0)
         return rc;
+    if (o.remote.url)
+        return bkc_remote_dedup(&o.remote, argv + optind, argc - optind, &o.in);
     bkc_lock_t lock = BKC_LOCK_NONE;
     bk_filter_t *f = o.state ? open_state(o.state, &o.sz, &lock) : new_seen_set(&o.sz);
     if (f && !o.state &&

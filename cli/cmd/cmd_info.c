@@ -8,6 +8,7 @@
  * and checks every page and counts every bit.
  */
 #define _GNU_SOURCE
+#include "remote.h"
 #include "commands.h"
 #include "filterfile.h"
 #include "message.h"
@@ -33,6 +34,9 @@ static const char usage[] =
     "described without reading it: its fill is the one its item count leads one\n"
     "to expect. --verify reads it whole, checks every page and counts the bits\n"
     "(a cuckoo filter's slots in use).\n"
+    "\n"
+    "FILE may be redis://[[USER]:PASSWORD@]HOST[:PORT]/NAME, a filter in Redis\n"
+    "(see dedup --redis): its layout, shards and nodes, items and bytes.\n"
     "\n"
     "  -j, --json         one JSON object instead of text\n"
     "      --verify       read and check every page of a large file, count its bits\n"
@@ -317,6 +321,12 @@ int bkc_cmd_info(int argc, char **argv)
     if (optind + 1 != argc)
         return bkc_usage_error(optind >= argc ? "FILE is required" : "one FILE only");
     const char *path = argv[optind];
+    if (bkc_is_remote(path)) {
+        if (verify)
+            return bkc_usage_error("--verify is for files");
+        bkc_remote_opts_t ro = {.url = path};
+        return bkc_remote_info(&ro, json);
+    }
     bk_kind_t file_holds;
     if (file_kind(path, &file_holds) &&
         (file_holds == BK_KIND_BITMAP || file_holds == BK_KIND_BITMAP2)) {
