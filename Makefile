@@ -44,7 +44,10 @@ NET_SRC   := $(sort $(wildcard client/*.c))
 NET_OBJ   := $(NET_SRC:client/%.c=$(BUILD)/client/%.o)
 NET_SAN   := $(NET_SRC:client/%.c=$(BUILD)/client-san/%.o)
 NET_LIB   := $(BUILD)/libbloomkit-redis.a
-NET_LIBS  := -lhiredis
+# hiredis linked from its archive: the code is there only for --redis,
+# and a shared library's loading would add its pages to every command's
+# memory (common's --memory cap counts them)
+NET_LIBS  := -l:libhiredis.a
 RED_SRC   := $(sort $(wildcard redis/*.c))
 RED_OBJ   := $(RED_SRC:redis/%.c=$(BUILD)/redis/%.o)
 # Unit tests mirror the sources: tests/unit/lib/ for the library (src/),

@@ -50,6 +50,10 @@ Settings:
     BLOOMKIT_REDIS_CLUSTER          connect with RedisCluster (False)
     BLOOMKIT_REDIS_KEY              filter name; "%(spider)s:seen"
     BLOOMKIT_REDIS_SHARDS           shard keys of the filter (1)
+    BLOOMKIT_REDIS_RESET            empty the seen-set at start: a new
+                                    crawl from scratch (False; set it on one
+                                    process only: every process that starts
+                                    with it clears what the others saw)
     DUPEFILTER_DEBUG                log every filtered request
 
 Stats: "dupefilter/filtered" counts filtered requests (as Scrapy's own
@@ -218,11 +222,21 @@ class BloomRedisDupeFilter(_LoggingDupeFilter):
     the same key."""
 
     def __init__(self, client, key, capacity=DEFAULT_CAPACITY, error_rate=DEFAULT_ERROR_RATE,
-                 shards=1, debug=False, *, fingerprinter=None, stats=None):
+                 shards=1, debug=False, *, fingerprinter=None, stats=None, reset=False):
         from bloomkit.redis import ShardedFilter
         super().__init__(fingerprinter, debug, stats)
+        if reset:
+            try:
+                ShardedFilter(client, key).delete()
+            except LookupError:
+                pass  # nothing to clear
         self.filter = ShardedFilter(client, key, shards=shards, capacity=capacity,
                                     error_rate=error_rate)
+        keys = self.filter.keys
+        logger.info("bloomkit dupefilter: seen-set %r in Redis%s: %d shard key%s (%s%s) and %s",
+                    key, ", cleared at start (BLOOMKIT_REDIS_RESET)" if reset else "",
+                    len(keys), "" if len(keys) == 1 else "s", keys[0],
+                    " ... " + keys[-1] if len(keys) > 1 else "", self.filter.meta_key)
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -243,7 +257,8 @@ class BloomRedisDupeFilter(_LoggingDupeFilter):
                                                 DEFAULT_ERROR_RATE),
                    shards=settings.getint("BLOOMKIT_REDIS_SHARDS", 1),
                    debug=settings.getbool("DUPEFILTER_DEBUG"),
-                   fingerprinter=_fingerprinter(crawler), stats=crawler.stats)
+                   fingerprinter=_fingerprinter(crawler), stats=crawler.stats,
+                   reset=settings.getbool("BLOOMKIT_REDIS_RESET"))
 
     def request_seen(self, request):
         # a claim: a retry after a lost reply does not turn a new request

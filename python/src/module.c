@@ -6,12 +6,13 @@
  */
 #include "pybk.h"
 
-
-/* Seed of the routing hash that picks an item's shard. Any fixed value
- * works as long as every client uses the same one; it only has to differ
- * from the filters' own seeds (random per filter), so that the items a
- * shard receives are not correlated with the bits they set there. */
-#define PYBK_ROUTE_SEED 0x5348415244524f55ULL /* "SHARDROU" */
+/* The routing hash's seed, BK_REDIS_ROUTE_SEED, is the one every client of
+ * the sharded filter uses (the tool through libbloomkit-redis too): any
+ * fixed value works, as long as it differs from the filters' own seeds
+ * (random per filter), so that the items a shard receives are not
+ * correlated with the bits they set there. Only the header is used: the
+ * extension does not link the client library. */
+#include <bloomkit/redis.h>
 
 PyDoc_STRVAR(restore_doc, "_restore(data) -> Filter | Bitmap\n--\n\nUnpickling helper.");
 
@@ -124,7 +125,7 @@ static PyObject *module_plan(PyObject *mod, PyObject *args, PyObject *kw)
 
 static uint64_t route(const bk_key_t *key, uint64_t shards)
 {
-    return bk_hash_raw(BK_HASH_XXH3, PYBK_ROUTE_SEED, key->ptr, key->len) % shards;
+    return bk_hash_raw(BK_HASH_XXH3, BK_REDIS_ROUTE_SEED, key->ptr, key->len) % shards;
 }
 
 PyDoc_STRVAR(shard_of_doc,

@@ -15,7 +15,7 @@ import pytest
 import redis
 
 import servers
-from bloomkit.redis import ShardedFilter
+from bloomkit.redis import ShardedFilter, key_slot
 
 
 def urls(lo, hi):
@@ -251,3 +251,129 @@ def test_a_server_restarted_from_its_aof_mid_run(tool):
         assert rest == urls(300, 600)
     finally:
         server.stop()
+
+
+def read_lines(proc, n, timeout=60):
+    """n lines of proc's output, or fails after timeout seconds."""
+    import select
+    got, buf, deadline = [], b"", time.monotonic() + timeout
+    fd = proc.stdout.fileno()
+    while len(got) < n:
+        left = deadline - time.monotonic()
+        assert left > 0, "only %d of %d lines came" % (len(got), n)
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(fd, 1 << 16)
+        assert chunk, "the output ended after %d of %d lines" % (len(got), n)
+        buf += chunk
+        *lines, buf = buf.split(b"\n")
+        got += [line.decode() for line in lines]
+    assert buf == b"" and len(got) == n, "more lines than %d came" % n
+    return got
+
+
+def feed(proc, lines):
+    proc.stdin.write("".join(u + "\n" for u in lines).encode())
+    proc.stdin.flush()
+
+
+def owner_of(cluster, key):
+    slot = key_slot(key)
+    for node in cluster:
+        if node.client.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot):
+            return node
+    raise AssertionError("no node holds %s" % key)
+
+
+def move_keys(slot, source, target):
+    while True:
+        keys = source.client.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 100)
+        if not keys:
+            return
+        source.client.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 10000,
+                                      "KEYS", *keys)
+
+
+def test_a_slot_migrated_during_a_run(cluster, tool):
+    from test_sharded import node_ids
+    url = "redis://127.0.0.1:%d/mig" % cluster[0].port
+    run(tool, "dedup", "--redis", url, "-n", "100000", "-p", "1e-7", "--shards", "3")
+    from redis.cluster import RedisCluster
+    sf = ShardedFilter(RedisCluster(host="127.0.0.1", port=cluster[0].port), "mig")
+    key = sf.keys[0]
+    slot = key_slot(key)
+    source = owner_of(cluster, key)
+    target = next(n for n in cluster if n is not source)
+    ids = node_ids(cluster)
+    proc = subprocess.Popen([tool, "dedup", "--redis", url], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        feed(proc, urls(0, 300))
+        assert read_lines(proc, 300) == urls(0, 300)
+        # half-way through a migration: the key moved, the slot not yet;
+        # the source answers ASK for it
+        target.client.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", ids[source.port])
+        source.client.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", ids[target.port])
+        move_keys(slot, source, target)  # the shard and its claims' records
+        feed(proc, urls(200, 600))
+        assert read_lines(proc, 300) == urls(300, 600)
+        # the migration finished: the source answers MOVED
+        move_keys(slot, source, target)
+        for node in cluster:
+            node.client.execute_command("CLUSTER", "SETSLOT", slot, "NODE", ids[target.port])
+        feed(proc, urls(500, 900))
+        proc.stdin.close()
+        assert read_lines(proc, 300) == urls(600, 900)
+        assert proc.wait(timeout=60) == 0, proc.stderr.read().decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert owner_of(cluster, key) is target
+    assert sf.mexists(urls(0, 900)) == [True] * 900
+
+
+def test_a_failover_during_a_run(tool):
+    """A master killed mid-run; its replica is promoted; the run goes on
+    and loses nothing the replica had."""
+    nodes = servers.start_cluster(3)
+    replica = servers.RedisServer("--cluster-enabled", "yes", "--cluster-config-file",
+                                  "nodes.conf", "--cluster-node-timeout", "1000").start()
+    try:
+        for node in nodes:  # a short node timeout: a quick failover
+            node.client.config_set("cluster-node-timeout", 1000)
+        url = "redis://127.0.0.1:%d/fo" % nodes[1].port
+        run(tool, "dedup", "--redis", url, "-n", "100000", "-p", "1e-7", "--shards", "3")
+        victim = nodes[0]
+        vid = victim.client.execute_command("CLUSTER", "MYID").decode()
+        out = subprocess.run(["redis-cli", "--cluster", "add-node",
+                              "127.0.0.1:%d" % replica.port, "127.0.0.1:%d" % victim.port,
+                              "--cluster-slave", "--cluster-master-id", vid],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stdout[-500:] + out.stderr
+        deadline = time.monotonic() + 30
+        while replica.client.info("replication").get("master_link_status") != "up":
+            assert time.monotonic() < deadline, "the replica never synced"
+            time.sleep(0.1)
+        proc = subprocess.Popen([tool, "dedup", "--redis", url], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            feed(proc, urls(0, 3000))
+            assert read_lines(proc, 3000) == urls(0, 3000)
+            # the claims reached the replica before the master dies
+            victim.client.execute_command("WAIT", 1, 5000)
+            victim.proc.kill()
+            victim.proc.wait()
+            feed(proc, urls(2000, 5000))
+            proc.stdin.close()
+            assert read_lines(proc, 2000, timeout=90) == urls(3000, 5000)
+            assert proc.wait(timeout=60) == 0, proc.stderr.read().decode()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        role = replica.client.execute_command("ROLE")[0]
+        assert role == b"master", role
+    finally:
+        replica.stop()
+        for node in nodes:
+            node.stop()

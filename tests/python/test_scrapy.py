@@ -70,6 +70,7 @@ def crawl(url, **settings):
                           json.dumps(settings)], capture_output=True, text=True, env=env,
                          timeout=120)
     assert out.returncode == 0, out.stderr[-3000:]
+    crawl.log = out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -131,15 +132,22 @@ def test_pause_and_resume_with_jobdir(site, tmp_path):
 def test_redis_dupefilter_shares_the_seen_set(site, redis_server):
     settings = dict(DUPEFILTER_CLASS="bloomkit.scrapy.BloomRedisDupeFilter",
                     BLOOMKIT_REDIS_URL="redis://127.0.0.1:%d" % redis_server.port,
-                    BLOOMKIT_REDIS_SHARDS=2, BLOOMKIT_DUPEFILTER_CAPACITY=10_000)
+                    BLOOMKIT_REDIS_SHARDS=2, BLOOMKIT_DUPEFILTER_CAPACITY=10_000,
+                    LOG_LEVEL="INFO")
     first = crawl(site, **settings)
     hits = page_hits()
     assert len(hits) == PAGES and set(hits.values()) == {1}
     assert first["bloomkit/dupefilter/items"] == PAGES
     assert redis_server.client.exists("site:seen:meta") == 1
+    assert "seen-set 'site:seen' in Redis: 2 shard keys (site:seen:0{" in crawl.log
+    assert "site:seen:meta" in crawl.log
     second = crawl(site, **settings)  # another process, same Redis filter
     assert sum(page_hits().values()) == PAGES, "the second crawler refetched"
     assert second["dupefilter/filtered"] == 1
+    # a new crawl from scratch: the seen-set emptied at start, said in the log
+    crawl(site, BLOOMKIT_REDIS_RESET=True, **settings)
+    assert set(page_hits().values()) == {2}, "a reset crawl fetches every page again"
+    assert "cleared at start (BLOOMKIT_REDIS_RESET)" in crawl.log
 
 
 def test_kill_9_and_resume_refetches_at_most_a_checkpoint(site, tmp_path):
