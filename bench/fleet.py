@@ -113,12 +113,14 @@ def fingerprint_set(client, n):
 
 def memory_table(single):
     url = "redis://127.0.0.1:%d/billion" % single.port
+    base = used(single.client)
     subprocess.run([TOOL, "dedup", "--redis", url, "-n", "1e9", "-p", "0.001"],
                    stdin=subprocess.DEVNULL, check=True)
     info = subprocess.run([TOOL, "info", "--json", url], stdout=subprocess.PIPE,
                           check=True).stdout.decode()
     import json
     ours = json.loads(info)["bytes"]
+    held = used(single.client) - base
     single.client.flushall()
     sets = [(n, fingerprint_set(single.client, n)) for n in SETS]
     per = sets[-1][1] / sets[-1][0]
@@ -128,6 +130,7 @@ def memory_table(single):
     print("|---|---:|---:|")
     print("| bloomkit.so filter, `dedup --redis -n 1e9 -p 0.001` (payload, BF.INFO Size) "
           "| %.2f GB | %.2f GB |" % (ours / 1e9, ours / 1e9))
+    print("| the same, the server's used_memory | %.2f GB | %.2f GB |" % (held / 1e9, held / 1e9))
     for n, size in sets:
         print("| scrapy-redis fingerprint set (SADD of 40 hex), %s requests | %.0f MB "
               "(%.0f B each) | |" % ("{:,}".format(n), size / 1e6, size / n))

@@ -518,9 +518,13 @@ static bk_status_t create(bk_redis_t *r, const char *meta_key)
         free(res);
         return fail(r, BK_ENOMEM, "out of memory");
     }
+    /* bloomkit.so: TIGHTENING 0.5, the first sub-filter at the rate itself
+     * (the rate at capacity is the one asked for, in 13% less memory than
+     * RedisBloom's rule; a shard grown past its capacity may reach twice
+     * the rate); RedisBloom has no such option. */
     for (unsigned i = 0; i < s; i++) {
-        const char *w[] = {"BF.RESERVE", r->keys[i], rate, cap};
-        one_init(&res[i], r->keys[i], 4, w);
+        const char *w[] = {"BF.RESERVE", r->keys[i], rate, cap, "TIGHTENING", "0.5"};
+        one_init(&res[i], r->keys[i], r->claims ? 6 : 4, w);
         cmds[i] = res[i].cmd;
     }
     bk_status_t st = run(r, cmds, s, true);

@@ -79,6 +79,20 @@ static bool expansion_arg_or_reply(RedisModuleCtx *ctx, RedisModuleString *arg, 
     return true;
 }
 
+/* TIGHTENING r: a ratio in (0, 1) that a float holds exactly would do;
+ * any in (0, 1) is taken (a packed key keeps a float's, as the library's
+ * chains do). */
+static bool tightening_arg_or_reply(RedisModuleCtx *ctx, RedisModuleString *arg, bkr_params_t *p)
+{
+    double r;
+    if (!bkr_arg_double(arg, &r) || !(r > 0.0 && r < 1.0)) {
+        RedisModule_ReplyWithError(ctx, "ERR bad tightening ratio (a number between 0 and 1)");
+        return false;
+    }
+    p->tightening = r;
+    return true;
+}
+
 static bool seed_arg_or_reply(RedisModuleCtx *ctx, RedisModuleString *arg, bkr_params_t *p)
 {
     if (!bkr_arg_u64(arg, &p->seed)) {
@@ -128,6 +142,8 @@ static bool valued_option(RedisModuleCtx *ctx, RedisModuleString **argv, int i, 
         return expansion_arg_or_reply(ctx, argv[i + 1], &o->p.expansion, insert);
     case BKR_OPT_SEED:
         return seed_arg_or_reply(ctx, argv[i + 1], &o->p);
+    case BKR_OPT_TIGHTENING:
+        return tightening_arg_or_reply(ctx, argv[i + 1], &o->p);
     default: /* BKR_OPT_INSERT: CAPACITY or ERROR */
         return bkr_arg_is(argv[i], "CAPACITY")
                    ? capacity_arg_or_reply(ctx, argv[i + 1], &o->p.capacity, true)
@@ -143,6 +159,8 @@ static unsigned option_kind(const RedisModuleString *arg, bool *valued)
         return BKR_OPT_EXPANSION;
     if (bkr_arg_is(arg, "SEED"))
         return BKR_OPT_SEED;
+    if (bkr_arg_is(arg, "TIGHTENING"))
+        return BKR_OPT_TIGHTENING;
     if (bkr_arg_is(arg, "CAPACITY") || bkr_arg_is(arg, "ERROR"))
         return BKR_OPT_INSERT;
     *valued = false;
@@ -195,6 +213,11 @@ bool bkr_parse_options_or_reply(RedisModuleCtx *ctx, RedisModuleString **argv, i
     }
     if (!(allowed & BKR_OPT_INSERT) && o->p.nonscaling && expansion_given) {
         RedisModule_ReplyWithError(ctx, "Nonscaling filters cannot expand");
+        return false;
+    }
+    if (o->p.nonscaling && o->p.tightening > 0) {
+        RedisModule_ReplyWithError(ctx, "ERR TIGHTENING is for scaling filters (not with "
+                                        "NONSCALING)");
         return false;
     }
     return true;

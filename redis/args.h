@@ -13,7 +13,8 @@ enum {
     BKR_OPT_EXPANSION = 1 << 0,  /* EXPANSION x */
     BKR_OPT_NONSCALING = 1 << 1, /* NONSCALING */
     BKR_OPT_SEED = 1 << 2,       /* SEED s */
-    BKR_OPT_INSERT = 1 << 3      /* CAPACITY c, ERROR e, NOCREATE, ITEMS ... */
+    BKR_OPT_INSERT = 1 << 3,     /* CAPACITY c, ERROR e, NOCREATE, ITEMS ... */
+    BKR_OPT_TIGHTENING = 1 << 4  /* TIGHTENING r (valkey-bloom's) */
 };
 
 typedef struct bkr_options {

@@ -104,6 +104,13 @@ typedef struct bkr_params {
     double error;
     uint64_t expansion; /* BF only */
     bool nonscaling;    /* BF only */
+    double tightening;  /* BF only. 0: RedisBloom's rule, the first
+                           sub-filter at error / 2 and each next one at half
+                           the last (the chain's errors sum below the error);
+                           else valkey-bloom's TIGHTENING: the first at the
+                           error itself (so the rate at capacity is the one
+                           asked for), each next one this times the last (a
+                           grown chain may reach error / (1 - tightening)) */
     bool seed_set;      /* seed given by the user (SEED): mergeable filters */
     uint64_t seed;
 } bkr_params_t;

@@ -33,7 +33,9 @@ int bkr_cmd_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_options_t o = {.p = bkr_defaults(BKR_BF)};
     if (!bkr_rate_capacity_or_reply(ctx, argv, &o.p) ||
         !bkr_parse_options_or_reply(ctx, argv, argc, 4,
-                                    BKR_OPT_EXPANSION | BKR_OPT_NONSCALING | BKR_OPT_SEED, &o))
+                                    BKR_OPT_EXPANSION | BKR_OPT_NONSCALING | BKR_OPT_SEED |
+                                        BKR_OPT_TIGHTENING,
+                                    &o))
         return REDISMODULE_OK;
     return bkr_reserve(ctx, argv, BKR_BF, &o.p);
 }
@@ -71,7 +73,7 @@ int bkr_cmd_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bkr_options_t o = {.p = bkr_defaults(BKR_BF)};
     if (!bkr_parse_options_or_reply(ctx, argv, argc, 2,
                                     BKR_OPT_INSERT | BKR_OPT_EXPANSION | BKR_OPT_NONSCALING |
-                                        BKR_OPT_SEED,
+                                        BKR_OPT_SEED | BKR_OPT_TIGHTENING,
                                     &o))
         return REDISMODULE_OK;
     return bkr_add_command(ctx, argv, argc, BKR_BF, &o, true);

@@ -107,17 +107,18 @@ static bk_status_t plan_for(bkr_family_t family, uint64_t capacity, double error
  * only sub-filter gets the error itself. The library applies the same rule
  * (bk_options_t: tightening 0.5, first_error_as_given false); later
  * sub-filters are sized by bk_filter_next_growth(). */
-static double first_sub_error(double error, bool nonscaling)
+static double first_sub_error(const bkr_params_t *p)
 {
-    return nonscaling ? error : error * (1 - BKR_TIGHTENING);
+    /* valkey-bloom's TIGHTENING: the first sub-filter at the error itself */
+    return p->nonscaling || p->tightening > 0 ? p->error : p->error * (1 - BKR_TIGHTENING);
 }
 
-static bool within_limit_or_reply(RedisModuleCtx *ctx, bkr_family_t family, uint64_t capacity,
-                                  double error, bool nonscaling)
+static bool within_limit_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p)
 {
     bk_plan_t plan;
-    uint64_t cap = bkr_cap(ctx);
-    bk_status_t st = plan_for(family, capacity, error, first_sub_error(error, nonscaling), &plan);
+    uint64_t cap = bkr_cap(ctx), capacity = p->capacity;
+    double error = p->error;
+    bk_status_t st = plan_for(family, capacity, error, first_sub_error(p), &plan);
     if (st == BK_OK && plan.bytes <= cap) {
         if (plan.bytes > bkr_config.max_bytes) /* rebuilt whole: see bkr_cap */
             RedisModule_Log(ctx, "notice",
@@ -164,9 +165,10 @@ static bk_options_t options_for(RedisModuleCtx *ctx, bkr_family_t family, const 
         opts.kind = BK_KIND_COUNTING;
     } else {
         opts.kind = BK_KIND_SCALABLE;
-        opts.sub_kind = bf_sub_kind(p->capacity, first_sub_error(p->error, p->nonscaling));
+        opts.sub_kind = bf_sub_kind(p->capacity, first_sub_error(p));
         opts.growth = (double)p->expansion;
-        opts.tightening = BKR_TIGHTENING;
+        opts.tightening = p->tightening > 0 ? p->tightening : BKR_TIGHTENING;
+        opts.first_error_as_given = p->tightening > 0;
         opts.nonscaling = p->nonscaling;
     }
     return opts;
@@ -188,7 +190,7 @@ static void creation_failed(RedisModuleCtx *ctx, bkr_family_t family, const bkr_
  * classic, or precise where that needs fewer bits (packed.c). */
 void *bkr_new_value_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p)
 {
-    if (!within_limit_or_reply(ctx, family, p->capacity, p->error, p->nonscaling)) {
+    if (!within_limit_or_reply(ctx, family, p)) {
         if (bkr_loading(ctx)) /* the AOF's key would be missing, or made up later */
             bkr_fatal_load(ctx, "%s capacity %llu error %g cannot be created",
                            bkr_family_prefix(family), (unsigned long long)p->capacity, p->error);
@@ -250,9 +252,12 @@ void bkr_replicate_made(RedisModuleCtx *ctx, RedisModuleString *keyname, const b
         return;
     char spec[128];
     const bkr_params_t *q = &made->p;
-    snprintf(spec, sizeof spec, "%s:%llu:%.17g:%llu:%d:%llu", bkr_family_prefix(made->family),
-             (unsigned long long)q->capacity, q->error, (unsigned long long)q->expansion,
-             q->nonscaling ? 1 : 0, (unsigned long long)q->seed);
+    int len = snprintf(spec, sizeof spec, "%s:%llu:%.17g:%llu:%d:%llu",
+                       bkr_family_prefix(made->family), (unsigned long long)q->capacity, q->error,
+                       (unsigned long long)q->expansion, q->nonscaling ? 1 : 0,
+                       (unsigned long long)q->seed);
+    if (q->tightening > 0 && len > 0 && (size_t)len < sizeof spec) /* a 7th field when set */
+        snprintf(spec + len, sizeof spec - (size_t)len, ":%.17g", q->tightening);
     if (n > 0)
         RedisModule_Replicate(ctx, "BKI.CREATE", "scv", keyname, spec, items, (size_t)n);
     else

@@ -471,7 +471,8 @@ static bool spec_colon(const char **s, const char *end)
     return true;
 }
 
-/* "BF|CBF:capacity:error:expansion:nonscaling:seed" (bkr_replicate_made)
+/* "BF|CBF:capacity:error:expansion:nonscaling:seed[:tightening]"
+ * (bkr_replicate_made)
  * into *family and *p; false if it is not one. */
 static bool parse_spec(RedisModuleString *arg, bkr_family_t *family, bkr_params_t *p)
 {
@@ -501,10 +502,18 @@ static bool parse_spec(RedisModuleString *arg, bkr_family_t *family, bkr_params_
     s = colon + 1;
     uint64_t ns;
     if (!spec_u64(&s, end, &p->expansion) || !spec_colon(&s, end) || !spec_u64(&s, end, &ns) ||
-        ns > 1 || !spec_colon(&s, end) || !spec_u64(&s, end, &p->seed) || s != end)
+        ns > 1 || !spec_colon(&s, end) || !spec_u64(&s, end, &p->seed))
         return false;
     p->nonscaling = ns == 1;
-    return true;
+    if (s == end)
+        return true;
+    /* ":tightening", when the key was made with TIGHTENING */
+    if (*s != ':' || (size_t)(end - s) >= sizeof num)
+        return false;
+    memcpy(num, s + 1, (size_t)(end - s - 1));
+    num[end - s - 1] = '\0';
+    p->tightening = strtod(num, &stop);
+    return *stop == '\0' && p->tightening > 0 && p->tightening < 1 && !p->nonscaling;
 }
 
 /* The older form: BKI.CREATE key BF|CBF capacity error expansion

@@ -15,7 +15,10 @@
  *    16384 slots;
  *  - an item goes to shard XXH3(item, BK_REDIS_ROUTE_SEED) mod shards;
  *  - each shard is reserved for capacity/shards plus four standard
- *    deviations of the binomial spread, at the error rate.
+ *    deviations of the binomial spread, at the error rate (by this library,
+ *    on bloomkit.so, with TIGHTENING 0.5: the first sub-filter at the rate
+ *    itself, so that at capacity the rate is the one asked for; a shard
+ *    grown past its capacity may reach twice the rate).
  * Items are sent as given: normalize them first (bk_key_normalize) where
  * other workers do.
  *

@@ -111,6 +111,12 @@ def test_dedup_creates_the_filter_and_prints_each_line_once(redis_server, tool):
     # the layout Python's ShardedFilter reads, and a second run prints only new lines
     meta = redis_server.client.hgetall("once:meta")
     assert meta[b"shards"] == b"1" and meta[b"capacity"] == b"100000"
+    # its shard starts at the rate asked for (TIGHTENING 0.5): the size of
+    # a filter that never grows, not RedisBloom's first sub-filter at p/2
+    c = redis_server.client
+    c.execute_command("BF.RESERVE", "ref", "1e-07", 100000, "NONSCALING")
+    assert c.execute_command("BF.INFO", "once:0{0}", "SIZE") == \
+        c.execute_command("BF.INFO", "ref", "SIZE")
     _, out, _ = run(tool, "dedup", "--redis", url, lines=urls(3500, 4500))
     assert out == urls(4000, 4500)
     _, out, _ = run(tool, "info", "--json", url)
@@ -120,7 +126,12 @@ def test_dedup_creates_the_filter_and_prints_each_line_once(redis_server, tool):
 def test_tool_and_python_share_one_filter(redis_server, tool):
     url = url_of(redis_server, "shared")
     sf = ShardedFilter(redis_server.client, "shared", shards=4, capacity=100000,
-                       error_rate=1e-7)
+                       error_rate=1e-7, tightening=0.5)
+    from bloomkit.redis import shard_capacity
+    redis_server.client.execute_command("BF.RESERVE", "ref4", "1e-07",
+                                        shard_capacity(100000, 4), "NONSCALING")
+    assert redis_server.client.execute_command("BF.INFO", sf.keys[0], "SIZE") == \
+        redis_server.client.execute_command("BF.INFO", "ref4", "SIZE")  # tightening=0.5
     assert all(sf.claim(urls(0, 500)))
     # opened, not created: the tool takes Python's layout (4 shards)
     _, out, _ = run(tool, "dedup", "--redis", url, lines=urls(0, 1000))

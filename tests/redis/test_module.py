@@ -1391,6 +1391,83 @@ def test_create_forms(r):
         check("BKI.CREATE %s refused" % bad, e is not None and r.type("cf-bad") == b"none", e)
 
 
+def info_field(r, key, name):
+    """One field of BF.INFO's reply."""
+    reply = r.execute_command("BF.INFO", key)
+    fields = dict(zip(reply[0::2], reply[1::2]))
+    return fields[name.encode()]
+
+
+def test_tightening(r):
+    """TIGHTENING r (valkey-bloom's option): the first sub-filter gets the
+    error rate itself, so a filter sized for its capacity is smaller than by
+    RedisBloom's rule (which starts at half the rate), and at capacity its
+    false-positive rate is still the one asked for; it grows as a scaling
+    filter, each new sub-filter r times the last one's error."""
+    r.flushall()
+    r.execute_command("BF.RESERVE", "rb", "0.001", "1000000")
+    r.execute_command("BF.RESERVE", "tg", "0.001", "1000000", "TIGHTENING", "0.5")
+    r.execute_command("BF.RESERVE", "ns", "0.001", "1000000", "NONSCALING")
+    size = {k: info_field(r, k, "Size") for k in ("rb", "tg", "ns")}
+    check("TIGHTENING: sized as the rate itself asks (%s)" % size,
+          size["tg"] == size["ns"] and size["tg"] < 0.9 * size["rb"], size)
+    n = scaled(20000)
+    r.execute_command("BF.RESERVE", "acc", "0.01", n, "TIGHTENING", "0.5")
+    added = items("in", n)
+    for i in range(0, n, 1000):
+        r.execute_command("BF.MADD", "acc", *added[i:i + 1000])
+    probes = items("out", max(scaled(20000), 2000))
+    fp = sum(sum(r.execute_command("BF.MEXISTS", "acc", *probes[i:i + 1000]))
+             for i in range(0, len(probes), 1000))
+    rate = fp / len(probes)
+    bound = 0.01 + 4 * (0.01 * 0.99 / len(probes)) ** 0.5
+    check("TIGHTENING: false-positive rate at capacity %.4f <= %.4f" % (rate, bound),
+          rate <= bound, rate)
+    more = items("more", n)
+    for i in range(0, n, 1000):
+        r.execute_command("BF.MADD", "acc", *more[i:i + 1000])
+    res = []
+    for batch in (added, more):
+        for i in range(0, n, 1000):
+            res += r.execute_command("BF.MEXISTS", "acc", *batch[i:i + 1000])
+    check("TIGHTENING: grown to %s sub-filters, no false negatives"
+          % info_field(r, "acc", "Number of filters"),
+          info_field(r, "acc", "Number of filters") >= 2 and all(x == 1 for x in res))
+    for bad in (["0"], ["1"], ["-0.5"], ["x"]):
+        e = error_of(r.execute_command, "BF.RESERVE", "bad", "0.01", "100", "TIGHTENING", *bad)
+        check("TIGHTENING %s refused" % bad[0], e is not None and "tightening" in e, e)
+    e = error_of(r.execute_command, "BF.RESERVE", "bad", "0.01", "100", "NONSCALING",
+                 "TIGHTENING", "0.5")
+    check("TIGHTENING with NONSCALING refused", e is not None and "NONSCALING" in e, e)
+    r.execute_command("BF.INSERT", "ins", "CAPACITY", "1000", "ERROR", "0.01", "TIGHTENING",
+                      "0.25", "ITEMS", "a")
+    r.execute_command("BF.RESERVE", "ins-ns", "0.01", "1000", "NONSCALING")
+    check("BF.INSERT takes TIGHTENING",
+          info_field(r, "ins", "Size") == info_field(r, "ins-ns", "Size") and
+          r.execute_command("BF.EXISTS", "ins", "a") == 1)
+
+
+def test_tightening_survives_aof():
+    """A key made with TIGHTENING is propagated with it (BKI.CREATE's
+    seventh field): rebuilt from the AOF and grown, it is byte for byte the
+    one a server that never restarted grows."""
+    s = Server("tighten", extra=["--appendonly", "yes", "--appendfsync", "always"]).start()
+    try:
+        s.r.execute_command("BF.INSERT", "t1", "CAPACITY", "100", "ERROR", "0.01", "SEED", "5",
+                            "TIGHTENING", "0.5", "ITEMS", "a", "b")
+        s.stop()
+        s.start()
+        s.r.execute_command("BF.INSERT", "t2", "CAPACITY", "100", "ERROR", "0.01", "SEED", "5",
+                            "TIGHTENING", "0.5", "ITEMS", "a", "b")
+        more = items("grow", 300)
+        for key in ("t1", "t2"):
+            s.r.execute_command("BF.MADD", key, *more)
+        check("TIGHTENING: rebuilt from the AOF and grown, the same filter",
+              s.r.dump("t1") == s.r.dump("t2") and info_field(s.r, "t1", "Number of filters") > 1)
+    finally:
+        s.stop()
+
+
 def test_claims(r):
     """BF.CLAIM key id seconds item...: BF.MADD that a retry repeats
     safely. The first call adds and answers; a second with the same id
@@ -1819,6 +1896,7 @@ def main():
         test_merge(r)
         test_create_forms(r)
         test_claims(r)
+        test_tightening(r)
         test_notifications(s.port)
         test_default_cap(r)
         test_cap_every_path(r)
@@ -1836,6 +1914,7 @@ def main():
     test_aof_one_command_per_new_key()
     test_claims_survive()
     test_aof_restart()
+    test_tightening_survives_aof()
     test_replication()
     test_cluster()
 
