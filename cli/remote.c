@@ -25,17 +25,36 @@
 
 typedef enum job { JOB_DEDUP, JOB_CHECK, JOB_ADD } job_t;
 
-typedef struct rctx {
-    bk_redis_t *r;
-    job_t job;
-    bool absent, count_only;
+/* One batch of lines: read, then in flight (its call sent), then answered
+ * and printed. Two take turns, so that the next batch is read, normalized
+ * and sent while the servers work on the last. */
+typedef struct batch {
     char *arena;
     size_t used, cap;
     size_t n;
     size_t line_off[BATCH_LINES], line_len[BATCH_LINES];
     size_t key_off[BATCH_LINES], key_len[BATCH_LINES];
-    bk_key_t keys[BATCH_LINES];
-    int8_t ans[BATCH_LINES];
+    int8_t ans[BATCH_LINES];      /* each line's answer */
+    bk_key_t send[BATCH_LINES];   /* the keys sent */
+    uint32_t sent_of[BATCH_LINES]; /* the line of each key sent */
+    int8_t sans[BATCH_LINES];     /* their answers */
+    size_t nsend;
+    bk_redis_pending_t *pending;  /* in flight */
+} batch_t;
+
+/* Keys of the batch in flight, for the next one: open addressing over
+ * their indexes in its send[] (+1; 0 is empty). */
+#define SEEN_SLOTS (2 * BATCH_LINES)
+
+typedef struct rctx {
+    bk_redis_t *r;
+    job_t job;
+    bool absent, count_only;
+    bool overlap;         /* two batches in flight (not with BF.MADD) */
+    batch_t b[2];
+    int cur;              /* the batch being filled; b[!cur] may be in flight */
+    uint32_t seen[SEEN_SLOTS];
+    bool seen_valid;      /* seen[] holds b[!cur]'s keys */
     uint64_t lines, hits; /* lines read; new (dedup, add) or printed (check) */
     int failed;           /* an error met in the idle hook */
 } rctx_t;
@@ -74,70 +93,156 @@ static bk_redis_t *open_remote(const bkc_remote_opts_t *o)
     return r;
 }
 
-static int push(rctx_t *c, const char *line, size_t len, const char *key, size_t klen)
+static int push(batch_t *b, const char *line, size_t len, const char *key, size_t klen)
 {
     bool same = key == line && klen == len;
     size_t need = len + (same ? 0 : klen);
-    if (c->used + need > c->cap) {
-        size_t cap = c->cap ? c->cap : BATCH_BYTES;
-        while (cap < c->used + need)
+    if (b->used + need > b->cap) {
+        size_t cap = b->cap ? b->cap : BATCH_BYTES;
+        while (cap < b->used + need)
             cap *= 2;
-        char *a = realloc(c->arena, cap);
+        char *a = realloc(b->arena, cap);
         if (!a)
             return -1;
-        c->arena = a;
-        c->cap = cap;
+        b->arena = a;
+        b->cap = cap;
     }
-    memcpy(c->arena + c->used, line, len);
-    c->line_off[c->n] = c->used;
-    c->line_len[c->n] = len;
-    c->used += len;
+    memcpy(b->arena + b->used, line, len);
+    b->line_off[b->n] = b->used;
+    b->line_len[b->n] = len;
+    b->used += len;
     if (same) {
-        c->key_off[c->n] = c->line_off[c->n];
+        b->key_off[b->n] = b->line_off[b->n];
     } else {
-        memcpy(c->arena + c->used, key, klen);
-        c->key_off[c->n] = c->used;
-        c->used += klen;
+        memcpy(b->arena + b->used, key, klen);
+        b->key_off[b->n] = b->used;
+        b->used += klen;
     }
-    c->key_len[c->n] = klen;
-    c->n++;
+    b->key_len[b->n] = klen;
+    b->n++;
     return 0;
 }
 
-/* Sends the batch and prints its answers. 0, or 2 after a message: then
- * the lines printed are those answered before the first line the failure
- * stopped (in input order), every one of them recorded. */
-static int flush(rctx_t *c)
+static size_t seen_slot(const void *key, size_t len)
 {
-    if (c->n == 0)
-        return 0;
-    for (size_t i = 0; i < c->n; i++)
-        c->keys[i] = (bk_key_t){c->arena + c->key_off[i], c->key_len[i]};
-    bk_status_t st = c->job == JOB_CHECK ? bk_redis_contains(c->r, c->keys, c->n, c->ans)
-                                         : bk_redis_claim(c->r, c->keys, c->n, c->ans);
+    return (size_t)(bk_hash_raw(BK_HASH_XXH3, 0, key, len) % SEEN_SLOTS);
+}
+
+/* True if the batch in flight sends this key (its claim decides it). */
+static bool in_flight(const rctx_t *c, const void *key, size_t len)
+{
+    const batch_t *o = &c->b[!c->cur];
+    for (size_t h = seen_slot(key, len);; h = (h + 1) % SEEN_SLOTS) {
+        uint32_t v = c->seen[h];
+        if (v == 0)
+            return false;
+        const bk_key_t *k = &o->send[v - 1];
+        if (k->len == len && memcmp(k->ptr, key, len) == 0)
+            return true;
+    }
+}
+
+/* seen[] := the keys b sends. */
+static void remember(rctx_t *c, const batch_t *b)
+{
+    memset(c->seen, 0, sizeof c->seen);
+    for (size_t j = 0; j < b->nsend; j++) {
+        size_t h = seen_slot(b->send[j].ptr, b->send[j].len);
+        while (c->seen[h])
+            h = (h + 1) % SEEN_SLOTS;
+        c->seen[h] = (uint32_t)j + 1;
+    }
+    c->seen_valid = true;
+}
+
+/* Sends the batch being filled. A key that the batch in flight also sends
+ * is answered "seen" here: that earlier line's claim decides it (the two
+ * calls may run in either order on the servers). 0, or 2 after a message. */
+static int send_batch(rctx_t *c)
+{
+    batch_t *b = &c->b[c->cur];
+    b->nsend = 0;
+    bool probe = c->job != JOB_CHECK && c->seen_valid;
+    for (size_t i = 0; i < b->n; i++) {
+        const char *key = b->arena + b->key_off[i];
+        if (probe && in_flight(c, key, b->key_len[i])) {
+            b->ans[i] = 0;
+            continue;
+        }
+        b->ans[i] = -1;
+        b->send[b->nsend] = (bk_key_t){key, b->key_len[i]};
+        b->sent_of[b->nsend++] = (uint32_t)i;
+    }
+    bk_status_t st = c->job == JOB_CHECK
+                         ? bk_redis_contains_send(c->r, b->send, b->nsend, &b->pending)
+                         : bk_redis_claim_send(c->r, b->send, b->nsend, &b->pending);
+    if (st != BK_OK) {
+        b->pending = NULL;
+        bkc_error("%s", bk_redis_error(c->r));
+        return 2;
+    }
+    return 0;
+}
+
+/* Waits for batch b's answers and prints its lines in order (unless
+ * `print` is false: an earlier batch failed). 0, or 2 after a message: the
+ * lines printed are those answered before the first line the failure
+ * stopped, every one of them recorded. */
+static int finish_batch(rctx_t *c, batch_t *b, bool print)
+{
     int rc = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        if (c->ans[i] < 0)
+    if (b->pending) {
+        bk_status_t st = bk_redis_wait(c->r, b->pending, b->sans);
+        b->pending = NULL;
+        for (size_t j = 0; j < b->nsend; j++)
+            b->ans[b->sent_of[j]] = b->sans[j];
+        if (st != BK_OK && print) {
+            bkc_error("%s", bk_redis_error(c->r));
+            rc = 2;
+        }
+    }
+    for (size_t i = 0; print && i < b->n; i++) {
+        if (b->ans[i] < 0) {
+            rc = 2; /* said above */
             break;
+        }
         c->lines++;
-        bool show = c->job == JOB_CHECK ? (c->ans[i] == 1) != c->absent : c->ans[i] == 1;
+        bool show = c->job == JOB_CHECK ? (b->ans[i] == 1) != c->absent : b->ans[i] == 1;
         if (!show)
             continue;
         c->hits++;
         if (c->job == JOB_ADD || c->count_only)
             continue;
-        if (bkc_out_line(c->arena + c->line_off[i], c->line_len[i]) != 0) {
+        if (bkc_out_line(b->arena + b->line_off[i], b->line_len[i]) != 0) {
             rc = 2; /* reported by bkc_stdout_finish */
             break;
         }
     }
-    if (st != BK_OK) {
-        bkc_error("%s", bk_redis_error(c->r));
-        rc = 2;
-    }
-    c->n = 0;
-    c->used = 0;
+    b->n = 0;
+    b->used = 0;
+    b->nsend = 0;
     return rc;
+}
+
+/* The batch being filled goes out; the one in flight before it is
+ * answered and printed (with `drain`, this one too: the input ended or
+ * waits). 0, or 2 after a message. */
+static int flush(rctx_t *c, bool drain)
+{
+    batch_t *b = &c->b[c->cur], *older = &c->b[!c->cur];
+    int rc_send = b->n ? send_batch(c) : 0;
+    int rc = finish_batch(c, older, true); /* earlier lines: printed first */
+    if (rc == 0)
+        rc = rc_send;
+    if (rc != 0 || !c->overlap || drain) {
+        int rc_this = finish_batch(c, b, rc == 0);
+        c->seen_valid = false;
+        return rc ? rc : rc_this;
+    }
+    if (c->job != JOB_CHECK)
+        remember(c, b);
+    c->cur = !c->cur; /* the older batch, answered, is filled next */
+    return 0;
 }
 
 static int on_line(void *vc, const char *line, size_t len, const char *key, size_t klen,
@@ -146,10 +251,11 @@ static int on_line(void *vc, const char *line, size_t len, const char *key, size
     rctx_t *c = vc;
     if (c->failed)
         return c->failed;
-    if (push(c, line, len, key, klen) != 0)
+    batch_t *b = &c->b[c->cur];
+    if (push(b, line, len, key, klen) != 0)
         return bkc_line_error(NULL, r, "out of memory");
-    if (c->n == BATCH_LINES || c->used >= BATCH_BYTES)
-        return flush(c);
+    if (b->n == BATCH_LINES || b->used >= BATCH_BYTES)
+        return flush(c, false);
     return 0;
 }
 
@@ -157,15 +263,15 @@ static int on_end(void *vc, const bkc_reader_t *r)
 {
     (void)r;
     rctx_t *c = vc;
-    return c->failed ? c->failed : flush(c);
+    return c->failed ? c->failed : flush(c, true);
 }
 
-/* The input is about to wait: what was read goes out now. */
+/* The input is about to wait: what was read goes out and is answered now. */
 static int on_idle(void *vc)
 {
     rctx_t *c = vc;
     if (!c->failed)
-        c->failed = flush(c);
+        c->failed = flush(c, true);
     if (!c->failed)
         (void)bkc_out_flush();
     return -1;
@@ -177,6 +283,10 @@ static int run_lines(rctx_t *c, char **paths, int n, const bkc_input_opts_t *in)
     bkc_reader_set_idle_hook(on_idle, c);
     int rc = bkc_for_each_line(paths, n, in->norm, NULL, on_line, on_end, c);
     bkc_reader_set_idle_hook(NULL, NULL);
+    /* a batch still in flight (a read error stopped the loop) is waited for */
+    for (int k = 0; k < 2; k++)
+        if (c->b[k].pending)
+            (void)finish_batch(c, &c->b[k], false);
     if (bkc_stdout_finish() != 0 && rc == 0)
         rc = 2;
     return rc;
@@ -197,13 +307,18 @@ static rctx_t *new_ctx(bk_redis_t *r, job_t job)
     }
     c->r = r;
     c->job = job;
+    /* BF.MADD (a server without claims) is never sent before the last
+     * one's answers came: a failure then stops at that batch */
+    c->overlap = job == JOB_CHECK || bk_redis_has_claims(r);
     return c;
 }
 
 static void free_ctx(rctx_t *c)
 {
-    if (c)
-        free(c->arena);
+    if (c) {
+        free(c->b[0].arena);
+        free(c->b[1].arena);
+    }
     free(c);
 }
 

@@ -43,10 +43,17 @@ static const char CREATE_META[] =
     "redis.call('HSET', KEYS[1], 'shards', ARGV[1], 'capacity', ARGV[2], 'error_rate', ARGV[3])\n"
     "return 1\n";
 
+/* Connections to a node, one per lane: lane 0 carries the layout's and
+ * the slot map's commands, lanes 1 and 2 a call's items each, so that two
+ * calls can be in flight at once (bk_redis_claim_send) with each lane's
+ * replies belonging to one call. */
+#define LANES 3
+#define ITEM_LANES 2
+
 typedef struct node {
     char *host;
     int port;
-    redisContext *c; /* NULL until connected, and after a failure */
+    redisContext *c[LANES]; /* NULL until connected, and after a failure */
 } node_t;
 
 struct bk_redis {
@@ -61,6 +68,7 @@ struct bk_redis {
     char **keys; /* shard keys; keys[shards] is NAME:meta */
     double timeout, retry_for;
     unsigned claim_seconds;
+    bool lane_busy[LANES];
     char err[512];
 };
 
@@ -163,11 +171,11 @@ static int node_at(bk_redis_t *r, const char *host, size_t hlen, int port)
     return (int)r->nnodes++;
 }
 
-static void disconnect(node_t *n)
+static void disconnect(node_t *n, int lane)
 {
-    if (n->c)
-        redisFree(n->c);
-    n->c = NULL;
+    if (n->c[lane])
+        redisFree(n->c[lane]);
+    n->c[lane] = NULL;
 }
 
 static struct timeval tv_of(double s)
@@ -175,13 +183,13 @@ static struct timeval tv_of(double s)
     return (struct timeval){(time_t)s, (suseconds_t)((s - (double)(time_t)s) * 1e6)};
 }
 
-/* A connected context for node i, or NULL (r->err says why). */
-static redisContext *conn(bk_redis_t *r, int i)
+/* A connected context for node i on a lane, or NULL (r->err says why). */
+static redisContext *conn(bk_redis_t *r, int i, int lane)
 {
     node_t *n = &r->nodes[i];
-    if (n->c && !n->c->err)
-        return n->c;
-    disconnect(n);
+    if (n->c[lane] && !n->c[lane]->err)
+        return n->c[lane];
+    disconnect(n, lane);
     redisContext *c = redisConnectWithTimeout(n->host, n->port, tv_of(r->timeout));
     if (!c || c->err) {
         fail(r, BK_EIO, "cannot connect to %s:%d: %s", n->host, n->port,
@@ -205,7 +213,7 @@ static redisContext *conn(bk_redis_t *r, int i)
             return NULL;
         }
     }
-    n->c = c;
+    n->c[lane] = c;
     return c;
 }
 
@@ -213,12 +221,12 @@ static redisContext *conn(bk_redis_t *r, int i)
 static bool refresh_slots(bk_redis_t *r)
 {
     for (size_t i = 0; i < r->nnodes; i++) {
-        redisContext *c = conn(r, (int)i);
+        redisContext *c = conn(r, (int)i, 0);
         if (!c)
             continue;
         redisReply *rep = redisCommand(c, "CLUSTER SLOTS");
         if (!rep) {
-            disconnect(&r->nodes[i]);
+            disconnect(&r->nodes[i], 0);
             continue;
         }
         bool ok = rep->type == REDIS_REPLY_ARRAY && rep->elements > 0;
@@ -287,92 +295,110 @@ static bool transient(const redisReply *rep)
             starts(rep->str, rep->len, "LOADING") || starts(rep->str, rep->len, "MASTERDOWN"));
 }
 
-/* Runs cmds[0..n) (their replies set; the caller frees them). `repeat`:
- * commands may be sent again after a lost reply. BK_OK, or BK_EIO with a
+/* Writes the commands that have no reply yet on `lane`, every node
+ * written before any is read; *lost when a node could not be reached. */
+static void send_round(bk_redis_t *r, cmd_t *cmds, size_t n, int lane, bool *lost)
+{
+    for (size_t i = 0; i < n; i++) {
+        cmd_t *c = &cmds[i];
+        c->sent = -1;
+        if (c->reply)
+            continue;
+        int node = c->ask >= 0 ? c->ask : r->slot_node[c->slot] >= 0 ? r->slot_node[c->slot] : 0;
+        redisContext *ctx = conn(r, node, lane);
+        if (!ctx) {
+            *lost = true;
+            continue;
+        }
+        if (c->ask >= 0)
+            redisAppendCommand(ctx, "ASKING");
+        if (redisAppendCommandArgv(ctx, c->argc, c->argv, c->lens) != REDIS_OK) {
+            disconnect(&r->nodes[node], lane);
+            *lost = true;
+            continue;
+        }
+        c->sent = node;
+    }
+    for (size_t k = 0; k < r->nnodes; k++) {
+        redisContext *ctx = r->nodes[k].c[lane];
+        int done = 0;
+        while (ctx && !ctx->err && !done)
+            if (redisBufferWrite(ctx, &done) != REDIS_OK)
+                break;
+    }
+}
+
+/* Reads the replies of the commands send_round wrote: a MOVED updates the
+ * slot map (*moved), an ASK names the node for the next round, a
+ * transient error or a lost connection (*lost) leaves the command for the
+ * next round (unsure when it may have run), *again when any is left. */
+static void read_round(bk_redis_t *r, cmd_t *cmds, size_t n, int lane, bool *lost, bool *again,
+                       bool *moved)
+{
+    for (size_t i = 0; i < n; i++) {
+        cmd_t *c = &cmds[i];
+        if (c->sent < 0)
+            continue;
+        node_t *nd = &r->nodes[c->sent];
+        redisContext *ctx = nd->c[lane];
+        redisReply *rep = NULL;
+        if (!ctx || ctx->err) {
+            c->unsure = *lost = true;
+            continue;
+        }
+        if (c->ask >= 0) {
+            if (redisGetReply(ctx, (void **)&rep) != REDIS_OK) {
+                fail(r, BK_EIO, "%s:%d: %s", nd->host, nd->port, ctx->errstr);
+                disconnect(nd, lane);
+                c->unsure = *lost = true;
+                continue;
+            }
+            freeReplyObject(rep);
+            rep = NULL;
+            c->ask = -1;
+        }
+        if (redisGetReply(ctx, (void **)&rep) != REDIS_OK) {
+            fail(r, BK_EIO, "%s:%d: %s", nd->host, nd->port,
+                 ctx->errstr[0] ? ctx->errstr : "connection lost");
+            disconnect(nd, lane);
+            c->unsure = *lost = true;
+            continue;
+        }
+        if (rep->type == REDIS_REPLY_ERROR &&
+            (starts(rep->str, rep->len, "MOVED ") || starts(rep->str, rep->len, "ASK "))) {
+            int to = redirect_node(r, rep->str);
+            if (to >= 0 && rep->str[0] == 'M') {
+                r->slot_node[c->slot] = (int16_t)to;
+                *moved = true;
+            } else if (to >= 0) {
+                c->ask = to;
+            }
+            fail(r, BK_EIO, "%s", rep->str);
+            freeReplyObject(rep);
+            *again = true;
+            continue;
+        }
+        if (transient(rep)) {
+            fail(r, BK_EIO, "%s:%d: %s", nd->host, nd->port, rep->str);
+            freeReplyObject(rep);
+            *again = *lost = true; /* lost: wait, and read the map anew */
+            continue;
+        }
+        c->reply = rep;
+    }
+}
+
+/* Reads the replies of commands send_round wrote on `lane`, and sends
+ * again what got none, until every command has its reply (the caller
+ * frees them). `repeat`: commands may be sent again after a lost reply.
+ * `lost`: send_round could not reach a node. BK_OK, or BK_EIO with a
  * message. */
-static bk_status_t run(bk_redis_t *r, cmd_t *cmds, size_t n, bool repeat)
+static bk_status_t settle(bk_redis_t *r, cmd_t *cmds, size_t n, bool repeat, int lane, bool lost)
 {
     double deadline = now() + r->retry_for, wait = 0.01;
     for (unsigned round = 0;; round++) {
-        bool lost = false, again = false, moved = false;
-        for (size_t i = 0; i < n; i++) {
-            cmd_t *c = &cmds[i];
-            c->sent = -1;
-            if (c->reply)
-                continue;
-            int node = c->ask >= 0 ? c->ask : r->slot_node[c->slot] >= 0 ? r->slot_node[c->slot] : 0;
-            redisContext *ctx = conn(r, node);
-            if (!ctx) {
-                lost = true;
-                continue;
-            }
-            if (c->ask >= 0)
-                redisAppendCommand(ctx, "ASKING");
-            if (redisAppendCommandArgv(ctx, c->argc, c->argv, c->lens) != REDIS_OK) {
-                disconnect(&r->nodes[node]);
-                lost = true;
-                continue;
-            }
-            c->sent = node;
-        }
-        /* every node written before any is read */
-        for (size_t k = 0; k < r->nnodes; k++) {
-            redisContext *ctx = r->nodes[k].c;
-            int done = 0;
-            while (ctx && !ctx->err && !done)
-                if (redisBufferWrite(ctx, &done) != REDIS_OK)
-                    break;
-        }
-        for (size_t i = 0; i < n; i++) {
-            cmd_t *c = &cmds[i];
-            if (c->sent < 0)
-                continue;
-            node_t *nd = &r->nodes[c->sent];
-            redisReply *rep = NULL;
-            if (!nd->c || nd->c->err) {
-                c->unsure = lost = true;
-                continue;
-            }
-            if (c->ask >= 0) {
-                if (redisGetReply(nd->c, (void **)&rep) != REDIS_OK) {
-                    fail(r, BK_EIO, "%s:%d: %s", nd->host, nd->port, nd->c->errstr);
-                    disconnect(nd);
-                    c->unsure = lost = true;
-                    continue;
-                }
-                freeReplyObject(rep);
-                rep = NULL;
-                c->ask = -1;
-            }
-            if (redisGetReply(nd->c, (void **)&rep) != REDIS_OK) {
-                fail(r, BK_EIO, "%s:%d: %s", nd->host, nd->port,
-                     nd->c->errstr[0] ? nd->c->errstr : "connection lost");
-                disconnect(nd);
-                c->unsure = lost = true;
-                continue;
-            }
-            if (rep->type == REDIS_REPLY_ERROR &&
-                (starts(rep->str, rep->len, "MOVED ") || starts(rep->str, rep->len, "ASK "))) {
-                int to = redirect_node(r, rep->str);
-                if (to >= 0 && rep->str[0] == 'M') {
-                    r->slot_node[c->slot] = (int16_t)to;
-                    moved = true;
-                } else if (to >= 0) {
-                    c->ask = to;
-                }
-                fail(r, BK_EIO, "%s", rep->str);
-                freeReplyObject(rep);
-                again = true;
-                continue;
-            }
-            if (transient(rep)) {
-                fail(r, BK_EIO, "%s:%d: %s", nd->host, nd->port, rep->str);
-                freeReplyObject(rep);
-                again = lost = true; /* lost: wait, and read the map anew */
-                continue;
-            }
-            c->reply = rep;
-        }
+        bool again = false, moved = false;
+        read_round(r, cmds, n, lane, &lost, &again, &moved);
         size_t left = 0;
         for (size_t i = 0; i < n; i++)
             left += cmds[i].reply == NULL;
@@ -393,7 +419,17 @@ static bk_status_t run(bk_redis_t *r, cmd_t *cmds, size_t n, bool repeat)
         }
         if ((lost || moved) && r->cluster)
             (void)refresh_slots(r);
+        lost = false;
+        send_round(r, cmds, n, lane, &lost);
     }
+}
+
+/* Runs cmds[0..n) on lane 0 (the layout's commands): sent, then settled. */
+static bk_status_t run(bk_redis_t *r, cmd_t *cmds, size_t n, bool repeat)
+{
+    bool lost = false;
+    send_round(r, cmds, n, 0, &lost);
+    return settle(r, cmds, n, repeat, 0, lost);
 }
 
 static void free_replies(cmd_t *cmds, size_t n)
@@ -612,7 +648,7 @@ static bk_status_t discover(bk_redis_t *r)
     double deadline = now() + r->retry_for, wait = 0.05;
     redisReply *rep = NULL;
     for (;;) {
-        redisContext *c = conn(r, 0);
+        redisContext *c = conn(r, 0, 0);
         if (c && (rep = redisCommand(c, "CLUSTER SLOTS")) != NULL && !transient(rep))
             break;
         if (!c) /* nothing there (a wrong port, a server down): said at once */
@@ -623,7 +659,7 @@ static bk_status_t discover(bk_redis_t *r)
             rep = NULL;
         } else {
             fail(r, BK_EIO, "%s:%d: %s", r->nodes[0].host, r->nodes[0].port, c->errstr);
-            disconnect(&r->nodes[0]);
+            disconnect(&r->nodes[0], 0);
         }
         if (now() >= deadline)
             return BK_EIO;
@@ -730,7 +766,8 @@ void bk_redis_close(bk_redis_t *r)
     if (!r)
         return;
     for (size_t i = 0; i < r->nnodes; i++) {
-        disconnect(&r->nodes[i]);
+        for (int lane = 0; lane < LANES; lane++)
+            disconnect(&r->nodes[i], lane);
         free(r->nodes[i].host);
     }
     free(r->nodes);
@@ -787,97 +824,139 @@ static bk_status_t refused(const char *msg)
     return BK_EIO;
 }
 
-static bk_status_t items_call(bk_redis_t *r, verb_t verb, const bk_key_t *items, size_t n,
-                              int8_t *answer)
+struct bk_redis_pending {
+    verb_t verb;
+    size_t n;      /* items */
+    int lane;      /* 1 or 2 */
+    bool lost;     /* send_round could not reach a node */
+    size_t head;   /* words before the items in each command */
+    cmd_t *cmds;
+    size_t ncmds;
+    const char **argv;
+    size_t *lens;
+    char (*ids)[64];
+    size_t *first; /* each command's first item in order[] */
+    size_t *order; /* item indexes grouped by shard */
+    char secs[16];
+};
+
+static void pending_free(bk_redis_t *r, bk_redis_pending_t *p)
 {
-    for (size_t i = 0; i < n; i++)
-        answer[i] = -1;
-    if (n == 0)
-        return BK_OK;
+    if (!p)
+        return;
+    if (p->cmds)
+        free_replies(p->cmds, p->ncmds);
+    if (p->lane > 0)
+        r->lane_busy[p->lane] = false;
+    free(p->cmds);
+    free(p->argv);
+    free(p->lens);
+    free(p->ids);
+    free(p->first);
+    free(p->order);
+    free(p);
+}
+
+/* The commands of one call: items grouped by shard (in order within
+ * each), one command per shard and BK_REDIS_COMMAND_ITEMS items. NULL
+ * when out of memory (message set). */
+static bk_redis_pending_t *build(bk_redis_t *r, verb_t verb, const bk_key_t *items, size_t n)
+{
     unsigned s = r->shards;
-    /* items grouped by shard, in order within each */
+    bk_redis_pending_t *p = calloc(1, sizeof *p);
     uint32_t *count = calloc((size_t)s + 1, sizeof *count);
-    size_t *order = malloc(n * sizeof *order);
-    unsigned *shard = malloc(n * sizeof *shard);
-    if (!count || !order || !shard) {
-        free(count);
-        free(order);
-        free(shard);
-        return fail(r, BK_ENOMEM, "out of memory");
-    }
+    unsigned *shard = malloc((n ? n : 1) * sizeof *shard);
+    if (!p || !count || !shard)
+        goto oom;
+    p->verb = verb;
+    p->n = n;
+    p->head = verb == V_CLAIM ? 4 : 2;
+    p->order = malloc((n ? n : 1) * sizeof *p->order);
+    if (!p->order)
+        goto oom;
     for (size_t i = 0; i < n; i++) {
         shard[i] = bk_redis_shard_of(items[i].ptr, items[i].len, s);
         count[shard[i] + 1]++;
     }
-    size_t ncmds = 0;
     for (unsigned k = 0; k < s; k++)
-        ncmds += (count[k + 1] + BK_REDIS_COMMAND_ITEMS - 1) / BK_REDIS_COMMAND_ITEMS;
+        p->ncmds += (count[k + 1] + BK_REDIS_COMMAND_ITEMS - 1) / BK_REDIS_COMMAND_ITEMS;
     for (unsigned k = 0; k < s; k++)
         count[k + 1] += count[k];
     for (size_t i = 0; i < n; i++)
-        order[count[shard[i]]++] = i;
+        p->order[count[shard[i]]++] = i;
     /* count[k] is now the end of shard k's run in order[] */
-    size_t head = verb == V_CLAIM ? 4 : 2;
-    cmd_t *cmds = calloc(ncmds, sizeof *cmds);
-    const char **argv = malloc((n + head * ncmds) * sizeof *argv);
-    size_t *lens = malloc((n + head * ncmds) * sizeof *lens);
-    char (*ids)[64] = verb == V_CLAIM ? malloc(ncmds * sizeof *ids) : NULL;
-    size_t *first = malloc(ncmds * sizeof *first);
-    bk_status_t st = BK_OK;
-    if (!cmds || !argv || !lens || (verb == V_CLAIM && !ids) || !first) {
-        st = fail(r, BK_ENOMEM, "out of memory");
-        goto out;
-    }
-    char batch[25], secs[16];
+    size_t words = n + p->head * p->ncmds + 1;
+    p->cmds = calloc(p->ncmds + 1, sizeof *p->cmds);
+    p->argv = malloc(words * sizeof *p->argv);
+    p->lens = malloc(words * sizeof *p->lens);
+    p->ids = verb == V_CLAIM ? malloc((p->ncmds + 1) * sizeof *p->ids) : NULL;
+    p->first = malloc((p->ncmds + 1) * sizeof *p->first);
+    if (!p->cmds || !p->argv || !p->lens || (verb == V_CLAIM && !p->ids) || !p->first)
+        goto oom;
+    char batch[25];
     claim_batch(batch);
-    snprintf(secs, sizeof secs, "%u", r->claim_seconds);
+    snprintf(p->secs, sizeof p->secs, "%u", r->claim_seconds);
     const char *vname = verb == V_CLAIM ? "BF.CLAIM" : verb == V_MADD ? "BF.MADD" : "BF.MEXISTS";
     size_t c = 0, w = 0;
     for (unsigned k = 0; k < s; k++) {
         size_t lo = k ? count[k - 1] : 0, hi = count[k];
         for (size_t start = lo; start < hi; start += BK_REDIS_COMMAND_ITEMS) {
             size_t end = hi - start > BK_REDIS_COMMAND_ITEMS ? start + BK_REDIS_COMMAND_ITEMS : hi;
-            cmd_t *cm = &cmds[c];
-            cm->argv = argv + w;
-            cm->lens = lens + w;
+            cmd_t *cm = &p->cmds[c];
+            cm->argv = p->argv + w;
+            cm->lens = p->lens + w;
             cm->slot = bk_redis_key_slot(r->keys[k], strlen(r->keys[k]));
             cm->ask = -1;
-            first[c] = start;
-            argv[w] = vname;
-            lens[w++] = strlen(vname);
-            argv[w] = r->keys[k];
-            lens[w++] = strlen(r->keys[k]);
+            p->first[c] = start;
+            p->argv[w] = vname;
+            p->lens[w++] = strlen(vname);
+            p->argv[w] = r->keys[k];
+            p->lens[w++] = strlen(r->keys[k]);
             if (verb == V_CLAIM) {
-                int len = snprintf(ids[c], sizeof ids[c], "%s:%u:%zu", batch, k, start - lo);
-                argv[w] = ids[c];
-                lens[w++] = (size_t)len;
-                argv[w] = secs;
-                lens[w++] = strlen(secs);
+                int len = snprintf(p->ids[c], sizeof p->ids[c], "%s:%u:%zu", batch, k, start - lo);
+                p->argv[w] = p->ids[c];
+                p->lens[w++] = (size_t)len;
+                p->argv[w] = p->secs;
+                p->lens[w++] = strlen(p->secs);
             }
             for (size_t j = start; j < end; j++) {
-                argv[w] = items[order[j]].ptr;
-                lens[w++] = items[order[j]].len;
+                p->argv[w] = items[p->order[j]].ptr;
+                p->lens[w++] = items[p->order[j]].len;
             }
-            cm->argc = (int)(head + (end - start));
+            cm->argc = (int)(p->head + (end - start));
             c++;
         }
     }
-    st = run(r, cmds, ncmds, verb != V_MADD);
-    if (st != BK_OK)
-        goto out;
-    for (size_t k = 0; k < ncmds; k++) {
-        redisReply *rep = cmds[k].reply;
-        size_t m = (size_t)cmds[k].argc - head;
-        const size_t *idx = order + first[k];
+    free(count);
+    free(shard);
+    return p;
+oom:
+    free(count);
+    free(shard);
+    pending_free(r, p);
+    fail(r, BK_ENOMEM, "out of memory");
+    return NULL;
+}
+
+/* The answers of a settled call into answer[] (-1 where none came). */
+static bk_status_t answers(bk_redis_t *r, const bk_redis_pending_t *p, int8_t *answer)
+{
+    bk_status_t st = BK_OK;
+    for (size_t k = 0; k < p->ncmds; k++) {
+        const cmd_t *cm = &p->cmds[k];
+        redisReply *rep = cm->reply;
+        size_t m = (size_t)cm->argc - p->head;
+        const size_t *idx = p->order + p->first[k];
+        const char *vname = cm->argv[0];
         if (rep->type == REDIS_REPLY_ERROR) {
             if (st == BK_OK)
-                st = fail(r, refused(rep->str), "%s %s: %s", vname, cmds[k].argv[1], rep->str);
+                st = fail(r, refused(rep->str), "%s %s: %s", vname, cm->argv[1], rep->str);
             continue;
         }
         if (rep->type != REDIS_REPLY_ARRAY || rep->elements > m) {
             if (st == BK_OK)
                 st = fail(r, BK_EIO, "%s %s: an answer that is not an array of %zu", vname,
-                          cmds[k].argv[1], m);
+                          cm->argv[1], m);
             continue;
         }
         for (size_t j = 0; j < rep->elements; j++) {
@@ -886,36 +965,82 @@ static bk_status_t items_call(bk_redis_t *r, verb_t verb, const bk_key_t *items,
                 answer[idx[j]] = e->integer != 0;
             } else if (e->type == REDIS_REPLY_ERROR) {
                 if (st == BK_OK)
-                    st = fail(r, refused(e->str), "%s %s: %s", vname, cmds[k].argv[1], e->str);
+                    st = fail(r, refused(e->str), "%s %s: %s", vname, cm->argv[1], e->str);
                 break;
             }
         }
         if (rep->elements < m && st == BK_OK)
-            st = fail(r, BK_EIO, "%s %s: %zu answers for %zu items", vname, cmds[k].argv[1],
+            st = fail(r, BK_EIO, "%s %s: %zu answers for %zu items", vname, cm->argv[1],
                       rep->elements, m);
     }
-out:
-    if (cmds)
-        free_replies(cmds, ncmds);
-    free(cmds);
-    free(argv);
-    free(lens);
-    free(ids);
-    free(first);
-    free(count);
-    free(order);
-    free(shard);
     return st;
+}
+
+static bk_status_t send_call(bk_redis_t *r, verb_t verb, const bk_key_t *items, size_t n,
+                             bk_redis_pending_t **out)
+{
+    *out = NULL;
+    int lane = 0;
+    for (int l = 1; l <= ITEM_LANES && !lane; l++)
+        if (!r->lane_busy[l])
+            lane = l;
+    if (!lane)
+        return fail(r, BK_EINVAL, "two calls are in flight already (wait for one first)");
+    bk_redis_pending_t *p = build(r, verb, items, n);
+    if (!p)
+        return BK_ENOMEM;
+    p->lane = lane;
+    r->lane_busy[lane] = true;
+    send_round(r, p->cmds, p->ncmds, lane, &p->lost);
+    *out = p;
+    return BK_OK;
+}
+
+bk_status_t bk_redis_wait(bk_redis_t *r, bk_redis_pending_t *p, int8_t *answer)
+{
+    for (size_t i = 0; i < p->n; i++)
+        answer[i] = -1;
+    bk_status_t st = settle(r, p->cmds, p->ncmds, p->verb != V_MADD, p->lane, p->lost);
+    if (st == BK_OK)
+        st = answers(r, p, answer);
+    pending_free(r, p);
+    return st;
+}
+
+bk_status_t bk_redis_claim_send(bk_redis_t *r, const bk_key_t *items, size_t n,
+                                bk_redis_pending_t **out)
+{
+    return send_call(r, r->claims ? V_CLAIM : V_MADD, items, n, out);
+}
+
+bk_status_t bk_redis_contains_send(bk_redis_t *r, const bk_key_t *items, size_t n,
+                                   bk_redis_pending_t **out)
+{
+    return send_call(r, V_MEXISTS, items, n, out);
 }
 
 bk_status_t bk_redis_claim(bk_redis_t *r, const bk_key_t *items, size_t n, int8_t *answer)
 {
-    return items_call(r, r->claims ? V_CLAIM : V_MADD, items, n, answer);
+    bk_redis_pending_t *p;
+    bk_status_t st = bk_redis_claim_send(r, items, n, &p);
+    if (st != BK_OK) {
+        for (size_t i = 0; i < n; i++)
+            answer[i] = -1;
+        return st;
+    }
+    return bk_redis_wait(r, p, answer);
 }
 
 bk_status_t bk_redis_contains(bk_redis_t *r, const bk_key_t *items, size_t n, int8_t *answer)
 {
-    return items_call(r, V_MEXISTS, items, n, answer);
+    bk_redis_pending_t *p;
+    bk_status_t st = bk_redis_contains_send(r, items, n, &p);
+    if (st != BK_OK) {
+        for (size_t i = 0; i < n; i++)
+            answer[i] = -1;
+        return st;
+    }
+    return bk_redis_wait(r, p, answer);
 }
 
 /* ---- the whole filter ------------------------------------------------------ */

@@ -108,6 +108,25 @@ bk_status_t bk_redis_claim(bk_redis_t *r, const bk_key_t *items, size_t n, int8_
  * certainly was not, -1 when a failure stopped it (the call fails). */
 bk_status_t bk_redis_contains(bk_redis_t *r, const bk_key_t *items, size_t n, int8_t *answer);
 
+/* The same calls in two steps, so that a caller can prepare its next
+ * batch while the servers work on this one: *_send writes the call's
+ * commands to every node and returns at once (*out set on BK_OK), and
+ * bk_redis_wait reads the answers (with every retry bk_redis_claim makes),
+ * sets answer[] as above, frees p and returns the call's status. At most
+ * two calls may be in flight on a handle (a third is BK_EINVAL), each on
+ * its own connections; items[] must stay valid until its wait. Two calls
+ * in flight may run in either order on the servers: an item in both may be
+ * answered new in either of them, so a caller that cares (the tool's
+ * dedup) leaves out of the second the items of the first. Every call sent
+ * must be waited for before bk_redis_close. BK_ENOMEM from *_send: nothing
+ * was sent. */
+typedef struct bk_redis_pending bk_redis_pending_t;
+bk_status_t bk_redis_claim_send(bk_redis_t *r, const bk_key_t *items, size_t n,
+                                bk_redis_pending_t **out);
+bk_status_t bk_redis_contains_send(bk_redis_t *r, const bk_key_t *items, size_t n,
+                                   bk_redis_pending_t **out);
+bk_status_t bk_redis_wait(bk_redis_t *r, bk_redis_pending_t *p, int8_t *answer);
+
 typedef struct bk_redis_info {
     unsigned shards;
     uint64_t capacity;  /* asked for at creation */

@@ -44,9 +44,10 @@ class Proxy:
     instead of passing on the first reply to a BF.CLAIM, after the server
     ran it (a reply lost on the way), and (b) rewrite what the client sends."""
 
-    def __init__(self, port, drop_claim=False, rewrite=None):
+    def __init__(self, port, drop_claim=False, rewrite=None, delay_first_claim=0):
         self.target = port
         self.drop_claim = drop_claim
+        self.delay_first_claim = delay_first_claim  # seconds the first claim is held
         self.rewrite = rewrite
         self.dropped = 0
         self.drop_pattern = CLAIM_COMMAND
@@ -78,6 +79,9 @@ class Proxy:
                     data = data.replace(*self.rewrite)
                 if self.drop_pattern.search(data):
                     state["claim_sent"] = True
+                    if self.delay_first_claim:
+                        delay, self.delay_first_claim = self.delay_first_claim, 0
+                        time.sleep(delay)
                 server.sendall(data)
         except OSError:
             pass
@@ -121,6 +125,27 @@ def test_dedup_creates_the_filter_and_prints_each_line_once(redis_server, tool):
     assert out == urls(4000, 4500)
     _, out, _ = run(tool, "info", "--json", url)
     assert '"items": 4500' in out[0] and '"shards": 1' in out[0]
+
+
+def test_order_kept_with_two_batches_in_flight(redis_server, tool):
+    # batches of 16,384 lines, the next sent before the last is answered:
+    # a line whose key the batch in flight also holds is that batch's to
+    # claim, so the first spelling is the one printed, in input order
+    url = url_of(redis_server, "order")
+    run(tool, "dedup", "--redis", url, "-n", "100000", "-p", "1e-7")
+    host = [u.replace("crawl.example.com", "Crawl.EXAMPLE.com") for u in urls(10000, 30000)]
+    lines = urls(0, 20000) + host + urls(0, 5) + urls(30000, 50000)
+    # the first batch's claim held back: the second one runs first
+    proxy = Proxy(redis_server.port, delay_first_claim=0.5)
+    try:
+        _, out, _ = run(tool, "dedup", "--normalize", "url", "--redis",
+                        "redis://127.0.0.1:%d/order" % proxy.port, lines=lines)
+    finally:
+        proxy.close()
+    want = urls(0, 20000) + host[10000:] + urls(30000, 50000)
+    assert out == want
+    rc, out, _ = run(tool, "check", "-c", "--normalize", "url", url, lines=lines)
+    assert rc == 0 and out == [str(len(lines))]
 
 
 def test_tool_and_python_share_one_filter(redis_server, tool):
