@@ -39,6 +39,7 @@ typedef struct batch {
     uint32_t sent_of[BATCH_LINES]; /* the line of each key sent */
     int8_t sans[BATCH_LINES];     /* their answers */
     size_t nsend;
+    uint64_t first_line;          /* the input line of line 0 (1-based) */
     bk_redis_pending_t *pending;  /* in flight */
 } batch_t;
 
@@ -50,6 +51,8 @@ typedef struct rctx {
     bk_redis_t *r;
     job_t job;
     bool absent, count_only;
+    const char *run_id;   /* --run-id, or NULL */
+    uint64_t pushed;      /* lines read so far */
     bool overlap;         /* two batches in flight (not with BF.MADD) */
     batch_t b[2];
     int cur;              /* the batch being filled; b[!cur] may be in flight */
@@ -173,9 +176,13 @@ static int send_batch(rctx_t *c)
         b->send[b->nsend] = (bk_key_t){key, b->key_len[i]};
         b->sent_of[b->nsend++] = (uint32_t)i;
     }
+    char id[BK_REDIS_MAX_ID + 1];
+    if (c->run_id) /* the same batches of the same input: the same ids */
+        snprintf(id, sizeof id, "%s:%llu", c->run_id, (unsigned long long)b->first_line);
     bk_status_t st = c->job == JOB_CHECK
                          ? bk_redis_contains_send(c->r, b->send, b->nsend, &b->pending)
-                         : bk_redis_claim_send(c->r, b->send, b->nsend, &b->pending);
+                     : c->run_id ? bk_redis_claim_send_as(c->r, id, b->send, b->nsend, &b->pending)
+                                 : bk_redis_claim_send(c->r, b->send, b->nsend, &b->pending);
     if (st != BK_OK) {
         b->pending = NULL;
         bkc_error("%s", bk_redis_error(c->r));
@@ -252,8 +259,11 @@ static int on_line(void *vc, const char *line, size_t len, const char *key, size
     if (c->failed)
         return c->failed;
     batch_t *b = &c->b[c->cur];
+    if (b->n == 0)
+        b->first_line = c->pushed + 1;
     if (push(b, line, len, key, klen) != 0)
         return bkc_line_error(NULL, r, "out of memory");
+    c->pushed++;
     if (b->n == BATCH_LINES || b->used >= BATCH_BYTES)
         return flush(c, false);
     return 0;
@@ -280,7 +290,11 @@ static int on_idle(void *vc)
 static int run_lines(rctx_t *c, char **paths, int n, const bkc_input_opts_t *in)
 {
     bkc_stdout_setup();
-    bkc_reader_set_idle_hook(on_idle, c);
+    /* --run-id: batches cut by count and bytes alone, so that a re-run of
+     * the same input cuts the same batches (the same claim ids); a slow
+     * producer's lines then wait for their batch */
+    if (!c->run_id)
+        bkc_reader_set_idle_hook(on_idle, c);
     int rc = bkc_for_each_line(paths, n, in->norm, NULL, on_line, on_end, c);
     bkc_reader_set_idle_hook(NULL, NULL);
     /* a batch still in flight (a read error stopped the loop) is waited for */
@@ -333,6 +347,8 @@ int bkc_remote_dedup(const bkc_remote_opts_t *o, char **paths, int n, const bkc_
                   "run stop with its lines recorded but never printed",
                   shown_url(o->url));
     rctx_t *c = new_ctx(r, JOB_DEDUP);
+    if (c)
+        c->run_id = o->run_id;
     int rc = c ? run_lines(c, paths, n, in) : 2;
     if (c && rc == 0 && summary(in))
         fprintf(stderr, "bloomkit dedup: %s: %" PRIu64 " lines, %" PRIu64 " new\n",

@@ -26,6 +26,7 @@ typedef struct bkc_remote_opts {
     double p;         /* with create: the error rate */
     bool create;      /* -n given: create the filter when it does not exist */
     unsigned shards;  /* --shards; 0: the filter's own, or the default */
+    const char *run_id; /* --run-id: claims a re-run of the same input repeats */
 } bkc_remote_opts_t;
 
 /* dedup --redis: prints each line whose key this run added first, in

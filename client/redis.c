@@ -834,7 +834,7 @@ struct bk_redis_pending {
     size_t ncmds;
     const char **argv;
     size_t *lens;
-    char (*ids)[64];
+    char (*ids)[BK_REDIS_MAX_ID + 48];
     size_t *first; /* each command's first item in order[] */
     size_t *order; /* item indexes grouped by shard */
     char secs[16];
@@ -860,7 +860,8 @@ static void pending_free(bk_redis_t *r, bk_redis_pending_t *p)
 /* The commands of one call: items grouped by shard (in order within
  * each), one command per shard and BK_REDIS_COMMAND_ITEMS items. NULL
  * when out of memory (message set). */
-static bk_redis_pending_t *build(bk_redis_t *r, verb_t verb, const bk_key_t *items, size_t n)
+static bk_redis_pending_t *build(bk_redis_t *r, verb_t verb, const bk_key_t *items, size_t n,
+                                 const char *id)
 {
     unsigned s = r->shards;
     bk_redis_pending_t *p = calloc(1, sizeof *p);
@@ -890,11 +891,15 @@ static bk_redis_pending_t *build(bk_redis_t *r, verb_t verb, const bk_key_t *ite
     p->argv = malloc(words * sizeof *p->argv);
     p->lens = malloc(words * sizeof *p->lens);
     p->ids = verb == V_CLAIM ? malloc((p->ncmds + 1) * sizeof *p->ids) : NULL;
+    /* ids: ID:SHARD:START, ID the caller's or 96 random bits */
     p->first = malloc((p->ncmds + 1) * sizeof *p->first);
     if (!p->cmds || !p->argv || !p->lens || (verb == V_CLAIM && !p->ids) || !p->first)
         goto oom;
-    char batch[25];
-    claim_batch(batch);
+    char batch[BK_REDIS_MAX_ID + 1];
+    if (id)
+        snprintf(batch, sizeof batch, "%s", id);
+    else
+        claim_batch(batch);
     snprintf(p->secs, sizeof p->secs, "%u", r->claim_seconds);
     const char *vname = verb == V_CLAIM ? "BF.CLAIM" : verb == V_MADD ? "BF.MADD" : "BF.MEXISTS";
     size_t c = 0, w = 0;
@@ -977,16 +982,18 @@ static bk_status_t answers(bk_redis_t *r, const bk_redis_pending_t *p, int8_t *a
 }
 
 static bk_status_t send_call(bk_redis_t *r, verb_t verb, const bk_key_t *items, size_t n,
-                             bk_redis_pending_t **out)
+                             const char *id, bk_redis_pending_t **out)
 {
     *out = NULL;
+    if (id && (!id[0] || strlen(id) > BK_REDIS_MAX_ID))
+        return fail(r, BK_EINVAL, "a claim id of 1 to %d bytes", BK_REDIS_MAX_ID);
     int lane = 0;
     for (int l = 1; l <= ITEM_LANES && !lane; l++)
         if (!r->lane_busy[l])
             lane = l;
     if (!lane)
         return fail(r, BK_EINVAL, "two calls are in flight already (wait for one first)");
-    bk_redis_pending_t *p = build(r, verb, items, n);
+    bk_redis_pending_t *p = build(r, verb, items, n, id);
     if (!p)
         return BK_ENOMEM;
     p->lane = lane;
@@ -1010,13 +1017,19 @@ bk_status_t bk_redis_wait(bk_redis_t *r, bk_redis_pending_t *p, int8_t *answer)
 bk_status_t bk_redis_claim_send(bk_redis_t *r, const bk_key_t *items, size_t n,
                                 bk_redis_pending_t **out)
 {
-    return send_call(r, r->claims ? V_CLAIM : V_MADD, items, n, out);
+    return send_call(r, r->claims ? V_CLAIM : V_MADD, items, n, NULL, out);
+}
+
+bk_status_t bk_redis_claim_send_as(bk_redis_t *r, const char *id, const bk_key_t *items,
+                                   size_t n, bk_redis_pending_t **out)
+{
+    return send_call(r, r->claims ? V_CLAIM : V_MADD, items, n, id, out);
 }
 
 bk_status_t bk_redis_contains_send(bk_redis_t *r, const bk_key_t *items, size_t n,
                                    bk_redis_pending_t **out)
 {
-    return send_call(r, V_MEXISTS, items, n, out);
+    return send_call(r, V_MEXISTS, items, n, NULL, out);
 }
 
 bk_status_t bk_redis_claim(bk_redis_t *r, const bk_key_t *items, size_t n, int8_t *answer)

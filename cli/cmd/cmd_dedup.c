@@ -88,6 +88,11 @@ static const char usage[] =
     "                     sent again (bloomkit.so's BF.CLAIM)\n"
     "      --shards N     shard keys of a new --redis filter (default 1 on a\n"
     "                     server, 8 per master on a cluster)\n"
+    "      --run-id ID    --redis: claims a re-run can repeat: run again with\n"
+    "                     the same ID on the same input within an hour (a\n"
+    "                     worker killed mid-run), it prints what this run\n"
+    "                     would have printed, and adds nothing twice (lines\n"
+    "                     then go out in batches of 16,384, also from a pipe)\n"
     "      --checkpoint S save the state every S seconds (default 30; 0: only\n"
     "                     at the end and when interrupted)\n"
     "      --no-wait      if another process is writing FILE, fail (exit 2)\n"
@@ -629,10 +634,11 @@ static unsigned dedup_threads(unsigned asked)
 /* -1 when parsing went on to the inputs, else the exit status. */
 static int parse_options(int argc, char **argv, dedup_opts_t *o)
 {
-    enum { OPT_CHECKPOINT = BKC_OPT_OWN, OPT_REDIS, OPT_SHARDS };
+    enum { OPT_CHECKPOINT = BKC_OPT_OWN, OPT_REDIS, OPT_SHARDS, OPT_RUN_ID };
     static const struct option opts[] = {{"state", required_argument, 0, 's'},
                                          {"redis", required_argument, 0, OPT_REDIS},
                                          {"shards", required_argument, 0, OPT_SHARDS},
+                                         {"run-id", required_argument, 0, OPT_RUN_ID},
                                          {"checkpoint", required_argument, 0, OPT_CHECKPOINT},
                                          {"seed", required_argument, 0, BKC_OPT_SEED},
                                          {"capacity", required_argument, 0, 'n'},
@@ -672,6 +678,11 @@ static int parse_options(int argc, char **argv, dedup_opts_t *o)
         case OPT_REDIS:
             o->remote.url = optarg;
             break;
+        case OPT_RUN_ID:
+            if (!optarg[0] || strlen(optarg) > 128)
+                return bkc_usage_error("bad --run-id (1 to 128 bytes)");
+            o->remote.run_id = optarg;
+            break;
         case OPT_SHARDS:
             if (bkc_parse_u64(optarg, &w) != 0 || w < 1 || w > 16384)
                 return bkc_usage_error("bad --shards '%s' (1 to 16384)", optarg);
@@ -696,8 +707,8 @@ static int parse_options(int argc, char **argv, dedup_opts_t *o)
         o->remote.p = o->sz.p;
         return -1;
     }
-    if (o->remote.shards)
-        return bkc_usage_error("--shards is for a new --redis filter");
+    if (o->remote.shards || o->remote.run_id)
+        return bkc_usage_error("--shards and --run-id are for --redis");
     bool time_window;
     if (o->window && (rc = bkc_window_option(o->window, &o->sz, &time_window)) >= 0)
         return rc;

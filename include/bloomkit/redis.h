@@ -127,6 +127,17 @@ bk_status_t bk_redis_contains_send(bk_redis_t *r, const bk_key_t *items, size_t 
                                    bk_redis_pending_t **out);
 bk_status_t bk_redis_wait(bk_redis_t *r, bk_redis_pending_t *p, int8_t *answer);
 
+/* bk_redis_claim_send with the call's id chosen by the caller (1 to
+ * BK_REDIS_MAX_ID bytes) instead of a random one: a call made again with
+ * the same id and the same items, within claim_seconds, gets the first
+ * one's answers and adds nothing (a worker killed before it used the
+ * answers, run again); the same id with other items is refused by the
+ * server ("the claim id was used with other items"). Against a server
+ * without claims, as bk_redis_claim_send. */
+#define BK_REDIS_MAX_ID 200
+bk_status_t bk_redis_claim_send_as(bk_redis_t *r, const char *id, const bk_key_t *items,
+                                   size_t n, bk_redis_pending_t **out);
+
 typedef struct bk_redis_info {
     unsigned shards;
     uint64_t capacity;  /* asked for at creation */

@@ -148,6 +148,24 @@ def test_order_kept_with_two_batches_in_flight(redis_server, tool):
     assert rc == 0 and out == [str(len(lines))]
 
 
+def test_a_rerun_with_its_run_id_answers_as_the_first_run(redis_server, tool):
+    url = url_of(redis_server, "rerun")
+    run(tool, "dedup", "--redis", url, "-n", "100000", "-p", "1e-7")
+    lines = urls(0, 40000) + urls(0, 100)
+    _, first, _ = run(tool, "dedup", "--redis", url, "--run-id", "job-7", lines=lines)
+    assert first == urls(0, 40000)
+    # the worker was killed after its claims were recorded and before its
+    # output was used; run again with its id, it prints the same lines
+    _, again, _ = run(tool, "dedup", "--redis", url, "--run-id", "job-7", lines=lines)
+    assert again == first
+    assert redis_server.client.execute_command("BF.CARD", "rerun:0{0}") == 40000
+    # another run (another id, or none) finds them seen
+    _, other, _ = run(tool, "dedup", "--redis", url, "--run-id", "job-8", lines=lines)
+    assert other == []
+    rc, _, err = run(tool, "dedup", "--run-id", "x", lines=["a"], check=False)
+    assert rc == 2 and "--run-id are for --redis" in err
+
+
 def test_tool_and_python_share_one_filter(redis_server, tool):
     url = url_of(redis_server, "shared")
     sf = ShardedFilter(redis_server.client, "shared", shards=4, capacity=100000,
