@@ -284,6 +284,24 @@ def test_out_of_memory_is_an_error_and_nothing_unrecorded_is_printed(tool):
         server.stop()
 
 
+def test_max_bytes_stops_the_run_with_every_printed_line_recorded(tool):
+    # the module's MAX_BYTES (a cap on a filter's growth) reached mid-run:
+    # exit 2 with the server's words; the lines printed are the input's
+    # first ones, in order, and every one of them is in the filter
+    capped = servers.RedisServer("MAX_BYTES", "20000").start()  # module arguments
+    try:
+        url = url_of(capped, "capped")
+        run(tool, "dedup", "--redis", url, "-n", "1000", "-p", "1e-7")
+        lines = urls(0, 60000)
+        rc, out, err = run(tool, "dedup", "--redis", url, lines=lines, check=False)
+        assert rc == 2 and "MAX_BYTES" in err, err
+        assert 1000 <= len(out) < len(lines) and out == lines[:len(out)]
+        sf = ShardedFilter(capped.client, "capped")
+        assert sf.mexists(out) == [True] * len(out)
+    finally:
+        capped.stop()
+
+
 def test_a_server_restarted_from_its_aof_mid_run(tool):
     server = servers.RedisServer("--appendonly", "yes", "--appendfsync", "always").start()
     try:
