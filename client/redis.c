@@ -1032,28 +1032,29 @@ bk_status_t bk_redis_contains_send(bk_redis_t *r, const bk_key_t *items, size_t 
     return send_call(r, V_MEXISTS, items, n, NULL, out);
 }
 
+/* A call sent (status st, pending p) waited for at once. */
+static bk_status_t now_call(bk_redis_t *r, bk_status_t st, bk_redis_pending_t *p, size_t n,
+                            int8_t *answer)
+{
+    if (st == BK_OK)
+        return bk_redis_wait(r, p, answer);
+    for (size_t i = 0; i < n; i++)
+        answer[i] = -1;
+    return st;
+}
+
 bk_status_t bk_redis_claim(bk_redis_t *r, const bk_key_t *items, size_t n, int8_t *answer)
 {
     bk_redis_pending_t *p;
     bk_status_t st = bk_redis_claim_send(r, items, n, &p);
-    if (st != BK_OK) {
-        for (size_t i = 0; i < n; i++)
-            answer[i] = -1;
-        return st;
-    }
-    return bk_redis_wait(r, p, answer);
+    return now_call(r, st, p, n, answer);
 }
 
 bk_status_t bk_redis_contains(bk_redis_t *r, const bk_key_t *items, size_t n, int8_t *answer)
 {
     bk_redis_pending_t *p;
     bk_status_t st = bk_redis_contains_send(r, items, n, &p);
-    if (st != BK_OK) {
-        for (size_t i = 0; i < n; i++)
-            answer[i] = -1;
-        return st;
-    }
-    return bk_redis_wait(r, p, answer);
+    return now_call(r, st, p, n, answer);
 }
 
 /* ---- the whole filter ------------------------------------------------------ */

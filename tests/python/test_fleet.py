@@ -358,17 +358,8 @@ def owner_of(cluster, key):
     raise AssertionError("no node holds %s" % key)
 
 
-def move_keys(slot, source, target):
-    while True:
-        keys = source.client.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 100)
-        if not keys:
-            return
-        source.client.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 10000,
-                                      "KEYS", *keys)
-
-
 def test_a_slot_migrated_during_a_run(cluster, tool):
-    from test_sharded import node_ids
+    from test_sharded import move_keys, node_ids
     url = "redis://127.0.0.1:%d/mig" % cluster[0].port
     run(tool, "dedup", "--redis", url, "-n", "100000", "-p", "1e-7", "--shards", "3")
     from redis.cluster import RedisCluster

@@ -52,18 +52,23 @@ def node_ids(cluster):
     return {n.port: n.client.execute_command("CLUSTER", "MYID").decode() for n in cluster}
 
 
+def move_keys(slot, source, target):
+    """Every key of a slot MIGRATEd from node `source` to node `target`."""
+    while True:
+        keys = source.client.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 100)
+        if not keys:
+            return
+        source.client.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 10000,
+                                      "KEYS", *keys)
+
+
 def migrate_slot(cluster, slot, source, target):
     """Moves a slot and its keys from node `source` to node `target` the way
     redis-cli --cluster reshard does it."""
     ids = node_ids(cluster)
     target.client.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", ids[source.port])
     source.client.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", ids[target.port])
-    while True:
-        keys = source.client.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 100)
-        if not keys:
-            break
-        source.client.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 10000,
-                                      "KEYS", *keys)
+    move_keys(slot, source, target)
     for node in cluster:
         node.client.execute_command("CLUSTER", "SETSLOT", slot, "NODE", ids[target.port])
 
