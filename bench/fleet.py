@@ -41,7 +41,7 @@ def tool_rate(url, data, n):
     t = time.perf_counter()
     out = subprocess.run([TOOL, "dedup", "-q", "--normalize", "url", "--redis", url,
                           "-n", str(4 * N), "-p", "0.001"], input=data,
-                         stdout=subprocess.PIPE, check=True).stdout
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True).stdout
     dt = time.perf_counter() - t
     assert out.count(b"\n") >= n * 0.99, "the tool printed too few new lines"
     return n / dt
@@ -55,9 +55,25 @@ def python_rate(client, name, items, per_call):
     return len(items) / (time.perf_counter() - t)
 
 
-def rates_table(single, nodes):
+def redisbloom_server():
+    """A redis-server with RedisBloom 2.8.20 built by bench/redisbloom_build.sh
+    (its source as that script finds it), or None with the reason."""
+    import tempfile
+    out = os.path.join(tempfile.mkdtemp(prefix="bk-fleet-rb."), "redisbloom.so")
+    built = subprocess.run(["sh", "bench/redisbloom_build.sh", out], cwd=TOP,
+                           stdout=subprocess.PIPE, text=True)
+    if built.returncode != 0:
+        return None, built.stdout.strip()
+    saved, servers.MODULE = servers.MODULE, out
+    try:
+        return servers.RedisServer().start(), None
+    finally:
+        servers.MODULE = saved
+
+
+def rates_table(single, nodes, rb):
     from redis.cluster import ClusterNode, RedisCluster
-    rows = {"tool": [], "py16k": [], "py1": [], "cluster": []}
+    rows = {"tool": [], "py16k": [], "py1": [], "cluster": [], "rb": []}
     one_url = "redis://127.0.0.1:%d/" % single.port
     for r in range(ROUNDS):
         tag = "r%d" % r
@@ -69,10 +85,14 @@ def rates_table(single, nodes):
         rows["py1"].append(python_rate(single.client, "one" + tag, few, 1))
         rows["cluster"].append(tool_rate("redis://127.0.0.1:%d/cl%s" % (nodes[0].port, tag),
                                          url_lines(N, "c" + tag), N))
+        if rb:
+            rows["rb"].append(tool_rate("redis://127.0.0.1:%d/rb%s" % (rb.port, tag),
+                                        url_lines(N, "b" + tag), N))
+            rb.client.flushall()
         single.client.flushall()
         for node in nodes:
             node.client.flushall()
-    med = {k: statistics.median(v) for k, v in rows.items()}
+    med = {k: statistics.median(v) for k, v in rows.items() if v}
     print("### Claims per second: %d URLs a run, median of %d alternating rounds" % (N, ROUNDS))
     print()
     print("| worker | URLs/s | tool's ratio |")
@@ -85,6 +105,10 @@ def rates_table(single, nodes):
           "(%d URLs) | %.1fk | %.0fx |" % (N // 50, med["py1"] / 1e3, med["tool"] / med["py1"]))
     print("| `bloomkit dedup --redis`, 3-master cluster (24 shards), same machine | %.0fk | "
           "%.2fx of one server |" % (med["cluster"] / 1e3, med["cluster"] / med["tool"]))
+    if "rb" in med:
+        print("| `bloomkit dedup --redis` against RedisBloom 2.8.20 (no BF.CLAIM: BF.MADD, one "
+              "batch at a time), same machine | %.0fk | %.2fx |" % (med["rb"] / 1e3,
+                                                                   med["rb"] / med["tool"]))
     print()
     _ = ClusterNode, RedisCluster
 
@@ -144,13 +168,19 @@ def main():
     print()
     single = servers.RedisServer().start()
     nodes = servers.start_cluster(3)
+    rb, why = redisbloom_server()
+    if why:
+        print("(RedisBloom row skipped: %s)" % why)
+        print()
     try:
-        rates_table(single, nodes)
+        rates_table(single, nodes, rb)
         memory_table(single)
     finally:
         single.stop()
         for n in nodes:
             n.stop()
+        if rb:
+            rb.stop()
 
 
 if __name__ == "__main__":
