@@ -399,12 +399,14 @@ def test_a_slot_migrated_during_a_run(cluster, tool):
 def test_a_failover_during_a_run(tool):
     """A master killed mid-run; its replica is promoted; the run goes on
     and loses nothing the replica had."""
+    # the nodes' timeout (5 s) is long enough that a busy machine does not
+    # fail a master over before it is killed (acknowledged claims would be
+    # lost then, as Redis Cluster's asynchronous replication allows), and
+    # short enough for a failover within the tool's 15 s of retries
     nodes = servers.start_cluster(3)
     replica = servers.RedisServer("--cluster-enabled", "yes", "--cluster-config-file",
-                                  "nodes.conf", "--cluster-node-timeout", "1000").start()
+                                  "nodes.conf", "--cluster-node-timeout", "5000").start()
     try:
-        for node in nodes:  # a short node timeout: a quick failover
-            node.client.config_set("cluster-node-timeout", 1000)
         url = "redis://127.0.0.1:%d/fo" % nodes[1].port
         run(tool, "dedup", "--redis", url, "-n", "100000", "-p", "1e-7", "--shards", "3")
         victim = nodes[0]
@@ -423,8 +425,15 @@ def test_a_failover_during_a_run(tool):
         try:
             feed(proc, urls(0, 3000))
             assert read_lines(proc, 3000) == urls(0, 3000)
-            # the claims reached the replica before the master dies
-            victim.client.execute_command("WAIT", 1, 5000)
+            # every write of the master reached the replica before it dies
+            # (WAIT would only wait for this client's own writes)
+            deadline = time.monotonic() + 30
+            while True:
+                info = victim.client.info("replication")
+                if info.get("slave0", {}).get("offset") == info["master_repl_offset"]:
+                    break
+                assert time.monotonic() < deadline, "the replica never caught up"
+                time.sleep(0.05)
             victim.proc.kill()
             victim.proc.wait()
             feed(proc, urls(2000, 5000))
