@@ -44,6 +44,7 @@ from ._bloomkit import (
     OutOfMemoryError,
     ReadOnlyError,
     VersionError,
+    normalize,
     peek_kind,
     plan,
     shard_of,
@@ -97,6 +98,6 @@ __all__ = [
     "AlreadyExistsError", "Bitmap", "CorruptError", "Error", "FileError", "Filter", "FullError",
     "IncompatibleError", "InvalidArgumentError", "KindError", "KINDS",
     "LIBRARY_VERSION", "NoSpaceError", "NotAFileError", "NotFoundError", "OutOfMemoryError",
-    "ReadOnlyError", "VersionError", "file_kind", "load", "open", "peek_kind",
+    "ReadOnlyError", "VersionError", "file_kind", "load", "normalize", "open", "peek_kind",
     "plan", "shard_of",
 ]

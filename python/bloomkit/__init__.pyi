@@ -20,6 +20,7 @@ from ._bloomkit import (
     ReadOnlyError as ReadOnlyError,
     StrPath,
     VersionError as VersionError,
+    normalize as normalize,
     peek_kind as peek_kind,
     plan as plan,
     shard_of as shard_of,

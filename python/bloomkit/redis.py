@@ -148,10 +148,13 @@ class ShardedFilter:
     """
 
     def __init__(self, client, name, shards=None, capacity=None, error_rate=None,
-                 expansion=None, nonscaling=False, *, fpr=None, tightening=None):
+                 expansion=None, nonscaling=False, *, fpr=None, tightening=None, normalize=None):
         error_rate = _one_rate(error_rate, fpr)
         if not name or "{" in name or "}" in name:
             raise ValueError("a sharded filter's name must be non-empty, without braces")
+        if normalize not in (None, "none", "url", "email"):
+            raise ValueError("normalize must be 'url', 'email', 'none' or None")
+        self.normalize = None if normalize == "none" else normalize
         self.client = client
         self.name = name
         self.meta_key = name + ":meta"
@@ -245,8 +248,14 @@ class ShardedFilter:
             raise ValueError("sharded filter %r exists with another shard count" % self.name)
 
     def shard_of(self, items):
-        """The shard index of each item (bytes or str)."""
-        return _bloomkit.shard_of(items, self.shards)
+        """The shard index of each item (bytes or str), as sent (normalized
+        first when the filter was opened with normalize=)."""
+        return _bloomkit.shard_of(self._keys(items), self.shards)
+
+    def _keys(self, items):
+        """The items as sent: in the library's spelling for normalize=
+        ('url': as `bloomkit dedup --normalize url --redis` sends them)."""
+        return _bloomkit.normalize(items, self.normalize) if self.normalize else list(items)
 
     # ---- pipelined execution ---------------------------------------------------
 
@@ -331,7 +340,7 @@ class ShardedFilter:
         start): the words between the key and the items); with the items'
         indexes of each."""
         by_shard = [[] for _ in range(self.shards)]
-        for index, shard in enumerate(self.shard_of(items)):
+        for index, shard in enumerate(_bloomkit.shard_of(items, self.shards)):
             by_shard[shard].append(index)
         commands, owners = [], []
         for shard, indexes in enumerate(by_shard):
@@ -345,7 +354,7 @@ class ShardedFilter:
     def _batched(self, verb, items, args=None, replies=None):
         """One `verb` command per shard and COMMAND_ITEMS items; the answers
         come back in the items' order."""
-        items = list(items)
+        items = self._keys(items)
         commands, owners = self._commands(verb, items, args)
         answers = [False] * len(items)
         for chunk, replies in zip(owners, replies(commands) if replies else
@@ -358,12 +367,15 @@ class ShardedFilter:
 
     def add(self, item):
         """Adds one item; True if it was new."""
-        return bool(self._execute([("BF.ADD", self.keys[self.shard_of([item])[0]], item)])[0])
+        key = self._keys([item])[0]
+        shard = _bloomkit.shard_of([key], self.shards)[0]
+        return bool(self._execute([("BF.ADD", self.keys[shard], key)])[0])
 
     def exists(self, item):
         """True if the item may have been added; False if it certainly was not."""
-        return bool(self._execute([("BF.EXISTS", self.keys[self.shard_of([item])[0]],
-                                    item)])[0])
+        key = self._keys([item])[0]
+        shard = _bloomkit.shard_of([key], self.shards)[0]
+        return bool(self._execute([("BF.EXISTS", self.keys[shard], key)])[0])
 
     __contains__ = exists
 

@@ -167,7 +167,53 @@ static PyObject *module_shard_of(PyObject *mod, PyObject *args)
     return out;
 }
 
+PyDoc_STRVAR(normalize_doc,
+"normalize(keys, form) -> list[bytes]\n--\n\n"
+"Each key of an iterable of bytes/str in the library's spelling for form\n"
+"'url' or 'email' (bk_key_normalize: what the tool's --normalize and\n"
+"filters made with normalize= hash), so that clients of a filter that does\n"
+"not record a form (a Redis sharded filter) spell keys alike.");
+
+static PyObject *module_normalize(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    PyObject *iterable;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "Os:normalize", &iterable, &name))
+        return NULL;
+    bk_key_form_t form = BK_KEY_FORM_UNRECORDED;
+    if (strcmp(name, "url") == 0)
+        form = BK_KEY_FORM_URL;
+    else if (strcmp(name, "email") == 0)
+        form = BK_KEY_FORM_EMAIL;
+    if (form == BK_KEY_FORM_UNRECORDED) {
+        PyErr_Format(pybk_error_class(BK_EINVAL), "bad form '%s' (want 'url' or 'email')", name);
+        return NULL;
+    }
+    PyObject *it = PyObject_GetIter(iterable);
+    PyObject *out = it ? PyList_New(0) : NULL;
+    while (out) {
+        PyObject *item = PyIter_Next(it), *hold = NULL, *bytes = NULL;
+        if (!item) {
+            if (PyErr_Occurred())
+                Py_CLEAR(out);
+            break;
+        }
+        bk_key_t key;
+        if (pybk_key_in_form(item, form, &key, &hold) == 0)
+            bytes = PyBytes_FromStringAndSize(key.ptr, (Py_ssize_t)key.len);
+        if (!bytes || PyList_Append(out, bytes) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(bytes);
+        Py_XDECREF(hold);
+        Py_DECREF(item);
+    }
+    Py_XDECREF(it);
+    return out;
+}
+
 static PyMethodDef module_methods[] = {
+    {"normalize", module_normalize, METH_VARARGS, normalize_doc},
     {"_restore", module_restore, METH_O, restore_doc},
     {"peek_kind", module_peek_kind, METH_O, peek_kind_doc},
     {"plan", (PyCFunction)(void (*)(void))module_plan, METH_VARARGS | METH_KEYWORDS, plan_doc},

@@ -191,6 +191,22 @@ def test_tool_and_python_share_one_filter(redis_server, tool):
     assert rc == 2 and "4 shards, not 3" in err
 
 
+def test_python_normalizes_as_the_tool(redis_server, tool):
+    # the tool's --normalize url and ShardedFilter(normalize="url") send the
+    # same keys: a URL the tool claimed is seen by Python in any spelling
+    url = url_of(redis_server, "norm")
+    spelled = ["https://Crawl.EXAMPLE.com:443/a/./b/%7euser#top", "HTTP://example.org"]
+    _, out, _ = run(tool, "dedup", "--normalize", "url", "--redis", url, "-n", "1000",
+                    "-p", "1e-7", lines=spelled)
+    assert out == spelled
+    sf = ShardedFilter(redis_server.client, "norm", normalize="url")
+    assert sf.mexists(["https://crawl.example.com/a/b/~user", "http://EXAMPLE.org/"]) == [True] * 2
+    assert sf.claim(["http://example.org:80/", "https://new.example/"]) == [False, True]
+    assert not ShardedFilter(redis_server.client, "norm").exists("http://EXAMPLE.org/")
+    import bloomkit
+    assert bloomkit.normalize(["HTTP://EXAMPLE.org"], "url") == [b"http://example.org/"]
+
+
 def test_missing_filter_and_bad_urls(redis_server, tool):
     rc, out, err = run(tool, "dedup", "--redis", url_of(redis_server, "nothing"), lines=["a"],
                        check=False)
