@@ -336,63 +336,54 @@ static void free_ctx(rctx_t *c)
     free(c);
 }
 
-int bkc_remote_dedup(const bkc_remote_opts_t *o, char **paths, int n, const bkc_input_opts_t *in)
+/* Opens o's filter and runs a job over the inputs: the claims or checks,
+ * then what the job says at the end. Returns the exit status. */
+static int remote_job(const bkc_remote_opts_t *o, job_t job, char **paths, int n,
+                      const bkc_input_opts_t *in, bool absent, bool count_only)
 {
     bk_redis_t *r = open_remote(o);
     if (!r)
         return 2;
-    if (!bk_redis_has_claims(r))
+    if (job == JOB_DEDUP && !bk_redis_has_claims(r))
         bkc_error("%s: warning: the server has no BF.CLAIM (RedisBloom, not bloomkit.so): lines "
                   "are added with BF.MADD, and a reply lost to a dropped connection makes this "
                   "run stop with its lines recorded but never printed",
                   shown_url(o->url));
-    rctx_t *c = new_ctx(r, JOB_DEDUP);
-    if (c)
-        c->run_id = o->run_id;
-    int rc = c ? run_lines(c, paths, n, in) : 2;
-    if (c && rc == 0 && summary(in))
-        fprintf(stderr, "bloomkit dedup: %s: %" PRIu64 " lines, %" PRIu64 " new\n",
-                shown_url(o->url), c->lines, c->hits);
-    free_ctx(c);
-    bk_redis_close(r);
-    return rc;
-}
-
-int bkc_remote_check(const bkc_remote_opts_t *o, char **paths, int n, const bkc_input_opts_t *in,
-                     bool absent, bool count_only)
-{
-    bk_redis_t *r = open_remote(o);
-    if (!r)
-        return 2;
-    rctx_t *c = new_ctx(r, JOB_CHECK);
+    rctx_t *c = new_ctx(r, job);
     int rc = 2;
     if (c) {
+        c->run_id = job == JOB_DEDUP ? o->run_id : NULL;
         c->absent = absent;
         c->count_only = count_only;
         rc = run_lines(c, paths, n, in);
-        if (rc == 0 && count_only)
+    }
+    if (rc == 0 && job == JOB_CHECK) {
+        if (count_only)
             printf("%" PRIu64 "\n", c->hits);
-        if (rc == 0)
-            rc = c->hits ? 0 : 1;
+        rc = c->hits ? 0 : 1;
+    } else if (rc == 0 && summary(in)) {
+        fprintf(stderr, "bloomkit %s: %s: %" PRIu64 " lines, %" PRIu64 " new\n",
+                job == JOB_DEDUP ? "dedup" : "add", shown_url(o->url), c->lines, c->hits);
     }
     free_ctx(c);
     bk_redis_close(r);
     return rc;
 }
 
+int bkc_remote_dedup(const bkc_remote_opts_t *o, char **paths, int n, const bkc_input_opts_t *in)
+{
+    return remote_job(o, JOB_DEDUP, paths, n, in, false, false);
+}
+
+int bkc_remote_check(const bkc_remote_opts_t *o, char **paths, int n, const bkc_input_opts_t *in,
+                     bool absent, bool count_only)
+{
+    return remote_job(o, JOB_CHECK, paths, n, in, absent, count_only);
+}
+
 int bkc_remote_add(const bkc_remote_opts_t *o, char **paths, int n, const bkc_input_opts_t *in)
 {
-    bk_redis_t *r = open_remote(o);
-    if (!r)
-        return 2;
-    rctx_t *c = new_ctx(r, JOB_ADD);
-    int rc = c ? run_lines(c, paths, n, in) : 2;
-    if (c && rc == 0 && summary(in))
-        fprintf(stderr, "bloomkit add: %s: %" PRIu64 " lines, %" PRIu64 " new\n",
-                shown_url(o->url), c->lines, c->hits);
-    free_ctx(c);
-    bk_redis_close(r);
-    return rc;
+    return remote_job(o, JOB_ADD, paths, n, in, false, false);
 }
 
 int bkc_remote_info(const bkc_remote_opts_t *o, bool json)

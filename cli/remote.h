@@ -35,7 +35,7 @@ int bkc_remote_dedup(const bkc_remote_opts_t *o, char **paths, int n, const bkc_
 
 /* check --redis: prints the lines the filter may hold (or, absent, those
  * it certainly does not). Returns 0 when a line was printed, 1 when none
- * was, 2 after a message; *lines and *hits count them. */
+ * was, 2 after a message. With count_only, prints their number instead. */
 int bkc_remote_check(const bkc_remote_opts_t *o, char **paths, int n, const bkc_input_opts_t *in,
                      bool absent, bool count_only);
 

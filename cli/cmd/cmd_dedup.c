@@ -631,6 +631,27 @@ static unsigned dedup_threads(unsigned asked)
     return n > MAX_THREADS ? MAX_THREADS : n;
 }
 
+/* The options taken together once parsed: --redis takes none of a
+ * seen-set file's, and --shards and --run-id need it. -1 to go on to the
+ * inputs, else the exit status. */
+static int settle_options(dedup_opts_t *o, bool kind_or_seed)
+{
+    if (o->remote.url) {
+        if (o->state || o->window || kind_or_seed)
+            return bkc_usage_error("--redis takes none of --state, --window, --kind, --seed");
+        o->remote.n = o->sz.n;
+        o->remote.p = o->sz.p;
+        return -1;
+    }
+    if (o->remote.shards || o->remote.run_id)
+        return bkc_usage_error("--shards and --run-id are for --redis");
+    bool time_window;
+    int rc;
+    if (o->window && (rc = bkc_window_option(o->window, &o->sz, &time_window)) >= 0)
+        return rc;
+    return -1;
+}
+
 /* -1 when parsing went on to the inputs, else the exit status. */
 static int parse_options(int argc, char **argv, dedup_opts_t *o)
 {
@@ -700,19 +721,7 @@ static int parse_options(int argc, char **argv, dedup_opts_t *o)
                 return rc;
         }
     }
-    if (o->remote.url) {
-        if (o->state || o->window || kind_or_seed)
-            return bkc_usage_error("--redis takes none of --state, --window, --kind, --seed");
-        o->remote.n = o->sz.n;
-        o->remote.p = o->sz.p;
-        return -1;
-    }
-    if (o->remote.shards || o->remote.run_id)
-        return bkc_usage_error("--shards and --run-id are for --redis");
-    bool time_window;
-    if (o->window && (rc = bkc_window_option(o->window, &o->sz, &time_window)) >= 0)
-        return rc;
-    return -1;
+    return settle_options(o, kind_or_seed);
 }
 
 /* After the last line or an ending: output written, then the state saved

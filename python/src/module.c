@@ -123,9 +123,38 @@ static PyObject *module_plan(PyObject *mod, PyObject *args, PyObject *kw)
                          "bits_per_key", p.bits_per_key, "expected_fpr", p.expected_fpr);
 }
 
-static uint64_t route(const bk_key_t *key, uint64_t shards)
+/* A list of fn(key, ctx) for each key of an iterable of bytes/str, the key
+ * in `form` first (BK_KEY_FORM_AS_GIVEN: as it is); NULL with an error set. */
+static PyObject *map_keys(PyObject *iterable, bk_key_form_t form,
+                          PyObject *(*fn)(const bk_key_t *key, void *ctx), void *ctx)
 {
-    return bk_hash_raw(BK_HASH_XXH3, BK_REDIS_ROUTE_SEED, key->ptr, key->len) % shards;
+    PyObject *it = PyObject_GetIter(iterable);
+    PyObject *out = it ? PyList_New(0) : NULL;
+    while (out) {
+        PyObject *item = PyIter_Next(it), *hold = NULL, *value = NULL;
+        if (!item) {
+            if (PyErr_Occurred())
+                Py_CLEAR(out);
+            break;
+        }
+        bk_key_t key;
+        if (pybk_key_in_form(item, form, &key, &hold) == 0)
+            value = fn(&key, ctx);
+        if (!value || PyList_Append(out, value) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(value);
+        Py_XDECREF(hold);
+        Py_DECREF(item);
+    }
+    Py_XDECREF(it);
+    return out;
+}
+
+static PyObject *route(const bk_key_t *key, void *ctx)
+{
+    uint64_t shards = *(const uint64_t *)ctx;
+    return PyLong_FromUnsignedLongLong(
+        bk_hash_raw(BK_HASH_XXH3, BK_REDIS_ROUTE_SEED, key->ptr, key->len) % shards);
 }
 
 PyDoc_STRVAR(shard_of_doc,
@@ -145,26 +174,8 @@ static PyObject *module_shard_of(PyObject *mod, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "shards must be in 1..1000000");
         return NULL;
     }
-    PyObject *it = PyObject_GetIter(iterable);
-    PyObject *out = it ? PyList_New(0) : NULL;
-    while (out) {
-        PyObject *item = PyIter_Next(it), *hold = NULL, *idx = NULL;
-        if (!item) {
-            if (PyErr_Occurred())
-                Py_CLEAR(out);
-            break;
-        }
-        bk_key_t key;
-        if (pybk_key(item, &key, &hold) == 0)
-            idx = PyLong_FromUnsignedLongLong(route(&key, shards));
-        if (!idx || PyList_Append(out, idx) < 0)
-            Py_CLEAR(out);
-        Py_XDECREF(idx);
-        Py_XDECREF(hold);
-        Py_DECREF(item);
-    }
-    Py_XDECREF(it);
-    return out;
+    uint64_t n = shards;
+    return map_keys(iterable, BK_KEY_FORM_AS_GIVEN, route, &n);
 }
 
 PyDoc_STRVAR(normalize_doc,
@@ -173,6 +184,12 @@ PyDoc_STRVAR(normalize_doc,
 "'url' or 'email' (bk_key_normalize: what the tool's --normalize and\n"
 "filters made with normalize= hash), so that clients of a filter that does\n"
 "not record a form (a Redis sharded filter) spell keys alike.");
+
+static PyObject *key_bytes(const bk_key_t *key, void *ctx)
+{
+    (void)ctx;
+    return PyBytes_FromStringAndSize(key->ptr, (Py_ssize_t)key->len);
+}
 
 static PyObject *module_normalize(PyObject *mod, PyObject *args)
 {
@@ -190,26 +207,7 @@ static PyObject *module_normalize(PyObject *mod, PyObject *args)
         PyErr_Format(pybk_error_class(BK_EINVAL), "bad form '%s' (want 'url' or 'email')", name);
         return NULL;
     }
-    PyObject *it = PyObject_GetIter(iterable);
-    PyObject *out = it ? PyList_New(0) : NULL;
-    while (out) {
-        PyObject *item = PyIter_Next(it), *hold = NULL, *bytes = NULL;
-        if (!item) {
-            if (PyErr_Occurred())
-                Py_CLEAR(out);
-            break;
-        }
-        bk_key_t key;
-        if (pybk_key_in_form(item, form, &key, &hold) == 0)
-            bytes = PyBytes_FromStringAndSize(key.ptr, (Py_ssize_t)key.len);
-        if (!bytes || PyList_Append(out, bytes) < 0)
-            Py_CLEAR(out);
-        Py_XDECREF(bytes);
-        Py_XDECREF(hold);
-        Py_DECREF(item);
-    }
-    Py_XDECREF(it);
-    return out;
+    return map_keys(iterable, form, key_bytes, NULL);
 }
 
 static PyMethodDef module_methods[] = {
