@@ -92,6 +92,16 @@ bk_filter_t *bkc_load_filter_locked(const char *path, bkc_lock_t *lock)
     if (rc != 0)
         return NULL;
     bk_filter_t *f = bkc_load_filter(path);
+    /* Taken to be changed: a static filter never is (fuse8, fuse16). */
+    if (f && (bk_kind_caps(bk_filter_kind(f)) & BK_CAP_STATIC)) {
+        const char *k = bk_kind_name(bk_filter_kind(f));
+        bkc_error("%s: a static filter (%s) holds exactly the keys it was built from and is "
+                  "never changed: build it again with the new keys (bloomkit create --kind %s "
+                  "FILE INPUT...); file left unchanged",
+                  path, k, k);
+        bk_filter_free(f);
+        f = NULL;
+    }
     if (!f)
         bkc_lock_release(lock);
     return f;

@@ -65,6 +65,8 @@ void bkf_obj_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p)
         bkf_window_part(o, i, p);
     } else if (o->f && o->kind == BK_KIND_CUCKOO) {
         bkf_cuckoo_part(o, i, p);
+    } else if (o->f && bki_kind_is((bk_kind_t)o->kind, BKI_KIND_STATIC)) {
+        bkf_fuse_part(o, i, p);
     } else if (o->f) {
         part_of_filter(o->kind == BK_KIND_SCALABLE ? o->f->subs[i] : o->f, p);
     } else {
@@ -119,6 +121,8 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
             return BK_EINVAL;
         bkf_cuckoo_obj(o, f);
         return BK_OK;
+    } else if (bki_kind_is(f->kind, BKI_KIND_STATIC)) {
+        return bkf_fuse_obj(o, f);
     } else if (bki_layout_is_filter(f->kind)) {
         o->nparts = 1;
     } else {
@@ -260,6 +264,10 @@ static void encode_entry(const bkf_part_t *p, uint64_t off, uint8_t e[BKF_PART])
     if (p->kind == BK_KIND_REDISBLOOM) {
         put_u32(e + P_RB_N2, p->rb_n2);
         put_f64(e + P_RB_BPE, p->rb_bpe);
+    }
+    if (bki_kind_is((bk_kind_t)p->kind, BKI_KIND_STATIC)) {
+        put_u32(e + P_FZ_SEG_LOG, p->fz_seg_log);
+        put_u32(e + P_FZ_SEG_COUNT, p->fz_seg_count);
     }
 }
 
@@ -510,8 +518,9 @@ static bk_status_t check_chain_fields(const bkf_meta_t *m, const char **why)
 {
     if (m->kind == BK_KIND_WINDOW && m->nparts != 2)
         FAIL(BK_ECORRUPT, "part count is not 2 for a window");
-    if (m->kind == BK_KIND_CUCKOO)
-        return BK_OK; /* its own fields: bkf_cuckoo_check, once the parts are known */
+    if (m->kind == BK_KIND_CUCKOO || bki_kind_is((bk_kind_t)m->kind, BKI_KIND_STATIC))
+        return BK_OK; /* their own fields: bkf_cuckoo_check, bkf_fuse_check, once the
+                         parts are known */
     if (m->kind != BK_KIND_SCALABLE) {
         if (m->nparts != 1 && m->kind != BK_KIND_WINDOW)
             FAIL(BK_ECORRUPT, "part count is not 1 for a single-array kind");
@@ -548,9 +557,11 @@ static bk_status_t check_part_extent(const bkf_meta_t *m, uint32_t i, const bkf_
                                      uint64_t off, uint64_t total, const char **why)
 {
     const uint8_t *e = m->table + (uint64_t)BKF_PART * i;
+    bool fuse = bki_kind_is((bk_kind_t)m->kind, BKI_KIND_STATIC);
     bool reserved_zero = p->kind == BK_KIND_REDISBLOOM
                              ? all_zero(e + P_RB_N2 + 4, 4) && all_zero(e + P_RB_END, BKF_PART - P_RB_END)
-                             : all_zero(e + P_RESERVED, BKF_PART - P_RESERVED);
+                         : fuse ? all_zero(e + P_FZ_END, BKF_PART - P_FZ_END)
+                                : all_zero(e + P_RESERVED, BKF_PART - P_RESERVED);
     if (!reserved_zero)
         FAIL(BK_ECORRUPT, "reserved part-table bytes are not zero");
     uint32_t want_kind = m->kind == BK_KIND_SCALABLE ? m->sub_kind : m->kind;
@@ -562,6 +573,7 @@ static bk_status_t check_part_extent(const bkf_meta_t *m, uint32_t i, const bkf_
         FAIL(BK_ECORRUPT, "part kind disagrees with the header");
     uint64_t len = m->kind == BK_KIND_WINDOW   ? bkf_window_part_len(m, i, p->cells)
                    : m->kind == BK_KIND_CUCKOO ? bkf_cuckoo_part_len(m, p)
+                   : fuse                      ? bkf_fuse_part_len(m, p)
                                                : payload_len(p->kind, p->cells);
     if (len == 0)
         FAIL(BK_ECORRUPT, "cell count is zero or not a whole number of units");
@@ -585,6 +597,8 @@ static bk_status_t check_part_fields(const bkf_meta_t *m, uint32_t i, const bkf_
         return bkf_window_check_part(m, i, p, why);
     if (m->kind == BK_KIND_CUCKOO)
         return i == 0 ? bkf_cuckoo_check(m, why) : BK_OK; /* all parts at once */
+    if (bki_kind_is((bk_kind_t)m->kind, BKI_KIND_STATIC))
+        return i == 0 ? bkf_fuse_check(m, why) : BK_OK;
     if (!is_filter_kind(m->kind)) {
         if (p->k != 0 || p->items != 0 || p->seed != 0 || !same_f64(p->fpr, 0.0) ||
             p->capacity != p->cells || m->capacity != p->cells)
@@ -764,6 +778,8 @@ bk_status_t bkf_build_filter(bk_filter_t **out, const bkf_meta_t *m, const bkf_s
         st = bkf_window_build(out, m, s, map, why);
     else if (m->kind == BK_KIND_CUCKOO)
         st = bkf_cuckoo_build(out, m, s, map, why);
+    else if (bki_kind_is((bk_kind_t)m->kind, BKI_KIND_STATIC))
+        st = bkf_fuse_build(out, m, s, map, why);
     else
         st = load_part(out, m, 0, s, map, why);
     if (st == BK_OK)

@@ -64,6 +64,16 @@ BKI_HIDDEN bk_status_t bkf_cuckoo_check(const bkf_meta_t *m, const char **why);
 BKI_HIDDEN bk_status_t bkf_cuckoo_build(bk_filter_t **out, const bkf_meta_t *m,
                                         const bkf_source_t *s, uint8_t *map, const char **why);
 
+/* ---- fuse_codec.c: where a static filter differs ---- */
+BKI_HIDDEN bk_status_t bkf_fuse_obj(bkf_obj_t *o, const bk_filter_t *f);
+BKI_HIDDEN void bkf_fuse_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p);
+/* Payload length of a part, 0 if its geometry is not one. */
+BKI_HIDDEN uint64_t bkf_fuse_part_len(const bkf_meta_t *m, const bkf_part_t *p);
+/* The header's fields and every part's agreement with them. */
+BKI_HIDDEN bk_status_t bkf_fuse_check(const bkf_meta_t *m, const char **why);
+BKI_HIDDEN bk_status_t bkf_fuse_build(bk_filter_t **out, const bkf_meta_t *m,
+                                      const bkf_source_t *s, uint8_t *map, const char **why);
+
 /* ---- file.c ---- */
 
 /* Atomic save of an object to path (temp file, fsync, rename, fsync of the

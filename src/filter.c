@@ -101,6 +101,24 @@ static const composite_t cuckoo_ops = {
     bki_cuckoo_counter, bki_cuckoo_clear, NULL, bki_cuckoo_filter_clone, bki_cuckoo_filter_free,
     bki_cuckoo_filter_info, bki_cuckoo_filter_shape, bki_cuckoo_items, bki_cuckoo_remove_key};
 
+/* A static filter holds exactly the keys it was built from. */
+static bk_status_t fuse_clear(bk_filter_t *f)
+{
+    (void)f;
+    return BK_ESTATIC;
+}
+
+static bk_status_t fuse_remove(bk_filter_t *f, bk_hash_t h)
+{
+    (void)f, (void)h;
+    return BK_ESTATIC;
+}
+
+static const composite_t fuse_ops = {
+    bki_fuse_add_hash, bki_fuse_contains_hash, NULL, bki_fuse_contains_batch, fuse_remove, NULL,
+    fuse_clear, NULL, bki_fuse_filter_clone, bki_fuse_filter_free, bki_fuse_filter_info,
+    bki_fuse_filter_shape, bki_fuse_items, NULL};
+
 /* The composite a filter is, or NULL for a single array. */
 static const composite_t *composite_of(const bk_filter_t *f)
 {
@@ -108,6 +126,8 @@ static const composite_t *composite_of(const bk_filter_t *f)
     case BK_KIND_SCALABLE: return &chain_ops;
     case BK_KIND_WINDOW: return &window_ops;
     case BK_KIND_CUCKOO: return &cuckoo_ops;
+    case BK_KIND_FUSE8:
+    case BK_KIND_FUSE16: return &fuse_ops;
     default: return NULL;
     }
 }
@@ -260,7 +280,7 @@ bk_status_t bk_filter_add_atomic(bk_filter_t *f, const void *key, size_t len, bo
     if (f->readonly)
         return BK_EREADONLY;
     if (composite_of(f))
-        return BK_EKIND;
+        return bki_kind_is(f->kind, BKI_KIND_STATIC) ? BK_ESTATIC : BK_EKIND;
     bk_hash_t h = bk_filter_hash(f, key, len);
     if (f->pages && !bki_pages_key(f, h, true))
         return BK_ECORRUPT;

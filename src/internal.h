@@ -146,6 +146,7 @@ struct bk_filter {
     union {
         struct bki_window *window; /* window: generations and clock (window.h) */
         struct bk_cuckoo *cuckoo;  /* cuckoo: its sub-filters (cuckoo.c) */
+        struct bki_fuse *fuse;     /* fuse8, fuse16: its parts (fuse.h) */
     };
 
     /* file mapping (bk_filter_open); owned by the outermost filter */
@@ -300,7 +301,9 @@ enum {
     BKI_KIND_TOP = 1u << 2,        /* a file's kind on its own */
     BKI_KIND_CREATE = 1u << 3,     /* bk_filter_create makes it (filters) */
     BKI_KIND_SUB_FILE = 1u << 4,   /* a scalable chain's sub-kind in a file */
-    BKI_KIND_SUB_CREATE = 1u << 5  /* ... and at bk_filter_create */
+    BKI_KIND_SUB_CREATE = 1u << 5, /* ... and at bk_filter_create */
+    BKI_KIND_STATIC = 1u << 6      /* built whole (bk_filter_build), never
+                                      added to */
 };
 /* Whether kind has every property in `what`; false for unknown kinds. */
 BKI_HIDDEN bool bki_kind_is(bk_kind_t kind, unsigned what);
@@ -571,6 +574,36 @@ BKI_HIDDEN void bki_cuckoo_may_grow(bk_filter_t *f);
 /* bk_filter_info without reading the slots: the fill from the item count
  * (what bk_filter_info_fast gives of a paged file not read yet). */
 BKI_HIDDEN void bki_cuckoo_info_estimated(const bk_filter_t *f, bk_filter_info_t *out);
+
+/* ---- fuse.c: the static kinds (fuse8, fuse16) as a bk_filter_t ---- */
+BKI_HIDDEN bk_status_t bki_fuse_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new);
+BKI_HIDDEN bool bki_fuse_contains_hash(const bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN size_t bki_fuse_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n,
+                                          bool *out);
+/* The hashes a static filter takes: the default and XXH3 (64 bits of
+ * the 128 are used). */
+BKI_HIDDEN bool bki_fuse_hash_ok(bk_hash_id_t hash);
+/* The rate a static kind gives (2^-8, 2^-16), or 0 for another kind. */
+BKI_HIDDEN double bki_fuse_rate(bk_kind_t kind);
+/* A static filter of nparts empty parts, each then built once with
+ * bki_fuse_build_part; BK_EINVAL for a kind that is not static, another
+ * hash or a part count out of range. */
+BKI_HIDDEN bk_status_t bki_fuse_filter_new(bk_filter_t **out, bk_kind_t kind, uint32_t nparts,
+                                           double fpr, bk_hash_id_t hash, uint64_t seed);
+/* The part a key hash (bk_hash_t.lo) belongs to. */
+BKI_HIDDEN uint32_t bki_fuse_part_of(const bk_filter_t *f, uint64_t h);
+/* Builds part `part` from n key hashes (reordered and deduplicated in
+ * place): BK_ENOMEM, or BK_EINVAL (built already, too many keys). */
+BKI_HIDDEN bk_status_t bki_fuse_build_part(bk_filter_t *f, uint32_t part, uint64_t *h,
+                                           size_t n);
+/* Wraps z in a new handle that owns it (z freed on BK_ENOMEM). */
+BKI_HIDDEN bk_status_t bki_fuse_wrap(bk_filter_t **out, struct bki_fuse *z, bk_hash_id_t hash,
+                                     uint64_t seed, double fpr);
+BKI_HIDDEN bk_status_t bki_fuse_filter_clone(bk_filter_t **out, const bk_filter_t *f);
+BKI_HIDDEN void bki_fuse_filter_free(bk_filter_t *f);
+BKI_HIDDEN void bki_fuse_filter_info(const bk_filter_t *f, bk_filter_info_t *out);
+BKI_HIDDEN void bki_fuse_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out);
+BKI_HIDDEN uint64_t bki_fuse_items(const bk_filter_t *f);
 
 /* ==== rung 3: array.c (single-array dispatch) ============================ */
 

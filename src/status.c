@@ -21,6 +21,9 @@ const char *bk_strerror(bk_status_t status)
     case BK_EEXIST: return "a file is already there";
     case BK_ENOTFILE: return "not a regular file (a directory, device, FIFO or socket)";
     case BK_EBUDGET: return "the call would do more work than its budget allows";
+    case BK_ESTATIC:
+        return "the filter is static (built from its whole key set): build it again with the "
+               "new keys";
     }
     return "unknown status";
 }

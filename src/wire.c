@@ -44,6 +44,10 @@ void bkf_decode_part(const bkf_meta_t *m, uint32_t i, bkf_part_t *p)
         p->rb_n2 = bkf_get_u32(e + P_RB_N2);
         p->rb_bpe = get_f64(e + P_RB_BPE);
     }
+    if (p->kind == BK_KIND_FUSE8 || p->kind == BK_KIND_FUSE16) {
+        p->fz_seg_log = bkf_get_u32(e + P_FZ_SEG_LOG);
+        p->fz_seg_count = bkf_get_u32(e + P_FZ_SEG_COUNT);
+    }
 }
 
 void bkf_meta_paging(const bkf_meta_t *m, bkf_paging_t *g)

@@ -52,6 +52,9 @@ enum {
     P_RB_N2 = 72,   /* RedisBloom links: u32 n2, then 4 zero bytes */
     P_RB_BPE = 80,  /* RedisBloom links: f64 bits per entry */
     P_RB_END = 88,  /* RedisBloom links: zero from here to 96 */
+    P_FZ_SEG_LOG = 72,   /* static kinds: u32 log2 of the segment length */
+    P_FZ_SEG_COUNT = 76, /* static kinds: u32 segments */
+    P_FZ_END = 80,       /* static kinds: zero from here to 96 */
     P_RESERVED = 72 /* .. 96, zero for every other kind */
 };
 
@@ -77,6 +80,7 @@ typedef struct bkf_part {
     double fpr;
     uint32_t rb_n2; /* RedisBloom links (kind 11); else 0 */
     double rb_bpe;
+    uint32_t fz_seg_log, fz_seg_count; /* static kinds (13, 14); else 0 */
     const uint8_t *data; /* writer: source bytes */
     bool sum_known;      /* writer: sum is the payload's checksum already */
 } bkf_part_t;

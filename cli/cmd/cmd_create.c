@@ -1,11 +1,14 @@
 /*
  * bloomkit create: makes an empty filter file sized for N items at rate P,
- * so later `add`, `check` and `dedup --state` runs share one filter.
+ * so later `add`, `check` and `dedup --state` runs share one filter; or,
+ * with a static kind (fuse8, fuse16), builds the filter of a key set given
+ * whole by its INPUTs.
  */
 #define _GNU_SOURCE
 #include "commands.h"
 #include "filterfile.h"
 #include "keyform.h"
+#include "lines.h"
 #include "message.h"
 #include "numbers.h"
 #include "options.h"
@@ -21,6 +24,7 @@ static const char usage[] =
     "usage: bloomkit create FILE -n N -p P [--kind KIND] [--hash HASH] [--seed S]\n"
     "       bloomkit create FILE --window COUNT -p P\n"
     "       bloomkit create FILE --window TIME -n N -p P\n"
+    "       bloomkit create --kind fuse8|fuse16 FILE [INPUT...] [-p P] [--memory SIZE]\n"
     "\n"
     "Makes an empty filter file for N items at false-positive rate P.\n"
     "A window filter remembers only the last COUNT lines added (100M), or the\n"
@@ -29,13 +33,19 @@ static const char usage[] =
     "over 4/3 of the window ago (G/(G-1) with --generations G) is forgotten.\n"
     "A time window takes about twice the memory of a count window of the same\n"
     "N and P (it keeps 2G slots, so bursts cannot overfill one).\n"
+    "A static filter (--kind fuse8 or fuse16, or --static to pick one by P) is\n"
+    "built from every line of the INPUTs (files, or - for standard input;\n"
+    "default standard input), as add reads them: 9.0 or 18.0 bits a key at\n"
+    "rates 2^-8 (0.39%) and 2^-16 (0.0015%), a quarter less than a Bloom\n"
+    "filter; it is never added to: build it again when the set changes.\n"
     "An existing FILE is kept unless --force is given.\n"
     "\n"
     "  -n, --capacity N   items the filter must hold (10000000, 10M, 1e7)\n"
     "  -p, --fpr P        false-positive rate at N items (0.001, 1e-3, 0.1%)\n"
     "  -k, --kind KIND    split, blocked, blocked2, classic, precise, counting,\n"
     "                     cuckoo (deletes, a fifth of counting's bytes) or\n"
-    "                     scalable; default by P, as plan says: split for\n"
+    "                     scalable, or fuse8 / fuse16 (static, from INPUTs);\n"
+    "                     default by P, as plan says: split for\n"
     "                     0.004 <= P <= 0.02, blocked for other P >= 0.001,\n"
     "                     blocked2 below\n"
     "      --hash HASH    xxh3-mix8 (default: XXH3-128, but a line of exactly\n"
@@ -52,6 +62,13 @@ static const char usage[] =
     "      --normalize M  url or email: the keys will be canonicalized this way\n"
     "                     (recorded in FILE, so add, check and dedup --state use\n"
     "                     it without being told; see bloomkit(1))\n"
+    "      --static       a static filter of the INPUTs' lines: fuse8 for P >=\n"
+    "                     0.0041, else fuse16 (P >= 1.6e-5); P defaults to\n"
+    "                     fuse8's 2^-8\n"
+    "  -m, --memory SIZE  static: cap on the build's memory (default: a quarter\n"
+    "                     of RAM); larger sets are built in parts, their key\n"
+    "                     hashes (8 bytes a line) kept in unlinked files\n"
+    "      --tmpdir DIR   static: where those files go ($TMPDIR or /tmp)\n"
     "  -f, --force        replace an existing FILE; make a filter larger than the\n"
     "                     memory available or the free disk space (refused\n"
     "                     without it: most often a typo in -n or -p)\n"
@@ -109,9 +126,87 @@ static int make_and_save(const char *path, const bkc_sizing_opts_t *sz, bkc_norm
     return rc;
 }
 
+/* ---- static filters ---- */
+
+typedef struct {
+    bk_builder_t *b;
+    bkc_progress_t *prog;
+} build_ctx_t;
+
+static int build_line(void *ctx, const char *line, size_t len, const char *key, size_t klen,
+                      const bkc_reader_t *r)
+{
+    (void)line, (void)len;
+    build_ctx_t *c = ctx;
+    bk_status_t st = bk_builder_add(c->b, key, klen);
+    if (st != BK_OK)
+        return bkc_line_error(c->prog, r, "%s", bk_strerror(st));
+    bkc_progress_count(c->prog, 1, 0);
+    return 0;
+}
+
+/* Builds a static filter of the lines of inputs[0..n) and saves it at
+ * path. 0, or 2 after a message. */
+static int build_and_save(const char *path, char **inputs, int n, const bkc_sizing_opts_t *sz,
+                          const bkc_input_opts_t *in, uint64_t memory, const char *tmpdir,
+                          bool force)
+{
+    struct stat sb;
+    if (!force && stat(path, &sb) == 0) {
+        bkc_error("%s: file exists (use --force to replace it)", path);
+        return BKC_EXIT_ERROR;
+    }
+    bk_builder_t *b = NULL;
+    bk_status_t st = bk_builder_create(&b, sz->p, &sz->o);
+    if (st == BK_OK)
+        st = bk_builder_set_memory(b, memory, tmpdir);
+    if (st != BK_OK) {
+        bk_builder_free(b);
+        bkc_error("%s: cannot build a static filter at p=%g: %s", path, sz->p,
+                  st == BK_EINVAL ? "fuse8 reaches 0.0041 and fuse16 1.6e-5 at the lowest "
+                                    "(use a Bloom kind below that)"
+                                  : bk_strerror(st));
+        return BKC_EXIT_ERROR;
+    }
+    bkc_progress_t prog;
+    bkc_progress_init(&prog, in->pmode, bkc_inputs_size(inputs, n));
+    build_ctx_t ctx = {.b = b, .prog = &prog};
+    int rc = bkc_for_each_line(inputs, n, in->norm, &prog, build_line, NULL, &ctx);
+    bk_filter_t *f = NULL;
+    if (rc == 0) {
+        bkc_progress_status(&prog, "building");
+        st = bk_builder_finish(b, &f);
+        if (st != BK_OK) {
+            bkc_progress_clear(&prog);
+            bkc_error("%s: cannot build the filter of %llu lines: %s%s", path,
+                      (unsigned long long)bk_builder_count(b), bk_strerror(st),
+                      st == BK_ENOSPC || st == BK_EIO ? " (in --tmpdir)" : "");
+            rc = BKC_EXIT_ERROR;
+        }
+    }
+    uint64_t lines = bk_builder_count(b);
+    bk_builder_free(b);
+    if (rc == 0) {
+        bk_filter_set_key_form(f, bkc_form_of_norm(in->norm));
+        rc = bkc_save_filter(f, path) == 0 ? 0 : BKC_EXIT_ERROR;
+    }
+    bkc_progress_clear(&prog);
+    if (rc == 0 && prog.enabled) {
+        bk_filter_shape_t sh;
+        bk_filter_shape(f, &sh);
+        bkc_error("%s: %s of %llu keys (%llu lines), %.2f bits a key", path,
+                  bk_kind_name(sh.kind), (unsigned long long)sh.items,
+                  (unsigned long long)lines,
+                  sh.items ? 8.0 * (double)sh.bytes / (double)sh.items : 0.0);
+    }
+    bkc_progress_finish(&prog, false, "");
+    bk_filter_free(f);
+    return rc;
+}
+
 int bkc_cmd_create(int argc, char **argv)
 {
-    enum { OPT_GROWTH = BKC_OPT_OWN, OPT_NONSCALING, OPT_GENERATIONS };
+    enum { OPT_GROWTH = BKC_OPT_OWN, OPT_NONSCALING, OPT_GENERATIONS, OPT_STATIC, OPT_TMPDIR };
     static const struct option opts[] = {{"capacity", required_argument, 0, 'n'},
                                          {"fpr", required_argument, 0, 'p'},
                                          {"kind", required_argument, 0, 'k'},
@@ -122,6 +217,11 @@ int bkc_cmd_create(int argc, char **argv)
                                          {"window", required_argument, 0, 'w'},
                                          {"generations", required_argument, 0, OPT_GENERATIONS},
                                          {"normalize", required_argument, 0, BKC_OPT_NORMALIZE},
+                                         {"static", no_argument, 0, OPT_STATIC},
+                                         {"memory", required_argument, 0, 'm'},
+                                         {"tmpdir", required_argument, 0, OPT_TMPDIR},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"progress", no_argument, 0, BKC_OPT_PROGRESS},
                                          {"force", no_argument, 0, 'f'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -131,11 +231,24 @@ int bkc_cmd_create(int argc, char **argv)
     bkc_input_opts_init(&in);
     bk_options_t *o = &sz.o;
     bool force = false;
-    const char *window = NULL;
+    const char *window = NULL, *tmpdir = NULL;
+    bool is_static = false;
+    uint64_t memory = 0;
     int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
-    while ((c = getopt_long(argc, argv, "n:p:k:w:fh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "n:p:k:w:m:qfh", opts, NULL)) != -1) {
         switch (c) {
+        case OPT_STATIC:
+            is_static = true;
+            break;
+        case 'm':
+            if (bkc_parse_size(optarg, &memory) != 0 || memory < (1u << 20))
+                return bkc_usage_error("bad --memory '%s' (a size of at least 1M, e.g. 512M)",
+                                       optarg);
+            break;
+        case OPT_TMPDIR:
+            tmpdir = optarg;
+            break;
         case OPT_GROWTH: {
             char *end;
             o->growth = strtod(optarg, &end);
@@ -164,9 +277,27 @@ int bkc_cmd_create(int argc, char **argv)
                 return rc;
         }
     }
-    if (optind + 1 != argc)
-        return bkc_usage_error(optind >= argc ? "FILE is required" : "one FILE only");
+    if (optind >= argc)
+        return bkc_usage_error("FILE is required");
     const char *path = argv[optind];
+    bool static_kind = o->kind == BK_KIND_FUSE8 || o->kind == BK_KIND_FUSE16;
+    if (is_static && o->kind != BK_KIND_DEFAULT && !static_kind)
+        return bkc_usage_error("--static builds fuse8 or fuse16: leave out --kind %s",
+                               bk_kind_name(o->kind));
+    if (is_static || static_kind) {
+        if (sz.n || window || o->growth != 0 || o->nonscaling || o->window_generations)
+            return bkc_usage_error("a static filter holds exactly its INPUTs' lines: leave "
+                                   "out -n, --window, --growth and --nonscaling");
+        if (!memory)
+            memory = bk_memory_available() / 4 > (1u << 20) ? bk_memory_available() / 4
+                                                            : (1u << 20);
+        return build_and_save(path, argv + optind + 1, argc - optind - 1, &sz, &in, memory,
+                              tmpdir, force);
+    }
+    if (memory || tmpdir)
+        return bkc_usage_error("--memory and --tmpdir are for static filters (--static)");
+    if (optind + 1 != argc)
+        return bkc_usage_error("one FILE only (INPUTs are for static filters: --static)");
     if ((rc = check_sizing(&sz, window)) >= 0)
         return rc;
     return make_and_save(path, &sz, in.norm, force);

@@ -182,6 +182,22 @@ static void print_text(const char *path, const bk_filter_info_t *inp, const char
                bk_key_form_name(form));
     printf("capacity        %llu\n", (unsigned long long)in.capacity);
     printf("target FPR      %g\n", in.fpr_target);
+    if (in.kind == BK_KIND_FUSE8 || in.kind == BK_KIND_FUSE16) {
+        /* static: every cell holds a fingerprint by construction, so
+         * there is no fill to count; the rate is the fingerprint's */
+        printf("fingerprints    %llu of %d bits, in %u part%s (static: built from its keys, "
+               "never added to)\n",
+               (unsigned long long)in.cells, in.kind == BK_KIND_FUSE8 ? 8 : 16, in.filters,
+               in.filters == 1 ? "" : "s");
+        printf("bytes           %llu (%s), %.2f bits a key\n", (unsigned long long)in.bytes,
+               bkc_human_bytes((double)in.bytes, hb, sizeof hb),
+               in.items ? 8.0 * (double)in.bytes / (double)in.items : 0.0);
+        printf("items           %llu\n", (unsigned long long)in.items);
+        printf("expected FPR    %.4g\n", in.expected_fpr);
+        printf("checksums       %s\n", how.counted ? "verified (the whole file was read)"
+                                                    : "not read yet");
+        return;
+    }
     bool cuckoo = in.kind == BK_KIND_CUCKOO;
     printf("%-16s%llu\n",
            in.kind == BK_KIND_COUNTING ? "counters" : cuckoo ? "slots" : "bits",

@@ -153,7 +153,7 @@ int bkc_cmd_remove(int argc, char **argv)
     int rc = bkc_filter_inputs_command(argc, argv, usage, &in, &f, &path, &lock);
     if (rc >= 0)
         return rc;
-    if (bk_filter_kind(f) != BK_KIND_COUNTING && bk_filter_kind(f) != BK_KIND_CUCKOO) {
+    if (!(bk_kind_caps(bk_filter_kind(f)) & BK_CAP_REMOVE)) {
         const char *k = bk_kind_name(bk_filter_kind(f));
         bkc_error("%s: remove needs a counting or cuckoo filter, this one is %s (create one "
                   "with --kind cuckoo or --kind counting); file left unchanged",

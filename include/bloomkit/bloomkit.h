@@ -73,8 +73,11 @@ typedef enum bk_status {
     BK_ENOTFILE,  /* the path names a directory, device, FIFO or socket, not a
                      regular file: never read as a filter nor replaced by a
                      save; errno is EISDIR (a directory) or EINVAL too */
-    BK_EBUDGET    /* the call would do more work than the caller allowed
+    BK_EBUDGET,   /* the call would do more work than the caller allowed
                      (bk_cuckoo_add_within); nothing changed */
+    BK_ESTATIC    /* an add, remove or clear of a static filter (fuse8,
+                     fuse16), which holds exactly the keys it was built
+                     from: build it again with the new keys */
 } bk_status_t;
 
 /* A short constant English description of a status; never NULL. */
@@ -113,14 +116,36 @@ typedef enum bk_kind {
                             answers as RedisBloom did; only the sub-filters
                             of bk_redisbloom_new()'s chains, never made by
                             bk_filter_create or bk_plan */
-    BK_KIND_CUCKOO = 12  /* bk_cuckoo_t: fingerprints in buckets, with delete
+    BK_KIND_CUCKOO = 12, /* bk_cuckoo_t: fingerprints in buckets, with delete
                             and count (see "Cuckoo filters" below) */
+    BK_KIND_FUSE8 = 13,  /* static: a binary fuse filter of 8-bit
+                            fingerprints, built from the whole key set
+                            (bk_filter_build, "Static filters" below);
+                            p = 2^-8, 9.0 bits a key for large sets */
+    BK_KIND_FUSE16 = 14  /* static, 16-bit fingerprints: p = 2^-16, 18.0
+                            bits a key */
 } bk_kind_t;
 
 /* Name of a kind ("blocked", "classic", ...), or NULL if unknown. */
 const char *bk_kind_name(bk_kind_t kind);
 /* Parses a kind name (case-insensitive). BK_EINVAL if unknown. */
 bk_status_t bk_kind_parse(const char *name, bk_kind_t *out);
+
+/* What a kind's filters can do, as bits of bk_kind_caps(). */
+enum {
+    BK_CAP_ADD = 1u << 0,    /* keys are added one by one (bk_filter_add) */
+    BK_CAP_REMOVE = 1u << 1, /* bk_filter_remove (counting, cuckoo) */
+    BK_CAP_COUNT = 1u << 2,  /* bk_filter_counter tells how many times */
+    BK_CAP_MERGE = 1u << 3,  /* bk_filter_union of two of the same shape is
+                                exactly the filter of both key sets */
+    BK_CAP_GROW = 1u << 4,   /* it may grow past its capacity (scalable,
+                                cuckoo with an expansion) */
+    BK_CAP_STATIC = 1u << 5  /* built whole from its keys (bk_filter_build),
+                                never changed after: adds, removes and clear
+                                return BK_ESTATIC */
+};
+/* The BK_CAP_* bits of a kind; 0 for an unknown kind or a bitmap. */
+unsigned bk_kind_caps(bk_kind_t kind);
 
 /* The numeric values are stored in files: never renumber.
  * XXH3_MIX8 (new filters' default) and XXH3 are the ones fit for
@@ -1246,6 +1271,64 @@ uint64_t bk_cuckoo_bytes(const bk_cuckoo_t *c);
 /* A cap on the payload bytes of all sub-filters (0: none): an add that
  * would grow the filter past it gets BK_EFULL and changes nothing. */
 void bk_cuckoo_set_max_bytes(bk_cuckoo_t *c, uint64_t max_bytes);
+
+/* ------------------------------------------------------------------------ */
+/* Static filters                                                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A static filter (kinds BK_KIND_FUSE8, BK_KIND_FUSE16: binary fuse
+ * filters) holds a key set given whole, in about 9.0 or 18.0 bits a key
+ * at rates 2^-8 and 2^-16: a quarter less than a Bloom filter at the same
+ * rate. It is built once (bk_filter_build, or a bk_builder_t fed key by
+ * key) and then answers bk_filter_contains, _contains_batch, _info, and
+ * is saved, loaded and mapped as every filter is. Adds, removes and
+ * clear return BK_ESTATIC: it holds exactly the keys it was built from,
+ * so a changed set is built again. Zero false negatives; absent keys pass
+ * with probability 2^-8 or 2^-16.
+ *
+ * Large sets are built in parts (the key hashes split by their top bits,
+ * each part a binary fuse filter of its own), so a build's memory can be
+ * capped (bk_builder_set_memory): past the cap, key hashes (8 bytes a key)
+ * go to unlinked temporary files and each part is built from its own.
+ */
+
+/* The static kind for an error rate: BK_KIND_FUSE8 when fpr >= 1.05 *
+ * 2^-8 (a margin, so that a measured rate stays below fpr), BK_KIND_FUSE16
+ * when fpr >= 1.05 * 2^-16, else BK_KIND_DEFAULT (no static kind reaches
+ * it: use a Bloom kind). */
+bk_kind_t bk_static_kind_for(double fpr);
+
+typedef struct bk_builder bk_builder_t;
+
+/* A builder of a static filter. opts: kind (BK_KIND_FUSE8, BK_KIND_FUSE16,
+ * or BK_KIND_DEFAULT for bk_static_kind_for(fpr)), hash (the default or
+ * BK_HASH_XXH3), seed; other fields are ignored. fpr 0 with a static kind:
+ * the kind's own rate. BK_EINVAL: a kind that is not static, a rate below
+ * the kind's (or below 2^-16 with no kind given), another hash. The caller
+ * owns *out and frees it with bk_builder_free. */
+bk_status_t bk_builder_create(bk_builder_t **out, double fpr, const bk_options_t *opts);
+/* Caps the builder's memory at `bytes` (0: no cap; at least 1 MiB). Key
+ * hashes beyond a part's worth (about bytes / 40 keys) are spilled to
+ * unlinked files in `tmpdir` (NULL: $TMPDIR, else /tmp), which vanish on
+ * any exit. Call before the first add: BK_EINVAL after it. */
+bk_status_t bk_builder_set_memory(bk_builder_t *b, uint64_t bytes, const char *tmpdir);
+/* Adds keys to the set. A key given twice is held once. BK_ENOMEM;
+ * BK_EIO / BK_ENOSPC from a spill file (the builder is then unusable:
+ * free it). */
+bk_status_t bk_builder_add(bk_builder_t *b, const void *key, size_t len);
+bk_status_t bk_builder_add_batch(bk_builder_t *b, const bk_key_t *keys, size_t n);
+/* Keys given so far (repeats counted). */
+uint64_t bk_builder_count(const bk_builder_t *b);
+/* Builds the filter of every key added; the caller owns *out. Once per
+ * builder (BK_EINVAL after). BK_ENOMEM, BK_EIO, BK_ENOSPC. */
+bk_status_t bk_builder_finish(bk_builder_t *b, bk_filter_t **out);
+void bk_builder_free(bk_builder_t *b);
+
+/* A static filter of n keys in one call, built in memory (about 40 bytes
+ * a key while it is built): bk_builder_create, _add_batch, _finish. */
+bk_status_t bk_filter_build(bk_filter_t **out, const bk_key_t *keys, size_t n, double fpr,
+                            const bk_options_t *opts);
 
 /* ------------------------------------------------------------------------ */
 /* Bitmaps over integers                                                     */

@@ -1,5 +1,5 @@
 # Type stubs of the bloomkit package.
-from typing import Literal, Optional, Union
+from typing import Iterable, Literal, Optional, Union
 
 from ._bloomkit import (
     LIBRARY_VERSION as LIBRARY_VERSION,
@@ -18,6 +18,7 @@ from ._bloomkit import (
     NotFoundError as NotFoundError,
     OutOfMemoryError as OutOfMemoryError,
     ReadOnlyError as ReadOnlyError,
+    StaticError as StaticError,
     StrPath,
     VersionError as VersionError,
     normalize as normalize,
@@ -30,6 +31,16 @@ __version__: str
 KINDS: tuple[str, ...]
 
 def file_kind(path: StrPath) -> str: ...
+def build(
+    keys: Iterable[Union[bytes, str]],
+    fpr: float = 0.0,
+    kind: Optional[Literal["fuse8", "fuse16"]] = None,
+    normalize: Optional[Literal["url", "email", "none"]] = None,
+    memory: Optional[int] = None,
+    tmpdir: Optional[StrPath] = None,
+    hash: Optional[str] = None,
+    seed: Optional[int] = None,
+) -> Filter: ...
 def load(
     path: StrPath, normalize: Optional[Literal["url", "email", "none"]] = None
 ) -> Union[Filter, Bitmap]: ...

@@ -12,7 +12,7 @@
 #include "pybk.h"
 
 static PyObject *base_error;
-static PyObject *status_class[BK_ENOTFILE + 1];
+static PyObject *status_class[BK_ESTATIC + 1];
 
 static const struct {
     bk_status_t status;
@@ -35,6 +35,8 @@ static const struct {
      "A save that only creates a file found one there (errno EEXIST)."},
     {BK_ENOTFILE, "bloomkit.NotAFileError",
      "The path is a directory, device, FIFO or socket, not a regular file."},
+    {BK_ESTATIC, "bloomkit.StaticError",
+     "An add, remove or clear of a static filter (fuse8, fuse16): build it again."},
 };
 
 /* The built-in class each status also derives from (NULL: only Error). */
@@ -78,8 +80,12 @@ static int add_status_class(PyObject *module, size_t i)
      * with errno) before it had a status of its own: it still is one. */
     bk_status_t st = classes[i].status;
     bool file_case = st == BK_EEXIST || st == BK_ENOTFILE;
-    PyObject *first = file_case ? status_class[BK_EIO] : base_error;
-    PyObject *builtin = st == BK_ENOTFILE ? NULL : builtin_base(st);
+    /* A static filter's refusal is a KindError too (an operation its kind
+     * does not have), which code written before static kinds catches. */
+    PyObject *first = file_case          ? status_class[BK_EIO]
+                      : st == BK_ESTATIC ? status_class[BK_EKIND]
+                                         : base_error;
+    PyObject *builtin = st == BK_ENOTFILE || st == BK_ESTATIC ? NULL : builtin_base(st);
     PyObject *bases = builtin ? PyTuple_Pack(2, first, builtin) : PyTuple_Pack(1, first);
     if (!bases)
         return -1;
@@ -109,7 +115,7 @@ int pybk_errors_init(PyObject *module)
 
 PyObject *pybk_error_class(bk_status_t status)
 {
-    if (status <= BK_OK || status > BK_ENOTFILE)
+    if (status <= BK_OK || status > BK_ESTATIC || !status_class[status])
         return status == BK_OK ? NULL : base_error;
     return status_class[status];
 }

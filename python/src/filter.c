@@ -117,7 +117,8 @@ int pybk_filter_kind(const char *name, bk_kind_t *out)
         return 0;
     PyErr_Format(PyExc_ValueError,
                  "unknown filter kind '%s' (split, blocked, blocked2, classic, precise, counting, "
-                 "scalable or window; bitmaps are bloomkit.Bitmap)", name);
+                 "cuckoo, scalable, window, or fuse8 and fuse16 through Filter.build; bitmaps are "
+                 "bloomkit.Bitmap)", name);
     return -1;
 }
 
@@ -1320,6 +1321,93 @@ static PyObject *filter_open(PyTypeObject *type, PyObject *args, PyObject *kw)
     return r;
 }
 
+PyDoc_STRVAR(build_doc,
+"build(keys, fpr=0.0, kind=None, hash=None, seed=None, normalize=None, memory=None,\n"
+"      tmpdir=None) -> Filter\n--\n\n"
+"A static filter of an iterable of bytes/str given whole: kind 'fuse8'\n"
+"(about 9 bits a key, rate 2^-8) or 'fuse16' (18 bits, 2^-16); None picks\n"
+"by fpr ('fuse8' for fpr >= 0.0041, 'fuse16' down to 1.6e-5); fpr 0 with a\n"
+"kind: the kind's own rate. It answers contains, contains_many and info,\n"
+"and saves and maps like any filter; add, remove and clear raise\n"
+"StaticError: build it again when the set changes. memory= caps the\n"
+"build (bytes, at least 1 MiB): larger sets are built in parts, their key\n"
+"hashes (8 bytes a key) kept in unlinked files under tmpdir= ($TMPDIR or\n"
+"/tmp). normalize= ('url', 'email') spells the keys first and records it.");
+
+static PyObject *filter_build(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"keys", "fpr", "kind", "hash", "seed", "normalize", "memory",
+                             "tmpdir", NULL};
+    PyObject *keys, *seed = Py_None, *normalize = Py_None, *memory = Py_None, *dir = Py_None;
+    PyObject *tmpdir = NULL;
+    double fpr = 0.0;
+    const char *kind = NULL, *hash = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|dzzOOOO:build", kwlist, &keys, &fpr, &kind,
+                                     &hash, &seed, &normalize, &memory, &dir))
+        return NULL;
+    if (dir != Py_None && !PyUnicode_FSConverter(dir, &tmpdir))
+        return NULL;
+    bk_options_t o = {0};
+    bk_key_form_t form;
+    bool given;
+    uint64_t cap = 0;
+    PyObject *r = NULL, *it = NULL;
+    pybk_chunk_t *c = NULL;
+    bk_builder_t *b = NULL;
+    if (parse_options(&o, kind, hash, seed, NULL) < 0 || parse_normalize(normalize, &form, &given) < 0 ||
+        (memory != Py_None && pybk_u64(memory, "memory", &cap) < 0))
+        goto out;
+    bk_status_t st = bk_builder_create(&b, fpr, &o);
+    if (st == BK_OK)
+        st = bk_builder_set_memory(b, cap, tmpdir ? PyBytes_AS_STRING(tmpdir) : NULL);
+    if (st != BK_OK) {
+        pybk_raise(st,
+                   st == BK_EINVAL ? "a static filter is kind 'fuse8' or 'fuse16', at fpr >= "
+                                     "0.0041 or >= 1.6e-5 (or 0: the kind's own), the default "
+                                     "or 'xxh3' hash, memory 0 or >= 1 MiB"
+                                   : NULL,
+                   NULL);
+        goto out;
+    }
+    it = PyObject_GetIter(keys);
+    c = it ? PyMem_Calloc(1, sizeof *c) : NULL;
+    if (!c) {
+        if (it)
+            PyErr_NoMemory();
+        goto out;
+    }
+    Py_ssize_t got;
+    while ((got = pybk_chunk_fill(c, it, form)) > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        st = bk_builder_add_batch(b, c->keys, c->n);
+        Py_END_ALLOW_THREADS
+        if (st != BK_OK) {
+            pybk_raise(st, NULL, NULL);
+            got = -1;
+            break;
+        }
+    }
+    pybk_chunk_release(c);
+    if (got < 0)
+        goto out;
+    bk_filter_t *f = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    st = bk_builder_finish(b, &f);
+    Py_END_ALLOW_THREADS
+    if (st != BK_OK) {
+        pybk_raise(st, NULL, NULL);
+        goto out;
+    }
+    (void)bk_filter_set_key_form(f, form);
+    r = pybk_filter_wrap(type, f);
+out:
+    bk_builder_free(b);
+    PyMem_Free(c);
+    Py_XDECREF(it);
+    Py_XDECREF(tmpdir);
+    return r;
+}
+
 /* Pickles as bloomkit._bloomkit._restore(serialized bytes). */
 static PyObject *filter_reduce(filter_object *self, PyObject *unused)
 {
@@ -1363,6 +1451,8 @@ static PyMethodDef filter_methods[] = {
     {"from_bytes", (PyCFunction)filter_from_bytes, METH_O | METH_CLASS, from_bytes_doc},
     {"load", (PyCFunction)(void (*)(void))filter_load, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      load_doc},
+    {"build", (PyCFunction)(void (*)(void))filter_build, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     build_doc},
     {"open", (PyCFunction)(void (*)(void))filter_open, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      open_doc},
     {"close", (PyCFunction)filter_close, METH_NOARGS, close_doc},

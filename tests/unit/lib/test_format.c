@@ -1505,6 +1505,22 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
         bk_filter_t *f = golden_make(BK_KIND_BLOCKED2, 4096, 4, 0x2bad2bad2bad2badULL, 150);
         *out = serialize(f, len);
         bk_filter_free(f);
+    } else if (!strcmp(name, "fuse8.bkf")) {
+        /* A static filter (kind 13): the golden keys 0..149 built whole;
+         * XXH3 (hash id 1), one part. */
+        bk_options_t o = {.kind = BK_KIND_FUSE8, .hash = BK_HASH_XXH3, .seed_set = true,
+                          .seed = 0xf05ef05ef05ef05eULL};
+        char keys[150][64];
+        bk_key_t k[150];
+        for (uint64_t i = 0; i < 150; i++) {
+            key_of(i, keys[i], sizeof keys[i]);
+            k[i].ptr = keys[i];
+            k[i].len = strlen(keys[i]);
+        }
+        bk_filter_t *f = NULL;
+        bk_filter_build(&f, k, 150, 0.01, &o);
+        *out = f ? serialize(f, len) : NULL;
+        bk_filter_free(f);
     } else if (!strcmp(name, "cuckoo.bkf")) {
         /* A cuckoo filter (kind 12): 150 keys in room for 200, two removed;
          * XXH3 (hash id 1), as every cuckoo file was before the default
@@ -1565,7 +1581,7 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
 static const char *const golden_names[] = {
     "blocked.bkf", "classic.bkf", "counting.bkf", "scalable.bkf",     "bitmap.bkf",
     "bitmap2.bkf", "precise.bkf", "scalable_deep.bkf", "blocked2.bkf", "blocked-url.bkf",
-    "scalable_blocked2.bkf", "split.bkf", "cuckoo.bkf", "redisbloom.bkf", "split-mix8.bkf"};
+    "scalable_blocked2.bkf", "split.bkf", "cuckoo.bkf", "redisbloom.bkf", "split-mix8.bkf", "fuse8.bkf"};
 
 /* Regenerating the golden objects gives the committed bytes exactly.
  * BK_WRITE_GOLDEN=1 rewrites them instead (only for a deliberate format
@@ -1781,6 +1797,35 @@ static void golden_load_split_mix8(void)
     free(raw);
 }
 
+static uint64_t golden_keys_missing(const bk_filter_t *f, uint64_t n);
+
+/* fuse8.bkf: kind 13, one part of k 3 whose geometry is in the entry's
+ * reserved bytes, every key present, 0.01 kept as the rate asked for. */
+static void golden_load_fuse8(void)
+{
+    char path[512];
+    const char *why = NULL;
+    size_t len;
+    uint8_t *raw = read_golden("fuse8.bkf", 512, path, sizeof path, &len);
+    if (!raw)
+        return;
+    CHECK_EQ_U64(get_u32le(raw + 12), 13); /* kind: fuse8 */
+    CHECK_EQ_U64(get_u32le(raw + 20), 1);  /* one part */
+    CHECK_EQ_U64(get_u32le(raw + 128 + 4), 3);
+    uint64_t cells = get_u32le(raw + 128 + 8);
+    uint32_t seg_log = get_u32le(raw + 128 + 72), seg_count = get_u32le(raw + 128 + 76);
+    CHECK_EQ_U64(cells, ((uint64_t)seg_count + 2) << seg_log);
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, &why));
+    if (g) {
+        CHECK(bk_filter_kind(g) == BK_KIND_FUSE8);
+        CHECK_EQ_U64(golden_keys_missing(g, 150), 0);
+        CHECK_EQ_U64(bk_filter_items(g), 150);
+    }
+    bk_filter_free(g);
+    free(raw);
+}
+
 /* How many of the golden objects' keys 0..n-1 f does not have. */
 static uint64_t golden_keys_missing(const bk_filter_t *f, uint64_t n)
 {
@@ -1902,6 +1947,7 @@ static void test_golden_load(void)
     golden_load_split();
     golden_load_split_mix8();
     golden_load_scalable_blocked2();
+    golden_load_fuse8();
     snprintf(path, sizeof path, "%s/bitmap.bkf", data_dir());
     bk_bitmap_t *b = NULL;
     CHECK_OK(bk_bitmap_load(&b, path, &why));

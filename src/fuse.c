@@ -1,0 +1,479 @@
+/*
+ * Static filters: binary fuse filters with 8- or 16-bit fingerprints
+ * (kinds fuse8 and fuse16), built once from the whole key set and never
+ * added to. The construction follows Graf and Lemire, "Binary Fuse
+ * Filters: Fast and Smaller Than Xor Filters" (ACM JEA 2022), arity 3:
+ *
+ *   - a key's 64-bit hash x (the filter's key hash, mixed with the part's
+ *     seed) picks h0 in [0, seg_count * seg_len), h1 in the next segment
+ *     and h2 in the one after (h0 + seg_len and h0 + 2 seg_len with their
+ *     low bits replaced by x's: a segment length is a power of two);
+ *   - the key is present when F[h0] ^ F[h1] ^ F[h2] equals its
+ *     fingerprint, x ^ (x >> 32) truncated: 2^-8 or 2^-16 of absent keys
+ *     pass;
+ *   - building peels the 3-uniform hypergraph (a cell held by one key
+ *     fixes that key's cell), then assigns fingerprints in reverse order.
+ *     It succeeds with high probability at 1.125 cells per key for large
+ *     sets; a failure reseeds (and removes duplicate hashes first, which
+ *     never peel).
+ *
+ * Large sets are split into parts by the hash's top bits (bki_reduce), each
+ * part a binary fuse filter of its own: a part's build memory is bounded
+ * (build.c sizes parts to a memory cap) and the file keeps one part a
+ * payload. Lookups read three cells of one part: three cache lines.
+ */
+#include "fuse.h"
+#include "keyhash.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- geometry ---- */
+
+void bki_fuse_geometry(uint64_t n, uint32_t *seg_log, uint32_t *seg_count, uint64_t *cells)
+{
+    /* The paper's sizing for arity 3: segments of 2^floor(ln n / ln 3.33 +
+     * 2.25) cells (at most 2^18) and max(1.125, 0.875 + 0.25 ln 1e6 / ln
+     * n) cells per key; small sets need the larger factor to peel. */
+    double dn = n < 2 ? 2.0 : (double)n;
+    int lg = (int)floor(log(dn) / log(3.33) + 2.25);
+    if (lg < 2)
+        lg = 2;
+    if (lg > (int)BKI_FUSE_MAX_SEG_LOG)
+        lg = (int)BKI_FUSE_MAX_SEG_LOG;
+    uint64_t seg = UINT64_C(1) << lg;
+    double factor = fmax(1.125, 0.875 + 0.25 * log(1e6) / log(dn));
+    uint64_t want = n < 2 ? 0 : (uint64_t)llround(dn * factor);
+    uint64_t count = (want + seg - 1) / seg;
+    count = count > 2 ? count - 2 : 1;
+    if (count == 0)
+        count = 1;
+    *seg_log = (uint32_t)lg;
+    *seg_count = (uint32_t)count;
+    *cells = (count + 2) * seg;
+}
+
+/* ---- hashing a key to its cells ---- */
+
+/* The part's mix of a key hash: a bijection, so distinct key hashes stay
+ * distinct under every seed. */
+static inline uint64_t part_mix(uint64_t h, uint64_t seed)
+{
+    return bki_mix64(h + seed);
+}
+
+typedef struct cells3 {
+    uint64_t c[3];
+} cells3_t;
+
+static inline cells3_t cells_of(const bki_fuse_part_t *p, uint64_t x)
+{
+    uint64_t seg = UINT64_C(1) << p->seg_log, mask = seg - 1;
+    cells3_t r;
+    r.c[0] = bki_reduce(x, (uint64_t)p->seg_count << p->seg_log);
+    r.c[1] = (r.c[0] + seg) ^ ((x >> 18) & mask);
+    r.c[2] = (r.c[0] + 2 * seg) ^ (x & mask);
+    return r;
+}
+
+static inline uint32_t fingerprint(uint64_t x)
+{
+    return (uint32_t)(x ^ (x >> 32));
+}
+
+static inline uint32_t cell_get(const bki_fuse_part_t *p, uint32_t bytes, uint64_t i)
+{
+    if (bytes == 1)
+        return p->data[i];
+    uint16_t v;
+    memcpy(&v, p->data + 2 * i, 2);
+    return v;
+}
+
+static inline void cell_set(bki_fuse_part_t *p, uint32_t bytes, uint64_t i, uint32_t v)
+{
+    if (bytes == 1) {
+        p->data[i] = (uint8_t)v;
+    } else {
+        uint16_t w = (uint16_t)v;
+        memcpy(p->data + 2 * i, &w, 2);
+    }
+}
+
+static inline const bki_fuse_part_t *part_of(const struct bki_fuse *z, uint64_t h)
+{
+    return &z->parts[z->nparts == 1 ? 0 : bki_reduce(h, z->nparts)];
+}
+
+static inline bool part_contains(const bki_fuse_part_t *p, uint32_t bytes, uint64_t h)
+{
+    uint64_t x = part_mix(h, p->seed);
+    cells3_t c = cells_of(p, x);
+    uint32_t mask = bytes == 1 ? 0xFFu : 0xFFFFu;
+    uint32_t v =
+        cell_get(p, bytes, c.c[0]) ^ cell_get(p, bytes, c.c[1]) ^ cell_get(p, bytes, c.c[2]);
+    /* An empty part answers "absent" for everything: no key reads it. */
+    return p->keys != 0 && v == (fingerprint(x) & mask);
+}
+
+/* ---- building one part ---- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts h and drops repeats; returns the distinct count. */
+static size_t dedupe(uint64_t *h, size_t n)
+{
+    if (n < 2)
+        return n;
+    qsort(h, n, sizeof *h, cmp_u64);
+    size_t w = 1;
+    for (size_t i = 1; i < n; i++)
+        if (h[i] != h[w - 1])
+            h[w++] = h[i];
+    return w;
+}
+
+typedef struct peel {
+    uint32_t *count; /* per cell: keys << 2 | xor of their slot numbers */
+    uint64_t *xors;  /* per cell: xor of its keys' x */
+    uint32_t *queue; /* cells held by one key (cells < 2^32) */
+    uint64_t *order; /* keys' x in peeling order */
+    uint8_t *slot;   /* which of its 3 cells each peeled key owns */
+} peel_t;
+
+/* One try at peeling n distinct hashes under p->seed; true when every key
+ * peeled (the order is then in w->order / w->slot). */
+static bool peel_try(const bki_fuse_part_t *p, const uint64_t *h, size_t n, peel_t *w)
+{
+    memset(w->count, 0, p->cells * sizeof *w->count);
+    memset(w->xors, 0, p->cells * sizeof *w->xors);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = part_mix(h[i], p->seed);
+        cells3_t c = cells_of(p, x);
+        for (uint32_t j = 0; j < 3; j++) {
+            w->count[c.c[j]] = (w->count[c.c[j]] + 4) ^ j;
+            w->xors[c.c[j]] ^= x;
+        }
+    }
+    size_t q = 0, done = 0;
+    for (uint64_t i = 0; i < p->cells; i++)
+        if (w->count[i] >> 2 == 1)
+            w->queue[q++] = (uint32_t)i;
+    while (q > 0) {
+        uint64_t cell = w->queue[--q];
+        if (w->count[cell] >> 2 != 1)
+            continue; /* emptied since it was queued */
+        uint64_t x = w->xors[cell];
+        uint32_t own = w->count[cell] & 3;
+        w->order[done] = x;
+        w->slot[done++] = (uint8_t)own;
+        cells3_t c = cells_of(p, x);
+        for (uint32_t j = 0; j < 3; j++) {
+            uint64_t at = c.c[j];
+            w->count[at] = (w->count[at] - 4) ^ j;
+            w->xors[at] ^= x;
+            if (j != own && w->count[at] >> 2 == 1)
+                w->queue[q++] = (uint32_t)at;
+        }
+    }
+    return done == n;
+}
+
+/* Fills p (geometry, seed, fingerprints) from n key hashes; h is sorted
+ * and deduplicated in place if a try fails. BK_ENOMEM without memory;
+ * BK_EINVAL if no seed peels (duplicates removed, that happens with
+ * vanishing probability). */
+static bk_status_t build_part(bki_fuse_part_t *p, uint32_t fp_bits, uint64_t *h, size_t n,
+                              uint64_t seed)
+{
+    uint32_t bytes = fp_bits / 8;
+    memset(p, 0, sizeof *p);
+    bool deduped = false;
+    for (uint32_t attempt = 0; attempt < 128; attempt++) {
+        bki_fuse_geometry(n, &p->seg_log, &p->seg_count, &p->cells);
+        p->seed = bki_mix64(seed + attempt);
+        p->keys = n;
+        peel_t w = {0};
+        w.count = bki_malloc(p->cells * sizeof *w.count);
+        w.xors = bki_malloc(p->cells * sizeof *w.xors);
+        w.queue = bki_malloc(p->cells * sizeof *w.queue);
+        w.order = bki_malloc((n ? n : 1) * sizeof *w.order);
+        w.slot = bki_malloc(n ? n : 1);
+        bool ok = false;
+        bk_status_t st = BK_OK;
+        if (!w.count || !w.xors || !w.queue || !w.order || !w.slot)
+            st = BK_ENOMEM;
+        else
+            ok = peel_try(p, h, n, &w);
+        if (ok) {
+            p->nbytes = p->cells * bytes;
+            p->data = bki_payload_alloc(p->nbytes, &p->mem);
+            if (!p->data) {
+                st = BK_ENOMEM;
+            } else {
+                /* Reverse peeling order: a key's own cell is the last of its
+                 * three to be written, so the xor of all three ends equal
+                 * to its fingerprint. */
+                for (size_t i = n; i-- > 0;) {
+                    uint64_t x = w.order[i];
+                    cells3_t c = cells_of(p, x);
+                    uint32_t own = w.slot[i];
+                    cell_set(p, bytes, c.c[own], 0);
+                    uint32_t v = fingerprint(x) ^ cell_get(p, bytes, c.c[0]) ^
+                                 cell_get(p, bytes, c.c[1]) ^ cell_get(p, bytes, c.c[2]);
+                    cell_set(p, bytes, c.c[own], v);
+                }
+            }
+        }
+        bki_free(w.count);
+        bki_free(w.xors);
+        bki_free(w.queue);
+        bki_free(w.order);
+        bki_free(w.slot);
+        if (st != BK_OK || ok)
+            return st;
+        /* Equal hashes (a key given twice) never peel: remove them once;
+         * otherwise this seed was unlucky. */
+        if (!deduped) {
+            n = dedupe(h, n);
+            deduped = true;
+        }
+    }
+    return BK_EINVAL;
+}
+
+/* ---- the static filter ---- */
+
+struct bki_fuse *bki_fuse_shell(uint32_t fp_bits, uint32_t nparts)
+{
+    if ((fp_bits != 8 && fp_bits != 16) || nparts == 0 || nparts > BKI_FUSE_MAX_PARTS)
+        return NULL;
+    struct bki_fuse *z = bki_calloc(1, sizeof *z + nparts * sizeof z->parts[0]);
+    if (!z)
+        return NULL;
+    z->fp_bits = fp_bits;
+    z->nparts = nparts;
+    return z;
+}
+
+void bki_fuse_free(struct bki_fuse *z)
+{
+    if (!z)
+        return;
+    for (uint32_t i = 0; i < z->nparts; i++)
+        if (z->parts[i].data && z->parts[i].mem != BKI_MEM_BORROWED)
+            bki_payload_free(z->parts[i].data, z->parts[i].nbytes, z->parts[i].mem);
+    bki_free(z);
+}
+
+uint32_t bki_fuse_part_of(const bk_filter_t *f, uint64_t h)
+{
+    const struct bki_fuse *z = f->fuse;
+    return z->nparts == 1 ? 0 : (uint32_t)bki_reduce(h, z->nparts);
+}
+
+bk_status_t bki_fuse_build_part(bk_filter_t *f, uint32_t part, uint64_t *h, size_t n)
+{
+    struct bki_fuse *z = f->fuse;
+    if (part >= z->nparts || z->parts[part].data || n > BKI_FUSE_PART_MAX_KEYS)
+        return BK_EINVAL;
+    bk_status_t st = build_part(&z->parts[part], z->fp_bits, h, n, f->seed ^ part);
+    if (st == BK_OK) {
+        z->keys += z->parts[part].keys;
+        f->items = f->capacity = z->keys;
+        f->nbytes += z->parts[part].nbytes;
+    }
+    return st;
+}
+
+static bk_status_t fuse_add_key(bk_filter_t *f, const void *key, size_t len, bool *was_new)
+{
+    (void)f, (void)key, (void)len;
+    if (was_new)
+        *was_new = false;
+    return BK_ESTATIC;
+}
+
+bk_status_t bki_fuse_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
+{
+    (void)f, (void)h;
+    if (was_new)
+        *was_new = false;
+    return BK_ESTATIC;
+}
+
+bool bki_fuse_contains_hash(const bk_filter_t *f, bk_hash_t h)
+{
+    const struct bki_fuse *z = f->fuse;
+    return part_contains(part_of(z, h.lo), z->fp_bits / 8, h.lo);
+}
+
+static bool fuse_contains_key(const bk_filter_t *f, const void *key, size_t len)
+{
+    const struct bki_fuse *z = f->fuse;
+    uint64_t h = bki_key_hash(f->hash, f->seed, key, len).lo;
+    return part_contains(part_of(z, h), z->fp_bits / 8, h);
+}
+
+size_t bki_fuse_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out)
+{
+    enum { GROUP = 16 };
+    const struct bki_fuse *z = f->fuse;
+    uint32_t bytes = z->fp_bits / 8;
+    uint64_t h[GROUP];
+    size_t hits = 0;
+    for (size_t at = 0; at < n; at += GROUP) {
+        size_t m = n - at < GROUP ? n - at : GROUP;
+        /* Hash the group and ask for its cells' lines, then answer: the
+         * misses of 16 keys overlap instead of following each other. */
+        for (size_t j = 0; j < m; j++) {
+            h[j] = bki_key_hash(f->hash, f->seed, keys[at + j].ptr, keys[at + j].len).lo;
+            const bki_fuse_part_t *p = part_of(z, h[j]);
+            cells3_t c = cells_of(p, part_mix(h[j], p->seed));
+            for (uint32_t i = 0; i < 3; i++)
+                __builtin_prefetch(p->data + c.c[i] * bytes);
+        }
+        for (size_t j = 0; j < m; j++) {
+            out[at + j] = part_contains(part_of(z, h[j]), bytes, h[j]);
+            hits += out[at + j];
+        }
+    }
+    return hits;
+}
+
+bool bki_fuse_hash_ok(bk_hash_id_t hash)
+{
+    return hash == BK_HASH_XXH3_MIX8 || hash == BK_HASH_XXH3;
+}
+
+bk_status_t bki_fuse_wrap(bk_filter_t **out, struct bki_fuse *z, bk_hash_id_t hash, uint64_t seed,
+                          double fpr)
+{
+    bk_filter_t *f = bki_calloc(1, sizeof *f);
+    if (!f) {
+        bki_fuse_free(z);
+        return BK_ENOMEM;
+    }
+    f->kind = z->fp_bits == 8 ? BK_KIND_FUSE8 : BK_KIND_FUSE16;
+    f->add_key = fuse_add_key;
+    f->contains_key = fuse_contains_key;
+    f->contains_hash = bki_fuse_contains_hash;
+    f->hash = hash;
+    f->seed = seed;
+    f->key8_secret = bki_key8_secret(hash, seed);
+    f->fpr = fpr;
+    f->map_fd = -1;
+    f->fuse = z;
+    for (uint32_t i = 0; i < z->nparts; i++) {
+        f->nbytes += z->parts[i].nbytes;
+        z->keys += z->parts[i].keys;
+    }
+    f->items = f->capacity = z->keys;
+    *out = f;
+    return BK_OK;
+}
+
+double bki_fuse_rate(bk_kind_t kind)
+{
+    return kind == BK_KIND_FUSE8 ? 1.0 / 256 : kind == BK_KIND_FUSE16 ? 1.0 / 65536 : 0.0;
+}
+
+bk_status_t bki_fuse_filter_new(bk_filter_t **out, bk_kind_t kind, uint32_t nparts, double fpr,
+                                bk_hash_id_t hash, uint64_t seed)
+{
+    *out = NULL;
+    if ((kind != BK_KIND_FUSE8 && kind != BK_KIND_FUSE16) || !bki_fuse_hash_ok(hash))
+        return BK_EINVAL;
+    struct bki_fuse *z = bki_fuse_shell(kind == BK_KIND_FUSE8 ? 8 : 16, nparts);
+    if (!z)
+        return nparts == 0 || nparts > BKI_FUSE_MAX_PARTS ? BK_EINVAL : BK_ENOMEM;
+    return bki_fuse_wrap(out, z, hash, seed, fpr);
+}
+
+bool bki_fuse_complete(const bk_filter_t *f)
+{
+    for (uint32_t i = 0; i < f->fuse->nparts; i++)
+        if (!f->fuse->parts[i].data)
+            return false;
+    return true;
+}
+
+bk_status_t bki_fuse_filter_clone(bk_filter_t **out, const bk_filter_t *f)
+{
+    const struct bki_fuse *z = f->fuse;
+    *out = NULL;
+    struct bki_fuse *d = bki_fuse_shell(z->fp_bits, z->nparts);
+    if (!d)
+        return BK_ENOMEM;
+    for (uint32_t i = 0; i < z->nparts; i++) {
+        d->parts[i] = z->parts[i];
+        d->parts[i].data = bki_payload_alloc(z->parts[i].nbytes, &d->parts[i].mem);
+        if (!d->parts[i].data) {
+            bki_fuse_free(d);
+            return BK_ENOMEM;
+        }
+        memcpy(d->parts[i].data, z->parts[i].data, (size_t)z->parts[i].nbytes);
+    }
+    return bki_fuse_wrap(out, d, f->hash, f->seed, f->fpr);
+}
+
+void bki_fuse_filter_free(bk_filter_t *f)
+{
+    bki_fuse_free(f->fuse);
+    bki_free(f);
+}
+
+uint64_t bki_fuse_items(const bk_filter_t *f)
+{
+    return f->fuse->keys;
+}
+
+void bki_fuse_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = out->sub_kind = f->kind;
+    out->hash = f->hash;
+    out->seed = f->seed;
+    out->capacity = f->fuse->keys;
+    out->fpr_target = f->fpr;
+    out->k = 3;
+    out->bytes = f->nbytes;
+    out->items = f->fuse->keys;
+    out->filters = f->fuse->nparts;
+    out->nonscaling = true;
+    out->newest_capacity = f->fuse->keys;
+    out->newest_items = f->fuse->keys;
+}
+
+void bki_fuse_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
+{
+    bk_filter_shape_t sh;
+    bki_fuse_filter_shape(f, &sh);
+    memset(out, 0, sizeof *out);
+    out->kind = out->sub_kind = sh.kind;
+    out->hash = sh.hash;
+    out->seed = sh.seed;
+    out->capacity = sh.capacity;
+    out->fpr_target = sh.fpr_target;
+    out->k = 3;
+    out->bytes = sh.bytes;
+    out->items = sh.items;
+    out->filters = sh.filters;
+    out->nonscaling = true;
+    uint64_t cells = 0;
+    for (uint32_t i = 0; i < f->fuse->nparts; i++)
+        cells += f->fuse->parts[i].cells;
+    /* Every cell is used by construction (a fingerprint or the xor that
+     * completes one); its rate is the fingerprint's, whatever the fill. */
+    out->cells = out->cells_set = cells;
+    out->fill = cells ? 1.0 : 0.0;
+    out->estimated_items = (double)sh.items;
+    out->expected_fpr = bki_fuse_rate(sh.kind);
+    out->mapped = f->map_base != NULL;
+    out->readonly = true;
+}
