@@ -1,7 +1,9 @@
 #!/bin/sh
 # Benchmark: bloomkit's cuckoo and split filters against the FastFilter
 # suite's Cuckoo16 and BlockedBloom, one-key and batch, in one run on the
-# same keys (bench/fastfilter_peer.cc says how). The suite's source is a
+# same keys (bench/fastfilter_peer.cc says how); then bloomkit's static
+# filters (fuse8, fuse16) against the suite's binary fuse filters, built
+# whole from the same keys (bench/fastfilter_static.cc). The suite's source is a
 # peer, never needed by `make test`: it is taken from $BK_FASTFILTER_SRC,
 # else bench/peers/fastfilter_cpp, else cloned there from GitHub when the
 # network allows; without it this prints why and skips.
@@ -31,4 +33,12 @@ SIZES="10000000 100000000"
 [ "${BK_BENCH_QUICK:-0}" = 1 ] && SIZES=1000000
 for n in $SIZES; do
     "$BIN" "$n" "${ROUNDS:-3}"
+done
+SBIN=$BUILD/bench/fastfilter_static
+g++ -O3 -march=native -std=c++17 -DNDEBUG -w -Iinclude -I"$SRC/src/xorfilter" -I"$SRC/src" \
+    -I"$SRC/benchmarks" -o "$SBIN" bench/fastfilter_static.cc "$LIB" -lm -lpthread
+echo
+echo "## Static filters: bloomkit fuse8/fuse16 against the suite's binary fuse filters"
+for n in $SIZES; do
+    "$SBIN" "$n" "${ROUNDS:-3}"
 done

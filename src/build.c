@@ -17,10 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Bytes a key costs while its part is built: its hash, the peeling
- * tables (1.125+ cells a key: a count, an xor, a queue slot), the order
- * and the fingerprints. */
-#define BYTES_PER_KEY 40u
+/* Bytes a key costs while its part is built: its hash, its mixed hash in
+ * block order, the peeling tables (1.125+ cells a key: a count, an xor, a
+ * queue slot), the order and the fingerprints. */
+#define BYTES_PER_KEY 48u
 #define MIN_MEMORY (UINT64_C(1) << 20)
 
 struct bk_builder {

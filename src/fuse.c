@@ -56,11 +56,21 @@ void bki_fuse_geometry(uint64_t n, uint32_t *seg_log, uint32_t *seg_count, uint6
 
 /* ---- hashing a key to its cells ---- */
 
-/* The part's mix of a key hash: a bijection, so distinct key hashes stay
- * distinct under every seed. */
+/* The part's mix of a key hash: one 64 x 64 -> 128-bit multiply, folded
+ * (the high and low halves xor-ed). A reseed must give an unrelated
+ * hypergraph, so the seed goes through a real mix, but one multiply: the
+ * address of a lookup's three cells waits on this, and in a loop of
+ * one-key calls larger than the caches every cycle before the loads
+ * issue costs overlap between calls (splitmix64's two dependent
+ * multiplies here measured 2x the lookup time of none). The fold is not
+ * a bijection: two keys may meet in x (about n^2 / 2^65 pairs), which
+ * fails the peel and is retried under another seed. */
 static inline uint64_t part_mix(uint64_t h, uint64_t seed)
 {
-    return bki_mix64(h + seed);
+    if (BKI_LIKELY(seed == 0))
+        return h;
+    bki_u128 p = (bki_u128)(h ^ seed) * UINT64_C(0x9E3779B97F4A7C15);
+    return (uint64_t)p ^ (uint64_t)(p >> 64);
 }
 
 typedef struct cells3 {
@@ -106,6 +116,11 @@ static inline const bki_fuse_part_t *part_of(const struct bki_fuse *z, uint64_t 
     return &z->parts[z->nparts == 1 ? 0 : bki_reduce(h, z->nparts)];
 }
 
+/* The lookup, for a fingerprint width the compiler knows (bytes 1 or 2):
+ * few instructions, no branch on the answer. In a loop of one-key calls
+ * on a filter larger than the caches, each call's instructions hold
+ * places in the CPU's reorder window while its three misses are served,
+ * so the fewer a call spends, the more calls' misses overlap. */
 static inline bool part_contains(const bki_fuse_part_t *p, uint32_t bytes, uint64_t h)
 {
     uint64_t x = part_mix(h, p->seed);
@@ -114,7 +129,17 @@ static inline bool part_contains(const bki_fuse_part_t *p, uint32_t bytes, uint6
     uint32_t v =
         cell_get(p, bytes, c.c[0]) ^ cell_get(p, bytes, c.c[1]) ^ cell_get(p, bytes, c.c[2]);
     /* An empty part answers "absent" for everything: no key reads it. */
-    return p->keys != 0 && v == (fingerprint(x) & mask);
+    return (p->keys != 0) & (v == (fingerprint(x) & mask));
+}
+
+static bool contains8(const struct bki_fuse *z, uint64_t h)
+{
+    return part_contains(part_of(z, h), 1, h);
+}
+
+static bool contains16(const struct bki_fuse *z, uint64_t h)
+{
+    return part_contains(part_of(z, h), 2, h);
 }
 
 /* ---- building one part ---- */
@@ -144,7 +169,38 @@ typedef struct peel {
     uint32_t *queue; /* cells held by one key (cells < 2^32) */
     uint64_t *order; /* keys' x in peeling order */
     uint8_t *slot;   /* which of its 3 cells each peeled key owns */
+    uint64_t *xs;    /* the keys' x, in order of their first cell's block */
+    size_t *block;   /* counting sort's bucket starts */
 } peel_t;
+
+/* Blocks of about 1,024 keys (at most 2^16 of them): sorted by block, the
+ * counting pass walks the tables front to back (h0 grows with x, and h1,
+ * h2 lie in the next two segments) rather than missing the cache three
+ * times a key. */
+static unsigned block_bits(size_t n)
+{
+    unsigned b = 0;
+    while (b < 16 && ((size_t)1 << (b + 10)) < n)
+        b++;
+    return b;
+}
+
+/* w->xs = the keys' x under p->seed, ordered by their top bits (a
+ * counting sort; x computed in both passes rather than stored twice). */
+static void sort_x(const bki_fuse_part_t *p, const uint64_t *h, size_t n, peel_t *w)
+{
+    unsigned bits = block_bits(n);
+    size_t nb = (size_t)1 << bits;
+    memset(w->block, 0, (nb + 1) * sizeof *w->block);
+    for (size_t i = 0; i < n; i++)
+        w->block[bits ? (part_mix(h[i], p->seed) >> (64 - bits)) + 1 : 1]++;
+    for (size_t b = 0; b < nb; b++)
+        w->block[b + 1] += w->block[b];
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = part_mix(h[i], p->seed);
+        w->xs[w->block[bits ? x >> (64 - bits) : 0]++] = x;
+    }
+}
 
 /* One try at peeling n distinct hashes under p->seed; true when every key
  * peeled (the order is then in w->order / w->slot). */
@@ -152,8 +208,9 @@ static bool peel_try(const bki_fuse_part_t *p, const uint64_t *h, size_t n, peel
 {
     memset(w->count, 0, p->cells * sizeof *w->count);
     memset(w->xors, 0, p->cells * sizeof *w->xors);
+    sort_x(p, h, n, w);
     for (size_t i = 0; i < n; i++) {
-        uint64_t x = part_mix(h[i], p->seed);
+        uint64_t x = w->xs[i];
         cells3_t c = cells_of(p, x);
         for (uint32_t j = 0; j < 3; j++) {
             w->count[c.c[j]] = (w->count[c.c[j]] + 4) ^ j;
@@ -189,14 +246,14 @@ static bool peel_try(const bki_fuse_part_t *p, const uint64_t *h, size_t n, peel
  * BK_EINVAL if no seed peels (duplicates removed, that happens with
  * vanishing probability). */
 static bk_status_t build_part(bki_fuse_part_t *p, uint32_t fp_bits, uint64_t *h, size_t n,
-                              uint64_t seed)
+                              uint64_t seed, bool single)
 {
     uint32_t bytes = fp_bits / 8;
     memset(p, 0, sizeof *p);
     bool deduped = false;
     for (uint32_t attempt = 0; attempt < 128; attempt++) {
         bki_fuse_geometry(n, &p->seg_log, &p->seg_count, &p->cells);
-        p->seed = bki_mix64(seed + attempt);
+        p->seed = attempt == 0 && single ? 0 : bki_mix64(seed + attempt) | 1;
         p->keys = n;
         peel_t w = {0};
         w.count = bki_malloc(p->cells * sizeof *w.count);
@@ -204,9 +261,11 @@ static bk_status_t build_part(bki_fuse_part_t *p, uint32_t fp_bits, uint64_t *h,
         w.queue = bki_malloc(p->cells * sizeof *w.queue);
         w.order = bki_malloc((n ? n : 1) * sizeof *w.order);
         w.slot = bki_malloc(n ? n : 1);
+        w.xs = bki_malloc((n ? n : 1) * sizeof *w.xs);
+        w.block = bki_malloc((((size_t)1 << block_bits(n)) + 1) * sizeof *w.block);
         bool ok = false;
         bk_status_t st = BK_OK;
-        if (!w.count || !w.xors || !w.queue || !w.order || !w.slot)
+        if (!w.count || !w.xors || !w.queue || !w.order || !w.slot || !w.xs || !w.block)
             st = BK_ENOMEM;
         else
             ok = peel_try(p, h, n, &w);
@@ -235,6 +294,8 @@ static bk_status_t build_part(bki_fuse_part_t *p, uint32_t fp_bits, uint64_t *h,
         bki_free(w.queue);
         bki_free(w.order);
         bki_free(w.slot);
+        bki_free(w.xs);
+        bki_free(w.block);
         if (st != BK_OK || ok)
             return st;
         /* Equal hashes (a key given twice) never peel: remove them once;
@@ -282,7 +343,7 @@ bk_status_t bki_fuse_build_part(bk_filter_t *f, uint32_t part, uint64_t *h, size
     struct bki_fuse *z = f->fuse;
     if (part >= z->nparts || z->parts[part].data || n > BKI_FUSE_PART_MAX_KEYS)
         return BK_EINVAL;
-    bk_status_t st = build_part(&z->parts[part], z->fp_bits, h, n, f->seed ^ part);
+    bk_status_t st = build_part(&z->parts[part], z->fp_bits, h, n, f->seed ^ part, z->nparts == 1);
     if (st == BK_OK) {
         z->keys += z->parts[part].keys;
         f->items = f->capacity = z->keys;
@@ -310,14 +371,35 @@ bk_status_t bki_fuse_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
 bool bki_fuse_contains_hash(const bk_filter_t *f, bk_hash_t h)
 {
     const struct bki_fuse *z = f->fuse;
-    return part_contains(part_of(z, h.lo), z->fp_bits / 8, h.lo);
+    return z->fp_bits == 8 ? contains8(z, h.lo) : contains16(z, h.lo);
 }
 
-static bool fuse_contains_key(const bk_filter_t *f, const void *key, size_t len)
+/* The one-key calls, bound by width and hash when the filter is made
+ * (bki_fuse_wrap): an 8-byte key under the default hash is mixed inline
+ * with the seed's part computed once (key8_secret), as the Bloom kinds'
+ * one-key calls do (onekey.h). */
+static bool fuse8_contains_key(const bk_filter_t *f, const void *key, size_t len)
 {
-    const struct bki_fuse *z = f->fuse;
-    uint64_t h = bki_key_hash(f->hash, f->seed, key, len).lo;
-    return part_contains(part_of(z, h), z->fp_bits / 8, h);
+    return contains8(f->fuse, bki_key_hash(f->hash, f->seed, key, len).lo);
+}
+
+static bool fuse16_contains_key(const bk_filter_t *f, const void *key, size_t len)
+{
+    return contains16(f->fuse, bki_key_hash(f->hash, f->seed, key, len).lo);
+}
+
+static bool fuse8_contains_mix8(const bk_filter_t *f, const void *key, size_t len)
+{
+    if (BKI_UNLIKELY(len != 8))
+        return fuse8_contains_key(f, key, len);
+    return contains8(f->fuse, bki_mix8(bki_key8_le(key), f->key8_secret).low64);
+}
+
+static bool fuse16_contains_mix8(const bk_filter_t *f, const void *key, size_t len)
+{
+    if (BKI_UNLIKELY(len != 8))
+        return fuse16_contains_key(f, key, len);
+    return contains16(f->fuse, bki_mix8(bki_key8_le(key), f->key8_secret).low64);
 }
 
 size_t bki_fuse_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out)
@@ -339,7 +421,7 @@ size_t bki_fuse_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_
                 __builtin_prefetch(p->data + c.c[i] * bytes);
         }
         for (size_t j = 0; j < m; j++) {
-            out[at + j] = part_contains(part_of(z, h[j]), bytes, h[j]);
+            out[at + j] = bytes == 1 ? contains8(z, h[j]) : contains16(z, h[j]);
             hits += out[at + j];
         }
     }
@@ -361,7 +443,9 @@ bk_status_t bki_fuse_wrap(bk_filter_t **out, struct bki_fuse *z, bk_hash_id_t ha
     }
     f->kind = z->fp_bits == 8 ? BK_KIND_FUSE8 : BK_KIND_FUSE16;
     f->add_key = fuse_add_key;
-    f->contains_key = fuse_contains_key;
+    bool mix8 = hash == BK_HASH_XXH3_MIX8;
+    f->contains_key = z->fp_bits == 8 ? (mix8 ? fuse8_contains_mix8 : fuse8_contains_key)
+                                      : (mix8 ? fuse16_contains_mix8 : fuse16_contains_key);
     f->contains_hash = bki_fuse_contains_hash;
     f->hash = hash;
     f->seed = seed;

@@ -1309,7 +1309,7 @@ typedef struct bk_builder bk_builder_t;
  * owns *out and frees it with bk_builder_free. */
 bk_status_t bk_builder_create(bk_builder_t **out, double fpr, const bk_options_t *opts);
 /* Caps the builder's memory at `bytes` (0: no cap; at least 1 MiB). Key
- * hashes beyond a part's worth (about bytes / 40 keys) are spilled to
+ * hashes beyond a part's worth (about bytes / 48 keys) are spilled to
  * unlinked files in `tmpdir` (NULL: $TMPDIR, else /tmp), which vanish on
  * any exit. Call before the first add: BK_EINVAL after it. */
 bk_status_t bk_builder_set_memory(bk_builder_t *b, uint64_t bytes, const char *tmpdir);
@@ -1325,7 +1325,7 @@ uint64_t bk_builder_count(const bk_builder_t *b);
 bk_status_t bk_builder_finish(bk_builder_t *b, bk_filter_t **out);
 void bk_builder_free(bk_builder_t *b);
 
-/* A static filter of n keys in one call, built in memory (about 40 bytes
+/* A static filter of n keys in one call, built in memory (about 48 bytes
  * a key while it is built): bk_builder_create, _add_batch, _finish. */
 bk_status_t bk_filter_build(bk_filter_t **out, const bk_key_t *keys, size_t n, double fpr,
                             const bk_options_t *opts);

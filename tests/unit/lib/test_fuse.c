@@ -64,16 +64,18 @@ static size_t count_present(const bk_filter_t *f, const keyset_t *s)
     return hits;
 }
 
-/* The equation FORMAT.md gives, from the spec alone: x = splitmix64
- * finalizer of (key hash + part seed), h0 = (x * (S * L)) >> 64 with L =
- * 2^seg_log, h1 = (h0 + L) ^ ((x >> 18) & (L - 1)), h2 = (h0 + 2L) ^ (x &
- * (L - 1)); the fingerprints of the three cells xor to (x ^ (x >> 32))
- * truncated. */
-static uint64_t spec_mix(uint64_t z)
+/* The equation FORMAT.md gives, from the spec alone: x = the key hash h
+ * when the part's seed s is 0, else the 128-bit product (h xor s) x
+ * 0x9E3779B97F4A7C15 with its halves xor-ed; h0 = (x * (S * L)) >> 64
+ * with L = 2^seg_log, h1 = (h0 + L) ^ ((x >> 18) & (L - 1)), h2 = (h0 +
+ * 2L) ^ (x & (L - 1)); the fingerprints of the three cells xor to (x ^ (x
+ * >> 32)) truncated. */
+static uint64_t spec_mix(uint64_t h, uint64_t s)
 {
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
+    if (s == 0)
+        return h;
+    bki_u128 p = (bki_u128)(h ^ s) * UINT64_C(0x9E3779B97F4A7C15);
+    return (uint64_t)(p >> 64) ^ (uint64_t)p;
 }
 
 static bool spec_contains(const bk_filter_t *f, uint64_t h)
@@ -83,7 +85,7 @@ static bool spec_contains(const bk_filter_t *f, uint64_t h)
     const bki_fuse_part_t *p = &z->parts[part];
     if (p->keys == 0)
         return false;
-    uint64_t x = spec_mix(h + p->seed), L = UINT64_C(1) << p->seg_log;
+    uint64_t x = spec_mix(h, p->seed), L = UINT64_C(1) << p->seg_log;
     uint64_t h0 = (uint64_t)(((bki_u128)x * (p->seg_count * L)) >> 64);
     uint64_t c[3] = {h0, (h0 + L) ^ ((x >> 18) & (L - 1)), (h0 + 2 * L) ^ (x & (L - 1))};
     uint32_t v = 0;
@@ -240,7 +242,7 @@ static void test_kind_for_rate(void)
     }
 }
 
-/* A 1 MiB cap holds about 26,000 keys a part: 200,000 keys spill to a
+/* A 1 MiB cap holds about 21,800 keys a part: 201,000 keys spill to a
  * file and build in parts, one at a time. */
 static void test_capped_build_in_parts(void)
 {
@@ -261,7 +263,7 @@ static void test_capped_build_in_parts(void)
     if (f) {
         bk_filter_shape_t sh;
         bk_filter_shape(f, &sh);
-        CHECK_MSG(sh.filters >= 7 && sh.filters <= 9, "%u parts", sh.filters);
+        CHECK_MSG(sh.filters == 10, "%u parts", sh.filters);
         CHECK_EQ_U64(sh.items, n);
         CHECK_EQ_U64(count_present(f, &s), n);
         size_t fp = count_present(f, &a);

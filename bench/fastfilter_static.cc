@@ -1,0 +1,273 @@
+/*
+ * Benchmark driver: bloomkit's static filters (fuse8, fuse16) side by side
+ * with the FastFilter suite's binary fuse filters (XorBinaryFuse8 and
+ * XorBinaryFuse16, its entries 116 and 117: xorbinaryfusefilter_lowmem),
+ * built from the suite's own headers by bench/fastfilter.sh, and the
+ * space bloomkit's Bloom kinds need at the same rates (bk_plan).
+ *
+ *   fastfilter_static N [ROUNDS]
+ *
+ * Same random 64-bit keys for every entry; each is built from all n keys
+ * at once (thread CPU ns per key), then answers lookups of a shuffled mix
+ * with 0, 50 or 100% added keys (thread CPU ns per key; bloomkit also
+ * through its batch call). bloomkit is called as a program calls it:
+ * bk_filter_build over the keys' 8 bytes, bk_filter_contains,
+ * bk_filter_contains_batch. Medians of ROUNDS rounds, each building every
+ * entry afresh in turn. Zero false negatives is checked, not assumed.
+ */
+#include "bloomkit/bloomkit.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <random>
+#include <vector>
+
+using std::vector;
+
+#include "3wise_xor_binary_fuse_filter_lowmem.h"
+
+static double thread_ns()
+{
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static double med(vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static const double shares[] = {0.0, 0.5, 1.0};
+enum { NSHARES = 3 };
+
+struct times {
+    vector<double> build, look[NSHARES], batch[NSHARES];
+    double bytes = 0;
+    uint64_t fneg = 0, fpos = 0, absent = 0;
+};
+
+/* One entry: built from all keys at once, then asked one key at a time. */
+struct entry {
+    const char *name;
+    void *(*build)(const vector<uint64_t> &keys);
+    bool (*has)(const void *f, uint64_t k);
+    size_t (*has_batch)(const void *f, const uint64_t *k, size_t n);
+    size_t (*bytes)(const void *f);
+    void (*drop)(void *f);
+};
+
+template <typename FP> using fuse_t = xorbinaryfusefilter_lowmem::XorBinaryFuseFilter<uint64_t, FP>;
+
+template <typename FP> static void *peer_build(const vector<uint64_t> &keys)
+{
+    auto *f = new fuse_t<FP>(keys.size());
+    if (f->AddAll(keys, 0, keys.size()) != xorbinaryfusefilter_lowmem::Ok) {
+        delete f;
+        return nullptr;
+    }
+    return f;
+}
+
+template <typename FP> static bool peer_has(const void *f, uint64_t k)
+{
+    return static_cast<const fuse_t<FP> *>(f)->Contain(k) == xorbinaryfusefilter_lowmem::Ok;
+}
+
+template <typename FP> static size_t peer_bytes(const void *f)
+{
+    return static_cast<const fuse_t<FP> *>(f)->SizeInBytes();
+}
+
+template <typename FP> static void peer_drop(void *f)
+{
+    delete static_cast<fuse_t<FP> *>(f);
+}
+
+static bk_kind_t bk_kind_now;
+
+static void *bk_build(const vector<uint64_t> &keys)
+{
+    vector<bk_key_t> k(keys.size());
+    for (size_t i = 0; i < keys.size(); i++)
+        k[i] = bk_key_t{&keys[i], sizeof keys[i]};
+    bk_options_t o = {};
+    o.kind = bk_kind_now;
+    o.seed_set = true;
+    o.seed = 42;
+    bk_filter_t *f = nullptr;
+    if (bk_filter_build(&f, k.data(), k.size(), 0.0, &o) != BK_OK)
+        return nullptr;
+    return f;
+}
+
+static bool bk_has(const void *f, uint64_t k)
+{
+    return bk_filter_contains(static_cast<const bk_filter_t *>(f), &k, sizeof k);
+}
+
+static size_t bk_has_batch(const void *f, const uint64_t *k, size_t n)
+{
+    enum { B = 1024 };
+    bk_key_t keys[B];
+    bool out[B];
+    size_t hits = 0;
+    for (size_t at = 0; at < n; at += B) {
+        size_t m = n - at < B ? n - at : B;
+        for (size_t j = 0; j < m; j++)
+            keys[j] = bk_key_t{&k[at + j], sizeof k[at + j]};
+        hits += bk_filter_contains_batch(static_cast<const bk_filter_t *>(f), keys, m, out);
+    }
+    return hits;
+}
+
+static size_t bk_bytes(const void *f)
+{
+    bk_filter_shape_t s;
+    bk_filter_shape(static_cast<const bk_filter_t *>(f), &s);
+    return s.bytes;
+}
+
+static void bk_drop(void *f)
+{
+    bk_filter_free(static_cast<bk_filter_t *>(f));
+}
+
+static const entry entries[] = {
+    {"bloomkit fuse8", bk_build, bk_has, bk_has_batch, bk_bytes, bk_drop},
+    {"XorBinaryFuse8 (FastFilter)", peer_build<uint8_t>, peer_has<uint8_t>, nullptr,
+     peer_bytes<uint8_t>, peer_drop<uint8_t>},
+    {"bloomkit fuse16", bk_build, bk_has, bk_has_batch, bk_bytes, bk_drop},
+    {"XorBinaryFuse16 (FastFilter)", peer_build<uint16_t>, peer_has<uint16_t>, nullptr,
+     peer_bytes<uint16_t>, peer_drop<uint16_t>},
+};
+static const bk_kind_t kinds[] = {BK_KIND_FUSE8, BK_KIND_DEFAULT, BK_KIND_FUSE16,
+                                  BK_KIND_DEFAULT};
+enum { NENTRIES = 4 };
+
+static void run_entry(const entry &e, const vector<uint64_t> &keys,
+                      const vector<uint64_t> (&look)[NSHARES], times &t)
+{
+    double c0 = thread_ns();
+    void *f = e.build(keys);
+    if (!f) {
+        std::printf("%s: build failed\n", e.name);
+        return;
+    }
+    t.build.push_back((thread_ns() - c0) / keys.size());
+    t.bytes = e.bytes(f);
+    for (int s = 0; s < NSHARES; s++) {
+        const vector<uint64_t> &q = look[s];
+        size_t hits = 0;
+        c0 = thread_ns();
+        for (uint64_t k : q)
+            hits += e.has(f, k);
+        t.look[s].push_back((thread_ns() - c0) / q.size());
+        if (e.has_batch) {
+            c0 = thread_ns();
+            size_t bh = e.has_batch(f, q.data(), q.size());
+            t.batch[s].push_back((thread_ns() - c0) / q.size());
+            if (bh != hits)
+                std::printf("%s: batch found %zu, one by one %zu\n", e.name, bh, hits);
+        }
+        size_t present = (size_t)(shares[s] * q.size() + 0.5);
+        if (hits < present)
+            t.fneg += present - hits;
+        if (s == 0) {
+            t.fpos += hits;
+            t.absent += q.size();
+        }
+    }
+    e.drop(f);
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t n = argc > 1 ? strtoull(argv[1], nullptr, 10) : 10000000;
+    int rounds = argc > 2 ? atoi(argv[2]) : 3;
+    uint64_t q = n < 10000000 ? n : 10000000;
+    std::mt19937_64 rng(777);
+    vector<uint64_t> keys(n);
+    for (auto &k : keys)
+        k = rng();
+    vector<uint64_t> look[NSHARES];
+    for (int s = 0; s < NSHARES; s++) {
+        uint64_t present = (uint64_t)(shares[s] * q + 0.5);
+        for (uint64_t i = 0; i < present; i++)
+            look[s].push_back(keys[rng() % n]);
+        for (uint64_t i = present; i < q; i++)
+            look[s].push_back(rng());
+        std::shuffle(look[s].begin(), look[s].end(), rng);
+    }
+    times t[NENTRIES];
+    for (int r = 0; r < rounds; r++)
+        for (int i = 0; i < NENTRIES; i++) {
+            bk_kind_now = kinds[i];
+            run_entry(entries[i], keys, look, t[i]);
+        }
+    std::printf("\n%llu keys built whole, %llu lookups per share of present keys; thread CPU "
+                "ns per key, median of %d rounds\n\n",
+                (unsigned long long)n, (unsigned long long)q, rounds);
+    std::printf("| entry | bits/key | FPR | build | lookup 0%% | lookup 50%% | lookup 100%% | "
+                "batch 0%% | batch 50%% | batch 100%% |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int i = 0; i < NENTRIES; i++) {
+        times &x = t[i];
+        if (x.build.empty())
+            continue;
+        std::printf("| %s | %.2f | %.4f%% | %.1f | %.1f | %.1f | %.1f |", entries[i].name,
+                    8.0 * x.bytes / n, 100.0 * x.fpos / (x.absent ? x.absent : 1), med(x.build),
+                    med(x.look[0]), med(x.look[1]), med(x.look[2]));
+        for (int s = 0; s < NSHARES; s++) {
+            if (x.batch[s].empty())
+                std::printf(" - |");
+            else
+                std::printf(" %.1f |", med(x.batch[s]));
+        }
+        std::printf("\n");
+        if (x.fneg)
+            std::printf("!! %s: %llu false negatives\n", entries[i].name,
+                        (unsigned long long)x.fneg);
+    }
+    /* What a Bloom filter of bloomkit's needs at the same two rates. */
+    static const double rates[] = {1.0 / 256, 1.0 / 65536};
+    for (double p : rates) {
+        bk_plan_t best = {};
+        double best_bits = 0;
+        static const bk_kind_t bloom[] = {BK_KIND_SPLIT, BK_KIND_BLOCKED, BK_KIND_BLOCKED2,
+                                          BK_KIND_CLASSIC};
+        const char *name = "";
+        for (bk_kind_t k : bloom) {
+            bk_plan_t pl;
+            if (bk_plan(k, n, p, &pl) != BK_OK)
+                continue;
+            double bits = 8.0 * pl.bytes / n;
+            if (best_bits == 0 || bits < best_bits) {
+                best_bits = bits;
+                best = pl;
+                name = bk_kind_name(k);
+            }
+        }
+        (void)best;
+        std::printf("\nbloomkit's smallest Bloom kind at p = %.3g: %s, %.2f bits/key", p, name,
+                    best_bits);
+    }
+    auto ratio = [&](int a, int b, int s) { return med(t[a].look[s]) / med(t[b].look[s]); };
+    if (!t[0].build.empty() && !t[1].build.empty() && !t[2].build.empty() &&
+        !t[3].build.empty())
+        std::printf("\n\nbloomkit / FastFilter: fuse8 build %.2fx, lookup 0%% %.2fx, 50%% %.2fx, "
+                    "100%% %.2fx; fuse16 build %.2fx, lookup 0%% %.2fx, 50%% %.2fx, 100%% %.2fx\n",
+                    med(t[0].build) / med(t[1].build), ratio(0, 1, 0), ratio(0, 1, 1),
+                    ratio(0, 1, 2), med(t[2].build) / med(t[3].build), ratio(2, 3, 0),
+                    ratio(2, 3, 1), ratio(2, 3, 2));
+    return 0;
+}
