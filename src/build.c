@@ -39,15 +39,6 @@ struct bk_builder {
     bool broken; /* a spill failed */
 };
 
-bk_kind_t bk_static_kind_for(double fpr)
-{
-    if (fpr >= 1.05 / 256.0 && fpr < 1.0)
-        return BK_KIND_FUSE8;
-    if (fpr >= 1.05 / 65536.0 && fpr < 1.0)
-        return BK_KIND_FUSE16;
-    return BK_KIND_DEFAULT;
-}
-
 bk_status_t bk_builder_create(bk_builder_t **out, double fpr, const bk_options_t *opts)
 {
     if (!out)

@@ -561,3 +561,33 @@ void bki_fuse_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
     out->mapped = f->map_base != NULL;
     out->readonly = true;
 }
+
+bk_kind_t bk_static_kind_for(double fpr)
+{
+    if (fpr >= 1.05 / 256.0 && fpr < 1.0)
+        return BK_KIND_FUSE8;
+    if (fpr >= 1.05 / 65536.0 && fpr < 1.0)
+        return BK_KIND_FUSE16;
+    return BK_KIND_DEFAULT;
+}
+
+bk_status_t bk_static_plan(bk_kind_t kind, uint64_t n, double p, bk_static_plan_t *out)
+{
+    if (!out || !(p >= 0.0 && p < 1.0))
+        return BK_EINVAL;
+    if (kind == BK_KIND_DEFAULT)
+        kind = bk_static_kind_for(p);
+    double rate = bki_fuse_rate(kind);
+    if (rate == 0.0 || (p != 0.0 && p < rate))
+        return BK_EINVAL;
+    uint32_t seg_log, seg_count;
+    uint64_t cells;
+    bki_fuse_geometry(n, &seg_log, &seg_count, &cells);
+    memset(out, 0, sizeof *out);
+    out->kind = kind;
+    out->cells = cells;
+    out->bytes = cells * (kind == BK_KIND_FUSE8 ? 1 : 2);
+    out->bits_per_key = n ? 8.0 * (double)out->bytes / (double)n : 0.0;
+    out->expected_fpr = rate;
+    return BK_OK;
+}

@@ -14,11 +14,12 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 static const char usage[] =
-    "usage: bloomkit plan -n N -p P [--kind KIND] [--no-speed]\n"
+    "usage: bloomkit plan -n N -p P [--kind KIND] [--static] [--no-speed]\n"
     "       bloomkit plan --window COUNT -p P [--generations G]\n"
     "       bloomkit plan --window TIME -n N -p P [--generations G]\n"
     "\n"
@@ -36,6 +37,11 @@ static const char usage[] =
     "                     cuckoo (deletes, a fifth of counting's bytes) or\n"
     "                     scalable; default: split for 0.004 <= P <= 0.02,\n"
     "                     blocked for other P >= 0.001, blocked2 below\n"
+    "      --static       the set is given whole and never added to (a list\n"
+    "                     rebuilt when it changes): plan a static filter, fuse8\n"
+    "                     or fuse16 by P (also --kind fuse8, --kind fuse16), a\n"
+    "                     quarter less memory than a Bloom filter; make it with\n"
+    "                     create --static FILE INPUT...\n"
     "      --no-speed     leave out the measured times (the output is then the\n"
     "                     same on every run and machine)\n"
     "  -w, --window SPEC  a window filter (as create --window): a count (100M)\n"
@@ -47,7 +53,7 @@ static const char usage[] =
     "      --generations G  window: generations, 2..16 (default 4)\n"
     "  -h, --help         this text\n";
 
-enum { OPT_NO_SPEED = 1000, OPT_GENERATIONS };
+enum { OPT_NO_SPEED = 1000, OPT_GENERATIONS, OPT_STATIC };
 
 /* One window plan as lines of the report; false after an error message. */
 static bool print_window(uint64_t n, double p, uint64_t span, uint32_t gens)
@@ -141,8 +147,25 @@ static double lookup_ns(bk_kind_t kind, double p, double bits_per_key)
     bk_options_t o = {0};
     o.kind = kind;
     bk_filter_t *f;
-    if (bk_filter_create(&f, keys, p, &o) != BK_OK)
+    if (bk_kind_caps(kind) & BK_CAP_STATIC) {
+        /* built whole from the keys rather than added to */
+        uint64_t *v = malloc(keys * sizeof *v);
+        bk_key_t *k = malloc(keys * sizeof *k);
+        bk_status_t st = v && k ? BK_OK : BK_ENOMEM;
+        for (uint64_t i = 0; st == BK_OK && i < keys; i++) {
+            v[i] = speed_key(i);
+            k[i].ptr = &v[i];
+            k[i].len = sizeof v[i];
+        }
+        if (st == BK_OK)
+            st = bk_filter_build(&f, k, keys, p, &o);
+        free(v);
+        free(k);
+        if (st != BK_OK)
+            return -1;
+    } else if (bk_filter_create(&f, keys, p, &o) != BK_OK) {
         return -1;
+    }
     /* A small filter can need more bits per key than the large one's plan
      * (classic at tiny p): past the caches the time would mislead. */
     bk_filter_info_t info;
@@ -151,7 +174,7 @@ static double lookup_ns(bk_kind_t kind, double p, double bits_per_key)
         bk_filter_free(f);
         return -1;
     }
-    for (uint64_t i = 0; i < keys; i++) {
+    for (uint64_t i = 0; !(bk_kind_caps(kind) & BK_CAP_STATIC) && i < keys; i++) {
         uint64_t key = speed_key(i);
         if (bk_filter_add(f, &key, sizeof key, NULL) != BK_OK) {
             bk_filter_free(f);
@@ -186,19 +209,23 @@ static void print_alternative(bk_kind_t kind, uint64_t n, double p, double optim
     bk_plan_t pl;
     char hb[32], ns[16];
     bk_cuckoo_plan_t cp;
-    bool cuckoo = kind == BK_KIND_CUCKOO;
-    bk_status_t st = cuckoo ? bk_cuckoo_plan(n, p, &cp) : bk_plan(kind, n, p, &pl);
+    bk_static_plan_t sp;
+    bool cuckoo = kind == BK_KIND_CUCKOO, fixed = (bk_kind_caps(kind) & BK_CAP_STATIC) != 0;
+    bk_status_t st = cuckoo  ? bk_cuckoo_plan(n, p, &cp)
+                     : fixed ? bk_static_plan(kind, n, p, &sp)
+                             : bk_plan(kind, n, p, &pl);
     if (st != BK_OK) {
-        printf("  %-9s  (cannot be sized for this n and p)\n", bk_kind_name(kind));
+        if (!fixed) /* a static kind out of its reach is left out */
+            printf("  %-9s  (cannot be sized for this n and p)\n", bk_kind_name(kind));
         return;
     }
-    if (cuckoo) { /* the columns a Bloom plan fills */
+    if (cuckoo || fixed) { /* the columns a Bloom plan fills */
         memset(&pl, 0, sizeof pl);
-        pl.bits_per_key = cp.bits_per_key;
-        pl.bytes = cp.bytes;
+        pl.bits_per_key = cuckoo ? cp.bits_per_key : sp.bits_per_key;
+        pl.bytes = cuckoo ? cp.bytes : sp.bytes;
     }
     bool per_probe = kind == BK_KIND_CLASSIC || kind == BK_KIND_PRECISE;
-    uint32_t lines = kind == BK_KIND_BLOCKED2 || cuckoo ? 2 : per_probe ? pl.k : 1;
+    uint32_t lines = fixed ? 3 : kind == BK_KIND_BLOCKED2 || cuckoo ? 2 : per_probe ? pl.k : 1;
     printf("  %-9s  %9.2f  %9.3fx  %10s", bk_kind_name(kind), pl.bits_per_key,
            pl.bits_per_key / optimum, bkc_human_bytes((double)pl.bytes, hb, sizeof hb));
     if (speed) {
@@ -212,6 +239,7 @@ static void print_alternative(bk_kind_t kind, uint64_t n, double p, double optim
     printf("  %u%s\n", lines,
            per_probe ? " (k; absent keys stop early)"
            : cuckoo  ? " (its two buckets; deletes, at a fraction of counting's bytes)"
+           : fixed   ? " (static: built whole from the set, never added to; --static)"
                      : "");
 }
 
@@ -232,6 +260,9 @@ static void print_alternatives(uint64_t n, double p, bk_kind_t chosen, bool spee
     printf("  %s\n", "lines per lookup");
     for (size_t i = 0; i < nkinds; i++)
         print_alternative(kinds[i], n, p, optimum, speed);
+    for (unsigned k = 1; k < 64; k++) /* the static kinds, where they reach p */
+        if (bk_kind_caps((bk_kind_t)k) & BK_CAP_STATIC)
+            print_alternative((bk_kind_t)k, n, p, optimum, speed);
     if (speed)
         printf("ns/lookup: one key per call, measured now in a filter of at most %u keys\n"
                "and %u KB (in the CPU caches); in a filter larger than the caches each\n"
@@ -289,8 +320,37 @@ static int print_cuckoo_plan(uint64_t n, double p, bool speed)
     return 0;
 }
 
+/* A static filter's plan (bk_static_plan): fingerprints, bytes, its rate
+ * (the fingerprint's, at any fill: it holds exactly its set), and the
+ * other kinds. */
+static int print_static_plan(bk_kind_t kind, uint64_t n, double p, bool speed)
+{
+    bk_static_plan_t sp;
+    if (bk_static_plan(kind, n, p, &sp) != BK_OK) {
+        bkc_error("cannot size a static filter for p=%g: fuse8 reaches 0.0041 and fuse16 "
+                  "1.6e-5 at the lowest (use a Bloom kind below that)",
+                  p);
+        return BKC_EXIT_ERROR;
+    }
+    char hb[32];
+    printf("kind            %s (static: built whole from the set, never added to)\n",
+           bk_kind_name(sp.kind));
+    printf("capacity        %llu (exactly the set's keys)\n", (unsigned long long)n);
+    printf("target FPR      %g\n", p);
+    printf("fingerprints    %llu\n", (unsigned long long)sp.cells);
+    printf("bytes           %llu (%s)\n", (unsigned long long)sp.bytes,
+           bkc_human_bytes((double)sp.bytes, hb, sizeof hb));
+    printf("bits per key    %.2f\n", sp.bits_per_key);
+    printf("expected FPR    %.4g (at any fill: a new set is a new build)\n", sp.expected_fpr);
+    printf("make it with    bloomkit create --kind %s FILE INPUT...\n", bk_kind_name(sp.kind));
+    print_alternatives(n, p, sp.kind, speed);
+    return 0;
+}
+
 static int print_filter_plan(bk_kind_t kind, uint64_t n, double p, bool speed)
 {
+    if (bk_kind_caps(kind) & BK_CAP_STATIC)
+        return print_static_plan(kind, n, p, speed);
     if (kind == BK_KIND_CUCKOO)
         return print_cuckoo_plan(n, p, speed);
     bk_plan_t pl;
@@ -337,6 +397,7 @@ int bkc_cmd_plan(int argc, char **argv)
                                          {"fpr", required_argument, 0, 'p'},
                                          {"kind", required_argument, 0, 'k'},
                                          {"no-speed", no_argument, 0, OPT_NO_SPEED},
+                                         {"static", no_argument, 0, OPT_STATIC},
                                          {"window", required_argument, 0, 'w'},
                                          {"generations", required_argument, 0, OPT_GENERATIONS},
                                          {"help", no_argument, 0, 'h'},
@@ -344,13 +405,15 @@ int bkc_cmd_plan(int argc, char **argv)
     bkc_sizing_opts_t sz;
     bkc_sizing_opts_init(&sz, 0, 0);
     int c, rc;
-    bool speed = true;
+    bool speed = true, fixed = false;
     const char *window = NULL;
     uint64_t gens = 0;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "n:p:k:w:h", opts, NULL)) != -1) {
         if (c == OPT_NO_SPEED)
             speed = false;
+        else if (c == OPT_STATIC)
+            fixed = true;
         else if (c == 'w')
             window = optarg;
         else if (c == OPT_GENERATIONS) {
@@ -377,6 +440,12 @@ int bkc_cmd_plan(int argc, char **argv)
     bk_kind_t kind = sz.o.kind;
     uint64_t n = sz.n;
     double p = sz.p;
+    if (fixed) {
+        if (window || (kind != BK_KIND_DEFAULT && !(bk_kind_caps(kind) & BK_CAP_STATIC)))
+            return bkc_usage_error("--static plans fuse8 or fuse16: leave out --window and "
+                                   "--kind %s", window ? "window" : bk_kind_name(kind));
+        return print_static_plan(kind, n, p, speed);
+    }
     if (kind == BK_KIND_WINDOW) {
         if (!print_window(n, p, sz.o.window_span, (uint32_t)gens))
             return BKC_EXIT_ERROR;

@@ -1299,6 +1299,22 @@ void bk_cuckoo_set_max_bytes(bk_cuckoo_t *c, uint64_t max_bytes);
  * it: use a Bloom kind). */
 bk_kind_t bk_static_kind_for(double fpr);
 
+/* What a static filter of n keys at rate p takes (bk_static_plan). */
+typedef struct bk_static_plan {
+    bk_kind_t kind;      /* BK_KIND_FUSE8 or BK_KIND_FUSE16 */
+    uint64_t cells;      /* fingerprints */
+    uint64_t bytes;
+    double bits_per_key;
+    double expected_fpr; /* 2^-8 or 2^-16, whatever the fill */
+} bk_static_plan_t;
+
+/* Sizes a static filter built in one part from n keys: kind as
+ * bk_builder_create takes it (BK_KIND_DEFAULT: bk_static_kind_for(p)).
+ * BK_EINVAL for a rate no static kind reaches or a kind that is not
+ * static. A build under a memory cap in parts takes the same to within
+ * a fraction of a percent. */
+bk_status_t bk_static_plan(bk_kind_t kind, uint64_t n, double p, bk_static_plan_t *out);
+
 typedef struct bk_builder bk_builder_t;
 
 /* A builder of a static filter. opts: kind (BK_KIND_FUSE8, BK_KIND_FUSE16,

@@ -70,6 +70,18 @@ rc 0 "  ... and every line is found" "$BK" check cap.bkf set.txt
 check "  ... all of them" [ "$(lines out)" -eq 200000 ]
 rc 2 "--memory for a Bloom filter: refused" "$BK" create -n 10 -p 0.1 --memory 1M b.bkf
 
+# plan: --static sizes one; the Bloom plan lists the static kinds it reaches
+rc 0 "plan --static -p 0.01" "$BK" plan -n 1e8 -p 0.01 --static --no-speed
+check "  ... plans fuse8" grep -qE '^kind +fuse8 ' out
+check "  ... about 9 bits a key" awk '/^bits per key/ { exit !($4 > 8.9 && $4 < 9.2) }' out
+check "  ... says how to make it" grep -q 'create --kind fuse8 FILE INPUT' out
+rc 0 "plan of a Bloom filter at 1%" "$BK" plan -n 1e8 -p 0.01 --no-speed
+check "  ... lists fuse8 and fuse16 as static alternatives" sh -c "grep -qE '^  fuse8 .*static' out && grep -qE '^  fuse16 .*static' out"
+rc 0 "plan at 0.001" "$BK" plan -n 1e8 -p 0.001 --no-speed
+check "  ... lists fuse16 but not fuse8 (2^-8 is above 0.001)" sh -c "grep -qE '^  fuse16 ' out && ! grep -qE '^  fuse8 ' out"
+rc 2 "plan --static -p 1e-7: refused" "$BK" plan -n 1e8 -p 1e-7 --static
+check "  ... in words" grep -q 'fuse16 1.6e-5' err
+
 # nothing changes a static file
 cp s8.bkf before.bkf
 rc 2 "add to a static filter: refused" sh -c "echo new | '$BK' add s8.bkf"
