@@ -79,9 +79,9 @@ typedef struct cells3 {
 
 static inline cells3_t cells_of(const bki_fuse_part_t *p, uint64_t x)
 {
-    uint64_t seg = UINT64_C(1) << p->seg_log, mask = seg - 1;
+    uint64_t seg = p->seg, mask = seg - 1;
     cells3_t r;
-    r.c[0] = bki_reduce(x, (uint64_t)p->seg_count << p->seg_log);
+    r.c[0] = bki_reduce(x, p->span);
     r.c[1] = (r.c[0] + seg) ^ ((x >> 18) & mask);
     r.c[2] = (r.c[0] + 2 * seg) ^ (x & mask);
     return r;
@@ -142,6 +142,18 @@ static bool contains16(const struct bki_fuse *z, uint64_t h)
     return part_contains(part_of(z, h), 2, h);
 }
 
+/* One part holding keys: no part to choose, no empty part to answer for. */
+static inline bool one_contains(const struct bki_fuse *z, uint32_t bytes, uint64_t h)
+{
+    const bki_fuse_part_t *p = &z->parts[0];
+    uint64_t x = part_mix(h, p->seed);
+    cells3_t c = cells_of(p, x);
+    uint32_t mask = bytes == 1 ? 0xFFu : 0xFFFFu;
+    uint32_t v =
+        cell_get(p, bytes, c.c[0]) ^ cell_get(p, bytes, c.c[1]) ^ cell_get(p, bytes, c.c[2]);
+    return v == (fingerprint(x) & mask);
+}
+
 /* ---- building one part ---- */
 
 static int cmp_u64(const void *a, const void *b)
@@ -164,12 +176,13 @@ static size_t dedupe(uint64_t *h, size_t n)
 }
 
 typedef struct peel {
-    uint32_t *count; /* per cell: keys << 2 | xor of their slot numbers */
+    uint8_t *count;  /* per cell: keys << 2 | xor of their slot numbers
+                        (at most 63 keys: a try with more fails) */
     uint64_t *xors;  /* per cell: xor of its keys' x */
     uint32_t *queue; /* cells held by one key (cells < 2^32) */
-    uint64_t *order; /* keys' x in peeling order */
     uint8_t *slot;   /* which of its 3 cells each peeled key owns */
-    uint64_t *xs;    /* the keys' x, in order of their first cell's block */
+    uint64_t *xs;    /* the keys' x, in order of their first cell's block;
+                        then in peeling order */
     size_t *block;   /* counting sort's bucket starts */
 } peel_t;
 
@@ -203,39 +216,56 @@ static void sort_x(const bki_fuse_part_t *p, const uint64_t *h, size_t n, peel_t
 }
 
 /* One try at peeling n distinct hashes under p->seed; true when every key
- * peeled (the order is then in w->order / w->slot). */
+ * peeled (the order is then in w->xs / w->slot). */
 static bool peel_try(const bki_fuse_part_t *p, const uint64_t *h, size_t n, peel_t *w)
 {
     memset(w->count, 0, p->cells * sizeof *w->count);
     memset(w->xors, 0, p->cells * sizeof *w->xors);
     sort_x(p, h, n, w);
+    /* One byte a cell keeps the table small enough for the caches to
+     * help; a cell would overflow past 63 keys (3 expected, and more than
+     * 63 has a chance near 1e-60 a cell for hashed keys), and then the try
+     * fails here rather than peel a wrong filter. */
+    uint8_t full = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t x = w->xs[i];
         cells3_t c = cells_of(p, x);
         for (uint32_t j = 0; j < 3; j++) {
-            w->count[c.c[j]] = (w->count[c.c[j]] + 4) ^ j;
+            uint8_t *k = &w->count[c.c[j]];
+            full |= (uint8_t)(*k >= 252);
+            *k = (uint8_t)((*k + 4) ^ j);
             w->xors[c.c[j]] ^= x;
         }
     }
+    if (full)
+        return false;
     size_t q = 0, done = 0;
-    for (uint64_t i = 0; i < p->cells; i++)
-        if (w->count[i] >> 2 == 1)
-            w->queue[q++] = (uint32_t)i;
+    for (uint64_t i = 0; i < p->cells; i++) {
+        w->queue[q] = (uint32_t)i;
+        q += w->count[i] >> 2 == 1;
+    }
+    /* The order is written over xs, read no more after the count. A
+     * peeled key's own cell is left as it is (nothing else reads it:
+     * its one key is gone); its two others lose the key, and one that
+     * is left with a single key is queued, without a branch. */
+    uint64_t *order = w->xs;
     while (q > 0) {
         uint64_t cell = w->queue[--q];
         if (w->count[cell] >> 2 != 1)
             continue; /* emptied since it was queued */
         uint64_t x = w->xors[cell];
         uint32_t own = w->count[cell] & 3;
-        w->order[done] = x;
+        order[done] = x;
         w->slot[done++] = (uint8_t)own;
         cells3_t c = cells_of(p, x);
         for (uint32_t j = 0; j < 3; j++) {
             uint64_t at = c.c[j];
-            w->count[at] = (w->count[at] - 4) ^ j;
+            if (j == own)
+                continue;
+            w->queue[q] = (uint32_t)at;
+            q += w->count[at] >> 2 == 2;
+            w->count[at] = (uint8_t)((w->count[at] - 4) ^ j);
             w->xors[at] ^= x;
-            if (j != own && w->count[at] >> 2 == 1)
-                w->queue[q++] = (uint32_t)at;
         }
     }
     return done == n;
@@ -253,19 +283,19 @@ static bk_status_t build_part(bki_fuse_part_t *p, uint32_t fp_bits, uint64_t *h,
     bool deduped = false;
     for (uint32_t attempt = 0; attempt < 128; attempt++) {
         bki_fuse_geometry(n, &p->seg_log, &p->seg_count, &p->cells);
+        bki_fuse_part_shape(p);
         p->seed = attempt == 0 && single ? 0 : bki_mix64(seed + attempt) | 1;
         p->keys = n;
         peel_t w = {0};
         w.count = bki_malloc(p->cells * sizeof *w.count);
         w.xors = bki_malloc(p->cells * sizeof *w.xors);
         w.queue = bki_malloc(p->cells * sizeof *w.queue);
-        w.order = bki_malloc((n ? n : 1) * sizeof *w.order);
         w.slot = bki_malloc(n ? n : 1);
         w.xs = bki_malloc((n ? n : 1) * sizeof *w.xs);
         w.block = bki_malloc((((size_t)1 << block_bits(n)) + 1) * sizeof *w.block);
         bool ok = false;
         bk_status_t st = BK_OK;
-        if (!w.count || !w.xors || !w.queue || !w.order || !w.slot || !w.xs || !w.block)
+        if (!w.count || !w.xors || !w.queue || !w.slot || !w.xs || !w.block)
             st = BK_ENOMEM;
         else
             ok = peel_try(p, h, n, &w);
@@ -279,7 +309,7 @@ static bk_status_t build_part(bki_fuse_part_t *p, uint32_t fp_bits, uint64_t *h,
                  * three to be written, so the xor of all three ends equal
                  * to its fingerprint. */
                 for (size_t i = n; i-- > 0;) {
-                    uint64_t x = w.order[i];
+                    uint64_t x = w.xs[i];
                     cells3_t c = cells_of(p, x);
                     uint32_t own = w.slot[i];
                     cell_set(p, bytes, c.c[own], 0);
@@ -292,7 +322,6 @@ static bk_status_t build_part(bki_fuse_part_t *p, uint32_t fp_bits, uint64_t *h,
         bki_free(w.count);
         bki_free(w.xors);
         bki_free(w.queue);
-        bki_free(w.order);
         bki_free(w.slot);
         bki_free(w.xs);
         bki_free(w.block);
@@ -309,6 +338,8 @@ static bk_status_t build_part(bki_fuse_part_t *p, uint32_t fp_bits, uint64_t *h,
 }
 
 /* ---- the static filter ---- */
+
+static void bind_calls(bk_filter_t *f);
 
 struct bki_fuse *bki_fuse_shell(uint32_t fp_bits, uint32_t nparts)
 {
@@ -348,6 +379,7 @@ bk_status_t bki_fuse_build_part(bk_filter_t *f, uint32_t part, uint64_t *h, size
         z->keys += z->parts[part].keys;
         f->items = f->capacity = z->keys;
         f->nbytes += z->parts[part].nbytes;
+        bind_calls(f);
     }
     return st;
 }
@@ -374,32 +406,57 @@ bool bki_fuse_contains_hash(const bk_filter_t *f, bk_hash_t h)
     return z->fp_bits == 8 ? contains8(z, h.lo) : contains16(z, h.lo);
 }
 
-/* The one-key calls, bound by width and hash when the filter is made
- * (bki_fuse_wrap): an 8-byte key under the default hash is mixed inline
- * with the seed's part computed once (key8_secret), as the Bloom kinds'
- * one-key calls do (onekey.h). */
-static bool fuse8_contains_key(const bk_filter_t *f, const void *key, size_t len)
+/* The one-key calls, bound by width, parts and hash when the filter is
+ * made and as its parts are built (bind_calls): an 8-byte key under the
+ * default hash is mixed inline with the seed's part computed once
+ * (key8_secret), as the Bloom kinds' one-key calls do (onekey.h). */
+#define FUSE_CALLS(NAME, LOOKUP)                                                                   \
+    static bool NAME##_key(const bk_filter_t *f, const void *key, size_t len)                      \
+    {                                                                                              \
+        return LOOKUP(f->fuse, bki_key_hash(f->hash, f->seed, key, len).lo);                       \
+    }                                                                                              \
+    static bool NAME##_mix8(const bk_filter_t *f, const void *key, size_t len)                     \
+    {                                                                                              \
+        if (BKI_UNLIKELY(len != 8))                                                                \
+            return NAME##_key(f, key, len);                                                        \
+        return LOOKUP(f->fuse, bki_mix8(bki_key8_le(key), f->key8_secret).low64);                  \
+    }
+
+static bool one8(const struct bki_fuse *z, uint64_t h)
 {
-    return contains8(f->fuse, bki_key_hash(f->hash, f->seed, key, len).lo);
+    return one_contains(z, 1, h);
 }
 
-static bool fuse16_contains_key(const bk_filter_t *f, const void *key, size_t len)
+static bool one16(const struct bki_fuse *z, uint64_t h)
 {
-    return contains16(f->fuse, bki_key_hash(f->hash, f->seed, key, len).lo);
+    return one_contains(z, 2, h);
 }
 
-static bool fuse8_contains_mix8(const bk_filter_t *f, const void *key, size_t len)
+FUSE_CALLS(fuse8, contains8)
+FUSE_CALLS(fuse16, contains16)
+FUSE_CALLS(fuse8_one, one8)
+FUSE_CALLS(fuse16_one, one16)
+
+static bool fuse_contains_none(const bk_filter_t *f, const void *key, size_t len)
 {
-    if (BKI_UNLIKELY(len != 8))
-        return fuse8_contains_key(f, key, len);
-    return contains8(f->fuse, bki_mix8(bki_key8_le(key), f->key8_secret).low64);
+    (void)f, (void)key, (void)len;
+    return false;
 }
 
-static bool fuse16_contains_mix8(const bk_filter_t *f, const void *key, size_t len)
+static void bind_calls(bk_filter_t *f)
 {
-    if (BKI_UNLIKELY(len != 8))
-        return fuse16_contains_key(f, key, len);
-    return contains16(f->fuse, bki_mix8(bki_key8_le(key), f->key8_secret).low64);
+    const struct bki_fuse *z = f->fuse;
+    bool mix8 = f->hash == BK_HASH_XXH3_MIX8, eight = z->fp_bits == 8;
+    if (z->nparts == 1 && z->parts[0].keys == 0)
+        f->contains_key = fuse_contains_none;
+    else if (z->nparts == 1 && eight)
+        f->contains_key = mix8 ? fuse8_one_mix8 : fuse8_one_key;
+    else if (z->nparts == 1)
+        f->contains_key = mix8 ? fuse16_one_mix8 : fuse16_one_key;
+    else if (eight)
+        f->contains_key = mix8 ? fuse8_mix8 : fuse8_key;
+    else
+        f->contains_key = mix8 ? fuse16_mix8 : fuse16_key;
 }
 
 size_t bki_fuse_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out)
@@ -443,9 +500,6 @@ bk_status_t bki_fuse_wrap(bk_filter_t **out, struct bki_fuse *z, bk_hash_id_t ha
     }
     f->kind = z->fp_bits == 8 ? BK_KIND_FUSE8 : BK_KIND_FUSE16;
     f->add_key = fuse_add_key;
-    bool mix8 = hash == BK_HASH_XXH3_MIX8;
-    f->contains_key = z->fp_bits == 8 ? (mix8 ? fuse8_contains_mix8 : fuse8_contains_key)
-                                      : (mix8 ? fuse16_contains_mix8 : fuse16_contains_key);
     f->contains_hash = bki_fuse_contains_hash;
     f->hash = hash;
     f->seed = seed;
@@ -458,6 +512,7 @@ bk_status_t bki_fuse_wrap(bk_filter_t **out, struct bki_fuse *z, bk_hash_id_t ha
         z->keys += z->parts[i].keys;
     }
     f->items = f->capacity = z->keys;
+    bind_calls(f);
     *out = f;
     return BK_OK;
 }

@@ -22,8 +22,11 @@
  * three consecutive segments and answers "present" when their
  * fingerprints xor to x's. */
 typedef struct bki_fuse_part {
+    /* what a lookup reads, first: */
     uint8_t *data;      /* cells fingerprints of fp_bytes each */
-    uint64_t seed;      /* the seed that let this part's keys peel */
+    uint64_t seed;      /* the seed that let this part's keys peel (0: none) */
+    uint64_t span;      /* seg_count << seg_log: where h0 may fall */
+    uint64_t seg;       /* 1 << seg_log */
     uint64_t keys;      /* distinct key hashes it holds */
     uint64_t cells;     /* (seg_count + 2) * seg_len */
     uint64_t nbytes;    /* cells * fp_bytes */
@@ -44,6 +47,13 @@ struct bki_fuse {
  * reads it; an empty part answers "absent"). */
 BKI_HIDDEN void bki_fuse_geometry(uint64_t n, uint32_t *seg_log, uint32_t *seg_count,
                                   uint64_t *cells);
+/* Sets a part's span and seg from its seg_log and seg_count. */
+static inline void bki_fuse_part_shape(bki_fuse_part_t *p)
+{
+    p->seg = UINT64_C(1) << p->seg_log;
+    p->span = (uint64_t)p->seg_count << p->seg_log;
+}
+
 /* An empty static filter of nparts parts, each to be filled by the codec
  * (data NULL); NULL without memory. */
 BKI_HIDDEN struct bki_fuse *bki_fuse_shell(uint32_t fp_bits, uint32_t nparts);

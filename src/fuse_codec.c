@@ -103,6 +103,7 @@ bk_status_t bkf_fuse_build(bk_filter_t **out, const bkf_meta_t *m, const bkf_sou
         q->nbytes = p.length;
         q->seg_log = p.fz_seg_log;
         q->seg_count = p.fz_seg_count;
+        bki_fuse_part_shape(q);
         bk_status_t st = BK_OK;
         if (map) {
             q->data = map + p.offset;
