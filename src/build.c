@@ -342,6 +342,9 @@ bk_status_t bk_filter_build(bk_filter_t **out, const bk_key_t *keys, size_t n, d
     bk_status_t st = bk_builder_create(&b, fpr, opts);
     if (st != BK_OK)
         return st;
+    /* n hashes at once: no growing (and copying) the buffer as they come */
+    b->h = bki_malloc((n ? n : 1) * sizeof *b->h);
+    b->cap = b->h ? (n ? n : 1) : 0;
     st = bk_builder_add_batch(b, keys, n);
     if (st == BK_OK)
         st = bk_builder_finish(b, out);
