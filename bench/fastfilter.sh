@@ -42,3 +42,4 @@ echo "## Static filters: bloomkit fuse8/fuse16 against the suite's binary fuse f
 for n in $SIZES; do
     "$SBIN" "$n" "${ROUNDS:-3}"
 done
+"$SBIN" --sweep
