@@ -5,7 +5,7 @@
  * Filters: Fast and Smaller Than Xor Filters" (ACM JEA 2022), arity 3:
  *
  *   - a key's 64-bit hash x (the filter's key hash, mixed with the part's
- *     seed) picks h0 in [0, seg_count * seg_len), h1 in the next segment
+ *     seed unless that is 0) picks h0 in [0, seg_count * seg_len), h1 in the next segment
  *     and h2 in the one after (h0 + seg_len and h0 + 2 seg_len with their
  *     low bits replaced by x's: a segment length is a power of two);
  *   - the key is present when F[h0] ^ F[h1] ^ F[h2] equals its
@@ -47,8 +47,6 @@ void bki_fuse_geometry(uint64_t n, uint32_t *seg_log, uint32_t *seg_count, uint6
     uint64_t want = n < 2 ? 0 : (uint64_t)llround(dn * factor);
     uint64_t count = (want + seg - 1) / seg;
     count = count > 2 ? count - 2 : 1;
-    if (count == 0)
-        count = 1;
     *seg_log = (uint32_t)lg;
     *seg_count = (uint32_t)count;
     *cells = (count + 2) * seg;
@@ -62,7 +60,9 @@ void bki_fuse_geometry(uint64_t n, uint32_t *seg_log, uint32_t *seg_count, uint6
  * address of a lookup's three cells waits on this, and in a loop of
  * one-key calls larger than the caches every cycle before the loads
  * issue costs overlap between calls (splitmix64's two dependent
- * multiplies here measured 2x the lookup time of none). The fold is not
+ * multiplies here measured 2x the lookup time of none). Seed 0 is no mix
+ * at all: a one-part filter's first try, which peels almost always. The
+ * fold is not
  * a bijection: two keys may meet in x (about n^2 / 2^65 pairs), which
  * fails the peel and is retried under another seed. */
 static inline uint64_t part_mix(uint64_t h, uint64_t seed)
@@ -282,10 +282,14 @@ static bk_status_t build_part(bki_fuse_part_t *p, uint32_t fp_bits, uint64_t *h,
     uint32_t bytes = fp_bits / 8;
     memset(p, 0, sizeof *p);
     bool deduped = false;
+    /* A one-part filter tries seed 0 (no mix: the fastest lookups) first,
+     * and again once repeats are removed if there were any (a list with a
+     * key twice fails only for that); other seeds after that. */
+    uint32_t seed_no = 0;
     for (uint32_t attempt = 0; attempt < 128; attempt++) {
         bki_fuse_geometry(n, &p->seg_log, &p->seg_count, &p->cells);
         bki_fuse_part_shape(p);
-        p->seed = attempt == 0 && single ? 0 : bki_mix64(seed + attempt) | 1;
+        p->seed = seed_no == 0 && single ? 0 : bki_mix64(seed + seed_no) | 1;
         p->keys = n;
         peel_t w = {0};
         /* zeroed by calloc: fresh pages of the kernel's for large tables,
@@ -334,10 +338,13 @@ static bk_status_t build_part(bki_fuse_part_t *p, uint32_t fp_bits, uint64_t *h,
             return st;
         /* Equal hashes (a key given twice) never peel: remove them once;
          * otherwise this seed was unlucky. */
+        size_t before = n;
         if (!deduped) {
             n = dedupe(h, n);
             deduped = true;
         }
+        if (n == before)
+            seed_no++;
     }
     return BK_EINVAL;
 }
