@@ -236,6 +236,13 @@ int pybk_check_size(uint64_t capacity, double fpr)
  * its options; 0, or -1 with InvalidArgumentError. */
 static int check_options(const bk_options_t *o)
 {
+    if (bk_kind_caps(o->kind) & BK_CAP_STATIC) {
+        PyErr_Format(pybk_error_class(BK_EINVAL),
+                     "kind '%s' is static: it is built from its whole key set, "
+                     "bloomkit.build(keys, fpr, kind='%s'), not made empty and added to",
+                     bk_kind_name(o->kind), bk_kind_name(o->kind));
+        return -1;
+    }
     if (o->growth != 0.0 && !(o->growth >= 1.0))
         return bad_number("growth", o->growth, "a capacity factor >= 1, such as 2");
     if (o->tightening != 0.0 && !(o->tightening > 0.0 && o->tightening < 1.0))

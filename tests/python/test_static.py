@@ -54,6 +54,12 @@ def test_repeats_and_generators():
     assert sum(f.contains_many(ABSENT)) <= 5
 
 
+def test_an_empty_static_filter_is_refused_in_words():
+    with pytest.raises(bloomkit.InvalidArgumentError) as e:
+        bloomkit.Filter(100, 0.01, kind="fuse8")
+    assert "bloomkit.build" in str(e.value)
+
+
 def test_changes_are_refused():
     f = bloomkit.build(SET[:1000], 0.01)
     for change in (lambda: f.add("new"), lambda: f.add_many(["a", "b"]),
