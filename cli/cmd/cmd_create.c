@@ -18,7 +18,9 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char usage[] =
     "usage: bloomkit create FILE -n N -p P [--kind KIND] [--hash HASH] [--seed S]\n"
@@ -99,8 +101,7 @@ static int check_sizing(bkc_sizing_opts_t *sz, const char *window)
 
 /* Makes the filter sz describes and saves it at path (nothing there unless
  * force, and room for it unless force). 0, or 2 after a message. */
-static int make_and_save(const char *path, const bkc_sizing_opts_t *sz, bkc_norm_t norm,
-                         bool force)
+static int make_and_save(const char *path, const bkc_sizing_opts_t *sz, bkc_norm_t norm, bool force)
 {
     struct stat sb;
     if (!force && stat(path, &sb) == 0) {
@@ -110,8 +111,8 @@ static int make_and_save(const char *path, const bkc_sizing_opts_t *sz, bkc_norm
     bk_filter_t *f = NULL;
     bk_status_t st = bk_filter_create(&f, sz->n, sz->p, &sz->o);
     if (st != BK_OK) {
-        bkc_error("%s: cannot create a filter for n=%llu p=%g: %s", path,
-                  (unsigned long long)sz->n, sz->p, bk_strerror(st));
+        bkc_error("%s: cannot create a filter for n=%llu p=%g: %s", path, (unsigned long long)sz->n,
+                  sz->p, bk_strerror(st));
         return BKC_EXIT_ERROR;
     }
     if (bkc_new_filter_fits(f, path, force, "--force makes it anyway") != 0) {
@@ -131,6 +132,7 @@ static int make_and_save(const char *path, const bkc_sizing_opts_t *sz, bkc_norm
 typedef struct {
     bk_builder_t *b;
     bkc_progress_t *prog;
+    const char *tmpdir; /* where the key hashes spill */
 } build_ctx_t;
 
 static int build_line(void *ctx, const char *line, size_t len, const char *key, size_t klen,
@@ -139,6 +141,10 @@ static int build_line(void *ctx, const char *line, size_t len, const char *key, 
     (void)line, (void)len;
     build_ctx_t *c = ctx;
     bk_status_t st = bk_builder_add(c->b, key, klen);
+    if (st == BK_EIO || st == BK_ENOSPC) /* the spill file, not the input */
+        return bkc_line_error(c->prog, r,
+                              "cannot write the key hashes to a temporary file in %s: %s",
+                              c->tmpdir, strerror(errno));
     if (st != BK_OK)
         return bkc_line_error(c->prog, r, "%s", bk_strerror(st));
     bkc_progress_count(c->prog, 1, 0);
@@ -156,6 +162,18 @@ static int build_and_save(const char *path, char **inputs, int n, const bkc_sizi
         bkc_error("%s: file exists (use --force to replace it)", path);
         return BKC_EXIT_ERROR;
     }
+    /* The spill directory is checked before a line is read: a typo there
+     * would otherwise surface only once the cap is reached. */
+    const char *dir = tmpdir                                  ? tmpdir
+                      : getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR")
+                                                              : "/tmp";
+    if (tmpdir && (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(dir, W_OK | X_OK) != 0)) {
+        bkc_error("%s: --tmpdir %s: %s", path, dir,
+                  stat(dir, &sb) != 0    ? strerror(errno)
+                  : !S_ISDIR(sb.st_mode) ? "not a directory"
+                                         : "not writable");
+        return BKC_EXIT_ERROR;
+    }
     bk_builder_t *b = NULL;
     bk_status_t st = bk_builder_create(&b, sz->p, &sz->o);
     if (st == BK_OK)
@@ -170,7 +188,7 @@ static int build_and_save(const char *path, char **inputs, int n, const bkc_sizi
     }
     bkc_progress_t prog;
     bkc_progress_init(&prog, in->pmode, bkc_inputs_size(inputs, n));
-    build_ctx_t ctx = {.b = b, .prog = &prog};
+    build_ctx_t ctx = {.b = b, .prog = &prog, .tmpdir = dir};
     int rc = bkc_for_each_line(inputs, n, in->norm, &prog, build_line, NULL, &ctx);
     bk_filter_t *f = NULL;
     if (rc == 0) {
@@ -194,9 +212,8 @@ static int build_and_save(const char *path, char **inputs, int n, const bkc_sizi
     if (rc == 0 && prog.enabled) {
         bk_filter_shape_t sh;
         bk_filter_shape(f, &sh);
-        bkc_error("%s: %s of %llu keys (%llu lines), %.2f bits a key", path,
-                  bk_kind_name(sh.kind), (unsigned long long)sh.items,
-                  (unsigned long long)lines,
+        bkc_error("%s: %s of %llu keys (%llu lines), %.2f bits a key", path, bk_kind_name(sh.kind),
+                  (unsigned long long)sh.items, (unsigned long long)lines,
                   sh.items ? 8.0 * (double)sh.bytes / (double)sh.items : 0.0);
     }
     bkc_progress_finish(&prog, false, "");
@@ -238,17 +255,13 @@ int bkc_cmd_create(int argc, char **argv)
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "n:p:k:w:m:qfh", opts, NULL)) != -1) {
         switch (c) {
-        case OPT_STATIC:
-            is_static = true;
-            break;
+        case OPT_STATIC: is_static = true; break;
         case 'm':
             if (bkc_parse_size(optarg, &memory) != 0 || memory < (1u << 20))
                 return bkc_usage_error("bad --memory '%s' (a size of at least 1M, e.g. 512M)",
                                        optarg);
             break;
-        case OPT_TMPDIR:
-            tmpdir = optarg;
-            break;
+        case OPT_TMPDIR: tmpdir = optarg; break;
         case OPT_GROWTH: {
             char *end;
             o->growth = strtod(optarg, &end);
@@ -256,12 +269,8 @@ int bkc_cmd_create(int argc, char **argv)
                 return bkc_usage_error("bad growth '%s' (want >= 1)", optarg);
             break;
         }
-        case OPT_NONSCALING:
-            o->nonscaling = true;
-            break;
-        case 'w':
-            window = optarg;
-            break;
+        case OPT_NONSCALING: o->nonscaling = true; break;
+        case 'w': window = optarg; break;
         case OPT_GENERATIONS: {
             uint64_t g;
             if (bkc_parse_u64(optarg, &g) != 0 || g < 2 || g > 16)
@@ -269,9 +278,7 @@ int bkc_cmd_create(int argc, char **argv)
             o->window_generations = (uint32_t)g;
             break;
         }
-        case 'f':
-            force = true;
-            break;
+        case 'f': force = true; break;
         default:
             if ((rc = bkc_shared_option(c, argv, usage, &sz, &in)) >= 0)
                 return rc;
@@ -289,10 +296,10 @@ int bkc_cmd_create(int argc, char **argv)
             return bkc_usage_error("a static filter holds exactly its INPUTs' lines: leave "
                                    "out -n, --window, --growth and --nonscaling");
         if (!memory)
-            memory = bk_memory_available() / 4 > (1u << 20) ? bk_memory_available() / 4
-                                                            : (1u << 20);
-        return build_and_save(path, argv + optind + 1, argc - optind - 1, &sz, &in, memory,
-                              tmpdir, force);
+            memory =
+                bk_memory_available() / 4 > (1u << 20) ? bk_memory_available() / 4 : (1u << 20);
+        return build_and_save(path, argv + optind + 1, argc - optind - 1, &sz, &in, memory, tmpdir,
+                              force);
     }
     if (memory || tmpdir)
         return bkc_usage_error("--memory and --tmpdir are for static filters (--static)");

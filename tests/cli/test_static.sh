@@ -69,6 +69,9 @@ check "  ... nothing left in the tmpdir" [ -z "$(ls -A tmp)" ]
 rc 0 "  ... and every line is found" "$BK" check cap.bkf set.txt
 check "  ... all of them" [ "$(lines out)" -eq 200000 ]
 rc 2 "--memory for a Bloom filter: refused" "$BK" create -n 10 -p 0.1 --memory 1M b.bkf
+rc 2 "--tmpdir that is no directory: refused before a line is read" sh -c "'$BK' create --kind fuse8 --memory 1M --tmpdir set.txt t.bkf set.txt"
+check "  ... naming it" grep -q -- '--tmpdir set.txt: not a directory' err
+check "  ... no file made" [ ! -e t.bkf ]
 
 # plan: --static sizes one; the Bloom plan lists the static kinds it reaches
 rc 0 "plan --static -p 0.01" "$BK" plan -n 1e8 -p 0.01 --static --no-speed
