@@ -25,10 +25,12 @@
 #include <string.h>
 
 /* BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
- *            [SEED seed] */
+ *            [SEED seed] [TIGHTENING ratio]: at most 11 arguments with the
+ *            command's name (9 refused SEED and TIGHTENING together with
+ *            EXPANSION, a valid call) */
 int bkr_cmd_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc < 4 || argc > 9)
+    if (argc < 4 || argc > 11)
         return RedisModule_WrongArity(ctx);
     bkr_options_t o = {.p = bkr_defaults(BKR_BF)};
     if (!bkr_rate_capacity_or_reply(ctx, argv, &o.p) ||

@@ -242,22 +242,75 @@ bkr_obj_t *bkr_create_key_quietly(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_
     return o;
 }
 
+/* Appends v in decimal at p; returns the end. */
+static char *put_u64(char *p, uint64_t v)
+{
+    char digits[20];
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = digits[--n];
+    return p;
+}
+
+/* A double as %.17g writes it (which gives it back exactly, and 0.01 as
+ * "0.01"), remembered for the last value asked: keys are made with the
+ * same error over and over, and printf's exact conversion of a double
+ * was a tenth of a BF.RESERVE's server time. One memo per thread (the
+ * module's commands run on the main thread; a module thread would keep
+ * its own). */
+typedef struct num_memo {
+    bool set;
+    double v;
+    char text[32];
+} num_memo_t;
+
+static char *put_double(char *p, double v, num_memo_t *m)
+{
+    if (!m->set || memcmp(&m->v, &v, sizeof v) != 0) {
+        snprintf(m->text, sizeof m->text, "%.17g", v);
+        m->v = v;
+        m->set = true;
+    }
+    size_t n = strlen(m->text);
+    memcpy(p, m->text, n);
+    return p + n;
+}
+
 void bkr_replicate_made(RedisModuleCtx *ctx, RedisModuleString *keyname, const bkr_made_t *made,
                         RedisModuleString **items, int n)
 {
     /* Formatted here, not when the key is made: an AOF replay or a replica
-     * makes keys without propagating them, and %g is not free. %.17g gives
-     * the error back exactly (and 0.01 as "0.01"). */
+     * makes keys without propagating them. */
     if (bkr_loading(ctx))
         return;
-    char spec[128];
+    static _Thread_local num_memo_t error_memo, tightening_memo;
     const bkr_params_t *q = &made->p;
-    int len = snprintf(spec, sizeof spec, "%s:%llu:%.17g:%llu:%d:%llu",
-                       bkr_family_prefix(made->family), (unsigned long long)q->capacity, q->error,
-                       (unsigned long long)q->expansion, q->nonscaling ? 1 : 0,
-                       (unsigned long long)q->seed);
-    if (q->tightening > 0 && len > 0 && (size_t)len < sizeof spec) /* a 7th field when set */
-        snprintf(spec + len, sizeof spec - (size_t)len, ":%.17g", q->tightening);
+    /* prefix (a few letters) + 5 numbers of at most 20 digits + 2 doubles
+     * of at most 24 characters + 6 colons: under 180 */
+    char spec[192], *e = spec;
+    const char *prefix = bkr_family_prefix(made->family);
+    size_t plen = strlen(prefix);
+    memcpy(e, prefix, plen);
+    e += plen;
+    *e++ = ':';
+    e = put_u64(e, q->capacity);
+    *e++ = ':';
+    e = put_double(e, q->error, &error_memo);
+    *e++ = ':';
+    e = put_u64(e, q->expansion);
+    *e++ = ':';
+    *e++ = q->nonscaling ? '1' : '0';
+    *e++ = ':';
+    e = put_u64(e, q->seed);
+    if (q->tightening > 0) { /* a 7th field when set */
+        *e++ = ':';
+        e = put_double(e, q->tightening, &tightening_memo);
+    }
+    *e = '\0';
     if (n > 0)
         RedisModule_Replicate(ctx, "BKI.CREATE", "scv", keyname, spec, items, (size_t)n);
     else

@@ -1561,6 +1561,14 @@ def test_aof_one_command_per_new_key():
         s.r.execute_command("CBF.ADD", "n3", "y")
         s.r.execute_command("BF.INSERT", "n4", "CAPACITY", "10", "ITEMS", "p", "q")
         s.r.execute_command("BF.RESERVE", "n5", "0.01", "100")
+        # every field written out, as %llu and %.17g write them (the module
+        # formats them by hand, and remembers the last error's text)
+        s.r.execute_command("BF.RESERVE", "n6", "0.30000000000000004", "1000", "EXPANSION", "4",
+                            "SEED", "18446744073709551615", "TIGHTENING", "0.25")
+        s.r.execute_command("BF.RESERVE", "n7", "0.30000000000000004", "7", "SEED", "0",
+                            "NONSCALING")
+        s.r.execute_command("BF.RESERVE", "n8", "1e-05", "1000000", "SEED", "90",
+                            "TIGHTENING", "0.1")
         s.r.execute_command("BF.ADD", "n1", "z")  # an existing key: verbatim
         keys = [("n1", "BF"), ("n2", "BF"), ("n3", "CBF"), ("n4", "BF"), ("n5", "BF")]
         before = snapshot(s.r, keys)
@@ -1577,7 +1585,13 @@ def test_aof_one_command_per_new_key():
         specs = [c[2].split(b":") for c in creates]
         check("aof: a new key's creation and adds are one command (%d BKI.CREATE, %d with "
               "items, %d MULTI)" % (len(creates), len(with_items), aof.count(b"MULTI")),
-              len(creates) == 5 and len(with_items) == 4 and aof.count(b"MULTI") == 0)
+              len(creates) == 8 and len(with_items) == 4 and aof.count(b"MULTI") == 0)
+        check("aof: whole specs, byte for byte", [c[2] for c in creates[5:]] == [
+            b"BF:1000:0.30000000000000004:4:0:18446744073709551615:0.25",
+            b"BF:7:0.30000000000000004:2:1:0",
+            b"BF:1000000:1.0000000000000001e-05:2:0:90:0.10000000000000001"],
+            [c[2] for c in creates[5:]])
+        creates = creates[:5]
         check("aof: each creation's numbers are one argument", [
             (c[1], sp[:5]) for c, sp in zip(creates, specs)] == [
             (b"n1", [b"BF", b"100", b"0.01", b"2", b"0"]),
