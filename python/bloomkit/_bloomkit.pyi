@@ -147,7 +147,7 @@ class Bitmap:
 def plan(
     capacity: int,
     fpr: float,
-    kind: Optional[Kind] = None,
+    kind: Optional[Union[Kind, Literal["fuse8", "fuse16"]]] = None,
     window_span: int = 0,
     generations: int = 0,
 ) -> dict[str, Any]: ...

@@ -112,6 +112,20 @@ static PyObject *module_plan(PyObject *mod, PyObject *args, PyObject *kw)
                         "window_span and generations are for kind=\"window\"");
         return NULL;
     }
+    if (bk_kind_caps(kind) & BK_CAP_STATIC) {
+        /* a static filter of `capacity` keys: its fingerprints and rate */
+        bk_static_plan_t sp;
+        bk_status_t st = bk_static_plan(kind, capacity, fpr, &sp);
+        if (st != BK_OK)
+            return pybk_raise(st, "a static kind's rate is its fingerprints' (fuse8 2^-8, "
+                                  "fuse16 2^-16): fpr must be at least that", NULL);
+        return Py_BuildValue("{s:s,s:K,s:d,s:K,s:K,s:I,s:K,s:d,s:d}", "kind",
+                             bk_kind_name(sp.kind), "capacity", (unsigned long long)capacity,
+                             "fpr", fpr, "bits", (unsigned long long)sp.bytes * 8, "cells",
+                             (unsigned long long)sp.cells, "k", 3u, "bytes",
+                             (unsigned long long)sp.bytes, "bits_per_key", sp.bits_per_key,
+                             "expected_fpr", sp.expected_fpr);
+    }
     bk_plan_t p;
     bk_status_t st = bk_plan(kind, capacity, fpr, &p);
     if (st != BK_OK)

@@ -47,6 +47,17 @@ def test_kind_follows_fpr_and_rates_out_of_reach_are_refused():
         bloomkit.build(SET[:100], kind="blocked")
 
 
+def test_plan_of_a_static_kind():
+    p = bloomkit.plan(100_000_000, 0.01, kind="fuse8")
+    assert p["kind"] == "fuse8" and p["expected_fpr"] == 1 / 256
+    assert 8.9 < p["bits_per_key"] < 9.1 and p["bytes"] == p["cells"]
+    # the filter built from that many keys takes what the plan says
+    f = bloomkit.build(SET, 0.01)
+    assert bloomkit.plan(len(SET), 0.01, kind="fuse8")["bytes"] == f.info()["bytes"]
+    with pytest.raises(bloomkit.InvalidArgumentError):
+        bloomkit.plan(1000, 0.001, kind="fuse8")
+
+
 def test_repeats_and_generators():
     f = bloomkit.build((k for k in SET[:1000] * 3), kind="fuse16")
     assert len(f) == 1000
