@@ -44,21 +44,21 @@ bk_status_t bk_builder_create(bk_builder_t **out, double fpr, const bk_options_t
     if (!out)
         return BK_EINVAL;
     *out = NULL;
-    bk_kind_t kind = opts ? opts->kind : BK_KIND_DEFAULT;
-    bk_hash_id_t hash = opts && opts->hash != BK_HASH_DEFAULT ? opts->hash : BK_HASH_XXH3_MIX8;
-    if (!(fpr >= 0.0 && fpr < 1.0) || !bki_fuse_hash_ok(hash))
+    static const bk_options_t defaults = {0};
+    const bk_options_t *o = opts ? opts : &defaults;
+    bk_hash_id_t hash = o->hash != BK_HASH_DEFAULT ? o->hash : BK_HASH_XXH3_MIX8;
+    /* the kind (the default: by fpr) and its rate, as the plan has them */
+    bk_static_plan_t sp;
+    if (!bki_fuse_hash_ok(hash) || bk_static_plan(o->kind, 0, fpr, &sp) != BK_OK)
         return BK_EINVAL;
-    if (kind == BK_KIND_DEFAULT)
-        kind = bk_static_kind_for(fpr);
-    double rate = bki_fuse_rate(kind);
-    if (rate == 0.0 || (fpr != 0.0 && fpr < rate))
-        return BK_EINVAL;
+    bk_kind_t kind = sp.kind;
+    double rate = sp.expected_fpr;
     bk_builder_t *b = bki_calloc(1, sizeof *b);
     if (!b)
         return BK_ENOMEM;
     b->kind = kind;
     b->hash = hash;
-    b->seed = opts && opts->seed_set ? opts->seed : bk_random_seed();
+    b->seed = o->seed_set ? o->seed : bk_random_seed();
     b->fpr = fpr != 0.0 ? fpr : rate;
     b->spill = -1;
     *out = b;
