@@ -102,17 +102,10 @@ bk_status_t bkf_cuckoo_build(bk_filter_t **out, const bkf_meta_t *m, const bkf_s
         bkf_part_t p;
         bkf_decode_part(m, i, &p);
         bk_status_t st = bki_cuckoo_add_sub(c, p.cells / p.k, map ? map + p.offset : NULL);
-        if (st == BK_OK && map)
-            st = bkf_check_payload(s, &p, NULL, false, why);
-        else if (st == BK_OK && !s->deferred) {
-            st = bkf_source_read(s, p.offset, c->subs[i].data, p.length);
-            if (st != BK_OK && why)
-                *why = "read error";
-            if (st == BK_OK && !s->buf)
-                st = bkf_check_payload(s, &p, c->subs[i].data, true, why);
-        } else if (st != BK_OK && why) {
+        if (st == BK_OK)
+            st = bkf_part_payload(s, &p, map != NULL, c->subs[i].data, why);
+        else if (why)
             *why = "out of memory";
-        }
         if (st != BK_OK) {
             bk_cuckoo_free(c);
             return st;

@@ -104,25 +104,14 @@ bk_status_t bkf_fuse_build(bk_filter_t **out, const bkf_meta_t *m, const bkf_sou
         q->seg_log = p.fz_seg_log;
         q->seg_count = p.fz_seg_count;
         bki_fuse_part_shape(q);
-        bk_status_t st = BK_OK;
         if (map) {
             q->data = map + p.offset;
             q->mem = BKI_MEM_BORROWED;
-            st = bkf_check_payload(s, &p, NULL, false, why);
-        } else {
-            q->data = bki_payload_alloc(p.length, &q->mem);
-            if (!q->data) {
-                st = BK_ENOMEM;
-                if (why)
-                    *why = "out of memory";
-            } else if (!s->deferred) {
-                st = bkf_source_read(s, p.offset, q->data, p.length);
-                if (st != BK_OK && why)
-                    *why = "read error";
-                if (st == BK_OK && !s->buf)
-                    st = bkf_check_payload(s, &p, q->data, true, why);
-            }
+        } else if (!(q->data = bki_payload_alloc(p.length, &q->mem))) {
+            bki_fuse_free(z);
+            FAIL(BK_ENOMEM, "out of memory");
         }
+        bk_status_t st = bkf_part_payload(s, &p, map != NULL, q->data, why);
         if (st != BK_OK) {
             bki_fuse_free(z);
             return st;

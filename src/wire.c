@@ -103,3 +103,18 @@ bk_status_t bkf_check_payload(const bkf_source_t *s, const bkf_part_t *p, const 
     return BK_OK;
 }
 
+bk_status_t bkf_part_payload(const bkf_source_t *s, const bkf_part_t *p, bool mapped, uint8_t *dst,
+                             const char **why)
+{
+    if (mapped)
+        return bkf_check_payload(s, p, NULL, false, why);
+    if (s->deferred)
+        return BK_OK;
+    bk_status_t st = bkf_source_read(s, p->offset, dst, p->length);
+    if (st != BK_OK) {
+        if (why)
+            *why = "read error";
+        return st;
+    }
+    return s->buf ? BK_OK : bkf_check_payload(s, p, dst, true, why);
+}

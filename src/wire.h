@@ -282,6 +282,12 @@ BKI_HIDDEN void bkf_meta_paging(const bkf_meta_t *m, bkf_paging_t *g);
 BKI_HIDDEN bk_status_t bkf_check_payload(const bkf_source_t *s, const bkf_part_t *p,
                                          const uint8_t *dst, bool verify_sum,
                                          const char **why);
+/* A composite part's payload into place (unpaged files): a mapping's
+ * bytes (mapped) are checked where they lie; from a reader the bytes are
+ * read into dst and checked (a buffer given whole was checked before); a
+ * loader fed in pieces (deferred) fills and checks them itself. */
+BKI_HIDDEN bk_status_t bkf_part_payload(const bkf_source_t *s, const bkf_part_t *p, bool mapped,
+                                        uint8_t *dst, const char **why);
 
 /* ---- window_codec.c: where a window differs ---- */
 
