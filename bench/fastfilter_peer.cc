@@ -31,29 +31,9 @@
 /* The suite's headers expect the names its benchmark brings in. */
 using std::vector;
 
+#include "fastfilter_common.h"
 #include "cuckoofilter.h"
 #include "simd-block-fixed-fpp.h"
-
-static double thread_ns()
-{
-    timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static double wall_ns()
-{
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static double med(vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* The shares of added keys among the lookups, as the suite's table. */
 static const double shares[] = {0.0, 0.5, 1.0};
@@ -127,41 +107,9 @@ static void bk_add(void *f, uint64_t k)
     bk_filter_add(static_cast<bk_filter_t *>(f), &k, sizeof k, nullptr);
 }
 
-static bool bk_has(const void *f, uint64_t k)
-{
-    return bk_filter_contains(static_cast<const bk_filter_t *>(f), &k, sizeof k);
-}
-
 static void bk_del(void *f, uint64_t k)
 {
     bk_filter_remove(static_cast<bk_filter_t *>(f), &k, sizeof k);
-}
-
-static size_t bk_has_batch(const void *f, const uint64_t *k, size_t n)
-{
-    enum { B = 1024 };
-    bk_key_t keys[B];
-    bool out[B];
-    size_t hits = 0;
-    for (size_t at = 0; at < n; at += B) {
-        size_t m = n - at < B ? n - at : B;
-        for (size_t j = 0; j < m; j++)
-            keys[j] = bk_key_t{&k[at + j], sizeof k[at + j]};
-        hits += bk_filter_contains_batch(static_cast<const bk_filter_t *>(f), keys, m, out);
-    }
-    return hits;
-}
-
-static size_t bk_bytes(const void *f)
-{
-    bk_filter_shape_t s;
-    bk_filter_shape(static_cast<const bk_filter_t *>(f), &s);
-    return s.bytes;
-}
-
-static void bk_drop(void *f)
-{
-    bk_filter_free(static_cast<bk_filter_t *>(f));
 }
 
 static const entry ours[] = {

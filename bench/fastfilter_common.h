@@ -1,0 +1,70 @@
+/*
+ * What the FastFilter-suite drivers (fastfilter_peer.cc, fastfilter_static.cc)
+ * share: thread CPU and wall clocks, the median of rounds, and bloomkit's
+ * calls in the shape the drivers' entry tables take (a filter as void *,
+ * keys as 64-bit integers passed as their 8 bytes).
+ */
+#ifndef BENCH_FASTFILTER_COMMON_H
+#define BENCH_FASTFILTER_COMMON_H
+
+#include "bloomkit/bloomkit.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <ctime>
+#include <vector>
+
+static inline double thread_ns()
+{
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static inline double wall_ns()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static inline double med(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static inline bool bk_has(const void *f, uint64_t k)
+{
+    return bk_filter_contains(static_cast<const bk_filter_t *>(f), &k, sizeof k);
+}
+
+static inline size_t bk_has_batch(const void *f, const uint64_t *k, size_t n)
+{
+    enum { B = 1024 };
+    bk_key_t keys[B];
+    bool out[B];
+    size_t hits = 0;
+    for (size_t at = 0; at < n; at += B) {
+        size_t m = n - at < B ? n - at : B;
+        for (size_t j = 0; j < m; j++)
+            keys[j] = bk_key_t{&k[at + j], sizeof k[at + j]};
+        hits += bk_filter_contains_batch(static_cast<const bk_filter_t *>(f), keys, m, out);
+    }
+    return hits;
+}
+
+static inline size_t bk_bytes(const void *f)
+{
+    bk_filter_shape_t s;
+    bk_filter_shape(static_cast<const bk_filter_t *>(f), &s);
+    return s.bytes;
+}
+
+static inline void bk_drop(void *f)
+{
+    bk_filter_free(static_cast<bk_filter_t *>(f));
+}
+
+#endif /* BENCH_FASTFILTER_COMMON_H */
