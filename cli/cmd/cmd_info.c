@@ -153,6 +153,24 @@ static void print_json(const char *path, const bk_filter_info_t *inp, const char
     printf("}\n");
 }
 
+/* The lines of a static filter (fuse8, fuse16) after its capacity: every
+ * cell holds a fingerprint by construction, so there is no fill to count;
+ * its rate is the fingerprint's. */
+static void print_static_text(const bk_filter_info_t *in, bool counted)
+{
+    char hb[32];
+    printf("fingerprints    %llu of %d bits, in %u part%s (static: built from its keys, "
+           "never added to)\n",
+           (unsigned long long)in->cells, (int)(8 * in->bytes / (in->cells ? in->cells : 1)),
+           in->filters, in->filters == 1 ? "" : "s");
+    printf("bytes           %llu (%s), %.2f bits a key\n", (unsigned long long)in->bytes,
+           bkc_human_bytes((double)in->bytes, hb, sizeof hb),
+           in->items ? 8.0 * (double)in->bytes / (double)in->items : 0.0);
+    printf("items           %llu\n", (unsigned long long)in->items);
+    printf("expected FPR    %.4g\n", in->expected_fpr);
+    printf("checksums       %s\n", counted ? "verified (the whole file was read)" : "not read yet");
+}
+
 static void print_text(const char *path, const bk_filter_info_t *inp, const char *kind,
                        const char *hash, bk_key_form_t form, info_how_t how)
 {
@@ -182,20 +200,8 @@ static void print_text(const char *path, const bk_filter_info_t *inp, const char
                bk_key_form_name(form));
     printf("capacity        %llu\n", (unsigned long long)in.capacity);
     printf("target FPR      %g\n", in.fpr_target);
-    if (in.kind == BK_KIND_FUSE8 || in.kind == BK_KIND_FUSE16) {
-        /* static: every cell holds a fingerprint by construction, so
-         * there is no fill to count; the rate is the fingerprint's */
-        printf("fingerprints    %llu of %d bits, in %u part%s (static: built from its keys, "
-               "never added to)\n",
-               (unsigned long long)in.cells, in.kind == BK_KIND_FUSE8 ? 8 : 16, in.filters,
-               in.filters == 1 ? "" : "s");
-        printf("bytes           %llu (%s), %.2f bits a key\n", (unsigned long long)in.bytes,
-               bkc_human_bytes((double)in.bytes, hb, sizeof hb),
-               in.items ? 8.0 * (double)in.bytes / (double)in.items : 0.0);
-        printf("items           %llu\n", (unsigned long long)in.items);
-        printf("expected FPR    %.4g\n", in.expected_fpr);
-        printf("checksums       %s\n", how.counted ? "verified (the whole file was read)"
-                                                    : "not read yet");
+    if (bk_kind_caps(in.kind) & BK_CAP_STATIC) {
+        print_static_text(&in, how.counted);
         return;
     }
     bool cuckoo = in.kind == BK_KIND_CUCKOO;
