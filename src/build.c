@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Bytes a key costs while its part is built: its hash, its mixed hash in
@@ -65,10 +66,34 @@ bk_status_t bk_builder_create(bk_builder_t **out, double fpr, const bk_options_t
     return BK_OK;
 }
 
+/* The directory given, else $TMPDIR, else /tmp. */
+static const char *spill_dir(const char *given)
+{
+    const char *dir = given && *given ? given : getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+}
+
+const char *bk_builder_tmpdir(const bk_builder_t *b)
+{
+    return spill_dir(b->tmpdir);
+}
+
 bk_status_t bk_builder_set_memory(bk_builder_t *b, uint64_t bytes, const char *tmpdir)
 {
     if (!b || b->count || b->finished || (bytes && bytes < MIN_MEMORY))
         return BK_EINVAL;
+    /* Where the hashes would spill is checked now, not once the cap is
+     * reached with most of the input read. */
+    const char *use = spill_dir(tmpdir);
+    struct stat sb;
+    if (bytes && stat(use, &sb) != 0)
+        return BK_EIO; /* errno says why */
+    if (bytes && !S_ISDIR(sb.st_mode)) {
+        errno = ENOTDIR;
+        return BK_EIO;
+    }
+    if (bytes && access(use, W_OK | X_OK) != 0)
+        return BK_EIO;
     char *dir = NULL;
     if (tmpdir) {
         size_t len = strlen(tmpdir) + 1;
@@ -101,9 +126,7 @@ static uint64_t part_keys(const bk_builder_t *b)
 /* An unlinked file in the builder's directory, or -1 (errno set). */
 static int temp_file(const bk_builder_t *b)
 {
-    const char *dir = b->tmpdir ? b->tmpdir : getenv("TMPDIR");
-    if (!dir || !*dir)
-        dir = "/tmp";
+    const char *dir = spill_dir(b->tmpdir);
     int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
         return fd;

@@ -101,7 +101,8 @@ static int check_sizing(bkc_sizing_opts_t *sz, const char *window)
 
 /* Makes the filter sz describes and saves it at path (nothing there unless
  * force, and room for it unless force). 0, or 2 after a message. */
-static int make_and_save(const char *path, const bkc_sizing_opts_t *sz, bkc_norm_t norm, bool force)
+static int make_and_save(const char *path, const bkc_sizing_opts_t *sz, bkc_norm_t norm,
+                         bool force)
 {
     struct stat sb;
     if (!force && stat(path, &sb) == 0) {
@@ -111,8 +112,8 @@ static int make_and_save(const char *path, const bkc_sizing_opts_t *sz, bkc_norm
     bk_filter_t *f = NULL;
     bk_status_t st = bk_filter_create(&f, sz->n, sz->p, &sz->o);
     if (st != BK_OK) {
-        bkc_error("%s: cannot create a filter for n=%llu p=%g: %s", path, (unsigned long long)sz->n,
-                  sz->p, bk_strerror(st));
+        bkc_error("%s: cannot create a filter for n=%llu p=%g: %s", path,
+                  (unsigned long long)sz->n, sz->p, bk_strerror(st));
         return BKC_EXIT_ERROR;
     }
     if (bkc_new_filter_fits(f, path, force, "--force makes it anyway") != 0) {
@@ -132,7 +133,6 @@ static int make_and_save(const char *path, const bkc_sizing_opts_t *sz, bkc_norm
 typedef struct {
     bk_builder_t *b;
     bkc_progress_t *prog;
-    const char *tmpdir; /* where the key hashes spill */
 } build_ctx_t;
 
 static int build_line(void *ctx, const char *line, size_t len, const char *key, size_t klen,
@@ -144,7 +144,7 @@ static int build_line(void *ctx, const char *line, size_t len, const char *key, 
     if (st == BK_EIO || st == BK_ENOSPC) /* the spill file, not the input */
         return bkc_line_error(c->prog, r,
                               "cannot write the key hashes to a temporary file in %s: %s",
-                              c->tmpdir, strerror(errno));
+                              bk_builder_tmpdir(c->b), strerror(errno));
     if (st != BK_OK)
         return bkc_line_error(c->prog, r, "%s", bk_strerror(st));
     bkc_progress_count(c->prog, 1, 0);
@@ -162,22 +162,16 @@ static int build_and_save(const char *path, char **inputs, int n, const bkc_sizi
         bkc_error("%s: file exists (use --force to replace it)", path);
         return BKC_EXIT_ERROR;
     }
-    /* The spill directory is checked before a line is read: a typo there
-     * would otherwise surface only once the cap is reached. */
-    const char *dir = tmpdir                                  ? tmpdir
-                      : getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR")
-                                                              : "/tmp";
-    if (tmpdir && (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(dir, W_OK | X_OK) != 0)) {
-        bkc_error("%s: --tmpdir %s: %s", path, dir,
-                  stat(dir, &sb) != 0    ? strerror(errno)
-                  : !S_ISDIR(sb.st_mode) ? "not a directory"
-                                         : "not writable");
-        return BKC_EXIT_ERROR;
-    }
     bk_builder_t *b = NULL;
     bk_status_t st = bk_builder_create(&b, sz->p, &sz->o);
     if (st == BK_OK)
         st = bk_builder_set_memory(b, memory, tmpdir);
+    if (st == BK_EIO) { /* the spill directory (the library checks it) */
+        bkc_error("%s: temporary directory %s: %s", path,
+                  tmpdir ? tmpdir : bk_builder_tmpdir(b), strerror(errno));
+        bk_builder_free(b);
+        return BKC_EXIT_ERROR;
+    }
     if (st != BK_OK) {
         bk_builder_free(b);
         bkc_error("%s: cannot build a static filter at p=%g: %s", path, sz->p,
@@ -188,7 +182,7 @@ static int build_and_save(const char *path, char **inputs, int n, const bkc_sizi
     }
     bkc_progress_t prog;
     bkc_progress_init(&prog, in->pmode, bkc_inputs_size(inputs, n));
-    build_ctx_t ctx = {.b = b, .prog = &prog, .tmpdir = dir};
+    build_ctx_t ctx = {.b = b, .prog = &prog};
     int rc = bkc_for_each_line(inputs, n, in->norm, &prog, build_line, NULL, &ctx);
     bk_filter_t *f = NULL;
     if (rc == 0) {
@@ -221,9 +215,65 @@ static int build_and_save(const char *path, char **inputs, int n, const bkc_sizi
     return rc;
 }
 
+enum { OPT_GROWTH = BKC_OPT_OWN, OPT_NONSCALING, OPT_GENERATIONS, OPT_STATIC, OPT_TMPDIR };
+
+/* The static form's own options: --static, --memory, --tmpdir. */
+typedef struct static_opts {
+    bool asked; /* --static */
+    uint64_t memory;
+    const char *tmpdir;
+} static_opts_t;
+
+/* Whether getopt's code c is one of the static form's options; if so, it
+ * is parsed into *so and *rc is -1 to go on, or the exit status after a
+ * usage message (as bkc_shared_option answers). */
+static bool static_option(int c, static_opts_t *so, int *rc)
+{
+    *rc = -1;
+    switch (c) {
+    case OPT_STATIC:
+        so->asked = true;
+        return true;
+    case 'm':
+        if (bkc_parse_size(optarg, &so->memory) != 0 || so->memory < (1u << 20))
+            *rc = bkc_usage_error("bad --memory '%s' (a size of at least 1M, e.g. 512M)", optarg);
+        return true;
+    case OPT_TMPDIR:
+        so->tmpdir = optarg;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* create's static form (--static, or --kind fuse8 or fuse16): the filter
+ * of inputs[0..n) built and saved at path. -1 when the options ask for an
+ * empty filter instead, else the exit status. */
+static int static_create(const char *path, char **inputs, int n, const bkc_sizing_opts_t *sz,
+                         const bkc_input_opts_t *in, const char *window, const static_opts_t *so,
+                         bool force)
+{
+    const bk_options_t *o = &sz->o;
+    bool static_kind = (bk_kind_caps(o->kind) & BK_CAP_STATIC) != 0;
+    if (!so->asked && !static_kind) {
+        if (so->memory || so->tmpdir)
+            return bkc_usage_error("--memory and --tmpdir are for static filters (--static)");
+        return -1;
+    }
+    if (!static_kind && o->kind != BK_KIND_DEFAULT)
+        return bkc_usage_error("--static builds fuse8 or fuse16: leave out --kind %s",
+                               bk_kind_name(o->kind));
+    if (sz->n || window || o->growth != 0 || o->nonscaling || o->window_generations)
+        return bkc_usage_error("a static filter holds exactly its INPUTs' lines: leave "
+                               "out -n, --window, --growth and --nonscaling");
+    uint64_t memory = so->memory;
+    if (!memory) /* a quarter of what is available, 1 MiB at the least */
+        memory = bk_memory_available() / 4 > (1u << 20) ? bk_memory_available() / 4 : (1u << 20);
+    return build_and_save(path, inputs, n, sz, in, memory, so->tmpdir, force);
+}
+
 int bkc_cmd_create(int argc, char **argv)
 {
-    enum { OPT_GROWTH = BKC_OPT_OWN, OPT_NONSCALING, OPT_GENERATIONS, OPT_STATIC, OPT_TMPDIR };
     static const struct option opts[] = {{"capacity", required_argument, 0, 'n'},
                                          {"fpr", required_argument, 0, 'p'},
                                          {"kind", required_argument, 0, 'k'},
@@ -248,20 +298,12 @@ int bkc_cmd_create(int argc, char **argv)
     bkc_input_opts_init(&in);
     bk_options_t *o = &sz.o;
     bool force = false;
-    const char *window = NULL, *tmpdir = NULL;
-    bool is_static = false;
-    uint64_t memory = 0;
+    const char *window = NULL;
+    static_opts_t so = {0};
     int c, rc;
     opterr = 0; /* bkc_bad_option() says it once, in our words */
     while ((c = getopt_long(argc, argv, "n:p:k:w:m:qfh", opts, NULL)) != -1) {
         switch (c) {
-        case OPT_STATIC: is_static = true; break;
-        case 'm':
-            if (bkc_parse_size(optarg, &memory) != 0 || memory < (1u << 20))
-                return bkc_usage_error("bad --memory '%s' (a size of at least 1M, e.g. 512M)",
-                                       optarg);
-            break;
-        case OPT_TMPDIR: tmpdir = optarg; break;
         case OPT_GROWTH: {
             char *end;
             o->growth = strtod(optarg, &end);
@@ -269,8 +311,12 @@ int bkc_cmd_create(int argc, char **argv)
                 return bkc_usage_error("bad growth '%s' (want >= 1)", optarg);
             break;
         }
-        case OPT_NONSCALING: o->nonscaling = true; break;
-        case 'w': window = optarg; break;
+        case OPT_NONSCALING:
+            o->nonscaling = true;
+            break;
+        case 'w':
+            window = optarg;
+            break;
         case OPT_GENERATIONS: {
             uint64_t g;
             if (bkc_parse_u64(optarg, &g) != 0 || g < 2 || g > 16)
@@ -278,31 +324,22 @@ int bkc_cmd_create(int argc, char **argv)
             o->window_generations = (uint32_t)g;
             break;
         }
-        case 'f': force = true; break;
+        case 'f':
+            force = true;
+            break;
         default:
-            if ((rc = bkc_shared_option(c, argv, usage, &sz, &in)) >= 0)
+            if (!static_option(c, &so, &rc))
+                rc = bkc_shared_option(c, argv, usage, &sz, &in);
+            if (rc >= 0)
                 return rc;
         }
     }
     if (optind >= argc)
         return bkc_usage_error("FILE is required");
     const char *path = argv[optind];
-    bool static_kind = o->kind == BK_KIND_FUSE8 || o->kind == BK_KIND_FUSE16;
-    if (is_static && o->kind != BK_KIND_DEFAULT && !static_kind)
-        return bkc_usage_error("--static builds fuse8 or fuse16: leave out --kind %s",
-                               bk_kind_name(o->kind));
-    if (is_static || static_kind) {
-        if (sz.n || window || o->growth != 0 || o->nonscaling || o->window_generations)
-            return bkc_usage_error("a static filter holds exactly its INPUTs' lines: leave "
-                                   "out -n, --window, --growth and --nonscaling");
-        if (!memory)
-            memory =
-                bk_memory_available() / 4 > (1u << 20) ? bk_memory_available() / 4 : (1u << 20);
-        return build_and_save(path, argv + optind + 1, argc - optind - 1, &sz, &in, memory, tmpdir,
-                              force);
-    }
-    if (memory || tmpdir)
-        return bkc_usage_error("--memory and --tmpdir are for static filters (--static)");
+    if ((rc = static_create(path, argv + optind + 1, argc - optind - 1, &sz, &in, window, &so,
+                            force)) >= 0)
+        return rc;
     if (optind + 1 != argc)
         return bkc_usage_error("one FILE only (INPUTs are for static filters: --static)");
     if ((rc = check_sizing(&sz, window)) >= 0)

@@ -1327,8 +1327,13 @@ bk_status_t bk_builder_create(bk_builder_t **out, double fpr, const bk_options_t
 /* Caps the builder's memory at `bytes` (0: no cap; at least 1 MiB). Key
  * hashes beyond a part's worth (about bytes / 48 keys) are spilled to
  * unlinked files in `tmpdir` (NULL: $TMPDIR, else /tmp), which vanish on
- * any exit. Call before the first add: BK_EINVAL after it. */
+ * any exit. Call before the first add: BK_EINVAL after it. With a cap,
+ * the directory is checked now: BK_EIO with errno (ENOENT, ENOTDIR,
+ * EACCES, ...) when it is no directory the builder can write in. */
 bk_status_t bk_builder_set_memory(bk_builder_t *b, uint64_t bytes, const char *tmpdir);
+/* The directory the builder spills to (owned by the builder or the
+ * environment; valid while both are unchanged). */
+const char *bk_builder_tmpdir(const bk_builder_t *b);
 /* Adds keys to the set. A key given twice is held once. BK_ENOMEM;
  * BK_EIO / BK_ENOSPC from a spill file (the builder is then unusable:
  * free it). */

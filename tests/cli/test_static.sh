@@ -70,7 +70,9 @@ rc 0 "  ... and every line is found" "$BK" check cap.bkf set.txt
 check "  ... all of them" [ "$(lines out)" -eq 200000 ]
 rc 2 "--memory for a Bloom filter: refused" "$BK" create -n 10 -p 0.1 --memory 1M b.bkf
 rc 2 "--tmpdir that is no directory: refused before a line is read" sh -c "'$BK' create --kind fuse8 --memory 1M --tmpdir set.txt t.bkf set.txt"
-check "  ... naming it" grep -q -- '--tmpdir set.txt: not a directory' err
+check "  ... naming it" grep -q -- 'temporary directory set.txt: Not a directory' err
+rc 2 "a \$TMPDIR that does not exist: refused before a line is read" sh -c "TMPDIR=$W/none '$BK' create --kind fuse8 --memory 1M t.bkf set.txt"
+check "  ... naming it" grep -q -- "temporary directory $W/none: No such file or directory" err
 check "  ... no file made" [ ! -e t.bkf ]
 
 # plan: --static sizes one; the Bloom plan lists the static kinds it reaches

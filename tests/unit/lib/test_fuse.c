@@ -11,6 +11,7 @@
 #include "fuse.h"
 #include "harness.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
@@ -231,6 +232,16 @@ static void test_kind_for_rate(void)
     CHECK_STATUS(bk_builder_create(&b, 1e-6, NULL), BK_EINVAL);
     CHECK_STATUS(bk_builder_create(&b, 0.001, NULL), BK_OK);
     if (b) {
+        /* a spill directory that cannot be one is refused at once, errno
+         * saying why; the builder is unchanged and still usable */
+        errno = 0;
+        CHECK_STATUS(bk_builder_set_memory(b, 1 << 20, "/nonexistent-dir/x"), BK_EIO);
+        CHECK(errno == ENOENT);
+        CHECK_STATUS(bk_builder_set_memory(b, 1 << 20, "/dev/null"), BK_EIO);
+        CHECK(errno == ENOTDIR);
+        CHECK_STATUS(bk_builder_set_memory(b, 0, "/nonexistent-dir/x"), BK_OK); /* no cap: no spill */
+        CHECK_STATUS(bk_builder_set_memory(b, 1 << 20, tmpdir), BK_OK);
+        CHECK(strcmp(bk_builder_tmpdir(b), tmpdir) == 0);
         CHECK_STATUS(bk_builder_add(b, "a", 1), BK_OK);
         CHECK_STATUS(bk_builder_set_memory(b, 1 << 20, NULL), BK_EINVAL); /* after an add */
         bk_filter_t *f = NULL;
