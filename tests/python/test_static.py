@@ -91,6 +91,11 @@ def test_memory_cap_builds_in_parts(tmp_path):
     assert os.listdir(str(d)) == []
 
 
+def test_a_spill_directory_that_cannot_be_is_refused_at_once(tmp_path):
+    with pytest.raises(bloomkit.FileError):
+        bloomkit.build(iter(SET), 0.01, memory=1 << 20, tmpdir=str(tmp_path / "none"))
+
+
 def test_saved_mapped_pickled(tmp_path):
     f = bloomkit.build(SET, 0.01, normalize="email")
     path = str(tmp_path / "spam.bkf")
@@ -99,7 +104,8 @@ def test_saved_mapped_pickled(tmp_path):
     with bloomkit.open(path) as m:
         assert m.kind == "fuse8"
         assert m.key_form == "email"
-        assert "USER-7@Example.COM".lower() in m
+        # the recorded form applies to lookups: the mixed-case spelling is found
+        assert "USER-7@Example.COM" in m
         assert all(m.contains_many(SET))
     g = bloomkit.load(path)
     assert g.contains_many(ABSENT) == f.contains_many(ABSENT)
