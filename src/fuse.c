@@ -546,14 +546,6 @@ bk_status_t bki_fuse_filter_new(bk_filter_t **out, bk_kind_t kind, uint32_t npar
     return bki_fuse_wrap(out, z, hash, seed, fpr);
 }
 
-bool bki_fuse_complete(const bk_filter_t *f)
-{
-    for (uint32_t i = 0; i < f->fuse->nparts; i++)
-        if (!f->fuse->parts[i].data)
-            return false;
-    return true;
-}
-
 bk_status_t bki_fuse_filter_clone(bk_filter_t **out, const bk_filter_t *f)
 {
     const struct bki_fuse *z = f->fuse;
