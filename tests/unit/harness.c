@@ -1,10 +1,13 @@
 /* The test harness: see harness.h. */
+#define _GNU_SOURCE /* mkdtemp under -std=c11 */
 #include "harness.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int bkt_failures_in_test;
 static int tests_passed, tests_failed;
@@ -87,4 +90,34 @@ void bkt_spec_mix8(uint64_t key, uint64_t seed, uint64_t *lo, uint64_t *hi)
     uint64_t f = (uint64_t)q ^ (uint64_t)(q >> 64);
     *lo = f;
     *hi = f + t;
+}
+
+bool bkt_tmpdir(char *buf, size_t size, const char *prefix)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(buf, size, "%s/%s-XXXXXX", base && *base ? base : "/tmp", prefix);
+    if (!mkdtemp(buf)) {
+        perror("mkdtemp");
+        return false;
+    }
+    return true;
+}
+
+void bkt_tmpdir_remove(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        char path[4096];
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            if (unlink(path) != 0)
+                fprintf(stderr, "could not remove %s\n", path);
+        }
+        closedir(d);
+    }
+    if (rmdir(dir) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
 }

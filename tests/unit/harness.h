@@ -31,6 +31,14 @@ uint64_t bkt_rand(uint64_t *state);
 /* Fills buf with len random bytes. */
 void bkt_rand_bytes(uint64_t *state, void *buf, size_t len);
 
+/* Makes a fresh private directory $TMPDIR/<prefix>-XXXXXX (or under /tmp)
+ * into buf (size >= 256); false, with a message on stderr, if it cannot. */
+bool bkt_tmpdir(char *buf, size_t size, const char *prefix);
+/* Removes dir and the files in it (one level: the tests make no
+ * subdirectories), including those a killed child left (its temporary
+ * files); a test's temporary files must not outlive it. */
+void bkt_tmpdir_remove(const char *dir);
+
 /* The default hash's value for an 8-byte key (hash id 14, xxh3-mix8) as
  * docs/FORMAT.md writes it, apart from the library's: key is the 8 bytes
  * read little-endian. */

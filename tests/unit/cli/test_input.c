@@ -14,11 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char tmpdir[] = "/tmp/bkc-input-XXXXXX";
+static char tmpdir[256];
 
 static char *write_temp(const char *name, const void *data, size_t len)
 {
-    static char path[256];
+    static char path[300];
     snprintf(path, sizeof path, "%s/%s", tmpdir, name);
     FILE *f = fopen(path, "wb");
     if (!f)
@@ -478,10 +478,8 @@ static void test_long_line_through_a_pipe(void)
 
 int main(void)
 {
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
+    if (!bkt_tmpdir(tmpdir, sizeof tmpdir, "bkc-input"))
         return 1;
-    }
     bkt_run("random files vs model", test_random_files);
     bkt_run("byte ranges vs model", test_ranges);
     bkt_run("edge cases", test_edge_cases);
@@ -490,9 +488,6 @@ int main(void)
     bkt_run("open errors", test_open_errors);
     bkt_run("a long line through a pipe is searched once", test_long_line_through_a_pipe);
     bkt_run("stdin and pipes", test_stdin);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    bkt_tmpdir_remove(tmpdir);
     return bkt_finish();
 }

@@ -262,7 +262,7 @@ static void test_help(void)
 
 /* ---- the FILE operand and line messages ---- */
 
-static char tmpdir[] = "/tmp/bk-test-options-XXXXXX";
+static char tmpdir[256];
 
 static void path_in_tmp(char *buf, size_t len, const char *name)
 {
@@ -436,10 +436,8 @@ static void test_line_error(void)
 
 int main(void)
 {
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
+    if (!bkt_tmpdir(tmpdir, sizeof tmpdir, "bk-test-options"))
         return 1;
-    }
     bkt_run("defaults", test_defaults);
     bkt_run("sizing values", test_sizing_values);
     bkt_run("bad values", test_bad_values);
@@ -448,6 +446,6 @@ int main(void)
     bkt_run("help", test_help);
     bkt_run("filter and inputs command", test_filter_inputs_command);
     bkt_run("line error", test_line_error);
-    rmdir(tmpdir);
+    bkt_tmpdir_remove(tmpdir);
     return bkt_finish();
 }

@@ -678,11 +678,8 @@ static void test_sigkill_at_random(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "%s/bk-ckpt-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!bkt_tmpdir(dir, sizeof dir, "bk-ckpt"))
         return 1;
-    }
     paths();
     bkt_run("every_shape_matches_serialize", test_every_shape_matches_serialize);
     bkt_run("few_keys_write_few_pages", test_few_keys_write_few_pages);
@@ -696,8 +693,6 @@ int main(void)
     bkt_run("backup_over_pending_journal", test_backup_over_pending_journal);
     bkt_run("strangers_journal_not_replayed", test_strangers_journal_not_replayed);
     bkt_run("sigkill_at_random", test_sigkill_at_random);
-    unlink(path);
-    unlink(journal);
-    rmdir(dir);
+    bkt_tmpdir_remove(dir); /* with the temporary files killed children left */
     return bkt_finish();
 }

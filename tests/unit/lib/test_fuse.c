@@ -386,12 +386,8 @@ static void test_files(void)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "%s/bkt-fuse-XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
+    if (!bkt_tmpdir(tmpdir, sizeof tmpdir, "bkt-fuse"))
         return 1;
-    }
     bkt_run("every_key_found", test_every_key_found);
     bkt_run("false_positive_rate", test_false_positive_rate);
     bkt_run("repeats", test_repeats);
@@ -399,6 +395,6 @@ int main(void)
     bkt_run("kind_for_rate", test_kind_for_rate);
     bkt_run("capped_build_in_parts", test_capped_build_in_parts);
     bkt_run("files", test_files);
-    rmdir(tmpdir);
+    bkt_tmpdir_remove(tmpdir);
     return bkt_finish();
 }

@@ -937,11 +937,8 @@ static void test_mapped_sync_cuckoo_and_window(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "%s/bk-pages-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!bkt_tmpdir(dir, sizeof dir, "bk-pages"))
         return 1;
-    }
     snprintf(path, sizeof path, "%s/f.bk", dir);
     snprintf(ref, sizeof ref, "%s/ref.bk", dir);
     bkt_run("layout", test_layout);
@@ -962,11 +959,6 @@ int main(void)
     bkt_run("window_paged_clock", test_window_paged_clock);
     bkt_run("window_damaged_state", test_window_damaged_state);
     bkt_run("mapped_sync_cuckoo_and_window", test_mapped_sync_cuckoo_and_window);
-    char j[320];
-    snprintf(j, sizeof j, "%s-journal", path);
-    unlink(j);
-    unlink(path);
-    unlink(ref);
-    rmdir(dir);
+    bkt_tmpdir_remove(dir);
     return bkt_finish();
 }
