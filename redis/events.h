@@ -22,12 +22,20 @@ typedef struct bkr_command {
     const char *flags;
     int lastkey;
 } bkr_command_t;
-/* Registers n commands, each in the ACL category @cuckoo (CF.*) or
- * @bloom (the rest) when bkr_acl_categories; REDISMODULE_ERR if Redis
- * refuses one. */
+/* Registers n commands; where the server lets a module set a command's
+ * ACL categories (bkr_acl), each gets those its flags imply (@write or
+ * @read, @fast or @slow) and, with BKR_ACL_OWN, @cuckoo (CF.*) or @bloom
+ * (the rest). REDISMODULE_ERR if Redis refuses one. */
 int bkr_create_commands(RedisModuleCtx *ctx, const bkr_command_t *cmds, size_t n);
-/* Whether the server took the module's ACL categories (module.c). */
-extern bool bkr_acl_categories;
+
+/* What the server lets the module say of its commands' ACL categories
+ * (module.c finds out at load). */
+typedef enum bkr_acl {
+    BKR_ACL_NONE,   /* nothing (Redis 7.0): the commands are in @all only */
+    BKR_ACL_SERVER, /* the server's categories (Redis 7.2; or @bloom was taken) */
+    BKR_ACL_OWN     /* and @bloom, @cuckoo (Redis 7.4, Valkey 8) */
+} bkr_acl_t;
+extern bkr_acl_t bkr_acl;
 
 #pragma GCC visibility pop
 

@@ -102,24 +102,32 @@ static const char *api_init(RedisModuleCtx *ctx)
 
 /* The ACL categories operators give users of a filter module, as
  * RedisBloom and valkey-bloom name them: @bloom (BF, CBF, WBF) and @cuckoo
- * (CF), so `ACL SETUSER app +@bloom` grants them all. Where the server has
- * no categories of a module's own, a log line says so and the commands
- * keep only the server's own (@read, @write, @fast, ...). */
+ * (CF), so `ACL SETUSER app +@bloom` grants them all, beside the server's
+ * own (@write, @read, @fast, @slow) that the commands' flags imply. Where
+ * the server has less, a log line says what the commands are in. */
 static void acl_categories(RedisModuleCtx *ctx)
 {
-    bool api = RedisModule_AddACLCategory && RedisModule_SetCommandACLCategories &&
-               RedisModule_GetCommand;
-    if (api && RedisModule_AddACLCategory(ctx, "bloom") == REDISMODULE_OK &&
-        RedisModule_AddACLCategory(ctx, "cuckoo") == REDISMODULE_OK) {
-        bkr_acl_categories = true;
+    if (!RedisModule_SetCommandACLCategories || !RedisModule_GetCommand) {
+        bkr_acl = BKR_ACL_NONE;
+        RedisModule_Log(ctx, "notice",
+                        "bloomkit: this server has no ACL categories for a module's commands "
+                        "(Redis 7.2, 7.4, Valkey 8 have them): they are in @all only, not in "
+                        "@read or @write; grant or deny them by name (+bf.exists, -bf.add)");
         return;
     }
+    if (RedisModule_AddACLCategory && RedisModule_AddACLCategory(ctx, "bloom") == REDISMODULE_OK &&
+        RedisModule_AddACLCategory(ctx, "cuckoo") == REDISMODULE_OK) {
+        bkr_acl = BKR_ACL_OWN;
+        return;
+    }
+    bkr_acl = BKR_ACL_SERVER;
     RedisModule_Log(ctx, "notice",
-                    api ? "bloomkit: the ACL categories @bloom and @cuckoo are taken (another "
-                          "filter module?): the commands are in the server's own categories only"
+                    RedisModule_AddACLCategory
+                        ? "bloomkit: the ACL categories @bloom and @cuckoo are taken (another "
+                          "filter module?): the commands are in @read/@write and @fast/@slow only"
                         : "bloomkit: this server has no ACL categories of a module's own (Redis "
-                          "7.4, Valkey 8): no @bloom or @cuckoo; the commands are in the "
-                          "server's own categories (@read, @write, @fast, ...)");
+                          "7.4, Valkey 8): no @bloom or @cuckoo; the commands are in "
+                          "@read/@write and @fast/@slow");
 }
 
 /* Every byte a filter holds comes from Redis' allocator, so used_memory,

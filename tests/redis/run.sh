@@ -14,7 +14,9 @@ BUILD=${BUILD:-build}
 MODULE=$(cd "$BUILD" 2>/dev/null && pwd)/bloomkit.so
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
-SERVER=$(command -v redis-server)
+# BK_REDIS_SERVER: another server to run the suite on (a Redis built from
+# source, say); by default the one on PATH.
+SERVER=${BK_REDIS_SERVER:-$(command -v redis-server)}
 
 pass=0
 fail=0
@@ -83,20 +85,42 @@ expect "redis-cli arity error (RedisBloom's, command named in lower case)" "ERR 
 expect "redis-cli CBF.ADD" 1 CBF.ADD c x
 expect "redis-cli CBF.DEL" 1 CBF.DEL c x
 expect "redis-cli CBF.EXISTS after DEL" 0 CBF.EXISTS c x
-# ACL categories: @bloom (BF, CBF, WBF) and @cuckoo (CF) where the server
-# lets a module add its own (Redis 7.4, Valkey 8); else a log line says so
-if cats=$(cli ACL CAT bloom 2>&1) && echo "$cats" | grep -qx 'bf.add'; then
-    if echo "$cats" | grep -qx cbf.add && echo "$cats" | grep -qx wbf.add &&
-        ! echo "$cats" | grep -qx cf.add && cli ACL CAT cuckoo | grep -qx cf.add; then
-        ok "ACL: @bloom holds bf.add, cbf.add, wbf.add; @cuckoo holds cf.add"
+# ACL categories, asked of the server as a user's command would be (ACL
+# DRYRUN): where it lets a module set categories (Redis 7.2+), BF.ADD is in
+# @write and @slow, BF.EXISTS in @read, and with categories of a module's
+# own (7.4, Valkey 8) @bloom holds BF/CBF/WBF and @cuckoo CF; where it lets
+# a module set none (7.0) the log says to grant the commands by name.
+dry() { cli ACL DRYRUN "$@" 2>&1 | head -n 1; }
+cli ACL SETUSER bk-ro on '>pw' '~*' '+@read' >/dev/null
+cli ACL SETUSER bk-nw on '>pw' '~*' '+@all' '-@write' >/dev/null
+if [ "$(dry bk-ro BF.EXISTS k x)" = OK ]; then
+    if [ "$(dry bk-nw BF.ADD k x)" != OK ] && [ "$(dry bk-ro CF.ADD c x)" != OK ] &&
+        [ "$(dry bk-nw BF.EXISTS k x)" = OK ]; then
+        ok "ACL: BF.EXISTS in @read; BF.ADD and CF.ADD in @write"
     else
-        bad "ACL: categories hold the wrong commands"
+        bad "ACL: a write command is not in @write"
     fi
-elif grep -q "no ACL categories of a module's own" "$WORK/cli/log"; then
-    ok "ACL: a server without module categories ($(echo "$cats" | head -n 1)) is told in the log"
+    if [ "$(cli ACL SETUSER bk-app on '>pw' '~*' '+@bloom' 2>&1)" = OK ]; then
+        if [ "$(dry bk-app BF.ADD k x)" = OK ] && [ "$(dry bk-app CBF.ADD k x)" = OK ] &&
+            [ "$(dry bk-app WBF.ADD k x)" = OK ] && [ "$(dry bk-app CF.ADD k x)" != OK ] &&
+            cli ACL SETUSER bk-cf on '>pw' '~*' '+@cuckoo' >/dev/null &&
+            [ "$(dry bk-cf CF.ADD k x)" = OK ] && [ "$(dry bk-cf BF.ADD k x)" != OK ]; then
+            ok "ACL: @bloom holds BF.ADD, CBF.ADD, WBF.ADD; @cuckoo holds CF.ADD"
+        else
+            bad "ACL: @bloom or @cuckoo hold the wrong commands"
+        fi
+    elif grep -q "no ACL categories of a module's own" "$WORK/cli/log"; then
+        ok "ACL: a server without categories of a module's own is told in the log"
+    else
+        bad "ACL: no @bloom, and nothing in the log says why"
+    fi
+elif grep -q "no ACL categories for a module's commands" "$WORK/cli/log" &&
+    [ "$(dry bk-nw BF.ADD k x)" = OK ]; then
+    ok "ACL: a server that sets no categories for module commands is told in the log"
 else
-    bad "ACL: no @bloom, and nothing in the log says why"
+    bad "ACL: BF.EXISTS is not in @read, and nothing in the log says why"
 fi
+cli ACL DELUSER bk-ro bk-nw bk-app bk-cf >/dev/null
 
 # The examples: a cache-penetration guard in PHP and in Python.
 if command -v php >/dev/null && php -m 2>/dev/null | grep -qx redis; then
