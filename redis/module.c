@@ -64,7 +64,7 @@ static const struct {
     BKR_FN(RedisModule_LoadDouble),
     BKR_FN(RedisModule_Log),               BKR_FN(RedisModule_LogIOError),
     BKR_FN(RedisModule_TryAlloc),          BKR_FN(RedisModule_NotifyKeyspaceEvent),
-    BKR_FN(RedisModule_MallocSize),
+    BKR_FN(RedisModule_MallocSize),        BKR_FN(RedisModule_DefragAlloc),
     BKR_FN(RedisModule_ModuleTypeReplaceValue),
     BKR_FN(RedisModule_RegisterInfoFunc),  BKR_FN(RedisModule_InfoAddSection),
     BKR_FN(RedisModule_InfoAddFieldULongLong),

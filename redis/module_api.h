@@ -154,6 +154,9 @@ BKR_API(void *, RedisModule_TryAlloc, (size_t bytes));
 BKR_API(void *, RedisModule_TryCalloc, (size_t nmemb, size_t size));
 /* The bytes Redis counts for a block (its allocator's size class). */
 BKR_API(size_t, RedisModule_MallocSize, (void *ptr));
+/* Active defragmentation (6.2): a block's new address, or NULL when the
+ * server leaves it where it is. */
+BKR_API(void *, RedisModule_DefragAlloc, (RedisModuleDefragCtx *ctx, void *ptr));
 
 BKR_API(RedisModuleKey *, RedisModule_OpenKey, (RedisModuleCtx *ctx, RedisModuleString *keyname,
                                                 int mode));

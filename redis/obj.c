@@ -392,6 +392,7 @@ void bkr_type_methods(RedisModuleTypeMethods *tm, bkr_family_t family)
     tm->mem_usage = bkr_value_mem;
     tm->free = bkr_obj_free;
     tm->copy = copy_value;
+    tm->defrag = bkr_value_defrag;
 }
 
 bkr_lookup_t bkr_lookup(RedisModuleKey *key, bkr_family_t family, bkr_obj_t **out)

@@ -608,6 +608,19 @@ static void rbcf_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *v
     }
 }
 
+/* Active defragmentation of a CF value: its object, then the library's
+ * blocks of the filter (bk_cuckoo_defrag). */
+static int rbcf_defrag(RedisModuleDefragCtx *ctx, RedisModuleString *key, void **value)
+{
+    (void)key;
+    bkr_cf_t *o = *value, *moved = bkr_defrag_move(ctx, o);
+    if (moved)
+        *value = o = moved;
+    if (o->c)
+        (void)bk_cuckoo_defrag(&o->c, bkr_defrag_move, ctx);
+    return 0;
+}
+
 static size_t rbcf_mem_usage(const void *value)
 {
     const bkr_cf_t *o = value;
@@ -653,6 +666,7 @@ int bkr_rb_register(RedisModuleCtx *ctx)
     tm.free = bkr_cf_free;
     tm.mem_usage = rbcf_mem_usage;
     tm.copy = rbcf_copy;
+    tm.defrag = rbcf_defrag;
     bkr_type_rbcf = RedisModule_CreateDataType(ctx, "MBbloomCF", RB_ENCVER, &tm);
     return bkr_type_rb && bkr_type_rbcf ? REDISMODULE_OK : REDISMODULE_ERR;
 }

@@ -21,6 +21,16 @@ static void info(RedisModuleInfoCtx *ctx, int for_crash_report)
                                       (unsigned long long)bkr_stats.adds_refused);
     RedisModule_InfoAddFieldULongLong(ctx, "values_loaded",
                                       (unsigned long long)bkr_stats.values_loaded);
+    RedisModule_InfoAddFieldULongLong(ctx, "defrag_moved",
+                                      (unsigned long long)bkr_stats.defrag_moved);
+}
+
+void *bkr_defrag_move(void *arg, void *block)
+{
+    void *moved = RedisModule_DefragAlloc(arg, block);
+    if (moved)
+        bkr_stats.defrag_moved++;
+    return moved;
 }
 
 int bkr_stats_register(RedisModuleCtx *ctx)

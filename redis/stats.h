@@ -17,9 +17,14 @@ typedef struct bkr_stats {
     uint64_t filters_grown; /* sub-filters added by scaling filters' growth */
     uint64_t adds_refused;  /* items a full filter or a limit refused */
     uint64_t values_loaded; /* values loaded from an RDB or a DUMP payload */
+    uint64_t defrag_moved;  /* blocks active defragmentation moved */
 } bkr_stats_t;
 
 extern bkr_stats_t bkr_stats;
+
+/* A mover for the library's bk_filter_defrag and bk_cuckoo_defrag: arg is
+ * the server's RedisModuleDefragCtx; counts what it moved. */
+void *bkr_defrag_move(void *arg, void *block);
 
 /* Registers the INFO section. REDISMODULE_OK, or ERR. */
 int bkr_stats_register(RedisModuleCtx *ctx);

@@ -27,6 +27,7 @@
 #define _GNU_SOURCE
 #include "value.h"
 #include "config.h"
+#include "stats.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -375,6 +376,32 @@ static slot_t *slot_as_left(const void *value)
             return s;
     }
     return NULL;
+}
+
+int bkr_value_defrag(RedisModuleDefragCtx *ctx, RedisModuleString *key, void **value)
+{
+    (void)key;
+    bkr_obj_t *o = *value;
+    if (o->packed) {
+        if (slot_of(o))
+            return 0;
+        void *moved = bkr_defrag_move(ctx, o);
+        if (moved) {
+            /* A slot that remembers the old address must not take
+             * another block made there for this one. */
+            for (int i = 0; i < SLOTS; i++)
+                if (slots[i].last == o)
+                    slots[i].last = NULL;
+            *value = moved;
+        }
+        return 0;
+    }
+    bkr_obj_t *moved = bkr_defrag_move(ctx, o);
+    if (moved)
+        *value = o = moved;
+    if (o->f)
+        (void)bk_filter_defrag(&o->f, bkr_defrag_move, ctx);
+    return 0;
 }
 
 void *bkr_value_copy(const void *value)

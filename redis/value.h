@@ -59,6 +59,12 @@ bk_status_t bkr_packed_new(bkr_family_t family, uint64_t capacity, double error,
 void *bkr_value_pack(bkr_obj_t *o);
 /* The same for o, the value under key (open for writing), in place. */
 void bkr_key_pack(RedisModuleKey *key, bkr_obj_t *o);
+/* The type callback of active defragmentation (Redis' jemalloc moves
+ * blocks into fuller pages): a packed value's block moves whole; a full
+ * value's object and the library's blocks of its filter move (the block
+ * a promoted key's first sub-filter borrows stays). A value bound to a
+ * slot is left alone. Returns 0: done. */
+int bkr_value_defrag(RedisModuleDefragCtx *ctx, RedisModuleString *key, void **value);
 /* MEMORY USAGE of a value; a byte copy of a packed one (COPY), or NULL. */
 size_t bkr_value_mem(const void *value);
 void *bkr_value_copy(const void *value);

@@ -135,6 +135,45 @@ void bki_free(void *p)
         free(p);
 }
 
+/* ---- defragmentation ---- */
+
+void *bki_move_block(void *p, bki_mover_t *mv)
+{
+    if (!p || !hook.alloc)
+        return p;
+    void *q = mv->move(mv->arg, p);
+    if (!q)
+        return p;
+    mv->moved++;
+    return q;
+}
+
+uint8_t *bki_move_payload(uint8_t *p, uint64_t nbytes, bki_mem_t mem, bki_mover_t *mv)
+{
+    if (!p || !hook.alloc || (mem != BKI_MEM_HOOK && mem != BKI_MEM_HEAP))
+        return p;
+    size_t rounded = ((size_t)nbytes + 63) & ~(size_t)63;
+    uint8_t *raw = p;
+    if (mem == BKI_MEM_HEAP)
+        memcpy(&raw, p - sizeof raw, sizeof raw);
+    uint8_t *moved = mv->move(mv->arg, raw);
+    if (!moved)
+        return p;
+    mv->moved++;
+    /* A block that is the payload (HOOK) was 64-byte aligned, and a mover
+     * keeps a block's alignment (bk_move_fn). */
+    if (mem == BKI_MEM_HOOK)
+        return moved;
+    /* The HEAP form: the payload sits at the first 64-byte boundary at
+     * least 8 bytes into the block, the block's address just below it. */
+    size_t off = (size_t)(p - raw);
+    uint8_t *q = (uint8_t *)(((uintptr_t)moved + 64) & ~(uintptr_t)63);
+    if ((size_t)(q - moved) != off)
+        memmove(q, moved + off, rounded);
+    memcpy(q - sizeof moved, &moved, sizeof moved);
+    return q;
+}
+
 /* ---- payloads ---- */
 
 /* Zeroes n bytes. Large blocks of an allocator are anonymous private

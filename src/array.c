@@ -160,6 +160,20 @@ void bki_array_free(bk_filter_t *f)
     bki_free(f);
 }
 
+bk_filter_t *bki_array_defrag(bk_filter_t *f, bki_mover_t *mv)
+{
+    if (f->block != BKI_MEM_NONE) { /* the payload, then the struct, in one block */
+        uint64_t lead = ROUND64(f->nbytes);
+        uint8_t *p = bki_move_payload(f->data, lead + STRUCT_BYTES, f->block, mv);
+        f = (bk_filter_t *)(void *)(p + lead);
+        f->data = p;
+        return f;
+    }
+    f = bki_move_block(f, mv);
+    f->data = bki_move_payload(f->data, f->nbytes, f->mem, mv);
+    return f;
+}
+
 bool bki_array_add(bk_filter_t *f, bk_hash_t h)
 {
     bool added = ops_of(f)->add(f, h);

@@ -683,6 +683,24 @@ bk_status_t bk_cuckoo_create(bk_cuckoo_t **out, uint64_t capacity, double p,
     return BK_OK;
 }
 
+static bk_cuckoo_t *cuckoo_defrag(bk_cuckoo_t *c, bki_mover_t *mv)
+{
+    c = bki_move_block(c, mv);
+    c->subs = bki_move_block(c->subs, mv);
+    for (uint32_t i = 0; i < c->nsubs; i++)
+        c->subs[i].data = bki_move_payload(c->subs[i].data, c->subs[i].nbytes, c->subs[i].mem, mv);
+    return c;
+}
+
+size_t bk_cuckoo_defrag(bk_cuckoo_t **c, bk_move_fn move, void *arg)
+{
+    if (!c || !*c || !move || (*c)->mapped)
+        return 0;
+    bki_mover_t mv = {move, arg, 0};
+    *c = cuckoo_defrag(*c, &mv);
+    return mv.moved;
+}
+
 void bk_cuckoo_free(bk_cuckoo_t *c)
 {
     if (!c)
@@ -1090,6 +1108,13 @@ bk_status_t bki_cuckoo_filter_clone(bk_filter_t **out, const bk_filter_t *f)
 uint64_t bki_cuckoo_items(const bk_filter_t *f)
 {
     return f->cuckoo->items;
+}
+
+bk_filter_t *bki_cuckoo_filter_defrag(bk_filter_t *f, bki_mover_t *mv)
+{
+    f = bki_move_block(f, mv);
+    f->cuckoo = cuckoo_defrag(f->cuckoo, mv);
+    return f;
 }
 
 void bki_cuckoo_filter_free(bk_filter_t *f)

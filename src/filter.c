@@ -44,6 +44,8 @@ typedef struct composite {
     /* remove by key, where the kind has a one-key path (NULL: hash, then
      * remove) */
     bk_status_t (*remove_key)(bk_filter_t *f, const void *key, size_t len);
+    /* bk_filter_defrag: where f is now (NULL: nothing is offered) */
+    bk_filter_t *(*defrag)(bk_filter_t *f, bki_mover_t *mv);
 } composite_t;
 
 /* ---- the window's rows: its functions take the window itself ---- */
@@ -88,18 +90,19 @@ static void chain_shape(const bk_filter_t *f, bk_filter_shape_t *out);
 static const composite_t chain_ops = {
     bki_scalable_add, bki_scalable_contains, NULL, NULL, NULL, NULL, bki_scalable_clear,
     bki_scalable_union, bki_scalable_clone, bki_scalable_free, bki_scalable_info, chain_shape,
-    NULL, NULL};
+    NULL, NULL, bki_scalable_defrag};
 /* Generations of different ages cannot be merged into one clock: no union. */
 static const composite_t window_ops = {
     window_add_hash, window_contains_hash, window_add_batch, window_contains_batch, NULL, NULL,
     window_clear, NULL, bki_window_filter_clone, bki_window_filter_free, bki_window_filter_info,
-    bki_window_filter_shape, window_items, NULL};
+    bki_window_filter_shape, window_items, NULL, bki_window_filter_defrag};
 /* Two cuckoo filters' union is not a cuckoo filter in general: no union. */
 static const composite_t cuckoo_ops = {
     bki_cuckoo_add_hash, bki_cuckoo_contains_hash, NULL, bki_cuckoo_contains_batch,
     bki_cuckoo_remove_hash,
     bki_cuckoo_counter, bki_cuckoo_clear, NULL, bki_cuckoo_filter_clone, bki_cuckoo_filter_free,
-    bki_cuckoo_filter_info, bki_cuckoo_filter_shape, bki_cuckoo_items, bki_cuckoo_remove_key};
+    bki_cuckoo_filter_info, bki_cuckoo_filter_shape, bki_cuckoo_items, bki_cuckoo_remove_key,
+    bki_cuckoo_filter_defrag};
 
 /* A static filter holds exactly the keys it was built from. */
 static bk_status_t fuse_clear(bk_filter_t *f)
@@ -117,7 +120,7 @@ static bk_status_t fuse_remove(bk_filter_t *f, bk_hash_t h)
 static const composite_t fuse_ops = {
     bki_fuse_add_hash, bki_fuse_contains_hash, NULL, bki_fuse_contains_batch, fuse_remove, NULL,
     fuse_clear, NULL, bki_fuse_filter_clone, bki_fuse_filter_free, bki_fuse_filter_info,
-    bki_fuse_filter_shape, bki_fuse_items, NULL};
+    bki_fuse_filter_shape, bki_fuse_items, NULL, NULL};
 
 /* The composite a filter is, or NULL for a single array. */
 static const composite_t *composite_of(const bk_filter_t *f)
@@ -226,6 +229,21 @@ void bk_filter_free(bk_filter_t *f)
         munmap(map, (size_t)map_len);
     if (fd >= 0)
         close(fd);
+}
+
+size_t bk_filter_defrag(bk_filter_t **fp, bk_move_fn move, void *arg)
+{
+    bk_filter_t *f = fp ? *fp : NULL;
+    /* A filter on a file borrows its mapping, and its pages' checks hold
+     * pointers to it: nothing there is the program's allocator's. */
+    if (!f || !move || f->map_base || f->pages)
+        return 0;
+    bki_mover_t mv = {move, arg, 0};
+    const composite_t *c = composite_of(f);
+    if (c && !c->defrag)
+        return 0;
+    *fp = c ? c->defrag(f, &mv) : bki_array_defrag(f, &mv);
+    return mv.moved;
 }
 
 bk_hash_t bk_filter_hash(const bk_filter_t *f, const void *key, size_t len)

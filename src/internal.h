@@ -262,6 +262,19 @@ BKI_HIDDEN void bki_free(void *p);
  * transparent huge pages requested. */
 BKI_HIDDEN uint8_t *bki_payload_alloc(uint64_t nbytes, bki_mem_t *mem);
 BKI_HIDDEN void bki_payload_free(uint8_t *p, uint64_t nbytes, bki_mem_t mem);
+/* Defragmentation (bk_filter_defrag): a mover and how many blocks it moved. */
+typedef struct bki_mover {
+    bk_move_fn move;
+    void *arg;
+    size_t moved;
+} bki_mover_t;
+/* A small block (bki_malloc/calloc/realloc) offered to the mover: where it
+ * is now. Only blocks of a program's allocator are offered. */
+BKI_HIDDEN void *bki_move_block(void *p, bki_mover_t *mv);
+/* The same for a payload of nbytes obtained as mem: where it is now,
+ * 64-byte aligned as before (bytes are shifted when the new block's
+ * alignment differs). */
+BKI_HIDDEN uint8_t *bki_move_payload(uint8_t *p, uint64_t nbytes, bki_mem_t mem, bki_mover_t *mv);
 /* Zeroes a payload. A large anonymous mapping is handed back to the kernel
  * (MADV_DONTNEED makes its pages read as zero again) instead of being
  * written, so clearing a huge, sparsely touched map does not touch it all. */
@@ -558,6 +571,7 @@ BKI_HIDDEN bk_status_t bki_cuckoo_filter_create(bk_filter_t **out, uint64_t capa
                                                 double fpr, const bk_options_t *o);
 BKI_HIDDEN bk_status_t bki_cuckoo_filter_clone(bk_filter_t **out, const bk_filter_t *f);
 BKI_HIDDEN void bki_cuckoo_filter_free(bk_filter_t *f);
+BKI_HIDDEN bk_filter_t *bki_cuckoo_filter_defrag(bk_filter_t *f, bki_mover_t *mv);
 BKI_HIDDEN void bki_cuckoo_filter_info(const bk_filter_t *f, bk_filter_info_t *out);
 BKI_HIDDEN void bki_cuckoo_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out);
 BKI_HIDDEN uint64_t bki_cuckoo_items(const bk_filter_t *f);
@@ -620,6 +634,8 @@ BKI_HIDDEN bk_status_t bki_array_new(bk_filter_t **out, bk_kind_t kind, uint64_t
                                      uint8_t *borrow);
 /* Frees the payload (unless borrowed) and the struct. */
 BKI_HIDDEN void bki_array_free(bk_filter_t *f);
+/* bk_filter_defrag for a single array: where f is now. */
+BKI_HIDDEN bk_filter_t *bki_array_defrag(bk_filter_t *f, bki_mover_t *mv);
 /* Binds a single-array filter's one-key calls by its kind's row (the
  * generic paths for kinds without their own), no add when it is read-only;
  * composites are left as they bound themselves. Called when a filter is
@@ -682,6 +698,7 @@ BKI_HIDDEN bk_status_t bki_scalable_shell(bk_filter_t **out, const bki_chain_t *
 /* Links sub-filter s as the chain's newest (room must have been made). */
 BKI_HIDDEN void bki_scalable_append(bk_filter_t *f, bk_filter_t *s);
 BKI_HIDDEN void bki_scalable_free(bk_filter_t *f);
+BKI_HIDDEN bk_filter_t *bki_scalable_defrag(bk_filter_t *f, bki_mover_t *mv);
 BKI_HIDDEN bk_status_t bki_scalable_create(bk_filter_t **out, uint64_t capacity, double fpr,
                                            const bk_options_t *opts, bk_hash_id_t hash,
                                            uint64_t seed);

@@ -378,6 +378,15 @@ static void truncate_chain(bk_filter_t *f, uint32_t keep)
     }
 }
 
+bk_filter_t *bki_scalable_defrag(bk_filter_t *f, bki_mover_t *mv)
+{
+    f = bki_move_block(f, mv);
+    f->subs = bki_move_block(f->subs, mv);
+    for (uint32_t i = 0; i < f->nsubs; i++)
+        f->subs[i] = bki_array_defrag(f->subs[i], mv);
+    return f;
+}
+
 void bki_scalable_free(bk_filter_t *f)
 {
     truncate_chain(f, 0);

@@ -920,6 +920,14 @@ bk_status_t bki_window_filter_clone(bk_filter_t **out, const bk_filter_t *f)
     return s == BK_OK ? bki_window_wrap(out, w) : s;
 }
 
+bk_filter_t *bki_window_filter_defrag(bk_filter_t *f, bki_mover_t *mv)
+{
+    f = bki_move_block(f, mv);
+    bki_window_t *w = f->window = bki_move_block(f->window, mv);
+    w->data = bki_move_payload(w->data, w->geom.bytes, w->mem, mv);
+    return f;
+}
+
 void bki_window_filter_free(bk_filter_t *f)
 {
     bki_window_free(f->window);

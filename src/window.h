@@ -137,6 +137,7 @@ BKI_HIDDEN bk_status_t bki_window_filter_create(bk_filter_t **out, uint64_t capa
                                                 double fpr, const bk_options_t *o);
 BKI_HIDDEN bk_status_t bki_window_filter_clone(bk_filter_t **out, const bk_filter_t *f);
 BKI_HIDDEN void bki_window_filter_free(bk_filter_t *f);
+BKI_HIDDEN bk_filter_t *bki_window_filter_defrag(bk_filter_t *f, bki_mover_t *mv);
 BKI_HIDDEN void bki_window_filter_info(const bk_filter_t *f, bk_filter_info_t *out);
 BKI_HIDDEN void bki_window_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out);
 /* The payload offsets of the first and last byte of h's bucket (its S

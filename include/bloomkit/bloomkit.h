@@ -782,6 +782,23 @@ typedef struct bk_allocator {
  * thread-safe: call it before any thread uses the library. */
 bk_status_t bk_allocator_set(const bk_allocator_t *a);
 
+/* Moves a block of the program's allocator for defragmentation: returns
+ * the block's new address, its bytes copied there and `block` released,
+ * or NULL to leave it where it is (Redis' RedisModule_DefragAlloc). The
+ * new block must be as large and as aligned as the old one, as a block
+ * moved within its size class is. */
+typedef void *(*bk_move_fn)(void *arg, void *block);
+
+/* Offers move() every block of *f that came from the program's allocator
+ * (bk_allocator_set): its structs, lists and payloads, and updates every
+ * pointer to those that moved, so a server's active defragmentation can
+ * compact memory a filter holds. *f itself may move (the new handle is
+ * stored). Blocks the library did not take from that allocator (mapped
+ * payloads, a file's mapping, a packed filter's block, which is the
+ * program's) are never offered. Returns the number of blocks moved; f
+ * answers exactly as before. Not for a filter another thread is using. */
+size_t bk_filter_defrag(bk_filter_t **f, bk_move_fn move, void *arg);
+
 /* ---- packed filters: one block per filter ----
  *
  * For a program that holds many filters and pays for every byte of each
@@ -1198,6 +1215,9 @@ bk_status_t bk_cuckoo_plan(uint64_t n, double p, bk_cuckoo_plan_t *out);
 bk_status_t bk_cuckoo_create(bk_cuckoo_t **out, uint64_t capacity, double p,
                              const bk_cuckoo_options_t *opts);
 void bk_cuckoo_free(bk_cuckoo_t *c);
+/* bk_filter_defrag for a cuckoo filter: *c may move; the number of blocks
+ * moved (0 for one on a file's mapping). */
+size_t bk_cuckoo_defrag(bk_cuckoo_t **c, bk_move_fn move, void *arg);
 
 /* Adds key (again, if it is there: a cuckoo filter counts). BK_OK, or
  * BK_EFULL when no room was found and the filter may not grow (nothing
