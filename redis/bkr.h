@@ -111,6 +111,8 @@ typedef struct bkr_params {
                            error itself (so the rate at capacity is the one
                            asked for), each next one this times the last (a
                            grown chain may reach error / (1 - tightening)) */
+    bool rb_layout;     /* BF only: a RedisBloom chain (module argument LAYOUT
+                           redisbloom; BKI.CREATE's "RB:" spec), seed unused */
     bool seed_set;      /* seed given by the user (SEED): mergeable filters */
     uint64_t seed;
 } bkr_params_t;

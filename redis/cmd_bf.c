@@ -97,6 +97,11 @@ int bkr_cmd_bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return bkr_exists_items(ctx, argv[1], BKR_BF, argv + 2, argc - 2, true);
 }
 
+/* RedisBloom 2.x's struct sizes on 64-bit servers (sizeof SBChain and
+ * SBLink), which its BF.INFO Size adds to the bits. */
+#define RB_CHAIN_STRUCT 32u
+#define RB_LINK_STRUCT 64u
+
 /* BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION] */
 int bkr_cmd_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
@@ -122,6 +127,11 @@ int bkr_cmd_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     const bk_filter_shape_t *in = &shape;
     bool scaling = in->kind == BK_KIND_SCALABLE && !in->nonscaling;
     uint64_t values[4] = {in->capacity, in->bytes, in->filters, in->items};
+    /* A RedisBloom chain's Size is RedisBloom's figure: its chain struct
+     * (32 bytes) and a 64-byte link struct per sub-filter beside the bits,
+     * so a key answers BF.INFO as it did under RedisBloom. */
+    if (bk_redisbloom_is(o->f))
+        values[1] = RB_CHAIN_STRUCT + RB_LINK_STRUCT * in->filters + in->bytes;
     /* One field: a one-element array in RESP2, and in RESP3 a map of its
      * label to its value, as RedisBloom replies. */
     bool resp3 = (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0;

@@ -17,6 +17,7 @@ typedef struct bkr_config {
     double cbf_error;        /* defaults for CBF.ADD auto-create */
     uint64_t cbf_capacity;
     uint64_t chunk_bytes;    /* SCANDUMP / AOF rewrite chunk size */
+    bool rb_layout;          /* LAYOUT redisbloom: new BF keys are RedisBloom chains */
 } bkr_config_t;
 
 extern bkr_config_t bkr_config;

@@ -188,8 +188,35 @@ static void creation_failed(RedisModuleCtx *ctx, bkr_family_t family, const bkr_
  * be, which a new one always can but for an expansion past 65535; else
  * the full form. NULL after replying. A packed BF's first sub-filter is
  * classic, or precise where that needs fewer bits (packed.c). */
+/* A BF key's RedisBloom chain (LAYOUT redisbloom): made as RedisBloom's
+ * BF.RESERVE makes one, within the cap in ctx. NULL after replying. */
+static void *new_rb_chain_or_reply(RedisModuleCtx *ctx, const bkr_params_t *p)
+{
+    uint64_t mark = bkr_lib_bytes(), cap = bkr_cap(ctx);
+    bk_filter_t *f = NULL;
+    bk_status_t st = bk_redisbloom_create(&f, p->capacity, p->error, (uint32_t)p->expansion,
+                                          p->nonscaling);
+    if (st == BK_OK && bk_redisbloom_bytes(f) > cap) {
+        bkr_reply_errorf(ctx,
+                         "ERR Insufficient memory to create filter: capacity %llu at error rate "
+                         "%g needs %llu bytes, over the limit of %llu bytes (module argument "
+                         "MAX_BYTES)",
+                         (unsigned long long)p->capacity, p->error,
+                         (unsigned long long)bk_redisbloom_bytes(f), (unsigned long long)cap);
+        bk_filter_free(f);
+        return NULL;
+    }
+    if (st != BK_OK) {
+        creation_failed(ctx, BKR_BF, p, st);
+        return NULL;
+    }
+    return bkr_obj_new(BKR_BF, f, mark);
+}
+
 void *bkr_new_value_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p)
 {
+    if (family == BKR_BF && p->rb_layout)
+        return new_rb_chain_or_reply(ctx, p);
     if (!within_limit_or_reply(ctx, family, p)) {
         if (bkr_loading(ctx)) /* the AOF's key would be missing, or made up later */
             bkr_fatal_load(ctx, "%s capacity %llu error %g cannot be created",
@@ -221,12 +248,17 @@ bkr_obj_t *bkr_create_key_quietly(RedisModuleCtx *ctx, RedisModuleKey *key, bkr_
                                   const bkr_params_t *p, bkr_made_t *made)
 {
     bkr_params_t q = *p;
+    /* LAYOUT redisbloom: a new BF key is RedisBloom's chain, unless it
+     * asks for what only bloomkit's has (SEED, TIGHTENING). A replayed
+     * BKI.CREATE (seed_set) says itself which it is. */
+    if (family == BKR_BF && bkr_config.rb_layout && !q.seed_set && q.tightening == 0)
+        q.rb_layout = true;
     if (!q.seed_set)
-        q.seed = bk_random_seed();
+        q.seed = q.rb_layout ? 0 : bk_random_seed();
     void *v = bkr_new_value_or_reply(ctx, family, &q);
     if (!v)
         return NULL;
-    if (RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), v) != REDISMODULE_OK) {
+    if (RedisModule_ModuleTypeSetValue(key, bkr_value_type(family, v), v) != REDISMODULE_OK) {
         bkr_obj_free(v);
         RedisModule_ReplyWithError(ctx, "ERR could not store the filter");
         return NULL;
@@ -292,7 +324,7 @@ void bkr_replicate_made(RedisModuleCtx *ctx, RedisModuleString *keyname, const b
     /* prefix (a few letters) + 5 numbers of at most 20 digits + 2 doubles
      * of at most 24 characters + 6 colons: under 180 */
     char spec[192], *e = spec;
-    const char *prefix = bkr_family_prefix(made->family);
+    const char *prefix = q->rb_layout ? "RB" : bkr_family_prefix(made->family);
     size_t plen = strlen(prefix);
     memcpy(e, prefix, plen);
     e += plen;

@@ -471,7 +471,7 @@ static bool spec_colon(const char **s, const char *end)
     return true;
 }
 
-/* "BF|CBF:capacity:error:expansion:nonscaling:seed[:tightening]"
+/* "BF|CBF|RB:capacity:error:expansion:nonscaling:seed[:tightening]"
  * (bkr_replicate_made)
  * into *family and *p; false if it is not one. */
 static bool parse_spec(RedisModuleString *arg, bkr_family_t *family, bkr_params_t *p)
@@ -480,6 +480,10 @@ static bool parse_spec(RedisModuleString *arg, bkr_family_t *family, bkr_params_
     const char *s = RedisModule_StringPtrLen(arg, &len), *end = s + len;
     if (len > 3 && memcmp(s, "BF:", 3) == 0) {
         *family = BKR_BF;
+        s += 3;
+    } else if (len > 3 && memcmp(s, "RB:", 3) == 0) { /* a RedisBloom chain */
+        *family = BKR_BF;
+        p->rb_layout = true;
         s += 3;
     } else if (len > 4 && memcmp(s, "CBF:", 4) == 0) {
         *family = BKR_CBF;
@@ -579,7 +583,7 @@ int bkr_cmd_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     void *v = bkr_new_value_or_reply(ctx, family, &p);
     if (!v)
         return bkr_done(key);
-    RedisModule_ModuleTypeSetValue(key, bkr_family_type(family), v);
+    RedisModule_ModuleTypeSetValue(key, bkr_value_type(family, v), v);
     bkr_stats.keys_created++; /* as a key made with items counts (create.c) */
     RedisModule_ReplicateVerbatim(ctx);
     RedisModule_ReplyWithSimpleString(ctx, "OK");

@@ -169,6 +169,9 @@ static int parse_args(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         } else if (bkr_arg_is(argv[i], "EXPANSION")) {
             ok = bkr_arg_u64(v, &u) && u >= 1 && u <= 1024;
             bkr_config.bf_expansion = u;
+        } else if (bkr_arg_is(argv[i], "LAYOUT")) {
+            ok = bkr_arg_is(v, "redisbloom") || bkr_arg_is(v, "bloomkit");
+            bkr_config.rb_layout = bkr_arg_is(v, "redisbloom");
         } else if (bkr_arg_is(argv[i], "CHUNK_BYTES")) {
             ok = bkr_arg_u64(v, &u) && u >= 64 && u <= (UINT64_C(256) << 20);
             bkr_config.chunk_bytes = u;

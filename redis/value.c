@@ -121,6 +121,14 @@ void bkr_family_set_type(bkr_family_t family, RedisModuleType *type)
     family_types[bkr_family(family)->family] = type;
 }
 
+RedisModuleType *bkr_value_type(bkr_family_t family, const void *v)
+{
+    const bkr_obj_t *o = v;
+    if (family == BKR_BF && !o->packed && o->f && bk_redisbloom_is(o->f))
+        return bkr_type_rb;
+    return bkr_family_type(family);
+}
+
 RedisModuleType *bkr_family_type(bkr_family_t family)
 {
     return family_types[bkr_family(family)->family];

@@ -41,6 +41,9 @@ typedef struct bkr_family_row {
     const uint64_t *default_expansion;
 } bkr_family_row_t;
 const bkr_family_row_t *bkr_family(bkr_family_t family);
+/* The data type a new value v of the family is stored as: the family's,
+ * or RedisBloom's MBbloom-- for a BF that is a RedisBloom chain. */
+RedisModuleType *bkr_value_type(bkr_family_t family, const void *v);
 /* The family's data type, set once when the module loads. */
 void bkr_family_set_type(bkr_family_t family, RedisModuleType *type);
 RedisModuleType *bkr_family_type(bkr_family_t family);

@@ -102,6 +102,26 @@ bk_status_t bk_redisbloom_new(bk_filter_t **out, const bk_redisbloom_chain_t *ch
     return BK_OK;
 }
 
+bk_status_t bk_redisbloom_create(bk_filter_t **out, uint64_t capacity, double error,
+                                 uint32_t growth, bool nonscaling)
+{
+    if (!out)
+        return BK_EINVAL;
+    *out = NULL;
+    if (capacity == 0 || !(error > 0.0 && error < 1.0) || growth == 0)
+        return BK_EINVAL;
+    bk_redisbloom_chain_t c = {0, 1, BK_REDISBLOOM_FORCE64 | BK_REDISBLOOM_NOROUND, growth};
+    if (nonscaling)
+        c.options |= BK_REDISBLOOM_NO_SCALING;
+    /* RedisBloom's SB_NewChain: the first link at the error times its
+     * tightening ratio, 1/2, unless the chain never grows. */
+    bk_redisbloom_link_t l = {.entries = capacity, .error = nonscaling ? error : error * 0.5};
+    if (bki_rb_geometry(&l.entries, l.error, c.options, &l.bits, &l.hashes, &l.n2, &l.bpe) !=
+        BK_OK)
+        return BK_ENOMEM;
+    return bk_redisbloom_new(out, &c, &l, NULL);
+}
+
 bool bk_redisbloom_is(const bk_filter_t *f)
 {
     return f && f->kind == BK_KIND_SCALABLE && f->sub_kind == BK_KIND_REDISBLOOM;

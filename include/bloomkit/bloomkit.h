@@ -729,6 +729,16 @@ typedef struct bk_redisbloom_link {
 bk_status_t bk_redisbloom_new(bk_filter_t **out, const bk_redisbloom_chain_t *chain,
                               const bk_redisbloom_link_t *links, const char **why);
 
+/* A new, empty chain as RedisBloom 2.x's BF.RESERVE makes one: options
+ * FORCE64 and NOROUND (and NO_SCALING when nonscaling), one link of
+ * `capacity` entries at error / 2 (at error itself when nonscaling), sized
+ * by RedisBloom's rule, growth its expansion. It answers, grows, dumps and
+ * saves as RedisBloom's would, bit for bit. *out is the caller's
+ * (bk_filter_free). BK_EINVAL for capacity 0, error outside (0, 1) or
+ * growth 0; BK_ENOMEM for a link too large to hold, or memory. */
+bk_status_t bk_redisbloom_create(bk_filter_t **out, uint64_t capacity, double error,
+                                 uint32_t growth, bool nonscaling);
+
 /* Whether f is a chain of RedisBloom links (made by bk_redisbloom_new or
  * loaded from a file that holds one). */
 bool bk_redisbloom_is(const bk_filter_t *f);
