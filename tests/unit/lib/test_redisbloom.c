@@ -209,6 +209,70 @@ static void test_dump_is_redisbloom_bytes(void)
     }
 }
 
+/* A chain made new (bk_redisbloom_create, as BF.RESERVE makes one under
+ * LAYOUT redisbloom) and given a key's items in order is that key's
+ * chain byte for byte: RedisBloom's header and chunks. The parameters are
+ * the commands the keys were made with (README.md); bf:big holds only
+ * its first 5,000 items here and is left out. */
+static void test_created_chain_is_redisbloom(void)
+{
+    static const struct {
+        const char *name;
+        uint64_t capacity;
+        double error;
+        uint32_t growth;
+        bool nonscaling;
+    } made[] = {{"bf:small", 100, 0.01, 2, false},
+                {"bf:scaled", 1000, 0.001, 2, false},
+                {"bf:nonscaling", 5000, 0.0001, 2, true},
+                {"bf:default", 100, 0.01, 2, false},
+                {"bf:exp1", 100, 0.001, 1, false}};
+    int seen = 0;
+    for (size_t m = 0; m < sizeof made / sizeof made[0]; m++) {
+        const rb_answer_t *a = NULL;
+        for (int k = 0; k < rb_nkeys; k++)
+            if (strcmp(rb_keys[k].name, made[m].name) == 0)
+                a = &rb_keys[k];
+        if (!a) {
+            CHECK_MSG(0, "%s: not in answers.txt", made[m].name);
+            continue;
+        }
+        seen++;
+        bk_filter_t *f = NULL;
+        CHECK_OK(bk_redisbloom_create(&f, made[m].capacity, made[m].error, made[m].growth,
+                                      made[m].nonscaling));
+        if (!f)
+            continue;
+        for (size_t i = 0; i < a->nitems; i++)
+            (void)bk_filter_add(f, a->items[i], strlen(a->items[i]), NULL);
+        uint8_t hdr[HDR + LINK * RB_MAX_CHUNKS];
+        size_t len;
+        encode_header(f, hdr, &len);
+        CHECK_MSG(len == a->chunks[0].len && !memcmp(hdr, a->chunks[0].bytes, len),
+                  "%s: header differs from RedisBloom's", a->name);
+        uint64_t off = 0;
+        int same = 0;
+        for (int i = 1; i < a->nchunks; i++) {
+            const void *bytes;
+            uint64_t n = 0;
+            if (bk_redisbloom_read(f, off, 16u << 20, &bytes, &n) == BK_OK &&
+                n == a->chunks[i].len && !memcmp(bytes, a->chunks[i].bytes, n))
+                same++;
+            off += n;
+        }
+        CHECK_MSG(same == a->nchunks - 1, "%s: %d of %d chunks as RedisBloom's", a->name, same,
+                  a->nchunks - 1);
+        bk_filter_free(f);
+    }
+    CHECK_EQ_U64(seen, 5);
+    bk_filter_t *f = NULL;
+    CHECK_STATUS(bk_redisbloom_create(&f, 0, 0.01, 2, false), BK_EINVAL);
+    CHECK_STATUS(bk_redisbloom_create(&f, 100, 1.0, 2, false), BK_EINVAL);
+    CHECK_STATUS(bk_redisbloom_create(&f, 100, 0.01, 0, false), BK_EINVAL);
+    CHECK_STATUS(bk_redisbloom_create(&f, UINT64_C(1) << 62, 1e-9, 2, false), BK_ENOMEM);
+    CHECK(f == NULL);
+}
+
 /* RedisBloom's sizing rule, applied to each link's entries and error,
  * gives the bits, hashes and bits per entry RedisBloom recorded. */
 static void test_sizing_rule_matches_redisbloom(void)
@@ -450,6 +514,7 @@ int main(void)
     }
     bkt_run("answers_as_redisbloom", test_answers_as_redisbloom);
     bkt_run("dump_is_redisbloom_bytes", test_dump_is_redisbloom_bytes);
+    bkt_run("created_chain_is_redisbloom", test_created_chain_is_redisbloom);
     bkt_run("sizing_rule_matches_redisbloom", test_sizing_rule_matches_redisbloom);
     bkt_run("growth_follows_redisbloom", test_growth_follows_redisbloom);
     bkt_run("file_format_keeps_chain", test_file_format_keeps_chain);
