@@ -746,6 +746,147 @@ void bk_cuckoo_set_max_bytes(bk_cuckoo_t *c, uint64_t max_bytes)
         c->max_bytes = max_bytes;
 }
 
+/* ---- compact filters ---- */
+
+_Static_assert(sizeof(bk_cuckoo_compact_t) == 48, "a compact filter fits a 48-byte size class");
+
+bk_status_t bk_cuckoo_compact_take(bk_cuckoo_t **cp, bk_cuckoo_compact_t *out)
+{
+    bk_cuckoo_t *c = cp ? *cp : NULL;
+    if (!c || !out)
+        return BK_EINVAL;
+    if (c->flavour != BK_CUCKOO_REDISBLOOM || c->nsubs != 1 || c->mapped || c->fp_bytes != 1 ||
+        c->bucket_size > UINT16_MAX || c->max_iterations > UINT16_MAX ||
+        c->expansion > UINT16_MAX || c->subs[0].mem == BKI_MEM_BORROWED)
+        return BK_EKIND;
+    out->items = c->items;
+    out->deletes = c->deletes;
+    out->buckets = c->subs[0].buckets;
+    out->data = c->subs[0].data;
+    out->bucket_size = (uint16_t)c->bucket_size;
+    out->max_iterations = (uint16_t)c->max_iterations;
+    out->expansion = (uint16_t)c->expansion;
+    out->mem = (uint8_t)c->subs[0].mem;
+    out->reserved = 0;
+    c->nsubs = 0; /* the buckets are out's now */
+    bk_cuckoo_free(c);
+    *cp = NULL;
+    return BK_OK;
+}
+
+uint64_t bk_cuckoo_compact_bytes(const bk_cuckoo_compact_t *p)
+{
+    return p ? p->buckets * p->bucket_size : 0;
+}
+
+/* Whether view is bound to p: one sub-filter (or more, grown) whose
+ * oldest borrows p's buckets. */
+static bool bound_to(const bk_cuckoo_t *view, const bk_cuckoo_compact_t *p)
+{
+    return view && p && view->nsubs >= 1 && view->subs[0].mem == BKI_MEM_BORROWED &&
+           view->subs[0].data == p->data && !view->mapped;
+}
+
+bk_status_t bk_cuckoo_bind(bk_cuckoo_t **view, const bk_cuckoo_compact_t *p)
+{
+    if (!view || !p || !p->data || p->bucket_size == 0 || p->buckets == 0)
+        return BK_EINVAL;
+    bk_cuckoo_t *c = *view;
+    /* A view that grew holds sub-filters of its own: start afresh. */
+    if (c && (c->nsubs > 1 || c->subs_cap < 1 || c->mapped ||
+              (c->nsubs == 1 && c->subs[0].mem != BKI_MEM_BORROWED))) {
+        bk_cuckoo_free(c);
+        c = NULL;
+    }
+    if (!c) {
+        *view = NULL;
+        c = new_shell(BK_CUCKOO_REDISBLOOM);
+        if (!c)
+            return BK_ENOMEM;
+        c->subs = bki_calloc(1, sizeof *c->subs);
+        if (!c->subs) {
+            bki_free(c);
+            return BK_ENOMEM;
+        }
+        c->subs_cap = 1;
+    }
+    c->flavour = BK_CUCKOO_REDISBLOOM;
+    c->items = p->items;
+    c->deletes = p->deletes;
+    c->seed = 0;
+    c->buckets = p->buckets;
+    c->bucket_size = p->bucket_size;
+    c->max_iterations = p->max_iterations;
+    c->expansion = p->expansion;
+    c->fp_bytes = 1;
+    c->capacity = p->buckets * p->bucket_size;
+    c->fpr = native_fpr(p->bucket_size, 8);
+    c->max_bytes = 0;
+    c->mapped = false;
+    c->nsubs = 1;
+    c->subs[0].buckets = p->buckets;
+    c->subs[0].data = p->data;
+    c->subs[0].nbytes = p->buckets * p->bucket_size;
+    c->subs[0].mem = BKI_MEM_BORROWED;
+    *view = c;
+    return BK_OK;
+}
+
+bk_status_t bk_cuckoo_store(const bk_cuckoo_t *view, bk_cuckoo_compact_t *p)
+{
+    if (!bound_to(view, p) || view->nsubs != 1)
+        return BK_EINVAL;
+    p->items = view->items;
+    p->deletes = view->deletes;
+    return BK_OK;
+}
+
+bk_status_t bk_cuckoo_detach(bk_cuckoo_t **view, bk_cuckoo_compact_t *p, bk_cuckoo_t **out)
+{
+    if (!view || !out || !bound_to(*view, p))
+        return BK_EINVAL;
+    bk_cuckoo_t *c = *view;
+    c->subs[0].mem = (bki_mem_t)p->mem; /* the buckets are the filter's now */
+    c->max_bytes = 0;
+    p->data = NULL;
+    *out = c;
+    *view = NULL;
+    return BK_OK;
+}
+
+bk_status_t bk_cuckoo_compact_copy(const bk_cuckoo_compact_t *p, bk_cuckoo_compact_t *out)
+{
+    if (!p || !out || !p->data)
+        return BK_EINVAL;
+    uint64_t n = bk_cuckoo_compact_bytes(p);
+    bki_mem_t mem;
+    uint8_t *data = bki_payload_alloc(n, &mem);
+    *out = *p;
+    out->data = data;
+    if (!data)
+        return BK_ENOMEM;
+    memcpy(data, p->data, (size_t)n);
+    out->mem = (uint8_t)mem;
+    return BK_OK;
+}
+
+void bk_cuckoo_compact_free(bk_cuckoo_compact_t *p)
+{
+    if (p && p->data) {
+        bki_payload_free(p->data, bk_cuckoo_compact_bytes(p), (bki_mem_t)p->mem);
+        p->data = NULL;
+    }
+}
+
+size_t bk_cuckoo_compact_defrag(bk_cuckoo_compact_t *p, bk_move_fn move, void *arg)
+{
+    if (!p || !p->data || !move)
+        return 0;
+    bki_mover_t mv = {move, arg, 0};
+    p->data = bki_move_payload(p->data, bk_cuckoo_compact_bytes(p), (bki_mem_t)p->mem, &mv);
+    return mv.moved;
+}
+
 uint64_t bk_cuckoo_sub_buckets(const bk_cuckoo_t *c, uint32_t i)
 {
     return c && i < c->nsubs ? c->subs[i].buckets : 0;

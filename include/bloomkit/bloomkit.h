@@ -1302,6 +1302,56 @@ uint64_t bk_cuckoo_bytes(const bk_cuckoo_t *c);
  * would grow the filter past it gets BK_EFULL and changes nothing. */
 void bk_cuckoo_set_max_bytes(bk_cuckoo_t *c, uint64_t max_bytes);
 
+/* ---- compact cuckoo filters: 48 bytes and the buckets ----
+ *
+ * For a program that holds many small filters and pays for every byte of
+ * each (the Redis module: a CF key each): a RedisBloom-flavour filter of
+ * one sub-filter, held as this struct (the program's memory) and its
+ * buckets (the library's). It is used through a view: a bk_cuckoo_t bound
+ * to it (bk_cuckoo_bind) that reads and writes the buckets in place at
+ * the usual speed; after a call that may have changed it, bk_cuckoo_store
+ * writes the counts back. A call that grew the view (a second sub-filter)
+ * leaves a filter that no longer fits: bk_cuckoo_detach makes it a filter
+ * of its own, which takes the buckets over. */
+typedef struct bk_cuckoo_compact {
+    uint8_t caller[8]; /* the program's own: never read or written */
+    uint64_t items, deletes;
+    uint64_t buckets;
+    uint8_t *data; /* buckets * bucket_size one-byte fingerprints */
+    uint16_t bucket_size, max_iterations, expansion;
+    uint8_t mem; /* how the library obtained data */
+    uint8_t reserved;
+} bk_cuckoo_compact_t;
+
+/* Makes *c compact into *out (its caller bytes left as they are) and frees
+ * the rest of *c (*c set to NULL). BK_EKIND, with *c unchanged, unless it
+ * is a RedisBloom-flavour filter of one sub-filter held in memory (not a
+ * file's mapping) with fields that fit; BK_EINVAL for NULLs. */
+bk_status_t bk_cuckoo_compact_take(bk_cuckoo_t **c, bk_cuckoo_compact_t *out);
+/* Binds *view to p: *view NULL or a previous view, which is rebound
+ * without allocating when it can be; otherwise it is freed and a new one
+ * made. *view is the caller's (bk_cuckoo_free, which leaves p's buckets
+ * alone) and borrows p's buckets: it must not be used once they are freed
+ * or moved, except to bind it again. Its size cap is reset to none.
+ * BK_EINVAL for a p without buckets, BK_ENOMEM. */
+bk_status_t bk_cuckoo_bind(bk_cuckoo_t **view, const bk_cuckoo_compact_t *p);
+/* Writes view's counts into p; BK_EINVAL if view is not bound to p or has
+ * grown past one sub-filter (bk_cuckoo_detach). */
+bk_status_t bk_cuckoo_store(const bk_cuckoo_t *view, bk_cuckoo_compact_t *p);
+/* Makes the view bound to p a filter of its own: *out takes it, with p's
+ * buckets (p->data set to NULL: p holds nothing to free), and *view is set
+ * to NULL. BK_EINVAL if *view is not bound to p. */
+bk_status_t bk_cuckoo_detach(bk_cuckoo_t **view, bk_cuckoo_compact_t *p, bk_cuckoo_t **out);
+/* Bytes of p's buckets. */
+uint64_t bk_cuckoo_compact_bytes(const bk_cuckoo_compact_t *p);
+/* A copy of p's buckets for *out (a copy of p's other fields and caller
+ * bytes): BK_ENOMEM, with out->data NULL, when they cannot be allocated. */
+bk_status_t bk_cuckoo_compact_copy(const bk_cuckoo_compact_t *p, bk_cuckoo_compact_t *out);
+/* Frees p's buckets (p->data set to NULL); p itself is the program's. */
+void bk_cuckoo_compact_free(bk_cuckoo_compact_t *p);
+/* bk_filter_defrag for p's buckets: the number of blocks moved (0 or 1). */
+size_t bk_cuckoo_compact_defrag(bk_cuckoo_compact_t *p, bk_move_fn move, void *arg);
+
 /* ------------------------------------------------------------------------ */
 /* Static filters                                                            */
 /* ------------------------------------------------------------------------ */

@@ -651,6 +651,88 @@ static void test_filter_remove_ints(void)
     bk_filter_free(f);
 }
 
+/* Compact filters (bk_cuckoo_compact_*): a filter made compact answers
+ * through a view as the filter did; a view's adds and removes land in the
+ * compact buckets and its counts come back with bk_cuckoo_store; one view
+ * serves two compact filters in turn; a view that grew is refused by store
+ * and detached into a filter of its own that keeps every key; copies are
+ * independent; a native or grown filter is not made compact. */
+static void test_compact(void)
+{
+    bk_cuckoo_options_t o = {.flavour = BK_CUCKOO_REDISBLOOM, .bucket_size = 2,
+                             .expansion = 2, .expansion_set = true};
+    bk_cuckoo_t *c = NULL, *twin = NULL;
+    CHECK_OK(bk_cuckoo_create(&c, 1000, 0, &o));
+    CHECK_OK(bk_cuckoo_create(&twin, 1000, 0, &o));
+    char key[32];
+    for (int i = 0; i < 300; i++) {
+        int n = snprintf(key, sizeof key, "k%d", i);
+        CHECK_OK(bk_cuckoo_add(c, key, (size_t)n));
+        CHECK_OK(bk_cuckoo_add(twin, key, (size_t)n));
+    }
+    bk_cuckoo_compact_t p, q;
+    memset(&p, 0x77, sizeof p); /* caller bytes must survive */
+    CHECK_OK(bk_cuckoo_compact_take(&c, &p));
+    CHECK(c == NULL && p.caller[0] == 0x77 && p.items == 300 && p.data != NULL);
+    CHECK_EQ_U64(bk_cuckoo_compact_bytes(&p), 1024);
+    CHECK_OK(bk_cuckoo_compact_copy(&p, &q));
+    CHECK(q.data != p.data && memcmp(q.data, p.data, 1024) == 0);
+
+    bk_cuckoo_t *view = NULL;
+    CHECK_OK(bk_cuckoo_bind(&view, &p));
+    int differ = 0;
+    for (int i = 0; i < 2000; i++) {
+        int n = snprintf(key, sizeof key, "k%d", i);
+        differ += bk_cuckoo_contains(view, key, (size_t)n) !=
+                  bk_cuckoo_contains(twin, key, (size_t)n);
+    }
+    CHECK_MSG(differ == 0, "%d answers differ from the filter's", differ);
+    CHECK(bk_cuckoo_remove(view, "k0", 2) && bk_cuckoo_remove(twin, "k0", 2));
+    CHECK_OK(bk_cuckoo_add(view, "new", 3));
+    CHECK_OK(bk_cuckoo_store(view, &p));
+    CHECK(p.items == 300 && p.deletes == 1);
+
+    /* The same view on the copy: it holds the 300 keys, not the changes. */
+    bk_cuckoo_t *before = view;
+    CHECK_OK(bk_cuckoo_bind(&view, &q));
+    CHECK(view == before); /* rebound, not remade */
+    CHECK(bk_cuckoo_contains(view, "k0", 2) && !bk_cuckoo_contains(view, "new", 3));
+    CHECK_OK(bk_cuckoo_bind(&view, &p));
+    CHECK(!bk_cuckoo_contains(view, "k0", 2) || bk_cuckoo_contains(twin, "k0", 2));
+    CHECK(bk_cuckoo_contains(view, "new", 3));
+
+    /* Growth: 1,000 slots and 3,000 keys make a second sub-filter. */
+    for (int i = 300; i < 3000; i++) {
+        int n = snprintf(key, sizeof key, "k%d", i);
+        CHECK_OK(bk_cuckoo_add(view, key, (size_t)n));
+    }
+    bk_cuckoo_shape_t sh;
+    bk_cuckoo_shape(view, &sh);
+    CHECK(sh.filters > 1);
+    CHECK_STATUS(bk_cuckoo_store(view, &p), BK_EINVAL);
+    bk_cuckoo_t *own = NULL;
+    CHECK_OK(bk_cuckoo_detach(&view, &p, &own));
+    CHECK(view == NULL && p.data == NULL && own != NULL);
+    int missing = 0;
+    for (int i = 1; i < 3000; i++) {
+        int n = snprintf(key, sizeof key, "k%d", i);
+        missing += !bk_cuckoo_contains(own, key, (size_t)n);
+    }
+    CHECK_MSG(missing == 0, "%d keys lost by the detach", missing);
+    CHECK(bk_cuckoo_compact_take(&own, &p) == BK_EKIND && own != NULL); /* grown */
+    bk_cuckoo_free(own);
+
+    /* A native filter is not made compact. */
+    bk_cuckoo_t *nat = NULL;
+    CHECK_OK(bk_cuckoo_create(&nat, 1000, 0.01, NULL));
+    CHECK_STATUS(bk_cuckoo_compact_take(&nat, &p), BK_EKIND);
+    bk_cuckoo_free(nat);
+    bk_cuckoo_compact_free(&q);
+    CHECK(q.data == NULL);
+    bk_cuckoo_compact_free(&q); /* twice: nothing */
+    bk_cuckoo_free(twin);
+}
+
 int main(void)
 {
     if (!load_answers()) {
@@ -667,5 +749,6 @@ int main(void)
     bkt_run("filter_kind", test_filter_kind);
     bkt_run("remove_4x16", test_remove_4x16);
     bkt_run("filter_remove_ints", test_filter_remove_ints);
+    bkt_run("compact", test_compact);
     return bkt_finish();
 }
