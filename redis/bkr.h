@@ -50,6 +50,20 @@ typedef enum bkr_family {
     BKR_WBF = 3  /* WBF.*: window filter (seen in the last N adds or T seconds) */
 } bkr_family_t;
 
+/* The value under a CF key (type MBbloomCF) in its full form: a cuckoo
+ * filter in RedisBloom's flavour, and the Redis memory it holds. A CF key
+ * of one sub-filter is instead compact (value.c): a bk_cuckoo_compact_t
+ * whose first 4 bytes are 1 where these hold `compact`, 0. */
+typedef struct bkr_cf {
+    uint32_t compact; /* 0 */
+    bk_cuckoo_t *c;
+    uint64_t heap;
+    /* Made by CF.LOADCHUNK's header: the bytes still to come, in order; 0
+     * once whole. Until then commands refuse the key (zeroed buckets
+     * would answer "absent" for added items). */
+    uint64_t pending;
+} bkr_cf_t;
+
 typedef struct bkr_obj {
     bkr_family_t family;
     uint32_t packed; /* 0 here; 1 in a packed value, whose first 8 bytes

@@ -44,7 +44,7 @@
 /* RedisBloom's chunk limit for CF.SCANDUMP. */
 #define CF_MAX_CHUNK (16u << 20)
 
-typedef enum { CF_FOUND, CF_EMPTY, CF_WRONGTYPE, CF_LOADING } cf_lookup_t;
+typedef enum { CF_FOUND, CF_EMPTY, CF_WRONGTYPE, CF_LOADING, CF_NOMEM } cf_lookup_t;
 
 static cf_lookup_t cf_lookup(RedisModuleKey *key, bkr_cf_t **out)
 {
@@ -54,7 +54,9 @@ static cf_lookup_t cf_lookup(RedisModuleKey *key, bkr_cf_t **out)
         return CF_EMPTY;
     if (type != REDISMODULE_KEYTYPE_MODULE || RedisModule_ModuleTypeGetType(key) != bkr_type_rbcf)
         return CF_WRONGTYPE;
-    *out = RedisModule_ModuleTypeGetValue(key);
+    *out = bkr_cf_resolve(RedisModule_ModuleTypeGetValue(key), key);
+    if (!*out)
+        return CF_NOMEM; /* a compact key's view could not be made */
     return (*out)->pending ? CF_LOADING : CF_FOUND;
 }
 
@@ -67,6 +69,7 @@ static int reply_lookup(RedisModuleCtx *ctx, cf_lookup_t st)
     return RedisModule_ReplyWithError(ctx, st == CF_EMPTY       ? "ERR not found"
                                            : st == CF_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE
                                            : st == CF_LOADING   ? CF_LOADING_TEXT
+                                           : st == CF_NOMEM     ? "ERR out of memory opening the filter"
                                                                 : "ERR item exists");
 }
 
@@ -109,9 +112,12 @@ static bkr_cf_t *create(RedisModuleCtx *ctx, RedisModuleKey *key, uint64_t capac
                                                         : "Couldn't create Cuckoo Filter");
         return NULL;
     }
-    bkr_cf_t *o2 = bkr_cf_new(c, mark);
-    RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, o2);
+    void *v = bkr_cf_value(&c, mark); /* compact: one sub-filter */
+    RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, v);
     bkr_stats.keys_created++;
+    bkr_cf_t *o2 = bkr_cf_resolve(v, key);
+    if (!o2)
+        RedisModule_ReplyWithError(ctx, "ERR out of memory opening the filter");
     return o2;
 }
 
@@ -310,7 +316,7 @@ static int check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool m
     RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
     bkr_cf_t *o;
     cf_lookup_t st = cf_lookup(key, &o);
-    if (st == CF_LOADING) { /* zeroed buckets would answer 0 for added items */
+    if (st == CF_LOADING || st == CF_NOMEM) { /* never 0 for an item that was added */
         reply_lookup(ctx, st);
         return bkr_done(key);
     }
@@ -372,7 +378,10 @@ static bkr_cf_t *open_write(RedisModuleCtx *ctx, RedisModuleString *name, const 
         return o;
     /* RedisBloom answers CF.DEL and CF.COMPACT so for a missing key and
      * for a key of another type alike. */
-    RedisModule_ReplyWithError(ctx, st == CF_LOADING ? CF_LOADING_TEXT : missing);
+    if (st == CF_LOADING || st == CF_NOMEM)
+        reply_lookup(ctx, st);
+    else
+        RedisModule_ReplyWithError(ctx, missing);
     bkr_done(*key);
     *key = NULL;
     return NULL;
@@ -537,7 +546,9 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         bk_cuckoo_t *c = NULL;
         uint64_t mark = bkr_lib_bytes();
         if (st != CF_EMPTY && st != CF_LOADING)
-            err = st == CF_FOUND ? "ERR item exists" : REDISMODULE_ERRORMSG_WRONGTYPE;
+            err = st == CF_FOUND   ? "ERR item exists"
+                  : st == CF_NOMEM ? "ERR out of memory opening the filter"
+                                   : REDISMODULE_ERRORMSG_WRONGTYPE;
         else if ((err = bkr_cf_from_header(buf, len, bkr_cap(ctx), &c)) == NULL) {
             bkr_cf_t *fresh = bkr_cf_new(c, mark);
             fresh->pending = bk_cuckoo_bytes(c);
@@ -554,7 +565,9 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
             err = "ERR the filter is complete; a restore starts with the header chunk "
                   "(iterator 1) on a new key";
     } else if (st != CF_LOADING) {
-        err = st == CF_EMPTY ? "ERR not found" : REDISMODULE_ERRORMSG_WRONGTYPE;
+        err = st == CF_EMPTY   ? "ERR not found"
+              : st == CF_NOMEM ? "ERR out of memory opening the filter"
+                               : REDISMODULE_ERRORMSG_WRONGTYPE;
     } else if (pos < 0 || (uint64_t)pos < len + 1) {
         err = "Couldn't load chunk!";
     } else {

@@ -429,24 +429,6 @@ static void rb_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *val
 
 /* ---- MBbloomCF: cuckoo filters ---- */
 
-bkr_cf_t *bkr_cf_new(bk_cuckoo_t *c, uint64_t since)
-{
-    bkr_cf_t *o = RedisModule_Alloc(sizeof *o);
-    o->c = c;
-    o->pending = 0;
-    o->heap = bkr_lib_bytes() - since;
-    bk_cuckoo_set_max_bytes(c, bkr_config.max_bytes);
-    return o;
-}
-
-void bkr_cf_free(void *value)
-{
-    bkr_cf_t *o = value;
-    if (!o)
-        return;
-    bk_cuckoo_free(o->c);
-    RedisModule_Free(o);
-}
 
 static void *rbcf_refuse(RedisModuleIO *io, const char *what)
 {
@@ -522,15 +504,20 @@ static void *rbcf_rdb_load(RedisModuleIO *io, int encver)
         return rbcf_refuse(io, msg);
     }
     bkr_stats.values_loaded++;
+    if (!(max_iterations & RB_HALF_RESTORED))
+        return bkr_cf_value(&c, mark); /* compact when it can be */
     bkr_cf_t *o = bkr_cf_new(c, mark);
-    if (max_iterations & RB_HALF_RESTORED)
-        o->pending = BKR_RB_RESTART; /* only a header chunk starts it over */
+    o->pending = BKR_RB_RESTART; /* only a header chunk starts it over */
     return o;
 }
 
 static void rbcf_rdb_save(RedisModuleIO *io, void *value)
 {
-    const bkr_cf_t *o = value;
+    const bkr_cf_t *o = bkr_cf_resolve(value, NULL);
+    if (!o) {
+        bkr_save_failed(io);
+        return;
+    }
     bk_cuckoo_fields_t f;
     bk_cuckoo_fields(o->c, &f);
     RedisModule_SaveUnsigned(io, f.filters);
@@ -549,6 +536,7 @@ static void rbcf_rdb_save(RedisModuleIO *io, void *value)
         RedisModule_SaveStringBuffer(io, bytes, (size_t)n);
         off += n;
     }
+    bkr_cf_release(o);
 }
 
 size_t bkr_cf_header(const bk_cuckoo_t *c, uint8_t out[BKR_CF_HEADER])
@@ -593,7 +581,11 @@ const char *bkr_cf_from_header(const char *buf, size_t len, uint64_t cap, bk_cuc
 
 static void rbcf_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *value)
 {
-    const bkr_cf_t *o = value;
+    const bkr_cf_t *o = bkr_cf_resolve(value, NULL);
+    if (!o) {
+        bkr_save_failed(aof);
+        return;
+    }
     uint8_t h[BKR_CF_HEADER];
     bkr_cf_header(o->c, h);
     RedisModule_EmitAOF(aof, "CF.LOADCHUNK", "slb", key, 1LL, (const char *)h, sizeof h);
@@ -606,6 +598,7 @@ static void rbcf_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *v
                             (const char *)bytes, (size_t)n);
         off += n;
     }
+    bkr_cf_release(o);
 }
 
 /* Active defragmentation of a CF value: its object, then the library's
@@ -613,6 +606,10 @@ static void rbcf_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *v
 static int rbcf_defrag(RedisModuleDefragCtx *ctx, RedisModuleString *key, void **value)
 {
     (void)key;
+    if (bkr_cf_is_compact(*value)) {
+        bkr_cf_compact_defrag(ctx, value);
+        return 0;
+    }
     bkr_cf_t *o = *value, *moved = bkr_defrag_move(ctx, o);
     if (moved)
         *value = o = moved;
@@ -623,6 +620,8 @@ static int rbcf_defrag(RedisModuleDefragCtx *ctx, RedisModuleString *key, void *
 
 static size_t rbcf_mem_usage(const void *value)
 {
+    if (bkr_cf_is_compact(value))
+        return bkr_cf_compact_mem(value);
     const bkr_cf_t *o = value;
     return sizeof *o + (size_t)o->heap;
 }
@@ -631,6 +630,8 @@ static void *rbcf_copy(RedisModuleString *from, RedisModuleString *to, const voi
 {
     (void)from;
     (void)to;
+    if (bkr_cf_is_compact(value))
+        return bkr_cf_compact_copy(value);
     const bkr_cf_t *o = value;
     uint8_t h[BKR_CF_HEADER];
     bkr_cf_header(o->c, h);

@@ -8,20 +8,6 @@
 
 #pragma GCC visibility push(hidden)
 
-/* The value under a CF key (type MBbloomCF): a cuckoo filter in
- * RedisBloom's flavour, and the Redis memory it holds. */
-typedef struct bkr_cf {
-    bk_cuckoo_t *c;
-    uint64_t heap;
-    /* Made by CF.LOADCHUNK's header: the bytes still to come, in order; 0
-     * once whole. Until then commands refuse the key (zeroed buckets
-     * would answer "absent" for added items). */
-    uint64_t pending;
-} bkr_cf_t;
-/* A new CF value for c, made from the library memory taken since `since`
- * (a bkr_lib_bytes() reading); c gets MAX_BYTES as its size cap. */
-bkr_cf_t *bkr_cf_new(bk_cuckoo_t *c, uint64_t since);
-void bkr_cf_free(void *value);
 /* RedisBloom's CF.SCANDUMP header (38 bytes) of c; and a filter of zeroed
  * sub-filters from one, or the error to reply: RedisBloom's text for a bad
  * header, the cap's for one whose sub-filters would pass `cap` bytes

@@ -506,10 +506,196 @@ bkr_obj_t *bkr_promote(RedisModuleKey *key, bkr_obj_t *o)
     return full;
 }
 
+/* ---- CF values: full or compact (value.h) --------------------------------------- */
+
+enum { CF_COMPACT_TAG = 1, CF_SLOTS = 2 }; /* a command binds one CF key; callbacks one */
+
+typedef struct cf_slot {
+    bkr_cf_t obj;                /* what a command sees; obj.c is view */
+    bk_cuckoo_t *view;           /* kept between bindings */
+    uint64_t view_heap;          /* Redis memory the view's structs hold */
+    bk_cuckoo_compact_t *bound;  /* the value bound, or NULL: free */
+    RedisModuleKey *key;         /* looked up through; NULL: a callback */
+} cf_slot_t;
+
+static cf_slot_t cf_slots[CF_SLOTS];
+
+_Static_assert(offsetof(bkr_cf_t, compact) == 0, "both CF forms say which they are first");
+
+bool bkr_cf_is_compact(const void *value)
+{
+    uint32_t tag;
+    memcpy(&tag, value, sizeof tag);
+    return tag == CF_COMPACT_TAG;
+}
+
+/* The Redis memory a compact value's buckets hold: the library asks for
+ * them at their size rounded to 64 bytes, which jemalloc serves from that
+ * size's class. */
+static uint64_t cf_buckets_heap(const bk_cuckoo_compact_t *p)
+{
+    return bkr_size_class((size_t)((bk_cuckoo_compact_bytes(p) + 63) & ~(uint64_t)63));
+}
+
+void *bkr_cf_value(bk_cuckoo_t **c, uint64_t since)
+{
+    bk_cuckoo_compact_t *p = RedisModule_TryAlloc(sizeof *p);
+    if (p) {
+        memset(p, 0, sizeof *p);
+        uint32_t tag = CF_COMPACT_TAG;
+        memcpy(p->caller, &tag, sizeof tag);
+        if (bk_cuckoo_compact_take(c, p) == BK_OK)
+            return p;
+        RedisModule_Free(p);
+    }
+    return bkr_cf_new(*c, since);
+}
+
+static cf_slot_t *cf_slot_of(const void *value)
+{
+    for (int i = 0; i < CF_SLOTS; i++)
+        if (value && cf_slots[i].bound == value)
+            return &cf_slots[i];
+    return NULL;
+}
+
+static void cf_unbind(cf_slot_t *s)
+{
+    s->bound = NULL;
+    s->key = NULL;
+    s->obj.c = NULL;
+}
+
+bkr_cf_t *bkr_cf_new(bk_cuckoo_t *c, uint64_t since)
+{
+    bkr_cf_t *o = RedisModule_Alloc(sizeof *o);
+    memset(o, 0, sizeof *o);
+    o->c = c;
+    o->heap = bkr_lib_bytes() - since;
+    bk_cuckoo_set_max_bytes(c, bkr_config.max_bytes);
+    return o;
+}
+
+void bkr_cf_free(void *value)
+{
+    if (!value)
+        return;
+    if (bkr_cf_is_compact(value)) {
+        bkr_cf_compact_free(value);
+        return;
+    }
+    bkr_cf_t *o = value;
+    bk_cuckoo_free(o->c);
+    RedisModule_Free(o);
+}
+
+bkr_cf_t *bkr_cf_resolve(void *value, RedisModuleKey *key)
+{
+    if (!value || !bkr_cf_is_compact(value))
+        return value;
+    cf_slot_t *s = cf_slot_of(value);
+    if (s) {
+        if (key && !s->key)
+            s->key = key;
+        return &s->obj;
+    }
+    for (int i = 0; i < CF_SLOTS && !s; i++)
+        if (!cf_slots[i].bound)
+            s = &cf_slots[i];
+    if (!s)
+        return NULL;
+    bk_cuckoo_compact_t *p = value;
+    uint64_t mark = bkr_lib_bytes();
+    bk_cuckoo_t *before = s->view;
+    if (bk_cuckoo_bind(&s->view, p) != BK_OK)
+        return NULL;
+    if (s->view != before)
+        s->view_heap = bkr_lib_bytes() - mark;
+    bk_cuckoo_set_max_bytes(s->view, bkr_config.max_bytes);
+    memset(&s->obj, 0, sizeof s->obj);
+    s->obj.c = s->view;
+    s->obj.heap = cf_buckets_heap(p);
+    s->bound = p;
+    s->key = key;
+    return &s->obj;
+}
+
+/* Writes a bound slot's counts back and frees it; a view that grew
+ * becomes the key's full value instead (the view takes the buckets). */
+static void cf_settle(cf_slot_t *s, RedisModuleKey *key)
+{
+    if (bk_cuckoo_store(s->view, s->bound) == BK_OK || !key) {
+        cf_unbind(s);
+        return;
+    }
+    bk_cuckoo_t *own = NULL;
+    if (bk_cuckoo_detach(&s->view, s->bound, &own) != BK_OK) {
+        cf_unbind(s);
+        return;
+    }
+    bkr_cf_t *full = RedisModule_Alloc(sizeof *full);
+    memset(full, 0, sizeof *full);
+    full->c = own;
+    full->heap = s->view_heap + s->obj.heap;
+    bk_cuckoo_set_max_bytes(own, bkr_config.max_bytes);
+    void *old = NULL;
+    RedisModule_ModuleTypeReplaceValue(key, bkr_type_rbcf, full, &old);
+    RedisModule_Free(old); /* the compact head: its buckets are the filter's now */
+    s->view = NULL;
+    s->view_heap = 0;
+    cf_unbind(s);
+}
+
+void bkr_cf_release(const bkr_cf_t *o)
+{
+    for (int i = 0; i < CF_SLOTS; i++)
+        if (o == &cf_slots[i].obj && cf_slots[i].bound && !cf_slots[i].key)
+            cf_settle(&cf_slots[i], NULL);
+}
+
+void bkr_cf_compact_free(void *value)
+{
+    cf_slot_t *s = cf_slot_of(value);
+    if (s)
+        cf_unbind(s);
+    bk_cuckoo_compact_free(value);
+    RedisModule_Free(value);
+}
+
+size_t bkr_cf_compact_mem(const void *value)
+{
+    return RedisModule_MallocSize((void *)value) + (size_t)cf_buckets_heap(value);
+}
+
+void *bkr_cf_compact_copy(const void *value)
+{
+    bk_cuckoo_compact_t *c = RedisModule_TryAlloc(sizeof *c);
+    if (!c)
+        return NULL;
+    if (bk_cuckoo_compact_copy(value, c) != BK_OK) {
+        RedisModule_Free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void bkr_cf_compact_defrag(RedisModuleDefragCtx *ctx, void **value)
+{
+    if (cf_slot_of(*value))
+        return;
+    bk_cuckoo_compact_t *moved = bkr_defrag_move(ctx, *value);
+    if (moved)
+        *value = moved;
+    (void)bk_cuckoo_compact_defrag(*value, bkr_defrag_move, ctx);
+}
+
 int bkr_done(RedisModuleKey *key)
 {
     if (!key)
         return REDISMODULE_OK;
+    for (int i = 0; i < CF_SLOTS; i++)
+        if (cf_slots[i].bound && cf_slots[i].key == key)
+            cf_settle(&cf_slots[i], key);
     for (int i = 0; i < SLOTS; i++) {
         slot_t *s = &slots[i];
         /* A view that grew (not reached: adds promote first) becomes the
@@ -520,3 +706,4 @@ int bkr_done(RedisModuleKey *key)
     RedisModule_CloseKey(key);
     return REDISMODULE_OK;
 }
+

@@ -87,6 +87,37 @@ bkr_obj_t *bkr_promote(RedisModuleKey *key, bkr_obj_t *o);
  * closes it and returns REDISMODULE_OK: `return bkr_done(key);`. */
 int bkr_done(RedisModuleKey *key);
 
+/* ---- CF values: full (bkr_cf_t) or compact ----
+ * A CF key of one sub-filter is a bk_cuckoo_compact_t (48 bytes beside its
+ * buckets, where the full form takes 160: RedisBloom's takes 64). Commands
+ * see a bkr_cf_t either way: bkr_cf_resolve binds a compact value to a
+ * slot whose filter is a view of it; bkr_done(key) writes the view's
+ * counts back, or, when the command grew the filter, makes the key's value
+ * the full form (the view, which takes the buckets over). */
+
+/* A new full CF value for c, made from the library memory taken since
+ * `since` (a bkr_lib_bytes() reading); c gets MAX_BYTES as its size cap.
+ * Never NULL (small, from RedisModule_Alloc). */
+bkr_cf_t *bkr_cf_new(bk_cuckoo_t *c, uint64_t since);
+/* Frees a CF value of either form (the type's free callback). */
+void bkr_cf_free(void *value);
+/* A new CF value for *c (made since `since`, a bkr_lib_bytes() reading):
+ * compact when it can be (*c is then taken: NULL), else the full form
+ * (bkr_cf_new). Never NULL. */
+void *bkr_cf_value(bk_cuckoo_t **c, uint64_t since);
+/* The object to work on for a CF value: itself, or for a compact one a
+ * slot bound to it until bkr_done(key) (key NULL: until bkr_cf_release).
+ * NULL when no slot or no memory for a view is left. */
+bkr_cf_t *bkr_cf_resolve(void *value, RedisModuleKey *key);
+void bkr_cf_release(const bkr_cf_t *o);
+/* Whether a CF value is compact; and for one: free (its slot unbound),
+ * MEMORY USAGE, COPY (NULL without memory), defragmentation. */
+bool bkr_cf_is_compact(const void *value);
+void bkr_cf_compact_free(void *value);
+size_t bkr_cf_compact_mem(const void *value);
+void *bkr_cf_compact_copy(const void *value);
+void bkr_cf_compact_defrag(RedisModuleDefragCtx *ctx, void **value);
+
 /* The defaults of filters a family's commands create implicitly, from
  * its row of the family table (value.c). */
 bkr_params_t bkr_defaults(bkr_family_t family);
