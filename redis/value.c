@@ -551,17 +551,20 @@ void *bkr_cf_value(bk_cuckoo_t **c, uint64_t since)
     return bkr_cf_new(*c, since);
 }
 
+/* As slot_of: also called by the free callback, which Redis may run in a
+ * background thread (FLUSHALL ASYNC); a value freed that way is never
+ * bound, and `bound` is read and written atomically. */
 static cf_slot_t *cf_slot_of(const void *value)
 {
     for (int i = 0; i < CF_SLOTS; i++)
-        if (value && cf_slots[i].bound == value)
+        if (value && __atomic_load_n(&cf_slots[i].bound, __ATOMIC_RELAXED) == value)
             return &cf_slots[i];
     return NULL;
 }
 
 static void cf_unbind(cf_slot_t *s)
 {
-    s->bound = NULL;
+    __atomic_store_n(&s->bound, NULL, __ATOMIC_RELAXED);
     s->key = NULL;
     s->obj.c = NULL;
 }
@@ -615,7 +618,7 @@ bkr_cf_t *bkr_cf_resolve(void *value, RedisModuleKey *key)
     memset(&s->obj, 0, sizeof s->obj);
     s->obj.c = s->view;
     s->obj.heap = cf_buckets_heap(p);
-    s->bound = p;
+    __atomic_store_n(&s->bound, p, __ATOMIC_RELAXED);
     s->key = key;
     return &s->obj;
 }
