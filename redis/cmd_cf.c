@@ -518,6 +518,25 @@ static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return bkr_done(key);
 }
 
+/* A restore that has all its bytes: a filter of one sub-filter takes the
+ * compact form, as a key made by CF.RESERVE or loaded from an RDB has (an
+ * AOF rewrites every CF key as LOADCHUNKs, so a replay would otherwise
+ * leave them all full). */
+static void compact_restored(RedisModuleKey *key, bkr_cf_t *o)
+{
+    bk_cuckoo_t *c = o->c;
+    void *v = bkr_cf_value(&c, bkr_lib_bytes());
+    if (c) { /* not compact: v is a second full value for the same filter */
+        ((bkr_cf_t *)v)->c = NULL;
+        bkr_cf_free(v);
+        return;
+    }
+    void *old = NULL;
+    RedisModule_ModuleTypeReplaceValue(key, bkr_type_rbcf, v, &old);
+    o->c = NULL; /* taken by v */
+    bkr_cf_free(old);
+}
+
 /* A client's CF.LOADCHUNK that fails gets the error; one replayed from
  * the AOF stops the server rather than start without the key. */
 static int refuse(RedisModuleCtx *ctx, const char *msg)
@@ -590,6 +609,8 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
             return bkr_done(key);
         }
         o->pending -= len;
+        if (o->pending == 0)
+            compact_restored(key, o);
     }
     if (err) {
         refuse(ctx, err);

@@ -795,6 +795,12 @@ def test_cf_compact_keys():
         r.restore("restored", 0, r.dump("k0"))
         tm.check("cf compact: DUMP/RESTORE",
                  r.execute_command("CF.DEBUG", "restored") == r.execute_command("CF.DEBUG", "k0"))
+        for it, data in cf_dump(r, "k0"):
+            r.execute_command("CF.LOADCHUNK", "kc", it, data)
+        tm.check("cf compact: a key restored by LOADCHUNK is compact again (MEMORY USAGE %d, "
+                 "the source's %d)" % (r.memory_usage("kc"), r.memory_usage("k0")),
+                 r.memory_usage("kc") == r.memory_usage("k0") and
+                 r.execute_command("CF.DEBUG", "kc") == r.execute_command("CF.DEBUG", "k0"))
         grown = ["g%d" % i for i in range(3000)]
         for j in range(0, 3000, 500):
             r.execute_command("CF.INSERT", "k1", "ITEMS", *grown[j:j + 500])
@@ -811,7 +817,7 @@ def test_cf_compact_keys():
         s.stop()
         s.start()
         r = s.r
-        tm.check("cf compact: an RDB restart keeps them", all_there() and r.dbsize() == n + 3)
+        tm.check("cf compact: an RDB restart keeps them", all_there() and r.dbsize() == n + 4)
     finally:
         s.stop()
 
