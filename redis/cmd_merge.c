@@ -161,8 +161,11 @@ static int merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr_fa
         bk_filter_free(u);
         return bkr_done(key);
     }
-    RedisModule_ModuleTypeSetValue(key, bkr_family_type(family),
-                                   bkr_value_pack(bkr_obj_new(family, u, mark)));
+    /* A union of RedisBloom chains is one (a key taken over, or made under
+     * LAYOUT redisbloom): it keeps RedisBloom's type, so RedisBloom can
+     * still load it. */
+    void *v = bkr_value_pack(bkr_obj_new(family, u, mark));
+    RedisModule_ModuleTypeSetValue(key, bkr_value_type(family, v), v);
     RedisModule_ReplicateVerbatim(ctx);
     bkr_notify(ctx, argv[0], argv[1]);
     RedisModule_ReplyWithSimpleString(ctx, "OK");

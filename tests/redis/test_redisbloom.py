@@ -747,6 +747,15 @@ def test_layout_redisbloom():
                          chunks == ANSWERS[key]["chunks"], (len(chunks), len(ANSWERS[key]["chunks"])))
                 info_as_redisbloom(r, key, what)
             answers_as_redisbloom(r, "bf:scaled", what)
+        r.execute_command("BF.RESERVE", "m1", "0.01", "1000")
+        r.execute_command("BF.RESERVE", "m2", "0.01", "1000")
+        r.execute_command("BF.ADD", "m1", "one")
+        r.execute_command("BF.ADD", "m2", "two")
+        r.execute_command("BF.MERGE", "m1", "m2")
+        r.execute_command("BF.MERGE", "m3", "m1", "m2")
+        tm.check("layout: BF.MERGE of RedisBloom chains keeps RedisBloom's type",
+                 r.type("m1") == b"MBbloom--" and r.type("m3") == b"MBbloom--" and
+                 r.execute_command("BF.MEXISTS", "m3", "one", "two") == [1, 1])
         r.execute_command("BF.RESERVE", "own", "0.01", "100", "SEED", "5")
         r.execute_command("BF.INSERT", "own2", "TIGHTENING", "0.5", "ITEMS", "x")
         tm.check("layout: SEED and TIGHTENING make bloomkit's keys",
