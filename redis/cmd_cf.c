@@ -104,15 +104,13 @@ static bkr_cf_t *create(RedisModuleCtx *ctx, RedisModuleKey *key, uint64_t capac
                          (unsigned long long)(buckets * bucket_size), (unsigned long long)cap);
         return NULL;
     }
-    uint64_t mark = bkr_lib_bytes();
-    bk_cuckoo_t *c;
-    bk_status_t st = bk_cuckoo_create(&c, capacity, 0, &o);
-    if (st != BK_OK) {
+    bk_status_t st;
+    void *v = bkr_cf_new_compact(capacity, &o, &st); /* one sub-filter: compact */
+    if (!v) {
         RedisModule_ReplyWithError(ctx, st == BK_ENOMEM ? "ERR Insufficient memory to create filter"
                                                         : "Couldn't create Cuckoo Filter");
         return NULL;
     }
-    void *v = bkr_cf_value(&c, mark); /* compact: one sub-filter */
     RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, v);
     bkr_stats.keys_created++;
     bkr_cf_t *o2 = bkr_cf_resolve(v, key);

@@ -554,6 +554,24 @@ void *bkr_cf_value(bk_cuckoo_t **c, uint64_t since)
 /* As slot_of: also called by the free callback, which Redis may run in a
  * background thread (FLUSHALL ASYNC); a value freed that way is never
  * bound, and `bound` is read and written atomically. */
+void *bkr_cf_new_compact(uint64_t capacity, const bk_cuckoo_options_t *opts, bk_status_t *st)
+{
+    bk_cuckoo_compact_t *p = RedisModule_TryAlloc(sizeof *p);
+    if (!p) {
+        *st = BK_ENOMEM;
+        return NULL;
+    }
+    memset(p, 0, sizeof *p);
+    uint32_t tag = CF_COMPACT_TAG;
+    memcpy(p->caller, &tag, sizeof tag);
+    *st = bk_cuckoo_compact_create(p, capacity, opts);
+    if (*st != BK_OK) {
+        RedisModule_Free(p);
+        return NULL;
+    }
+    return p;
+}
+
 static cf_slot_t *cf_slot_of(const void *value)
 {
     for (int i = 0; i < CF_SLOTS; i++)

@@ -105,6 +105,9 @@ void bkr_cf_free(void *value);
  * compact when it can be (*c is then taken: NULL), else the full form
  * (bkr_cf_new). Never NULL. */
 void *bkr_cf_value(bk_cuckoo_t **c, uint64_t since);
+/* A new compact CF value of `capacity` (bk_cuckoo_compact_create), or
+ * NULL with *st: BK_EINVAL, BK_ENOMEM. */
+void *bkr_cf_new_compact(uint64_t capacity, const bk_cuckoo_options_t *opts, bk_status_t *st);
 /* The object to work on for a CF value: itself, or for a compact one a
  * slot bound to it until bkr_done(key) (key NULL: until bkr_cf_release).
  * NULL when no slot or no memory for a view is left. */

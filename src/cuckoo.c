@@ -774,6 +774,33 @@ bk_status_t bk_cuckoo_compact_take(bk_cuckoo_t **cp, bk_cuckoo_compact_t *out)
     return BK_OK;
 }
 
+bk_status_t bk_cuckoo_compact_create(bk_cuckoo_compact_t *out, uint64_t capacity,
+                                     const bk_cuckoo_options_t *opts)
+{
+    if (!out || !opts || opts->flavour != BK_CUCKOO_REDISBLOOM || capacity == 0 ||
+        opts->bucket_size > 255 || opts->max_iterations > 65535 || opts->expansion > 32768)
+        return BK_EINVAL;
+    /* bk_cuckoo_create's RedisBloom geometry and defaults */
+    uint32_t bucket_size = opts->bucket_size ? opts->bucket_size : 2;
+    uint64_t want = capacity / bucket_size;
+    uint64_t buckets = want == 0 ? 1 : next_pow2(want);
+    if (buckets == 0 || buckets > BKI_MAX_PAYLOAD_BYTES / bucket_size)
+        return BK_ENOMEM;
+    bki_mem_t mem;
+    uint8_t *data = bki_payload_alloc(buckets * bucket_size, &mem);
+    if (!data)
+        return BK_ENOMEM;
+    out->items = out->deletes = 0;
+    out->buckets = buckets;
+    out->data = data;
+    out->bucket_size = (uint16_t)bucket_size;
+    out->max_iterations = (uint16_t)(opts->max_iterations ? opts->max_iterations : 20);
+    out->expansion = (uint16_t)next_pow2(opts->expansion_set ? opts->expansion : 1);
+    out->mem = (uint8_t)mem;
+    out->reserved = 0;
+    return BK_OK;
+}
+
 uint64_t bk_cuckoo_compact_bytes(const bk_cuckoo_compact_t *p)
 {
     return p ? p->buckets * p->bucket_size : 0;

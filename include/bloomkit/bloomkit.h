@@ -1323,6 +1323,13 @@ typedef struct bk_cuckoo_compact {
     uint8_t reserved;
 } bk_cuckoo_compact_t;
 
+/* A new, empty compact filter in *out (its caller bytes left as they
+ * are): what bk_cuckoo_create then bk_cuckoo_compact_take would give for a
+ * RedisBloom-flavour filter of `capacity` (opts->flavour must be
+ * BK_CUCKOO_REDISBLOOM), with one allocation, its buckets. BK_EINVAL as
+ * bk_cuckoo_create, BK_ENOMEM. */
+bk_status_t bk_cuckoo_compact_create(bk_cuckoo_compact_t *out, uint64_t capacity,
+                                     const bk_cuckoo_options_t *opts);
 /* Makes *c compact into *out (its caller bytes left as they are) and frees
  * the rest of *c (*c set to NULL). BK_EKIND, with *c unchanged, unless it
  * is a RedisBloom-flavour filter of one sub-filter held in memory (not a

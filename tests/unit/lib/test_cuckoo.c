@@ -722,6 +722,44 @@ static void test_compact(void)
     CHECK(bk_cuckoo_compact_take(&own, &p) == BK_EKIND && own != NULL); /* grown */
     bk_cuckoo_free(own);
 
+    /* Made compact directly: the fields and, after the same adds, the
+     * bytes of a filter made and then taken. */
+    static const struct {
+        uint64_t capacity;
+        uint32_t bucket_size, iterations, expansion;
+    } shapes[] = {{100, 0, 0, 0}, {1000, 4, 500, 2}, {5, 1, 1, 0}, {77777, 3, 20, 5}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        bk_cuckoo_options_t so = {.flavour = BK_CUCKOO_REDISBLOOM,
+                                  .bucket_size = shapes[i].bucket_size,
+                                  .max_iterations = shapes[i].iterations,
+                                  .expansion = shapes[i].expansion,
+                                  .expansion_set = shapes[i].expansion != 0};
+        bk_cuckoo_t *made = NULL;
+        bk_cuckoo_compact_t a, b;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        CHECK_OK(bk_cuckoo_create(&made, shapes[i].capacity, 0, &so));
+        CHECK_OK(bk_cuckoo_compact_take(&made, &a));
+        CHECK_OK(bk_cuckoo_compact_create(&b, shapes[i].capacity, &so));
+        CHECK(a.buckets == b.buckets && a.bucket_size == b.bucket_size &&
+              a.max_iterations == b.max_iterations && a.expansion == b.expansion &&
+              a.items == 0 && b.items == 0);
+        bk_cuckoo_t *va = NULL, *vb = NULL;
+        CHECK_OK(bk_cuckoo_bind(&va, &a));
+        CHECK_OK(bk_cuckoo_bind(&vb, &b));
+        for (int k = 0; k < 40; k++) {
+            int n = snprintf(key, sizeof key, "c%d", k);
+            CHECK(bk_cuckoo_add(va, key, (size_t)n) == bk_cuckoo_add(vb, key, (size_t)n));
+        }
+        CHECK(bk_cuckoo_compact_bytes(&a) == bk_cuckoo_compact_bytes(&b) &&
+              memcmp(a.data, b.data, (size_t)bk_cuckoo_compact_bytes(&a)) == 0);
+        bk_cuckoo_free(va); /* views: the buckets stay a's and b's */
+        bk_cuckoo_free(vb);
+        bk_cuckoo_compact_free(&a);
+        bk_cuckoo_compact_free(&b);
+    }
+    CHECK_STATUS(bk_cuckoo_compact_create(&p, 100, &(bk_cuckoo_options_t){0}), BK_EINVAL);
+
     /* A native filter is not made compact. */
     bk_cuckoo_t *nat = NULL;
     CHECK_OK(bk_cuckoo_create(&nat, 1000, 0.01, NULL));
