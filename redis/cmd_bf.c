@@ -125,7 +125,7 @@ int bkr_cmd_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bk_filter_shape_t shape; /* O(1): INFO never reads the payload */
     bk_filter_shape(o->f, &shape);
     const bk_filter_shape_t *in = &shape;
-    bool scaling = in->kind == BK_KIND_SCALABLE && !in->nonscaling;
+    bool scaling = (bk_kind_caps(in->kind) & BK_CAP_GROW) && !in->nonscaling;
     uint64_t values[4] = {in->capacity, in->bytes, in->filters, in->items};
     /* A RedisBloom chain's Size is RedisBloom's figure: its chain struct
      * (32 bytes) and a 64-byte link struct per sub-filter beside the bits,

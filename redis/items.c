@@ -51,7 +51,7 @@ static void reply_add_error(RedisModuleCtx *ctx, const bkr_obj_t *o, bk_status_t
 {
     bk_filter_shape_t s;
     bk_filter_shape(o->f, &s);
-    if (st != BK_EFULL || s.kind != BK_KIND_SCALABLE || s.nonscaling) {
+    if (st != BK_EFULL || !(bk_kind_caps(s.kind) & BK_CAP_GROW) || s.nonscaling) {
         bkr_reply_status(ctx, st);
         return;
     }

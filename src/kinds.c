@@ -41,7 +41,7 @@ static const kind_row_t rows[] = {
     [BK_KIND_PRECISE] = {"precise", F | T | C, {64, 1, 0, BKI_CLASSIC_MAX_K, 0, 1, 0}, A | M},
     [BK_KIND_BLOCKED2] = {"blocked2", F | T | C | BKI_KIND_SUB_FILE | BKI_KIND_SUB_CREATE,
                           {BKI_LINE_BITS, 1, BKI_LINE_BITS, BKI_BLOCKED_MAX_K, 0, 2, 0}, A | M},
-    [BK_KIND_WINDOW] = {"window", F | T | C, {0}, A},
+    [BK_KIND_WINDOW] = {"window", F | T | C, {0}, A | BK_CAP_WINDOW},
     [BK_KIND_SPLIT] = {"split", F | T | C,
                        {BKI_SPLIT_BLOCK_BITS, 1, BKI_SPLIT_BLOCK_BITS, BKI_SPLIT_K, 0, 1,
                         BKI_SPLIT_K}, A | M},

@@ -783,7 +783,7 @@ int bkc_cmd_dedup(int argc, char **argv)
     prog.has_fresh = true;
     prog.filter = f;
     dedup_ctx_t ctx = {.f = f, .state = o.state, .cp = cp, .prog = &prog, .every = o.every,
-                       .window = bk_filter_kind(f) == BK_KIND_WINDOW};
+                       .window = (bk_kind_caps(bk_filter_kind(f)) & BK_CAP_WINDOW) != 0};
     uint64_t unread;
     ctx.track = o.state && !ctx.window && bkc_out_unread(&unread) == 0;
     bkc_inflight_init(&ctx.inflight);

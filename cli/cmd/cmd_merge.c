@@ -101,11 +101,11 @@ static bk_filter_t *merge_inputs(char **ins, int n, const char *out)
         bk_status_t st = bk_filter_union(acc, f);
         if (st == BK_EINCOMPAT)
             incompatible(acc, f, ins[0], ins[i], out);
-        else if (st == BK_EKIND && bk_filter_kind(acc) == BK_KIND_CUCKOO)
-            bkc_error("%s: cannot merge: the union of two cuckoo filters is not a cuckoo filter "
-                      "(a bucket may need more slots than it has); %s not written. Add the "
-                      "keys of both to one filter instead",
-                      ins[i], out);
+        else if (st == BK_EKIND && !(bk_kind_caps(bk_filter_kind(acc)) & BK_CAP_MERGE))
+            bkc_error("%s: cannot merge: the union of two %s filters is not a %s filter; %s "
+                      "not written. Add the keys of both to one filter instead",
+                      ins[i], bk_kind_name(bk_filter_kind(acc)), bk_kind_name(bk_filter_kind(acc)),
+                      out);
         else if (st != BK_OK)
             bkc_error("%s: cannot merge: %s; %s not written", ins[i], bk_strerror(st), out);
         bk_filter_free(f);
@@ -122,7 +122,7 @@ static int check_promise(const bk_filter_t *acc, const char *out)
 {
     bk_filter_info_t in;
     bk_filter_info(acc, &in);
-    if (in.kind != BK_KIND_SCALABLE || !(in.expected_fpr > in.fpr_target))
+    if (!(bk_kind_caps(in.kind) & BK_CAP_GROW) || !(in.expected_fpr > in.fpr_target))
         return 0;
     bkc_error("%s: not written: the union of these scalable filters would answer with a "
               "false-positive rate of %.3g, over the %g their chains promise (a scalable "

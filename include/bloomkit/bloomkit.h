@@ -140,9 +140,11 @@ enum {
                                 exactly the filter of both key sets */
     BK_CAP_GROW = 1u << 4,   /* it may grow past its capacity (scalable,
                                 cuckoo with an expansion) */
-    BK_CAP_STATIC = 1u << 5  /* built whole from its keys (bk_filter_build),
+    BK_CAP_STATIC = 1u << 5, /* built whole from its keys (bk_filter_build),
                                 never changed after: adds, removes and clear
                                 return BK_ESTATIC */
+    BK_CAP_WINDOW = 1u << 6  /* keys age out: it holds those of the last N
+                                adds or T time (window_* options) */
 };
 /* The BK_CAP_* bits of a kind; 0 for an unknown kind or a bitmap. */
 unsigned bk_kind_caps(bk_kind_t kind);

@@ -692,6 +692,70 @@ static void test_prefault(void)
     bk_filter_free(chain);
 }
 
+/* Each kind's capabilities (bk_kind_caps) are what its filters do: a kind
+ * that says REMOVE removes, GROW grows past its capacity, MERGE takes the
+ * union of two of one shape, WINDOW forgets keys older than its window,
+ * STATIC refuses adds; and one that does not say so does not. */
+static void test_kind_caps_are_behaviour(void)
+{
+    for (int k = 1; k <= 14; k++) {
+        bk_kind_t kind = (bk_kind_t)k;
+        unsigned caps = bk_kind_caps(kind);
+        bk_filter_t *f = NULL, *g = NULL;
+        if (caps & BK_CAP_STATIC) {
+            uint64_t keys[100];
+            bk_key_t kk[100];
+            for (int i = 0; i < 100; i++) {
+                keys[i] = (uint64_t)i;
+                kk[i].ptr = &keys[i];
+                kk[i].len = sizeof keys[i];
+            }
+            bk_options_t so = {.kind = kind};
+            CHECK_OK(bk_filter_build(&f, kk, 100, 0, &so));
+            if (f)
+                CHECK_MSG(bk_filter_add(f, "x", 1, NULL) == BK_ESTATIC, "%s", bk_kind_name(kind));
+            bk_filter_free(f);
+            CHECK(!(caps & (BK_CAP_ADD | BK_CAP_REMOVE | BK_CAP_GROW | BK_CAP_MERGE)));
+            continue;
+        }
+        bk_options_t o = {.kind = kind, .seed = 3, .seed_set = true, .window_generations = 4};
+        if (bk_filter_create(&f, 200, 0.01, &o) != BK_OK) {
+            /* bitmaps have none; a RedisBloom link is made only inside its
+             * chain (bk_redisbloom_create), whose kind is scalable */
+            CHECK_MSG(caps == 0 || kind == BK_KIND_REDISBLOOM,
+                      "%s: has capabilities but cannot be made", bk_kind_name(kind));
+            continue;
+        }
+        CHECK_OK(bk_filter_create(&g, 200, 0.01, &o));
+        CHECK_MSG(caps & BK_CAP_ADD, "%s", bk_kind_name(kind));
+        for (uint64_t i = 0; i < 100; i++)
+            CHECK_OK(bk_filter_add(f, &i, sizeof i, NULL));
+        uint64_t probe = 7;
+        bk_status_t r = bk_filter_remove(f, &probe, sizeof probe);
+        CHECK_MSG((r == BK_OK) == ((caps & BK_CAP_REMOVE) != 0), "%s: remove %s",
+                  bk_kind_name(kind), bk_strerror(r));
+        bk_status_t u = bk_filter_union(g, f);
+        CHECK_MSG((u == BK_OK) == ((caps & BK_CAP_MERGE) != 0), "%s: union %s",
+                  bk_kind_name(kind), bk_strerror(u));
+        /* Past capacity: a kind that grows holds more sub-filters (or
+         * capacity); a window has forgotten its first keys. */
+        bk_filter_shape_t before, after;
+        bk_filter_shape(f, &before);
+        for (uint64_t i = 1000; i < 5000; i++)
+            (void)bk_filter_add(f, &i, sizeof i, NULL);
+        bk_filter_shape(f, &after);
+        bool grew = after.filters > before.filters || after.capacity > before.capacity;
+        CHECK_MSG(grew == ((caps & BK_CAP_GROW) != 0), "%s: grew %d", bk_kind_name(kind), grew);
+        int forgotten = 0;
+        for (uint64_t i = 8; i < 100; i++)
+            forgotten += !bk_filter_contains(f, &i, sizeof i);
+        CHECK_MSG((forgotten > 50) == ((caps & BK_CAP_WINDOW) != 0), "%s: %d of 92 forgotten",
+                  bk_kind_name(kind), forgotten);
+        bk_filter_free(f);
+        bk_filter_free(g);
+    }
+}
+
 int main(void)
 {
     bkt_run("prefault keeps every bit", test_prefault);
@@ -710,5 +774,6 @@ int main(void)
     bkt_run("sizes beyond 32 bits", test_beyond_32_bits);
     bkt_run("bad parameters", test_bad_parameters);
     bkt_run("names and errors", test_names_and_errors);
+    bkt_run("kind caps are behaviour", test_kind_caps_are_behaviour);
     return bkt_finish();
 }
