@@ -362,13 +362,18 @@ bkr_obj_t *bkr_create_key_or_reply(RedisModuleCtx *ctx, RedisModuleKey *key,
 
 /* ---- growth of scalable filters ---- */
 
+bool bkr_batch_safe_shape(const bk_filter_shape_t *s, int m)
+{
+    if (s->kind != BK_KIND_SCALABLE)
+        return true; /* a single array never grows nor refuses */
+    return s->newest_items + (uint64_t)m < s->newest_capacity;
+}
+
 bool bkr_batch_safe(const bkr_obj_t *o, int m)
 {
     bk_filter_shape_t s;
     bk_filter_shape(o->f, &s);
-    if (s.kind != BK_KIND_SCALABLE)
-        return true; /* a single array never grows nor refuses */
-    return s.newest_items + (uint64_t)m < s.newest_capacity;
+    return bkr_batch_safe_shape(&s, m);
 }
 
 const char *bkr_growth_check(RedisModuleCtx *ctx, const bkr_obj_t *o)

@@ -40,6 +40,8 @@ const char *bkr_growth_check(RedisModuleCtx *ctx, const bkr_obj_t *o);
 /* True if m items can be added in one batch: none of them can make the
  * filter grow or find it full, so no check is due between them. */
 bool bkr_batch_safe(const bkr_obj_t *o, int m);
+/* The same from a shape of o's filter taken since its last change. */
+bool bkr_batch_safe_shape(const bk_filter_shape_t *s, int m);
 /* A new value of the family for p (its seed as given), not yet a key's;
  * NULL after replying with the error. */
 void *bkr_new_value_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p);

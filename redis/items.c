@@ -113,7 +113,7 @@ static long add_batch_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleStr
  * error); returns how many items were new, and in *done how many were
  * taken before an error (all n without one). */
 static long add_items(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **items, int n,
-                      bool multi, int *done, bool *answers)
+                      bool multi, int *done, bool *answers, const bk_filter_shape_t *known)
 {
     bool was_new;
     /* The library holds the cap on growth too: MAX_BYTES for a client,
@@ -133,7 +133,8 @@ static long add_items(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **ite
     int i = 0;
     while (i < n) {
         int m = n - i < BKR_BATCH ? n - i : BKR_BATCH;
-        if (bkr_batch_safe(o, m)) {
+        /* known: o's shape before the first batch (the caller's) */
+        if (i == 0 && known ? bkr_batch_safe_shape(known, m) : bkr_batch_safe(o, m)) {
             long got = add_batch_or_reply(ctx, o, items + i, m, answers ? answers + i : NULL);
             replied += got < 0 ? 1 : m;
             if (got < 0)
@@ -182,8 +183,10 @@ int bkr_add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr
      * chain grows on a new item that finds its newest sub-filter full. */
     bk_filter_shape_t shape;
     bk_filter_shape(obj->f, &shape);
+    bool promoted = false;
     if (bkr_is_packed(obj) && !shape.nonscaling &&
         shape.newest_items + (uint64_t)(argc - first) > shape.newest_capacity) {
+        promoted = true;
         obj = bkr_promote(key, obj);
         if (!obj) {
             RedisModule_ReplyWithError(ctx, "ERR out of memory growing the filter");
@@ -191,7 +194,8 @@ int bkr_add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr
         }
     }
     int done = 0;
-    long added = add_items(ctx, obj, argv + first, argc - first, multi, &done, o->answers);
+    long added = add_items(ctx, obj, argv + first, argc - first, multi, &done, o->answers,
+                           promoted ? NULL : &shape);
     /* a chain grows only on items past its newest sub-filter's room */
     if (!shape.nonscaling &&
         shape.newest_items + (uint64_t)(argc - first) > shape.newest_capacity) {
@@ -500,9 +504,22 @@ static bool parse_spec(RedisModuleString *arg, bkr_family_t *family, bkr_params_
     memcpy(num, s, (size_t)(colon - s));
     num[colon - s] = '\0';
     char *stop;
-    p->error = strtod(num, &stop);
-    if (*stop != '\0')
-        return false;
+    /* An AOF of key creations repeats one error text over and over, and
+     * strtod's exact conversion was a tenth of the module's replay time:
+     * the last text's value is remembered (the main thread's alone). */
+    static _Thread_local struct {
+        char text[40];
+        double value;
+    } last;
+    if (strcmp(num, last.text) == 0 && last.text[0]) {
+        p->error = last.value;
+    } else {
+        p->error = strtod(num, &stop);
+        if (*stop != '\0')
+            return false;
+        memcpy(last.text, num, sizeof num);
+        last.value = p->error;
+    }
     s = colon + 1;
     uint64_t ns;
     if (!spec_u64(&s, end, &p->expansion) || !spec_colon(&s, end) || !spec_u64(&s, end, &ns) ||

@@ -1382,6 +1382,16 @@ def test_create_forms(r):
           r.execute_command("BF.SCANDUMP", "cf-new", "0") ==
           r.execute_command("BF.SCANDUMP", "cf-old", "0") and
           r.execute_command("BF.MEXISTS", "cf-new", "a", "b") == [1, 1])
+    # One error after another, and back: each key gets its own (the
+    # parser remembers the last error's text; a stale value would size
+    # the next key by the wrong one). RESERVE makes the same keys.
+    for i, err in enumerate(["0.01", "0.0001", "0.01", "0.1", "0.0001"]):
+        r.execute_command("BKI.CREATE", "cf-err%d" % i, "BF:5000:%s:2:0:9" % err)
+        r.execute_command("BF.RESERVE", "cf-ref%d" % i, err, "5000", "SEED", "9")
+    check("BKI.CREATE: errors in turn, each key its own",
+          all(r.execute_command("BF.SCANDUMP", "cf-err%d" % i, "0") ==
+              r.execute_command("BF.SCANDUMP", "cf-ref%d" % i, "0") for i in range(5)) and
+          info_field(r, "cf-err1", "Size") > info_field(r, "cf-err0", "Size"))
     r.execute_command("BKI.CREATE", "cf-res", "CBF:50:0.25:1:1:7")
     check("BKI.CREATE of a CBF without items",
           r.type("cf-res") != b"none" and r.execute_command("CBF.CARD", "cf-res") == 0)
