@@ -20,14 +20,16 @@ bkr_config_t bkr_config = {
 };
 
 /* Bytes of Redis memory the library holds, as Redis' allocator counts
- * them (its size classes included): what used_memory grows by. */
+ * them (its size classes included): what used_memory grows by. Updated
+ * atomically: FLUSHALL ASYNC frees values in a background thread while
+ * the main thread allocates. */
 static uint64_t lib_bytes;
 
 static void *lib_alloc(size_t n)
 {
     void *p = RedisModule_TryAlloc(n);
     if (p)
-        lib_bytes += RedisModule_MallocSize(p);
+        __atomic_fetch_add(&lib_bytes, RedisModule_MallocSize(p), __ATOMIC_RELAXED);
     return p;
 }
 
@@ -35,13 +37,13 @@ static void *lib_calloc(size_t count, size_t size)
 {
     void *p = RedisModule_TryCalloc(count, size);
     if (p)
-        lib_bytes += RedisModule_MallocSize(p);
+        __atomic_fetch_add(&lib_bytes, RedisModule_MallocSize(p), __ATOMIC_RELAXED);
     return p;
 }
 
 static void lib_free(void *p)
 {
-    lib_bytes -= RedisModule_MallocSize(p);
+    __atomic_fetch_sub(&lib_bytes, RedisModule_MallocSize(p), __ATOMIC_RELAXED);
     RedisModule_Free(p);
 }
 
@@ -53,5 +55,5 @@ bk_allocator_t bkr_library_allocator(void)
 
 uint64_t bkr_lib_bytes(void)
 {
-    return lib_bytes;
+    return __atomic_load_n(&lib_bytes, __ATOMIC_RELAXED);
 }
