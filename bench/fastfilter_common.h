@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <ctime>
 #include <vector>
 
@@ -33,6 +34,32 @@ static inline double med(std::vector<double> v)
     std::sort(v.begin(), v.end());
     size_t n = v.size();
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* After one share's one-key lookups (hits of q, share of them added): the
+ * batch row, checked against the one-key answers, and the counts of
+ * missed keys (false negatives) and, for the share of none added, false
+ * positives. Entry: name and has_batch (may be null); Tally: batch[],
+ * fneg, fpos, absent. */
+template <class Entry, class Tally>
+static void batch_and_tally(const Entry &e, const void *f, const std::vector<uint64_t> &q,
+                            double share, int s, size_t hits, Tally &t)
+{
+    if (e.has_batch) {
+        double c0 = thread_ns();
+        size_t bh = e.has_batch(f, q.data(), q.size());
+        t.batch[s].push_back((thread_ns() - c0) / q.size());
+        if (bh != hits)
+            std::printf("%s: batch found %zu, one by one %zu\n", e.name, bh, hits);
+    }
+    /* Present keys must all be found: count what is missing. */
+    size_t present = (size_t)(share * q.size() + 0.5);
+    if (hits < present)
+        t.fneg += present - hits;
+    if (s == 0) {
+        t.fpos += hits;
+        t.absent += q.size();
+    }
 }
 
 static inline bool bk_has(const void *f, uint64_t k)

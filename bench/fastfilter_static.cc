@@ -131,20 +131,7 @@ static void run_entry(const entry &e, const vector<uint64_t> &keys,
         for (uint64_t k : q)
             hits += e.has(f, k);
         t.look[s].push_back((thread_ns() - c0) / q.size());
-        if (e.has_batch) {
-            c0 = thread_ns();
-            size_t bh = e.has_batch(f, q.data(), q.size());
-            t.batch[s].push_back((thread_ns() - c0) / q.size());
-            if (bh != hits)
-                std::printf("%s: batch found %zu, one by one %zu\n", e.name, bh, hits);
-        }
-        size_t present = (size_t)(shares[s] * q.size() + 0.5);
-        if (hits < present)
-            t.fneg += present - hits;
-        if (s == 0) {
-            t.fpos += hits;
-            t.absent += q.size();
-        }
+        batch_and_tally(e, f, q, shares[s], s, hits, t);
     }
     e.drop(f);
 }
