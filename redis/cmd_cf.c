@@ -522,17 +522,12 @@ static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
  * leave them all full). */
 static void compact_restored(RedisModuleKey *key, bkr_cf_t *o)
 {
-    bk_cuckoo_t *c = o->c;
-    void *v = bkr_cf_value(&c, bkr_lib_bytes());
-    if (c) { /* not compact: v is a second full value for the same filter */
-        ((bkr_cf_t *)v)->c = NULL;
-        bkr_cf_free(v);
+    void *v = bkr_cf_compact_of(&o->c); /* o->c NULL once taken */
+    if (!v)
         return;
-    }
     void *old = NULL;
     RedisModule_ModuleTypeReplaceValue(key, bkr_type_rbcf, v, &old);
-    o->c = NULL; /* taken by v */
-    bkr_cf_free(old);
+    bkr_cf_free(old); /* o, holding nothing now */
 }
 
 /* A client's CF.LOADCHUNK that fails gets the error; one replayed from

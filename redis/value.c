@@ -537,18 +537,33 @@ static uint64_t cf_buckets_heap(const bk_cuckoo_compact_t *p)
     return bkr_size_class((size_t)((bk_cuckoo_compact_bytes(p) + 63) & ~(uint64_t)63));
 }
 
-void *bkr_cf_value(bk_cuckoo_t **c, uint64_t since)
+/* A compact value's 48 bytes, tagged, holding nothing yet; NULL without
+ * memory. */
+static bk_cuckoo_compact_t *compact_head(void)
 {
     bk_cuckoo_compact_t *p = RedisModule_TryAlloc(sizeof *p);
     if (p) {
         memset(p, 0, sizeof *p);
         uint32_t tag = CF_COMPACT_TAG;
         memcpy(p->caller, &tag, sizeof tag);
-        if (bk_cuckoo_compact_take(c, p) == BK_OK)
-            return p;
-        RedisModule_Free(p);
     }
-    return bkr_cf_new(*c, since);
+    return p;
+}
+
+void *bkr_cf_compact_of(bk_cuckoo_t **c)
+{
+    bk_cuckoo_compact_t *p = compact_head();
+    if (p && bk_cuckoo_compact_take(c, p) != BK_OK) {
+        RedisModule_Free(p);
+        p = NULL;
+    }
+    return p;
+}
+
+void *bkr_cf_value(bk_cuckoo_t **c, uint64_t since)
+{
+    void *p = bkr_cf_compact_of(c);
+    return p ? p : bkr_cf_new(*c, since);
 }
 
 /* As slot_of: also called by the free callback, which Redis may run in a
@@ -556,14 +571,11 @@ void *bkr_cf_value(bk_cuckoo_t **c, uint64_t since)
  * bound, and `bound` is read and written atomically. */
 void *bkr_cf_new_compact(uint64_t capacity, const bk_cuckoo_options_t *opts, bk_status_t *st)
 {
-    bk_cuckoo_compact_t *p = RedisModule_TryAlloc(sizeof *p);
+    bk_cuckoo_compact_t *p = compact_head();
     if (!p) {
         *st = BK_ENOMEM;
         return NULL;
     }
-    memset(p, 0, sizeof *p);
-    uint32_t tag = CF_COMPACT_TAG;
-    memcpy(p->caller, &tag, sizeof tag);
     *st = bk_cuckoo_compact_create(p, capacity, opts);
     if (*st != BK_OK) {
         RedisModule_Free(p);

@@ -101,6 +101,9 @@ int bkr_done(RedisModuleKey *key);
 bkr_cf_t *bkr_cf_new(bk_cuckoo_t *c, uint64_t since);
 /* Frees a CF value of either form (the type's free callback). */
 void bkr_cf_free(void *value);
+/* A compact CF value taking *c (set to NULL), or NULL (*c unchanged) when
+ * *c cannot be compact (more than one sub-filter) or memory is short. */
+void *bkr_cf_compact_of(bk_cuckoo_t **c);
 /* A new CF value for *c (made since `since`, a bkr_lib_bytes() reading):
  * compact when it can be (*c is then taken: NULL), else the full form
  * (bkr_cf_new). Never NULL. */

@@ -746,6 +746,23 @@ void bk_cuckoo_set_max_bytes(bk_cuckoo_t *c, uint64_t max_bytes)
         c->max_bytes = max_bytes;
 }
 
+/* A RedisBloom-flavour filter's fields from its header's (f->filters
+ * aside: the sub-filters are added after): one-byte fingerprints, and the
+ * capacity and rate the flavour gives that geometry. */
+static void set_rb_fields(bk_cuckoo_t *c, const bk_cuckoo_fields_t *f)
+{
+    c->flavour = BK_CUCKOO_REDISBLOOM;
+    c->bucket_size = f->bucket_size;
+    c->max_iterations = f->max_iterations;
+    c->expansion = f->expansion;
+    c->fp_bytes = 1;
+    c->buckets = f->buckets;
+    c->items = f->items;
+    c->deletes = f->deletes;
+    c->capacity = f->buckets * f->bucket_size;
+    c->fpr = native_fpr(f->bucket_size, 8);
+}
+
 /* ---- compact filters ---- */
 
 _Static_assert(sizeof(bk_cuckoo_compact_t) == 48, "a compact filter fits a 48-byte size class");
@@ -837,17 +854,10 @@ bk_status_t bk_cuckoo_bind(bk_cuckoo_t **view, const bk_cuckoo_compact_t *p)
         }
         c->subs_cap = 1;
     }
-    c->flavour = BK_CUCKOO_REDISBLOOM;
-    c->items = p->items;
-    c->deletes = p->deletes;
+    bk_cuckoo_fields_t f = {p->buckets,     p->items,          p->deletes, 1,
+                            p->bucket_size, p->max_iterations, p->expansion};
+    set_rb_fields(c, &f);
     c->seed = 0;
-    c->buckets = p->buckets;
-    c->bucket_size = p->bucket_size;
-    c->max_iterations = p->max_iterations;
-    c->expansion = p->expansion;
-    c->fp_bytes = 1;
-    c->capacity = p->buckets * p->bucket_size;
-    c->fpr = native_fpr(p->bucket_size, 8);
     c->max_bytes = 0;
     c->mapped = false;
     c->nsubs = 1;
@@ -951,15 +961,7 @@ bk_status_t bk_cuckoo_restore(bk_cuckoo_t **out, const bk_cuckoo_fields_t *f,
     bk_cuckoo_t *c = new_shell(BK_CUCKOO_REDISBLOOM);
     if (!c)
         BKI_FAIL(BK_ENOMEM, "out of memory");
-    c->bucket_size = f->bucket_size;
-    c->max_iterations = f->max_iterations;
-    c->expansion = f->expansion;
-    c->fp_bytes = 1;
-    c->buckets = f->buckets;
-    c->items = f->items;
-    c->deletes = f->deletes;
-    c->capacity = f->buckets * f->bucket_size;
-    c->fpr = native_fpr(f->bucket_size, 8);
+    set_rb_fields(c, f);
     uint64_t nb = f->buckets;
     for (uint32_t i = 0; i < f->filters; i++) {
         uint64_t want = sub_buckets ? sub_buckets[i] : nb;
