@@ -184,28 +184,26 @@ static void creation_failed(RedisModuleCtx *ctx, bkr_family_t family, const bkr_
     bkr_reply_status(ctx, st);
 }
 
-/* A new key's value: a BF packed (one block, value.c) when its filter can
- * be, which a new one always can but for an expansion past 65535; else
- * the full form. NULL after replying. A packed BF's first sub-filter is
- * classic, or precise where that needs fewer bits (packed.c). */
 /* A BF key's RedisBloom chain (LAYOUT redisbloom): made as RedisBloom's
- * BF.RESERVE makes one, within the cap in ctx. NULL after replying. */
+ * BF.RESERVE makes one, within the cap in ctx (checked before anything is
+ * allocated). NULL after replying. */
 static void *new_rb_chain_or_reply(RedisModuleCtx *ctx, const bkr_params_t *p)
 {
-    uint64_t mark = bkr_lib_bytes(), cap = bkr_cap(ctx);
-    bk_filter_t *f = NULL;
-    bk_status_t st = bk_redisbloom_create(&f, p->capacity, p->error, (uint32_t)p->expansion,
-                                          p->nonscaling);
-    if (st == BK_OK && bk_redisbloom_bytes(f) > cap) {
+    uint64_t mark = bkr_lib_bytes(), cap = bkr_cap(ctx), bytes = 0;
+    bk_status_t st = bk_redisbloom_plan(p->capacity, p->error, p->nonscaling, &bytes);
+    if (st == BK_OK && bytes > cap) {
         bkr_reply_errorf(ctx,
                          "ERR Insufficient memory to create filter: capacity %llu at error rate "
                          "%g needs %llu bytes, over the limit of %llu bytes (module argument "
                          "MAX_BYTES)",
-                         (unsigned long long)p->capacity, p->error,
-                         (unsigned long long)bk_redisbloom_bytes(f), (unsigned long long)cap);
-        bk_filter_free(f);
+                         (unsigned long long)p->capacity, p->error, (unsigned long long)bytes,
+                         (unsigned long long)cap);
         return NULL;
     }
+    bk_filter_t *f = NULL;
+    if (st == BK_OK)
+        st = bk_redisbloom_create(&f, p->capacity, p->error, (uint32_t)p->expansion,
+                                  p->nonscaling);
     if (st != BK_OK) {
         creation_failed(ctx, BKR_BF, p, st);
         return NULL;
@@ -213,6 +211,10 @@ static void *new_rb_chain_or_reply(RedisModuleCtx *ctx, const bkr_params_t *p)
     return bkr_obj_new(BKR_BF, f, mark);
 }
 
+/* A new key's value: a BF packed (one block, value.c) when its filter can
+ * be, which a new one always can but for an expansion past 65535; else
+ * the full form. NULL after replying. A packed BF's first sub-filter is
+ * classic, or precise where that needs fewer bits (packed.c). */
 void *bkr_new_value_or_reply(RedisModuleCtx *ctx, bkr_family_t family, const bkr_params_t *p)
 {
     if (family == BKR_BF && p->rb_layout)

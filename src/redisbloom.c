@@ -102,24 +102,45 @@ bk_status_t bk_redisbloom_new(bk_filter_t **out, const bk_redisbloom_chain_t *ch
     return BK_OK;
 }
 
+/* The header and first link of a new chain as RedisBloom's BF.RESERVE
+ * makes them (bk_redisbloom_create). */
+static bk_status_t new_chain(uint64_t capacity, double error, uint32_t growth, bool nonscaling,
+                             bk_redisbloom_chain_t *c, bk_redisbloom_link_t *l)
+{
+    if (capacity == 0 || !(error > 0.0 && error < 1.0) || growth == 0)
+        return BK_EINVAL;
+    *c = (bk_redisbloom_chain_t){0, 1, BK_REDISBLOOM_FORCE64 | BK_REDISBLOOM_NOROUND, growth};
+    if (nonscaling)
+        c->options |= BK_REDISBLOOM_NO_SCALING;
+    /* RedisBloom's SB_NewChain: the first link at the error times its
+     * tightening ratio, 1/2, unless the chain never grows. */
+    *l = (bk_redisbloom_link_t){.entries = capacity, .error = nonscaling ? error : error * 0.5};
+    if (bki_rb_geometry(&l->entries, l->error, c->options, &l->bits, &l->hashes, &l->n2,
+                        &l->bpe) != BK_OK)
+        return BK_ENOMEM;
+    return BK_OK;
+}
+
+bk_status_t bk_redisbloom_plan(uint64_t capacity, double error, bool nonscaling, uint64_t *bytes)
+{
+    bk_redisbloom_chain_t c;
+    bk_redisbloom_link_t l;
+    bk_status_t st = new_chain(capacity, error, 1, nonscaling, &c, &l);
+    if (bytes)
+        *bytes = st == BK_OK ? l.bits / 8 : 0;
+    return st;
+}
+
 bk_status_t bk_redisbloom_create(bk_filter_t **out, uint64_t capacity, double error,
                                  uint32_t growth, bool nonscaling)
 {
     if (!out)
         return BK_EINVAL;
     *out = NULL;
-    if (capacity == 0 || !(error > 0.0 && error < 1.0) || growth == 0)
-        return BK_EINVAL;
-    bk_redisbloom_chain_t c = {0, 1, BK_REDISBLOOM_FORCE64 | BK_REDISBLOOM_NOROUND, growth};
-    if (nonscaling)
-        c.options |= BK_REDISBLOOM_NO_SCALING;
-    /* RedisBloom's SB_NewChain: the first link at the error times its
-     * tightening ratio, 1/2, unless the chain never grows. */
-    bk_redisbloom_link_t l = {.entries = capacity, .error = nonscaling ? error : error * 0.5};
-    if (bki_rb_geometry(&l.entries, l.error, c.options, &l.bits, &l.hashes, &l.n2, &l.bpe) !=
-        BK_OK)
-        return BK_ENOMEM;
-    return bk_redisbloom_new(out, &c, &l, NULL);
+    bk_redisbloom_chain_t c;
+    bk_redisbloom_link_t l;
+    bk_status_t st = new_chain(capacity, error, growth, nonscaling, &c, &l);
+    return st != BK_OK ? st : bk_redisbloom_new(out, &c, &l, NULL);
 }
 
 bool bk_redisbloom_is(const bk_filter_t *f)

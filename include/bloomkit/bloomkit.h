@@ -740,6 +740,10 @@ bk_status_t bk_redisbloom_new(bk_filter_t **out, const bk_redisbloom_chain_t *ch
  * growth 0; BK_ENOMEM for a link too large to hold, or memory. */
 bk_status_t bk_redisbloom_create(bk_filter_t **out, uint64_t capacity, double error,
                                  uint32_t growth, bool nonscaling);
+/* The payload bytes bk_redisbloom_create would allocate for its first link
+ * (*bytes; 0 on error), without allocating: a program holds a size cap
+ * before it creates. Its statuses. */
+bk_status_t bk_redisbloom_plan(uint64_t capacity, double error, bool nonscaling, uint64_t *bytes);
 
 /* Whether f is a chain of RedisBloom links (made by bk_redisbloom_new or
  * loaded from a file that holds one). */

@@ -172,6 +172,32 @@ static void test_answers_as_redisbloom(void)
     CHECK_MSG(bf == 6, "answers.txt has %d BF keys, want 6", bf);
 }
 
+/* f's header and payload, read back, are key a's SCANDUMP: RedisBloom's
+ * header, then each chunk byte for byte at its iterator, then the end. */
+static void check_dump_is_redisbloom(const rb_answer_t *a, const bk_filter_t *f)
+{
+    uint8_t hdr[HDR + LINK * RB_MAX_CHUNKS];
+    size_t len;
+    encode_header(f, hdr, &len);
+    CHECK_MSG(len == a->chunks[0].len && !memcmp(hdr, a->chunks[0].bytes, len),
+              "%s: header differs from RedisBloom's", a->name);
+    uint64_t off = 0;
+    for (int i = 1; i < a->nchunks; i++) {
+        const void *bytes;
+        uint64_t n = 0;
+        CHECK_OK(bk_redisbloom_read(f, off, 16u << 20, &bytes, &n));
+        CHECK_MSG(n == a->chunks[i].len && !memcmp(bytes, a->chunks[i].bytes, n) &&
+                      (long long)(off + n + 1) == a->chunks[i].iter,
+                  "%s: chunk %d differs", a->name, i);
+        off += n;
+    }
+    const void *bytes;
+    uint64_t n = 1;
+    CHECK_OK(bk_redisbloom_read(f, off, 16u << 20, &bytes, &n));
+    CHECK_EQ_U64(n, 0);
+    CHECK_EQ_U64(bk_redisbloom_bytes(f), off);
+}
+
 /* The header and chunks read back are RedisBloom's own, byte for byte:
  * what BF.SCANDUMP and an AOF rewrite of a taken-over key send. */
 static void test_dump_is_redisbloom_bytes(void)
@@ -185,26 +211,7 @@ static void test_dump_is_redisbloom_bytes(void)
             CHECK_MSG(0, "%s: chunks refused", a->name);
             continue;
         }
-        uint8_t hdr[HDR + LINK * RB_MAX_CHUNKS];
-        size_t len;
-        encode_header(f, hdr, &len);
-        CHECK_MSG(len == a->chunks[0].len && !memcmp(hdr, a->chunks[0].bytes, len),
-                  "%s: header differs from RedisBloom's", a->name);
-        uint64_t off = 0;
-        for (int i = 1; i < a->nchunks; i++) {
-            const void *bytes;
-            uint64_t n;
-            CHECK_OK(bk_redisbloom_read(f, off, 16u << 20, &bytes, &n));
-            CHECK_MSG(n == a->chunks[i].len && !memcmp(bytes, a->chunks[i].bytes, n) &&
-                          (long long)(off + n + 1) == a->chunks[i].iter,
-                      "%s: chunk %d differs", a->name, i);
-            off += n;
-        }
-        const void *bytes;
-        uint64_t n = 1;
-        CHECK_OK(bk_redisbloom_read(f, off, 16u << 20, &bytes, &n));
-        CHECK_EQ_U64(n, 0);
-        CHECK_EQ_U64(bk_redisbloom_bytes(f), off);
+        check_dump_is_redisbloom(a, f);
         bk_filter_free(f);
     }
 }
@@ -243,25 +250,12 @@ static void test_created_chain_is_redisbloom(void)
                                       made[m].nonscaling));
         if (!f)
             continue;
+        uint64_t planned = 0;
+        CHECK_OK(bk_redisbloom_plan(made[m].capacity, made[m].error, made[m].nonscaling, &planned));
+        CHECK_EQ_U64(planned, bk_redisbloom_bytes(f));
         for (size_t i = 0; i < a->nitems; i++)
             (void)bk_filter_add(f, a->items[i], strlen(a->items[i]), NULL);
-        uint8_t hdr[HDR + LINK * RB_MAX_CHUNKS];
-        size_t len;
-        encode_header(f, hdr, &len);
-        CHECK_MSG(len == a->chunks[0].len && !memcmp(hdr, a->chunks[0].bytes, len),
-                  "%s: header differs from RedisBloom's", a->name);
-        uint64_t off = 0;
-        int same = 0;
-        for (int i = 1; i < a->nchunks; i++) {
-            const void *bytes;
-            uint64_t n = 0;
-            if (bk_redisbloom_read(f, off, 16u << 20, &bytes, &n) == BK_OK &&
-                n == a->chunks[i].len && !memcmp(bytes, a->chunks[i].bytes, n))
-                same++;
-            off += n;
-        }
-        CHECK_MSG(same == a->nchunks - 1, "%s: %d of %d chunks as RedisBloom's", a->name, same,
-                  a->nchunks - 1);
+        check_dump_is_redisbloom(a, f);
         bk_filter_free(f);
     }
     CHECK_EQ_U64(seen, 5);
@@ -270,6 +264,10 @@ static void test_created_chain_is_redisbloom(void)
     CHECK_STATUS(bk_redisbloom_create(&f, 100, 1.0, 2, false), BK_EINVAL);
     CHECK_STATUS(bk_redisbloom_create(&f, 100, 0.01, 0, false), BK_EINVAL);
     CHECK_STATUS(bk_redisbloom_create(&f, UINT64_C(1) << 62, 1e-9, 2, false), BK_ENOMEM);
+    uint64_t planned = 1;
+    CHECK_STATUS(bk_redisbloom_plan(UINT64_C(1) << 62, 1e-9, false, &planned), BK_ENOMEM);
+    CHECK_EQ_U64(planned, 0);
+    CHECK_STATUS(bk_redisbloom_plan(0, 0.01, false, &planned), BK_EINVAL);
     CHECK(f == NULL);
 }
 
