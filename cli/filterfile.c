@@ -253,7 +253,7 @@ static bool far_over(const bk_filter_t *f, bk_filter_info_t *in)
     bk_filter_shape(f, &sh);
     /* the shape is O(1); the info (its expected FPR) reads the payload,
      * so only for a filter already past its capacity */
-    if (sh.kind == BK_KIND_SCALABLE || sh.kind == BK_KIND_WINDOW || sh.items <= sh.capacity)
+    if ((bk_kind_caps(sh.kind) & BK_CAP_BOUNDED) || sh.items <= sh.capacity)
         return false;
     (void)bk_filter_info_fast(f, in); /* a paged file: its items say enough */
     return in->items > in->capacity && in->expected_fpr > 2 * in->fpr_target;
@@ -283,15 +283,16 @@ bool bkc_far_over_capacity(const bk_filter_t *f, const char *name, const char *a
 
 void bkc_warn_over_capacity(const bk_filter_t *f, const char *name, const char *what)
 {
-    if (bk_filter_kind(f) == BK_KIND_SCALABLE)
-        return; /* grows instead, or refuses when non-scaling */
+    unsigned caps = bk_kind_caps(bk_filter_kind(f));
+    if ((caps & BK_CAP_BOUNDED) && !(caps & BK_CAP_WINDOW))
+        return; /* a chain: grows instead, or refuses when non-scaling */
     /* The shape is O(1); the info counts the payload's set bits (0.15 s at
      * the end of every run over the README's 1.9 GB seen-set, on 2 cores),
      * so only for a window or a filter past its capacity, the two cases
      * with something to say. */
     bk_filter_shape_t sh;
     bk_filter_shape(f, &sh);
-    if (sh.kind != BK_KIND_WINDOW && sh.items <= sh.capacity)
+    if (!(caps & BK_CAP_WINDOW) && sh.items <= sh.capacity)
         return;
     bk_filter_info_t in;
     (void)bk_filter_info_fast(f, &in);
@@ -299,7 +300,7 @@ void bkc_warn_over_capacity(const bk_filter_t *f, const char *name, const char *
      * window is over it only when more lines than its capacity came within
      * one span: it then forgets its oldest early (slotted windows), or its
      * false-positive rate rises (windows made before slots). */
-    if (in.kind == BK_KIND_WINDOW) {
+    if (caps & BK_CAP_WINDOW) {
         if (in.window_cleared_early)
             bkc_error("%s: warning: more than %llu lines within one window; the oldest were "
                       "forgotten early and may be printed again (use a larger -n)",

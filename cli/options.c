@@ -28,8 +28,7 @@ void bkc_sizing_opts_init(bkc_sizing_opts_t *sz, uint64_t n, double p)
     memset(&sz->o, 0, sizeof sz->o);
     /* The library's default: split from 0.4% to 2%, blocked at other
      * rates down to 1e-3, blocked2 below, where one line per key costs
-     * too much space (plan.c). */
-    sz->o.kind = BK_KIND_DEFAULT;
+     * too much space (plan.c): kind 0, as the memset left it. */
 }
 
 /* 0 after parsing a sizing option, 2 after a usage error, -1 if c is not
@@ -46,8 +45,8 @@ static int sizing_option(int c, const char *arg, bkc_sizing_opts_t *sz)
             return bkc_usage_error("bad false-positive rate '%s' (want 0 < P < 1)", arg);
         return 0;
     case 'k':
-        if (bk_kind_parse(arg, &sz->o.kind) != BK_OK || sz->o.kind == BK_KIND_BITMAP ||
-            sz->o.kind == BK_KIND_BITMAP2)
+        /* a kind with no filter capability is a bitmap: not here */
+        if (bk_kind_parse(arg, &sz->o.kind) != BK_OK || bk_kind_caps(sz->o.kind) == 0)
             return bkc_usage_error("unknown filter kind '%s'", arg);
         return 0;
     case BKC_OPT_HASH:

@@ -89,7 +89,7 @@ bool bkc_is_time_window(const bk_filter_t *f)
 
 void bkc_window_tick(bk_filter_t *f)
 {
-    if (bk_filter_kind(f) == BK_KIND_WINDOW)
+    if (bk_kind_caps(bk_filter_kind(f)) & BK_CAP_WINDOW)
         (void)bk_filter_advance(f, bkc_window_now()); /* count windows, read-only maps: no-op */
 }
 

@@ -323,7 +323,7 @@ static int cmd_restore(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     const char *why = NULL;
     uint64_t mark = bkr_lib_bytes();
     bk_status_t st = bk_filter_deserialize(&f, buf, len, &why);
-    if (st == BK_OK && bk_filter_kind(f) != BK_KIND_WINDOW) {
+    if (st == BK_OK && !(bk_kind_caps(bk_filter_kind(f)) & BK_CAP_WINDOW)) {
         bk_filter_free(f);
         st = BK_EKIND;
         why = "not a window filter";

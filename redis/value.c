@@ -68,19 +68,28 @@ static slot_t slots[SLOTS];
 
 /* ---- the families ------------------------------------------------------------------ */
 
+/* Which filters a family's keys hold, by what the kind can do (a value
+ * loaded from a dump or a chunk is checked against it): BF any Bloom
+ * filter that adds and merges (what the commands make: chains, blocked and
+ * classic arrays; also a file's split, blocked2 or precise filter restored
+ * into a key), CBF one that removes and counts and still merges (counting
+ * filters), WBF a window. */
 static bool bf_holds(bk_kind_t kind)
 {
-    return kind == BK_KIND_SCALABLE || kind == BK_KIND_BLOCKED || kind == BK_KIND_CLASSIC;
+    unsigned caps = bk_kind_caps(kind);
+    return (caps & BK_CAP_ADD) && (caps & BK_CAP_MERGE) &&
+           !(caps & (BK_CAP_REMOVE | BK_CAP_WINDOW | BK_CAP_STATIC));
 }
 
 static bool cbf_holds(bk_kind_t kind)
 {
-    return kind == BK_KIND_COUNTING;
+    unsigned caps = bk_kind_caps(kind);
+    return (caps & BK_CAP_REMOVE) && (caps & BK_CAP_COUNT) && (caps & BK_CAP_MERGE);
 }
 
 static bool wbf_holds(bk_kind_t kind)
 {
-    return kind == BK_KIND_WINDOW;
+    return (bk_kind_caps(kind) & BK_CAP_WINDOW) != 0;
 }
 
 /* One row per family, indexed by bkr_family_t; the data types are set

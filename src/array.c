@@ -364,6 +364,23 @@ void bki_array_info(const bk_filter_t *f, bk_filter_info_t *out)
     array_info(f, out, false);
 }
 
+void bki_array_shape(const bk_filter_t *f, bk_filter_shape_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = f->kind;
+    out->hash = f->hash;
+    out->seed = f->seed;
+    out->fpr_target = f->fpr;
+    out->items = bki_items(f);
+    out->max_bytes = f->max_bytes;
+    out->sub_kind = f->kind;
+    out->capacity = f->capacity;
+    out->k = f->k;
+    out->bytes = f->nbytes;
+    out->filters = 1;
+    out->nonscaling = true;
+}
+
 void bki_array_info_estimated(const bk_filter_t *f, bk_filter_info_t *out)
 {
     array_info(f, out, true);

@@ -111,7 +111,7 @@ bk_status_t bk_bitmap_create(bk_bitmap_t **out, uint64_t n)
     if (!b)
         return BK_ENOMEM;
     b->n = n;
-    b->nbytes = bki_layout_bytes(BK_KIND_BITMAP, n);
+    b->nbytes = bki_layout_bytes(bki_bitmap_kind(1), n);
     if (!new_payload(&b->words, b->nbytes, &b->mem, &b->touched)) {
         bki_free(b);
         return BK_ENOMEM;
@@ -338,7 +338,7 @@ bk_status_t bk_bitmap2_create(bk_bitmap2_t **out, uint64_t n)
     if (!b)
         return BK_ENOMEM;
     b->n = n;
-    b->nbytes = bki_layout_bytes(BK_KIND_BITMAP2, n);
+    b->nbytes = bki_layout_bytes(bki_bitmap_kind(2), n);
     if (!new_payload(&b->words, b->nbytes, &b->mem, &b->touched)) {
         bki_free(b);
         return BK_ENOMEM;

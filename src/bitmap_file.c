@@ -1,7 +1,7 @@
 /*
  * Bitmap persistence: bk_bitmap and bk_bitmap2 in the filters' container
  * (docs/FORMAT.md), one part each. The two kinds share every step here;
- * a small view (kind, n, words) is all that differs, so each public call
+ * a small view (bits a value, n, words) is all that differs, so each public call
  * is a one-line use of the shared read and write.
  */
 #define _GNU_SOURCE
@@ -13,7 +13,7 @@
 
 /* What the format needs of either bitmap kind. */
 typedef struct dense {
-    uint32_t kind;
+    unsigned bits; /* a value takes: 1 (bk_bitmap_t) or 2 (bk_bitmap2_t) */
     uint64_t n;
     uint64_t *words;
     uint64_t nbytes;
@@ -22,20 +22,20 @@ typedef struct dense {
 
 static dense_t view1(const bk_bitmap_t *b)
 {
-    dense_t d = {BK_KIND_BITMAP, b->n, b->words, b->nbytes, (bki_touched_t *)&b->touched};
+    dense_t d = {1, b->n, b->words, b->nbytes, (bki_touched_t *)&b->touched};
     return d;
 }
 
 static dense_t view2(const bk_bitmap2_t *b)
 {
-    dense_t d = {BK_KIND_BITMAP2, b->n, b->words, b->nbytes, (bki_touched_t *)&b->touched};
+    dense_t d = {2, b->n, b->words, b->nbytes, (bki_touched_t *)&b->touched};
     return d;
 }
 
-/* Creates an empty bitmap of the kind over [0, n); *d views it. */
-static bk_status_t dense_create(uint32_t kind, uint64_t n, void **obj, dense_t *d)
+/* Creates an empty bitmap of `bits` bits a value over [0, n); *d views it. */
+static bk_status_t dense_create(unsigned bits, uint64_t n, void **obj, dense_t *d)
 {
-    if (kind == BK_KIND_BITMAP) {
+    if (bits == 1) {
         bk_bitmap_t *b = NULL;
         bk_status_t st = bk_bitmap_create(&b, n);
         if (st == BK_OK)
@@ -51,19 +51,19 @@ static bk_status_t dense_create(uint32_t kind, uint64_t n, void **obj, dense_t *
     return st;
 }
 
-static void dense_free(uint32_t kind, void *obj)
+static void dense_free(unsigned bits, void *obj)
 {
-    if (kind == BK_KIND_BITMAP)
+    if (bits == 1)
         bk_bitmap_free(obj);
     else
         bk_bitmap2_free(obj);
 }
 
 /* The data must hold the bitmap kind asked for. */
-static bk_status_t check_bitmap_kind(const bkf_meta_t *m, uint32_t kind, const char **why)
+static bk_status_t check_bitmap_kind(const bkf_meta_t *m, unsigned bits, const char **why)
 {
-    if (m->kind != kind) {
-        if (m->kind == BK_KIND_BITMAP || m->kind == BK_KIND_BITMAP2)
+    if (m->kind != (uint32_t)bki_bitmap_kind(bits)) {
+        if (bki_kind_is((bk_kind_t)m->kind, BKI_KIND_BITMAP))
             FAIL(BK_EKIND, "the data holds the other bitmap kind");
         FAIL(BK_EKIND, "the data holds a filter, not a bitmap");
     }
@@ -72,7 +72,7 @@ static bk_status_t check_bitmap_kind(const bkf_meta_t *m, uint32_t kind, const c
 
 /* Validated metadata from a buffer (payload verified in place) or from a
  * file (opened: *fd, *meta_buf to release with parse_done). */
-static bk_status_t dense_parse(const void *buf, size_t len, const char *path, uint32_t kind,
+static bk_status_t dense_parse(const void *buf, size_t len, const char *path, unsigned bits,
                                bkf_meta_t *m, bkf_source_t *s, uint8_t **meta_buf, int *fd,
                                const char **why)
 {
@@ -96,7 +96,7 @@ static bk_status_t dense_parse(const void *buf, size_t len, const char *path, ui
         *s = b;
     }
     if (st == BK_OK)
-        st = check_bitmap_kind(m, kind, why);
+        st = check_bitmap_kind(m, bits, why);
     if (st == BK_OK && !path)
         st = bkf_verify_payloads(m, s, why);
     return st;
@@ -129,12 +129,12 @@ static bk_status_t fill(const dense_t *d, const bkf_meta_t *m, const bkf_source_
 }
 
 /* Builds a bitmap of the kind from validated metadata. */
-static bk_status_t dense_build(uint32_t kind, void **out, const bkf_meta_t *m,
+static bk_status_t dense_build(unsigned bits, void **out, const bkf_meta_t *m,
                                const bkf_source_t *s, const char **why)
 {
     void *obj = NULL;
     dense_t d;
-    bk_status_t st = dense_create(kind, m->capacity, &obj, &d);
+    bk_status_t st = dense_create(bits, m->capacity, &obj, &d);
     if (st != BK_OK) {
         if (why)
             *why = st == BK_ENOMEM ? "out of memory" : "bitmap size the library cannot build";
@@ -142,7 +142,7 @@ static bk_status_t dense_build(uint32_t kind, void **out, const bkf_meta_t *m,
     }
     st = fill(&d, m, s, why);
     if (st != BK_OK) {
-        dense_free(kind, obj);
+        dense_free(bits, obj);
         return st;
     }
     *out = obj;
@@ -151,7 +151,7 @@ static bk_status_t dense_build(uint32_t kind, void **out, const bkf_meta_t *m,
 
 /* The one reader behind the four public ones: from buf/len or from path.
  * *out is the new bitmap on success, NULL otherwise. */
-static bk_status_t dense_read(uint32_t kind, void **out, const void *buf, size_t len,
+static bk_status_t dense_read(unsigned bits, void **out, const void *buf, size_t len,
                               const char *path, const char **why)
 {
     *out = NULL;
@@ -159,9 +159,9 @@ static bk_status_t dense_read(uint32_t kind, void **out, const void *buf, size_t
     bkf_source_t s;
     uint8_t *mb;
     int fd;
-    bk_status_t st = dense_parse(buf, len, path, kind, &m, &s, &mb, &fd, why);
+    bk_status_t st = dense_parse(buf, len, path, bits, &m, &s, &mb, &fd, why);
     if (st == BK_OK)
-        st = dense_build(kind, out, &m, &s, why);
+        st = dense_build(bits, out, &m, &s, why);
     parse_done(mb, fd);
     return st;
 }
@@ -170,7 +170,7 @@ static bk_status_t dense_obj(const void *b, dense_t d, bkf_obj_t *o)
 {
     if (!b)
         return BK_EINVAL;
-    return bkf_obj_from_bitmap(o, d.kind, d.n, d.words, d.nbytes);
+    return bkf_obj_from_bitmap(o, (uint32_t)bki_bitmap_kind(d.bits), d.n, d.words, d.nbytes);
 }
 
 static uint64_t dense_size(const void *b, dense_t d)
@@ -195,19 +195,19 @@ static bk_status_t dense_save(const void *b, dense_t d, const char *path)
 }
 
 /* Runs dense_read for a public reader with a typed out pointer. */
-#define READ_INTO(out, kind, buf, len, path)                                   \
+#define READ_INTO(out, bits, buf, len, path)                                   \
     do {                                                                       \
         if (!(out))                                                            \
             FAIL(BK_EINVAL, "invalid argument");                               \
         void *obj_;                                                            \
-        bk_status_t st_ = dense_read(kind, &obj_, buf, len, path, why);        \
+        bk_status_t st_ = dense_read(bits, &obj_, buf, len, path, why);        \
         *(out) = obj_;                                                         \
         return st_;                                                            \
     } while (0)
 
 /* A view of a possibly NULL bitmap (only dereferenced when non-NULL). */
-#define VIEW1(b) ((b) ? view1(b) : (dense_t){BK_KIND_BITMAP, 0, NULL, 0, NULL})
-#define VIEW2(b) ((b) ? view2(b) : (dense_t){BK_KIND_BITMAP2, 0, NULL, 0, NULL})
+#define VIEW1(b) ((b) ? view1(b) : (dense_t){1, 0, NULL, 0, NULL})
+#define VIEW2(b) ((b) ? view2(b) : (dense_t){2, 0, NULL, 0, NULL})
 
 uint64_t bk_bitmap_serialized_size(const bk_bitmap_t *b)
 {
@@ -222,7 +222,7 @@ bk_status_t bk_bitmap_serialize(const bk_bitmap_t *b, void *buf, size_t cap, siz
 bk_status_t bk_bitmap_deserialize(bk_bitmap_t **out, const void *buf, size_t len,
                                   const char **why)
 {
-    READ_INTO(out, BK_KIND_BITMAP, buf, len, NULL);
+    READ_INTO(out, 1, buf, len, NULL);
 }
 
 bk_status_t bk_bitmap_save(const bk_bitmap_t *b, const char *path)
@@ -234,7 +234,7 @@ bk_status_t bk_bitmap_load(bk_bitmap_t **out, const char *path, const char **why
 {
     if (!path)
         FAIL(BK_EINVAL, "invalid argument");
-    READ_INTO(out, BK_KIND_BITMAP, NULL, 0, path);
+    READ_INTO(out, 1, NULL, 0, path);
 }
 
 uint64_t bk_bitmap2_serialized_size(const bk_bitmap2_t *b)
@@ -251,7 +251,7 @@ bk_status_t bk_bitmap2_serialize(const bk_bitmap2_t *b, void *buf, size_t cap,
 bk_status_t bk_bitmap2_deserialize(bk_bitmap2_t **out, const void *buf, size_t len,
                                    const char **why)
 {
-    READ_INTO(out, BK_KIND_BITMAP2, buf, len, NULL);
+    READ_INTO(out, 2, buf, len, NULL);
 }
 
 bk_status_t bk_bitmap2_save(const bk_bitmap2_t *b, const char *path)
@@ -263,5 +263,5 @@ bk_status_t bk_bitmap2_load(bk_bitmap2_t **out, const char *path, const char **w
 {
     if (!path)
         FAIL(BK_EINVAL, "invalid argument");
-    READ_INTO(out, BK_KIND_BITMAP2, NULL, 0, path);
+    READ_INTO(out, 2, NULL, 0, path);
 }

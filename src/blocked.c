@@ -246,7 +246,7 @@ void bki_blocked_bind(bk_filter_t *f)
 {
     if (f->k <= BKI_BLOCKED_MAX_K)
         f->lane_rows = active_masks[f->k][0];
-    if (f->kind == BK_KIND_BLOCKED)
+    if (bki_layout_of(f->kind)->key_lines == 1) /* blocked; blocked2 has 2 */
         BIND(f, one);
     else
         BIND(f, two);

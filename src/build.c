@@ -3,11 +3,12 @@
  * as they come (8 bytes each), held in memory up to a part's worth, and
  * past a memory cap spilled to an unlinked temporary file; at the end the
  * hashes are split into parts by their top bits and each part is built on
- * its own (fuse.c), so a build of any size needs one part's memory.
+ * its own (by the kind's maker in its registry row: fuse.c), so a build of
+ * any size needs one part's memory. Also the static kinds' public plan and
+ * choice by rate, over every static kind the registry has.
  */
 #define _GNU_SOURCE
-#include "codec.h"
-#include "fuse.h"
+#include "registry.h"
 #include "keyhash.h"
 
 #include <errno.h>
@@ -18,14 +19,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Bytes a key costs while its part is built: its hash, its mixed hash in
- * block order, the peeling tables (1.125+ cells a key: a count, an xor, a
- * queue slot), the order and the fingerprints. */
-#define BYTES_PER_KEY 48u
 #define MIN_MEMORY (UINT64_C(1) << 20)
 
 struct bk_builder {
     bk_kind_t kind;
+    const bki_static_maker_t *maker; /* the kind's, from its registry row */
     bk_hash_id_t hash;
     uint64_t seed;
     double fpr;
@@ -50,14 +48,18 @@ bk_status_t bk_builder_create(bk_builder_t **out, double fpr, const bk_options_t
     bk_hash_id_t hash = o->hash != BK_HASH_DEFAULT ? o->hash : BK_HASH_XXH3_MIX8;
     /* the kind (the default: by fpr) and its rate, as the plan has them */
     bk_static_plan_t sp;
-    if (!bki_fuse_hash_ok(hash) || bk_static_plan(o->kind, 0, fpr, &sp) != BK_OK)
+    if (bk_static_plan(o->kind, 0, fpr, &sp) != BK_OK)
         return BK_EINVAL;
     bk_kind_t kind = sp.kind;
+    const bki_static_maker_t *maker = bki_class_of(kind)->maker;
+    if (!maker->hash_ok(hash))
+        return BK_EINVAL;
     double rate = sp.expected_fpr;
     bk_builder_t *b = bki_calloc(1, sizeof *b);
     if (!b)
         return BK_ENOMEM;
     b->kind = kind;
+    b->maker = maker;
     b->hash = hash;
     b->seed = o->seed_set ? o->seed : bk_random_seed();
     b->fpr = fpr != 0.0 ? fpr : rate;
@@ -117,10 +119,11 @@ uint64_t bk_builder_count(const bk_builder_t *b)
  * the count is what it is). */
 static uint64_t part_keys(const bk_builder_t *b)
 {
+    uint64_t most = b->maker->part_max_keys;
     if (!b->memory)
-        return BKI_FUSE_PART_MAX_KEYS;
-    uint64_t k = b->memory / BYTES_PER_KEY;
-    return k < BKI_FUSE_PART_MAX_KEYS ? k : BKI_FUSE_PART_MAX_KEYS;
+        return most;
+    uint64_t k = b->memory / b->maker->bytes_per_key;
+    return k < most ? k : most;
 }
 
 /* An unlinked file in the builder's directory, or -1 (errno set). */
@@ -210,22 +213,23 @@ bk_status_t bk_builder_add_batch(bk_builder_t *b, const bk_key_t *keys, size_t n
  * more by a counting sort of h on their part into a second array. */
 static bk_status_t build_in_memory(bk_filter_t *f, uint64_t *h, size_t n)
 {
-    uint32_t parts = f->fuse->nparts;
+    const bki_static_maker_t *m = bki_class_of(f->kind)->maker;
+    uint32_t parts = m->parts(f);
     if (parts == 1)
-        return bki_fuse_build_part(f, 0, h, n);
+        return m->build_part(f, 0, h, n);
     size_t *at = bki_calloc(parts + 1u, sizeof *at);
     uint64_t *sorted = bki_malloc((n ? n : 1) * sizeof *sorted);
     bk_status_t st = at && sorted ? BK_OK : BK_ENOMEM;
     if (st == BK_OK) {
         for (size_t i = 0; i < n; i++)
-            at[bki_fuse_part_of(f, h[i]) + 1]++;
+            at[m->part_of(f, h[i]) + 1]++;
         for (uint32_t p = 0; p < parts; p++)
             at[p + 1] += at[p];
         for (size_t i = 0; i < n; i++)
-            sorted[at[bki_fuse_part_of(f, h[i])]++] = h[i];
+            sorted[at[m->part_of(f, h[i])]++] = h[i];
         size_t from = 0;
         for (uint32_t p = 0; p < parts && st == BK_OK; p++) {
-            st = bki_fuse_build_part(f, p, sorted + from, at[p] - from);
+            st = m->build_part(f, p, sorted + from, at[p] - from);
             from = at[p];
         }
     }
@@ -238,7 +242,8 @@ static bk_status_t build_in_memory(bk_filter_t *f, uint64_t *h, size_t n)
  * from its file: one part's hashes in memory at a time. */
 static bk_status_t build_from_spill(bk_builder_t *b, bk_filter_t *f)
 {
-    uint32_t parts = f->fuse->nparts;
+    const bki_static_maker_t *mk = b->maker;
+    uint32_t parts = mk->parts(f);
     enum { CHUNK = 8192 }; /* hashes read at a time */
     int *fd = bki_malloc(parts * sizeof *fd);
     uint64_t *len = bki_calloc(parts, sizeof *len);
@@ -262,7 +267,7 @@ static bk_status_t build_from_spill(bk_builder_t *b, bk_filter_t *f)
         size_t m = b->spilled - off < CHUNK ? (size_t)(b->spilled - off) : CHUNK;
         st = bkf_pread_all(b->spill, chunk, m * 8, off * 8);
         for (size_t i = 0; st == BK_OK && i < m; i++) {
-            uint32_t p = bki_fuse_part_of(f, chunk[i]);
+            uint32_t p = mk->part_of(f, chunk[i]);
             uint64_t *pb = buf + (size_t)p * bufn;
             pb[used[p]++] = chunk[i];
             if (used[p] == bufn) {
@@ -294,7 +299,7 @@ static bk_status_t build_from_spill(bk_builder_t *b, bk_filter_t *f)
         }
         st = bkf_pread_all(fd[p], h, len[p] * 8, 0);
         if (st == BK_OK)
-            st = bki_fuse_build_part(f, p, h, (size_t)len[p]);
+            st = mk->build_part(f, p, h, (size_t)len[p]);
         bki_free(h);
         close(fd[p]);
         fd[p] = -1;
@@ -320,10 +325,10 @@ bk_status_t bk_builder_finish(bk_builder_t *b, bk_filter_t **out)
     uint64_t parts = total / per + (total % per != 0);
     if (parts == 0)
         parts = 1;
-    if (parts > BKI_FUSE_MAX_PARTS)
+    if (parts > b->maker->max_parts)
         return BK_ENOMEM; /* more than 4096 parts' worth under this cap */
     bk_filter_t *f;
-    bk_status_t st = bki_fuse_filter_new(&f, b->kind, (uint32_t)parts, b->fpr, b->hash, b->seed);
+    bk_status_t st = b->maker->create(&f, b->kind, (uint32_t)parts, b->fpr, b->hash, b->seed);
     if (st != BK_OK)
         return st;
     if (b->spill < 0) {
@@ -373,4 +378,42 @@ bk_status_t bk_filter_build(bk_filter_t **out, const bk_key_t *keys, size_t n, d
         st = bk_builder_finish(b, out);
     bk_builder_free(b);
     return st;
+}
+
+/* The maker of a static kind; NULL for any other. */
+static const bki_static_maker_t *maker_of(bk_kind_t kind)
+{
+    const bki_class_t *c = bki_class_of(kind);
+    return c ? c->maker : NULL;
+}
+
+bk_kind_t bk_static_kind_for(double fpr)
+{
+    /* Of the static kinds whose rate, with a 5% margin (so that a measured
+     * rate stays below fpr), is within fpr: the one of the fewest bits a
+     * key. */
+    bk_kind_t best = 0;
+    double best_bits = 0.0;
+    for (unsigned k = 1; k < 64 && fpr < 1.0; k++) {
+        const bki_static_maker_t *m = maker_of((bk_kind_t)k);
+        bk_static_plan_t sp;
+        if (!m || m->plan((bk_kind_t)k, 1000000, 0.0, &sp) != BK_OK ||
+            !(fpr >= 1.05 * sp.expected_fpr))
+            continue;
+        if (!best || sp.bits_per_key < best_bits) {
+            best = (bk_kind_t)k;
+            best_bits = sp.bits_per_key;
+        }
+    }
+    return best; /* 0, the default, where no static kind reaches fpr */
+}
+
+bk_status_t bk_static_plan(bk_kind_t kind, uint64_t n, double p, bk_static_plan_t *out)
+{
+    if (!out || !(p >= 0.0 && p < 1.0))
+        return BK_EINVAL;
+    if (!kind) /* the default: by the rate */
+        kind = bk_static_kind_for(p);
+    const bki_static_maker_t *m = maker_of(kind);
+    return m ? m->plan(kind, n, p, out) : BK_EINVAL;
 }

@@ -31,7 +31,7 @@
  */
 #define _GNU_SOURCE
 #include "journal.h"
-#include "pages.h"
+#include "registry.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -810,7 +810,7 @@ static bk_status_t paged_scan(cp_scan_t *c, const bk_filter_t *f, int fd, uint64
     c->pg = pg;
     uint8_t *data;
     uint64_t len;
-    (void)bki_pages_payload(f, &data, &len); /* its file's shape: save_paged */
+    (void)bki_paged_payload(f, &data, &len); /* its file's shape: save_paged */
     c->parts[0] = (cp_part_t){g->body, len, data};
     c->parts[c->o.nparts] = (cp_part_t){g->trailer, pg->trailer_len, pg->trailer};
     st = paged_edges(c, f, fd, data, len);
@@ -893,7 +893,7 @@ static bk_status_t save_paged(bk_checkpoint_t *cp, const bk_filter_t *f,
      * file's shape: written whole (*other). */
     uint8_t *data;
     uint64_t len;
-    if (!bki_pages_payload(f, &data, &len)) {
+    if (!bki_paged_payload(f, &data, &len)) {
         *other = true;
         return BK_OK;
     }

@@ -20,7 +20,7 @@
  *  - Payload sizes come from the layout table (layout.c): a kind's size
  *    rule is written once for memory and file alike.
  */
-#include "codec.h"
+#include "registry.h"
 
 #include <math.h>
 #include <string.h>
@@ -37,6 +37,15 @@ static const uint8_t bkf_magic[8] = {0x89, 'B', 'K', 'F', '\r', '\n', 0x1a, '\n'
 static uint64_t payload_len(uint32_t kind, uint64_t cells)
 {
     return bki_layout_bytes((bk_kind_t)kind, cells);
+}
+
+/* Whether a chain whose sub-filters are of sub_kind may hold a part of
+ * kind: any chain may hold precise parts (deep chains and packed ones,
+ * docs/FORMAT.md), but not one of RedisBloom's links. */
+static bool deep_part_ok(uint32_t sub_kind, uint32_t kind)
+{
+    return bki_kind_is((bk_kind_t)kind, BKI_KIND_DEEP) &&
+           !bki_kind_is((bk_kind_t)sub_kind, BKI_KIND_RB_LINK);
 }
 
 /* ========================================================================
@@ -61,14 +70,11 @@ static void part_of_filter(const bk_filter_t *s, bkf_part_t *p)
 void bkf_obj_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p)
 {
     memset(p, 0, sizeof *p);
-    if (o->f && o->kind == BK_KIND_WINDOW) {
-        bkf_window_part(o, i, p);
-    } else if (o->f && o->kind == BK_KIND_CUCKOO) {
-        bkf_cuckoo_part(o, i, p);
-    } else if (o->f && bki_kind_is((bk_kind_t)o->kind, BKI_KIND_STATIC)) {
-        bkf_fuse_part(o, i, p);
+    const bki_class_t *c = bki_class_of(o->kind);
+    if (o->f && c && c->part) {
+        c->part(o, i, p);
     } else if (o->f) {
-        part_of_filter(o->kind == BK_KIND_SCALABLE ? o->f->subs[i] : o->f, p);
+        part_of_filter(c && c->chain ? o->f->subs[i] : o->f, p);
     } else {
         p->kind = o->kind;
         p->cells = o->bm_n;
@@ -101,7 +107,8 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
     o->fpr = f->fpr;
     o->items = bki_items(f);
     o->key_form = (uint32_t)f->key_form;
-    if (f->kind == BK_KIND_SCALABLE) {
+    const bki_class_t *c = bki_class_of(f->kind);
+    if (c && c->chain) {
         if (f->nsubs == 0 || f->nsubs > BKF_MAX_PARTS || !f->subs)
             return BK_EINVAL;
         o->nparts = f->nsubs;
@@ -111,18 +118,8 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
         o->growth = f->growth;
         o->tightening = f->tightening;
         o->rb_options = f->rb_options;
-    } else if (f->kind == BK_KIND_WINDOW) {
-        if (!f->window)
-            return BK_EINVAL;
-        bkf_window_obj(o, f);
-        return BK_OK;
-    } else if (f->kind == BK_KIND_CUCKOO) {
-        if (!f->cuckoo)
-            return BK_EINVAL;
-        bkf_cuckoo_obj(o, f);
-        return BK_OK;
-    } else if (bki_kind_is(f->kind, BKI_KIND_STATIC)) {
-        return bkf_fuse_obj(o, f);
+    } else if (c) {
+        return c->obj(o, f);
     } else if (bki_layout_is_filter(f->kind)) {
         o->nparts = 1;
     } else {
@@ -131,7 +128,7 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
     /* Refuse to write anything the loader would refuse: every file
      * bloomkit writes must load. */
     for (uint32_t i = 0; i < o->nparts; i++) {
-        const bk_filter_t *s = f->kind == BK_KIND_SCALABLE ? f->subs[i] : f;
+        const bk_filter_t *s = c ? f->subs[i] : f;
         if (!s)
             return BK_EINVAL;
         bkf_part_t p;
@@ -139,8 +136,7 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
         if (p.length == 0 || !p.data || s->nbytes < p.length || s->hash != f->hash ||
             s->seed != f->seed)
             return BK_EINVAL;
-        bool deep = s->kind == BK_KIND_PRECISE && f->sub_kind != BK_KIND_REDISBLOOM;
-        if (f->kind == BK_KIND_SCALABLE && s->kind != f->sub_kind && !deep)
+        if (c && s->kind != f->sub_kind && !deep_part_ok(f->sub_kind, s->kind))
             return BK_EINVAL;
     }
     return BK_OK;
@@ -163,9 +159,10 @@ bk_status_t bkf_obj_from_bitmap(bkf_obj_t *o, uint32_t kind, uint64_t n, const u
 
 bool bkf_kind_pageable(uint32_t kind, uint32_t nparts)
 {
-    if (kind == BK_KIND_WINDOW)
-        return nparts == 2;
-    return nparts == 1 && (bki_kind_ops((bk_kind_t)kind) || kind == BK_KIND_CUCKOO);
+    const bki_class_t *c = bki_class_of(kind);
+    if (c)
+        return c->paged_parts != 0 && nparts == c->paged_parts;
+    return nparts == 1 && bki_kind_ops((bk_kind_t)kind);
 }
 
 void bkf_obj_paging(const bkf_obj_t *o, bkf_paging_t *g)
@@ -233,13 +230,11 @@ static void encode_header(const bkf_obj_t *o, uint64_t file_size, uint8_t out[BK
     put_u32(out + H_FLAGS, o->flags);
     put_f64(out + H_GROWTH, o->growth);
     put_f64(out + H_TIGHTENING, o->tightening);
-    if (o->kind == BK_KIND_CUCKOO) {
-        put_u32(out + H_CK_FP_BITS, o->ck_fp_bits);
-        put_u32(out + H_CK_ITERATIONS, o->ck_iterations);
-        put_u64(out + H_CK_DELETES, o->ck_deletes);
-    } else {
+    const bki_class_t *c = bki_class_of(o->kind);
+    if (c && c->put_header)
+        c->put_header(o, out);
+    else
         put_u32(out + H_RB_OPTIONS, o->rb_options);
-    }
     if (o->paged) {
         put_u32(out + H_PAGE_SHIFT, BKF_PAGE_SHIFT);
         put_u64(out + H_GROUPS_SUM, o->groups_sum);
@@ -261,11 +256,11 @@ static void encode_entry(const bkf_part_t *p, uint64_t off, uint8_t e[BKF_PART])
     put_u64(e + P_OFFSET, off);
     put_u64(e + P_LENGTH, p->length);
     put_u64(e + P_CHECKSUM, p->sum_known ? p->sum : bkf_checksum(p->data, p->length));
-    if (p->kind == BK_KIND_REDISBLOOM) {
+    if (bki_kind_is((bk_kind_t)p->kind, BKI_KIND_RB_LINK)) {
         put_u32(e + P_RB_N2, p->rb_n2);
         put_f64(e + P_RB_BPE, p->rb_bpe);
     }
-    if (bki_kind_is((bk_kind_t)p->kind, BKI_KIND_STATIC)) {
+    if (bki_kind_is((bk_kind_t)p->kind, BKI_KIND_SEGMENTS)) {
         put_u32(e + P_FZ_SEG_LOG, p->fz_seg_log);
         put_u32(e + P_FZ_SEG_COUNT, p->fz_seg_count);
     }
@@ -404,14 +399,14 @@ static bk_status_t check_meta_bytes(const uint8_t *b, uint64_t have, uint64_t to
         FAIL(BK_ECORRUPT, "header checksum mismatch (header damaged)");
     if (!all_zero(b + table_end + 8, (size_t)(mlen - table_end - 8)))
         FAIL(BK_ECORRUPT, "header padding is not zero");
-    uint32_t reserved = bkf_get_u32(b + H_KIND) == BK_KIND_CUCKOO ? H_CK_RESERVED : H_RESERVED;
+    const bki_class_t *c = bki_class_of(bkf_get_u32(b + H_KIND));
     /* version 3: the page fields (checked with the header's other fields) */
     uint32_t reserved_end = bkf_get_u32(b + H_VERSION) == BKF_VERSION_PAGED ? H_PAGE_SHIFT
                                                                            : BKF_HEADER;
     if (reserved_end == H_PAGE_SHIFT && !all_zero(b + H_PAGE_SHIFT + 4, 4))
         FAIL(BK_ECORRUPT, "reserved header bytes are not zero");
-    if (!all_zero(b + reserved, reserved_end - reserved) ||
-        (reserved == H_CK_RESERVED && !all_zero(b + H_CK_ITERATIONS + 4, 4)))
+    if (c && c->header_reserved_zero ? !c->header_reserved_zero(b, reserved_end)
+                                     : !all_zero(b + H_RESERVED, reserved_end - H_RESERVED))
         FAIL(BK_ECORRUPT, "reserved header bytes are not zero");
     return BK_OK;
 }
@@ -433,13 +428,11 @@ static void decode_header(const uint8_t *b, bkf_meta_t *m)
     m->flags = bkf_get_u32(b + H_FLAGS);
     m->growth = get_f64(b + H_GROWTH);
     m->tightening = get_f64(b + H_TIGHTENING);
-    if (m->kind == BK_KIND_CUCKOO) {
-        m->ck_fp_bits = bkf_get_u32(b + H_CK_FP_BITS);
-        m->ck_iterations = bkf_get_u32(b + H_CK_ITERATIONS);
-        m->ck_deletes = get_u64(b + H_CK_DELETES);
-    } else {
+    const bki_class_t *c = bki_class_of(m->kind);
+    if (c && c->get_header)
+        c->get_header(b, m);
+    else
         m->rb_options = bkf_get_u32(b + H_RB_OPTIONS);
-    }
     m->table = b + BKF_HEADER;
     m->paged = m->version == BKF_VERSION_PAGED;
     if (m->paged) {
@@ -516,13 +509,13 @@ static bk_status_t check_redisbloom_chain(const bkf_meta_t *m, const char **why)
 /* The chain fields: set (and in range) for scalable filters, zero else. */
 static bk_status_t check_chain_fields(const bkf_meta_t *m, const char **why)
 {
-    if (m->kind == BK_KIND_WINDOW && m->nparts != 2)
-        FAIL(BK_ECORRUPT, "part count is not 2 for a window");
-    if (m->kind == BK_KIND_CUCKOO || bki_kind_is((bk_kind_t)m->kind, BKI_KIND_STATIC))
-        return BK_OK; /* their own fields: bkf_cuckoo_check, bkf_fuse_check, once the
-                         parts are known */
-    if (m->kind != BK_KIND_SCALABLE) {
-        if (m->nparts != 1 && m->kind != BK_KIND_WINDOW)
+    const bki_class_t *c = bki_class_of(m->kind);
+    if (c && c->nparts && m->nparts != c->nparts)
+        FAIL(BK_ECORRUPT, "part count is not the one the kind has");
+    if (c && c->own_header)
+        return BK_OK; /* checked by the kind's check, once the parts are known */
+    if (!(c && c->chain)) {
+        if (m->nparts != 1 && !c)
             FAIL(BK_ECORRUPT, "part count is not 1 for a single-array kind");
         if (m->sub_kind != 0 || m->flags != 0 || !same_f64(m->growth, 0.0) ||
             !same_f64(m->tightening, 0.0) || m->rb_options != 0)
@@ -531,7 +524,7 @@ static bk_status_t check_chain_fields(const bkf_meta_t *m, const char **why)
     }
     if (!bki_kind_is((bk_kind_t)m->sub_kind, BKI_KIND_SUB_FILE))
         FAIL(BK_ECORRUPT, "scalable filter with an invalid sub-filter kind");
-    if (m->sub_kind == BK_KIND_REDISBLOOM) {
+    if (bki_kind_is((bk_kind_t)m->sub_kind, BKI_KIND_RB_LINK)) {
         bk_status_t st = check_redisbloom_chain(m, why);
         if (st != BK_OK)
             return st;
@@ -557,24 +550,19 @@ static bk_status_t check_part_extent(const bkf_meta_t *m, uint32_t i, const bkf_
                                      uint64_t off, uint64_t total, const char **why)
 {
     const uint8_t *e = m->table + (uint64_t)BKF_PART * i;
-    bool fuse = bki_kind_is((bk_kind_t)m->kind, BKI_KIND_STATIC);
-    bool reserved_zero = p->kind == BK_KIND_REDISBLOOM
+    bool reserved_zero = bki_kind_is((bk_kind_t)p->kind, BKI_KIND_RB_LINK)
                              ? all_zero(e + P_RB_N2 + 4, 4) && all_zero(e + P_RB_END, BKF_PART - P_RB_END)
-                         : fuse ? all_zero(e + P_FZ_END, BKF_PART - P_FZ_END)
-                                : all_zero(e + P_RESERVED, BKF_PART - P_RESERVED);
+                         : bki_kind_is((bk_kind_t)p->kind, BKI_KIND_SEGMENTS)
+                             ? all_zero(e + P_FZ_END, BKF_PART - P_FZ_END)
+                             : all_zero(e + P_RESERVED, BKF_PART - P_RESERVED);
     if (!reserved_zero)
         FAIL(BK_ECORRUPT, "reserved part-table bytes are not zero");
-    uint32_t want_kind = m->kind == BK_KIND_SCALABLE ? m->sub_kind : m->kind;
-    /* Any sub-filter of a chain may be precise (deep chains and packed
-     * ones, docs/FORMAT.md), but not in a RedisBloom chain. */
-    bool deep = m->kind == BK_KIND_SCALABLE && p->kind == BK_KIND_PRECISE &&
-                m->sub_kind != BK_KIND_REDISBLOOM;
-    if (p->kind != want_kind && !deep)
+    const bki_class_t *c = bki_class_of(m->kind);
+    bool chain = c && c->chain;
+    uint32_t want_kind = chain ? m->sub_kind : m->kind;
+    if (p->kind != want_kind && !(chain && deep_part_ok(m->sub_kind, p->kind)))
         FAIL(BK_ECORRUPT, "part kind disagrees with the header");
-    uint64_t len = m->kind == BK_KIND_WINDOW   ? bkf_window_part_len(m, i, p->cells)
-                   : m->kind == BK_KIND_CUCKOO ? bkf_cuckoo_part_len(m, p)
-                   : fuse                      ? bkf_fuse_part_len(m, p)
-                                               : payload_len(p->kind, p->cells);
+    uint64_t len = c && c->part_len ? c->part_len(m, i, p) : payload_len(p->kind, p->cells);
     if (len == 0)
         FAIL(BK_ECORRUPT, "cell count is zero or not a whole number of units");
     if (len > BKI_MAX_PAYLOAD_BYTES)
@@ -593,12 +581,9 @@ static bk_status_t check_part_extent(const bkf_meta_t *m, uint32_t i, const bkf_
 static bk_status_t check_part_fields(const bkf_meta_t *m, uint32_t i, const bkf_part_t *p,
                                      const char **why)
 {
-    if (m->kind == BK_KIND_WINDOW)
-        return bkf_window_check_part(m, i, p, why);
-    if (m->kind == BK_KIND_CUCKOO)
-        return i == 0 ? bkf_cuckoo_check(m, why) : BK_OK; /* all parts at once */
-    if (bki_kind_is((bk_kind_t)m->kind, BKI_KIND_STATIC))
-        return i == 0 ? bkf_fuse_check(m, why) : BK_OK;
+    const bki_class_t *c = bki_class_of(m->kind);
+    if (c && c->check)
+        return c->check(m, i, p, why);
     if (!is_filter_kind(m->kind)) {
         if (p->k != 0 || p->items != 0 || p->seed != 0 || !same_f64(p->fpr, 0.0) ||
             p->capacity != p->cells || m->capacity != p->cells)
@@ -609,7 +594,7 @@ static bk_status_t check_part_fields(const bkf_meta_t *m, uint32_t i, const bkf_
         FAIL(BK_ECORRUPT, "probe count k is not one the kind allows");
     if (!(p->fpr >= 0.0 && p->fpr <= 1.0))
         FAIL(BK_ECORRUPT, "false-positive rate is not in [0, 1]");
-    if (p->kind == BK_KIND_REDISBLOOM &&
+    if (bki_kind_is((bk_kind_t)p->kind, BKI_KIND_RB_LINK) &&
         (p->rb_n2 > 63 || (p->rb_n2 && (UINT64_C(1) << p->rb_n2) > p->cells) ||
          !(p->rb_bpe > 0.0) || isinf(p->rb_bpe) || !(p->fpr > 0.0 && p->fpr < 1.0) ||
          p->capacity == 0))
@@ -619,7 +604,7 @@ static bk_status_t check_part_fields(const bkf_meta_t *m, uint32_t i, const bkf_
      * negatives. */
     if (p->seed != m->seed)
         FAIL(BK_ECORRUPT, "part seed disagrees with the header");
-    if (m->kind != BK_KIND_SCALABLE &&
+    if (!(c && c->chain) &&
         (p->capacity != m->capacity || !same_f64(p->fpr, m->fpr) || p->items != m->items))
         FAIL(BK_ECORRUPT, "part fields disagree with the header");
     return BK_OK;
@@ -772,14 +757,11 @@ bk_status_t bkf_build_filter(bk_filter_t **out, const bkf_meta_t *m, const bkf_s
     if (!is_filter_kind(m->kind))
         FAIL(BK_EKIND, "the data holds a bitmap, not a filter");
     bk_status_t st;
-    if (m->kind == BK_KIND_SCALABLE)
+    const bki_class_t *c = bki_class_of(m->kind);
+    if (c && c->chain)
         st = build_chain(out, m, s, map, why);
-    else if (m->kind == BK_KIND_WINDOW)
-        st = bkf_window_build(out, m, s, map, why);
-    else if (m->kind == BK_KIND_CUCKOO)
-        st = bkf_cuckoo_build(out, m, s, map, why);
-    else if (bki_kind_is((bk_kind_t)m->kind, BKI_KIND_STATIC))
-        st = bkf_fuse_build(out, m, s, map, why);
+    else if (c)
+        st = c->build(out, m, s, map, why);
     else
         st = load_part(out, m, 0, s, map, why);
     if (st == BK_OK)

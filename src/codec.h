@@ -58,9 +58,16 @@ BKI_HIDDEN bk_status_t bkf_pages_verify(const bkf_meta_t *m, const bkf_source_t 
 BKI_HIDDEN void bkf_cuckoo_obj(bkf_obj_t *o, const bk_filter_t *f);
 BKI_HIDDEN void bkf_cuckoo_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p);
 /* Payload length of a part, 0 if its geometry is not one. */
-BKI_HIDDEN uint64_t bkf_cuckoo_part_len(const bkf_meta_t *m, const bkf_part_t *p);
-/* The header's cuckoo fields and every part's agreement with them. */
-BKI_HIDDEN bk_status_t bkf_cuckoo_check(const bkf_meta_t *m, const char **why);
+BKI_HIDDEN uint64_t bkf_cuckoo_part_len(const bkf_meta_t *m, uint32_t i, const bkf_part_t *p);
+/* The header's cuckoo fields (fingerprint width, kick limit, removals;
+ * their reserved bytes zero up to end). */
+BKI_HIDDEN void bkf_cuckoo_put_header(const bkf_obj_t *o, uint8_t *hdr);
+BKI_HIDDEN void bkf_cuckoo_get_header(const uint8_t *hdr, bkf_meta_t *m);
+BKI_HIDDEN bool bkf_cuckoo_header_reserved_zero(const uint8_t *hdr, uint32_t end);
+/* The header's cuckoo fields and every part's agreement with them (all
+ * at part 0). */
+BKI_HIDDEN bk_status_t bkf_cuckoo_check(const bkf_meta_t *m, uint32_t i, const bkf_part_t *p,
+                                        const char **why);
 BKI_HIDDEN bk_status_t bkf_cuckoo_build(bk_filter_t **out, const bkf_meta_t *m,
                                         const bkf_source_t *s, uint8_t *map, const char **why);
 
@@ -68,9 +75,11 @@ BKI_HIDDEN bk_status_t bkf_cuckoo_build(bk_filter_t **out, const bkf_meta_t *m,
 BKI_HIDDEN bk_status_t bkf_fuse_obj(bkf_obj_t *o, const bk_filter_t *f);
 BKI_HIDDEN void bkf_fuse_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p);
 /* Payload length of a part, 0 if its geometry is not one. */
-BKI_HIDDEN uint64_t bkf_fuse_part_len(const bkf_meta_t *m, const bkf_part_t *p);
-/* The header's fields and every part's agreement with them. */
-BKI_HIDDEN bk_status_t bkf_fuse_check(const bkf_meta_t *m, const char **why);
+BKI_HIDDEN uint64_t bkf_fuse_part_len(const bkf_meta_t *m, uint32_t i, const bkf_part_t *p);
+/* The header's fields and every part's agreement with them (all at part
+ * 0). */
+BKI_HIDDEN bk_status_t bkf_fuse_check(const bkf_meta_t *m, uint32_t i, const bkf_part_t *p,
+                                      const char **why);
 BKI_HIDDEN bk_status_t bkf_fuse_build(bk_filter_t **out, const bkf_meta_t *m,
                                       const bkf_source_t *s, uint8_t *map, const char **why);
 

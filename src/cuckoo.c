@@ -1025,7 +1025,7 @@ bk_status_t bk_cuckoo_write(bk_cuckoo_t *c, uint64_t offset, const void *bytes, 
     return BK_OK;
 }
 
-/* ---- as a bk_filter_t (kind BK_KIND_CUCKOO; native flavour only: its key
+/* ---- as a bk_filter_t (the cuckoo kind; native flavour only: its key
  * hash is the filter's XXH3 hash, so bk_filter_hash serves it) ---- */
 
 static cuckoo_key_t key_of_hash(const bk_cuckoo_t *c, bk_hash_t h)
@@ -1213,14 +1213,14 @@ bool bki_cuckoo_hash_ok(bk_hash_id_t hash)
     return hash == BK_HASH_XXH3_MIX8 || hash == BK_HASH_XXH3;
 }
 
-bk_status_t bki_cuckoo_wrap(bk_filter_t **out, bk_cuckoo_t *c, bk_hash_id_t hash)
+bk_status_t bki_cuckoo_wrap(bk_filter_t **out, bk_cuckoo_t *c, bk_kind_t kind, bk_hash_id_t hash)
 {
     bk_filter_t *f = bki_calloc(1, sizeof *f);
     if (!f) {
         bk_cuckoo_free(c);
         return BK_ENOMEM;
     }
-    f->kind = BK_KIND_CUCKOO;
+    f->kind = kind;
     /* Straight to its own calls: no dispatch per key. */
     f->add_key = cuckoo_add_key;
     f->contains_hash = bki_cuckoo_contains_hash;
@@ -1250,7 +1250,7 @@ bk_status_t bki_cuckoo_filter_create(bk_filter_t **out, uint64_t capacity, doubl
     if (st != BK_OK)
         return st;
     c->max_bytes = o->max_bytes;
-    return bki_cuckoo_wrap(out, c, o->hash);
+    return bki_cuckoo_wrap(out, c, o->kind, o->hash);
 }
 
 bk_status_t bki_cuckoo_filter_clone(bk_filter_t **out, const bk_filter_t *f)
@@ -1272,7 +1272,7 @@ bk_status_t bki_cuckoo_filter_clone(bk_filter_t **out, const bk_filter_t *f)
         }
         memcpy(d->subs[i].data, c->subs[i].data, (size_t)c->subs[i].nbytes);
     }
-    return bki_cuckoo_wrap(out, d, f->hash);
+    return bki_cuckoo_wrap(out, d, f->kind, f->hash);
 }
 
 uint64_t bki_cuckoo_items(const bk_filter_t *f)
@@ -1305,7 +1305,7 @@ void bki_cuckoo_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
 {
     const bk_cuckoo_t *c = f->cuckoo;
     memset(out, 0, sizeof *out);
-    out->kind = out->sub_kind = BK_KIND_CUCKOO;
+    out->kind = out->sub_kind = f->kind;
     out->hash = f->hash;
     out->seed = f->seed;
     out->capacity = c->capacity;
@@ -1329,7 +1329,7 @@ static void cuckoo_info(const bk_filter_t *f, bk_filter_info_t *out, bool estima
     bk_filter_shape_t sh;
     bki_cuckoo_filter_shape(f, &sh);
     memset(out, 0, sizeof *out);
-    out->kind = out->sub_kind = BK_KIND_CUCKOO;
+    out->kind = out->sub_kind = f->kind;
     out->hash = sh.hash;
     out->seed = sh.seed;
     out->capacity = sh.capacity;

@@ -30,7 +30,7 @@ void bkf_cuckoo_obj(bkf_obj_t *o, const bk_filter_t *f)
 void bkf_cuckoo_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p)
 {
     const bk_cuckoo_t *c = o->f->cuckoo;
-    p->kind = BK_KIND_CUCKOO;
+    p->kind = o->kind;
     p->k = c->bucket_size;
     p->cells = c->subs[i].buckets * c->bucket_size;
     p->capacity = o->capacity;
@@ -40,8 +40,30 @@ void bkf_cuckoo_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p)
     p->length = c->subs[i].nbytes;
 }
 
-uint64_t bkf_cuckoo_part_len(const bkf_meta_t *m, const bkf_part_t *p)
+void bkf_cuckoo_put_header(const bkf_obj_t *o, uint8_t *hdr)
 {
+    put_u32(hdr + H_CK_FP_BITS, o->ck_fp_bits);
+    put_u32(hdr + H_CK_ITERATIONS, o->ck_iterations);
+    bkf_put_u64(hdr + H_CK_DELETES, o->ck_deletes);
+}
+
+void bkf_cuckoo_get_header(const uint8_t *hdr, bkf_meta_t *m)
+{
+    m->ck_fp_bits = bkf_get_u32(hdr + H_CK_FP_BITS);
+    m->ck_iterations = bkf_get_u32(hdr + H_CK_ITERATIONS);
+    m->ck_deletes = bkf_get_u64(hdr + H_CK_DELETES);
+}
+
+bool bkf_cuckoo_header_reserved_zero(const uint8_t *hdr, uint32_t end)
+{
+    /* the kick limit is a 32-bit field in an 8-byte slot */
+    return bkf_all_zero(hdr + H_CK_ITERATIONS + 4, 4) &&
+           bkf_all_zero(hdr + H_CK_RESERVED, end - H_CK_RESERVED);
+}
+
+uint64_t bkf_cuckoo_part_len(const bkf_meta_t *m, uint32_t i, const bkf_part_t *p)
+{
+    (void)i;
     uint32_t bytes = m->ck_fp_bits / 8;
     if (p->k == 0 || p->k > 255 || p->cells == 0 || p->cells % p->k ||
         (bytes != 1 && bytes != 2 && bytes != 4) || p->cells > BKI_MAX_PAYLOAD_BYTES / bytes)
@@ -49,8 +71,12 @@ uint64_t bkf_cuckoo_part_len(const bkf_meta_t *m, const bkf_part_t *p)
     return p->cells * bytes;
 }
 
-bk_status_t bkf_cuckoo_check(const bkf_meta_t *m, const char **why)
+bk_status_t bkf_cuckoo_check(const bkf_meta_t *m, uint32_t at, const bkf_part_t *part,
+                             const char **why)
 {
+    (void)part;
+    if (at > 0)
+        return BK_OK; /* every part is checked with the first */
     double e = m->growth;
     if (!bki_cuckoo_hash_ok(m->hash))
         FAIL(BK_ECORRUPT, "cuckoo filter with another hash than XXH3 or the default");
@@ -111,7 +137,7 @@ bk_status_t bkf_cuckoo_build(bk_filter_t **out, const bkf_meta_t *m, const bkf_s
             return st;
         }
     }
-    if (bki_cuckoo_wrap(out, c, m->hash) != BK_OK) /* c is freed */
+    if (bki_cuckoo_wrap(out, c, (bk_kind_t)m->kind, m->hash) != BK_OK) /* c is freed */
         FAIL(BK_ENOMEM, "out of memory");
     return BK_OK;
 }

@@ -9,7 +9,7 @@
  * use the same pieces.
  */
 #define _GNU_SOURCE
-#include "pages.h"
+#include "registry.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -438,7 +438,8 @@ static bk_status_t load_paged(bk_filter_t **out, int fd, const bkf_meta_t *m,
     if (st == BK_OK)
         st = bkf_build_filter(out, m, &s, map, why);
     if (st == BK_OK) {
-        st = bki_pages_attach(*out, keep, m, meta, map, len, true, why);
+        st = bki_pages_attach(*out, keep, m, meta, map, len, true,
+                              bki_page_calls_of(m->kind), why);
         keep = -1;
         if (st != BK_OK) {
             bk_filter_free(*out);

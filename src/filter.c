@@ -1,138 +1,24 @@
 /*
  * The public filter handle: creation, destruction and the bk_filter_* calls,
- * each sent to the single-array layer (array.c) or to a composite kind:
- * the scalable chain (scalable.c), the window (window.c) or the cuckoo
- * filter (cuckoo.c), through one table row per composite (`composites`
- * below), so a call dispatches once. The top of the ladder for in-memory
- * filters: nothing below calls back here (see internal.h).
+ * each sent to the single-array layer (array.c) or to a composite kind
+ * through its row in the registry (registry.c: the chain, the window, the
+ * cuckoo filter, the static filters), so a call dispatches once and no
+ * kind is named here. The top of the ladder for in-memory filters:
+ * nothing below calls back here (see internal.h).
  */
 #define _GNU_SOURCE
 #include "keyhash.h"
-#include "window.h"
+#include "registry.h"
 
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-static bool is_chain(const bk_filter_t *f)
+/* The composite kind a filter is (its registry row), or NULL for a
+ * single array. */
+static const bki_class_t *composite_of(const bk_filter_t *f)
 {
-    return f->kind == BK_KIND_SCALABLE;
-}
-
-static bool is_window(const bk_filter_t *f)
-{
-    return f->kind == BK_KIND_WINDOW;
-}
-
-/* What a composite kind does. NULL entries: add_batch and contains_batch
- * -> key by key through add_hash / contains_hash; remove -> BK_EKIND;
- * counter -> 1 if contained; union_into -> BK_EKIND; items -> f->items. */
-typedef struct composite {
-    bk_status_t (*add_hash)(bk_filter_t *f, bk_hash_t h, bool *was_new);
-    bool (*contains_hash)(const bk_filter_t *f, bk_hash_t h);
-    uint64_t (*add_batch)(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new);
-    size_t (*contains_batch)(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out);
-    bk_status_t (*remove)(bk_filter_t *f, bk_hash_t h);
-    unsigned (*counter)(const bk_filter_t *f, bk_hash_t h);
-    bk_status_t (*clear)(bk_filter_t *f);
-    bk_status_t (*union_into)(bk_filter_t *dst, const bk_filter_t *src);
-    bk_status_t (*clone)(bk_filter_t **out, const bk_filter_t *f);
-    void (*free)(bk_filter_t *f);
-    void (*info)(const bk_filter_t *f, bk_filter_info_t *out);
-    void (*shape)(const bk_filter_t *f, bk_filter_shape_t *out);
-    uint64_t (*items)(const bk_filter_t *f);
-    /* remove by key, where the kind has a one-key path (NULL: hash, then
-     * remove) */
-    bk_status_t (*remove_key)(bk_filter_t *f, const void *key, size_t len);
-    /* bk_filter_defrag: where f is now (NULL: nothing is offered) */
-    bk_filter_t *(*defrag)(bk_filter_t *f, bki_mover_t *mv);
-} composite_t;
-
-/* ---- the window's rows: its functions take the window itself ---- */
-
-static bk_status_t window_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
-{
-    bool added = bki_window_add(f->window, h);
-    if (was_new)
-        *was_new = added;
-    return BK_OK;
-}
-
-static bool window_contains_hash(const bk_filter_t *f, bk_hash_t h)
-{
-    return bki_window_contains(f->window, h);
-}
-
-static uint64_t window_add_batch(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new)
-{
-    return bki_window_add_batch(f->window, keys, n, was_new);
-}
-
-static size_t window_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n,
-                                    bool *out)
-{
-    return bki_window_contains_batch(f->window, keys, n, out);
-}
-
-static bk_status_t window_clear(bk_filter_t *f)
-{
-    bki_window_clear(f->window);
-    return BK_OK;
-}
-
-static uint64_t window_items(const bk_filter_t *f)
-{
-    return bki_window_held(f->window);
-}
-
-static void chain_shape(const bk_filter_t *f, bk_filter_shape_t *out);
-
-static const composite_t chain_ops = {
-    bki_scalable_add, bki_scalable_contains, NULL, NULL, NULL, NULL, bki_scalable_clear,
-    bki_scalable_union, bki_scalable_clone, bki_scalable_free, bki_scalable_info, chain_shape,
-    NULL, NULL, bki_scalable_defrag};
-/* Generations of different ages cannot be merged into one clock: no union. */
-static const composite_t window_ops = {
-    window_add_hash, window_contains_hash, window_add_batch, window_contains_batch, NULL, NULL,
-    window_clear, NULL, bki_window_filter_clone, bki_window_filter_free, bki_window_filter_info,
-    bki_window_filter_shape, window_items, NULL, bki_window_filter_defrag};
-/* Two cuckoo filters' union is not a cuckoo filter in general: no union. */
-static const composite_t cuckoo_ops = {
-    bki_cuckoo_add_hash, bki_cuckoo_contains_hash, NULL, bki_cuckoo_contains_batch,
-    bki_cuckoo_remove_hash,
-    bki_cuckoo_counter, bki_cuckoo_clear, NULL, bki_cuckoo_filter_clone, bki_cuckoo_filter_free,
-    bki_cuckoo_filter_info, bki_cuckoo_filter_shape, bki_cuckoo_items, bki_cuckoo_remove_key,
-    bki_cuckoo_filter_defrag};
-
-/* A static filter holds exactly the keys it was built from. */
-static bk_status_t fuse_clear(bk_filter_t *f)
-{
-    (void)f;
-    return BK_ESTATIC;
-}
-
-static bk_status_t fuse_remove(bk_filter_t *f, bk_hash_t h)
-{
-    (void)f, (void)h;
-    return BK_ESTATIC;
-}
-
-static const composite_t fuse_ops = {
-    bki_fuse_add_hash, bki_fuse_contains_hash, NULL, bki_fuse_contains_batch, fuse_remove, NULL,
-    fuse_clear, NULL, bki_fuse_filter_clone, bki_fuse_filter_free, bki_fuse_filter_info,
-    bki_fuse_filter_shape, bki_fuse_items, NULL, NULL};
-
-/* The composite a filter is, or NULL for a single array. */
-static const composite_t *composite_of(const bk_filter_t *f)
-{
-    switch (f->kind) {
-    case BK_KIND_SCALABLE: return &chain_ops;
-    case BK_KIND_WINDOW: return &window_ops;
-    case BK_KIND_CUCKOO: return &cuckoo_ops;
-    case BK_KIND_FUSE8:
-    case BK_KIND_FUSE16: return &fuse_ops;
-    default: return NULL;
-    }
+    return bki_class_of(f->kind);
 }
 
 /* Fills *o from opts (NULL = defaults) and clears *out; every create call
@@ -162,14 +48,11 @@ bk_status_t bk_filter_create(bk_filter_t **out, uint64_t capacity, double fpr,
     bk_status_t st = resolve_options(out, opts, &o);
     if (st != BK_OK)
         return st;
-    if (o.kind == BK_KIND_SCALABLE)
-        return bki_scalable_create(out, capacity, fpr, &o, o.hash, o.seed);
-    if (o.kind == BK_KIND_WINDOW)
-        return bki_window_filter_create(out, capacity, fpr, &o);
-    if (o.kind == BK_KIND_CUCKOO)
-        return bki_cuckoo_filter_create(out, capacity, fpr, &o);
-    /* The default kind depends on the error rate: bk_plan picks it. */
-    if (o.kind != BK_KIND_DEFAULT && !bki_layout_is_filter(o.kind))
+    const bki_class_t *c = bki_class_of(o.kind);
+    if (c)
+        return c->create ? c->create(out, capacity, fpr, &o) : BK_EINVAL;
+    /* The default kind (0) depends on the error rate: bk_plan picks it. */
+    if (o.kind && !bki_layout_is_filter(o.kind))
         return BK_EINVAL;
     bk_plan_t plan;
     st = bk_plan(o.kind, capacity, fpr, &plan);
@@ -195,8 +78,7 @@ bk_status_t bk_filter_create_exact(bk_filter_t **out, bk_kind_t kind, uint64_t c
     bk_status_t st = resolve_options(out, opts, &o);
     if (st != BK_OK)
         return st;
-    if (kind == BK_KIND_DEFAULT)
-        kind = BK_KIND_BLOCKED;
+    kind = bki_kind_exact(kind);
     if (!bki_layout_is_filter(kind) || !bki_kind_is(kind, BKI_KIND_CREATE))
         return BK_EINVAL;
     uint64_t rounded = bki_layout_round_cells(kind, cells);
@@ -219,7 +101,7 @@ void bk_filter_free(bk_filter_t *f)
     int fd = f->map_fd;
     struct bki_pages *pages = f->pages;
     /* Payloads that borrow the mapping are left alone, then it goes. */
-    const composite_t *c = composite_of(f);
+    const bki_class_t *c = composite_of(f);
     if (c)
         c->free(f);
     else
@@ -239,7 +121,7 @@ size_t bk_filter_defrag(bk_filter_t **fp, bk_move_fn move, void *arg)
     if (!f || !move || f->map_base || f->pages)
         return 0;
     bki_mover_t mv = {move, arg, 0};
-    const composite_t *c = composite_of(f);
+    const bki_class_t *c = composite_of(f);
     if (c && !c->defrag)
         return 0;
     *fp = c ? c->defrag(f, &mv) : bki_array_defrag(f, &mv);
@@ -260,7 +142,7 @@ bk_status_t bk_filter_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
             *was_new = false;
         return BK_ECORRUPT;
     }
-    const composite_t *c = composite_of(f);
+    const bki_class_t *c = composite_of(f);
     if (c)
         return c->add_hash(f, h, was_new);
     bool added = bki_array_add(f, h);
@@ -308,7 +190,7 @@ bk_status_t bk_filter_add_atomic(bk_filter_t *f, const void *key, size_t len, bo
 /* A composite's batch add without a batch call of its own: key by key,
  * each possibly growing it. Stops at the first error; the keys before it
  * are in. */
-static bk_status_t one_by_one_add_batch(bk_filter_t *f, const composite_t *c,
+static bk_status_t one_by_one_add_batch(bk_filter_t *f, const bki_class_t *c,
                                         const bk_key_t *keys, size_t n, bool *was_new,
                                         uint64_t *fresh, size_t *done)
 {
@@ -358,7 +240,7 @@ bk_status_t bk_filter_add_batch_done(bk_filter_t *f, const bk_key_t *keys, size_
     if (n && !keys)
         return BK_EINVAL;
     *at = n; /* every key, unless one stops the batch */
-    const composite_t *c = composite_of(f);
+    const bki_class_t *c = composite_of(f);
     if (c && f->pages && !bki_pages_keys(f, keys, n, true)) /* a paged cuckoo or window */
         st = damaged_batch(was_new, n, at);
     else if (c && c->add_batch)
@@ -378,7 +260,7 @@ size_t bk_filter_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size
 {
     if (n && (!keys || !out))
         return 0;
-    const composite_t *c = composite_of(f);
+    const bki_class_t *c = composite_of(f);
     /* damaged pages answer "present": a single array's read as ones; a
      * cuckoo filter's keys are asked one by one, through the check */
     if (f->pages && !bki_pages_keys(f, keys, n, false) && c) {
@@ -493,8 +375,8 @@ bk_status_t bk_filter_prefault(bk_filter_t *f, unsigned share, unsigned shares)
 
 bk_status_t bk_filter_remove(bk_filter_t *f, const void *key, size_t len)
 {
-    const composite_t *c = composite_of(f);
-    if (c ? !c->remove : f->kind != BK_KIND_COUNTING)
+    const bki_class_t *c = composite_of(f);
+    if (c ? !c->remove : !(bk_kind_caps(f->kind) & BK_CAP_REMOVE))
         return BK_EKIND;
     if (f->readonly)
         return BK_EREADONLY;
@@ -509,7 +391,7 @@ bk_status_t bk_filter_remove(bk_filter_t *f, const void *key, size_t len)
 unsigned bk_filter_counter(const bk_filter_t *f, const void *key, size_t len)
 {
     bk_hash_t h = bk_filter_hash(f, key, len);
-    const composite_t *c = composite_of(f);
+    const bki_class_t *c = composite_of(f);
     /* a key on a damaged page: present, at least once (a single array's
      * page reads as its largest counts) */
     bool fine = !f->pages || bki_pages_key(f, h, false);
@@ -531,7 +413,7 @@ bk_status_t bk_filter_clear(bk_filter_t *f)
 {
     if (f->readonly)
         return BK_EREADONLY;
-    const composite_t *c = composite_of(f);
+    const bki_class_t *c = composite_of(f);
     if (f->pages)
         bki_pages_mark_all_written(f);
     if (c)
@@ -544,7 +426,7 @@ bk_status_t bk_filter_union(bk_filter_t *dst, const bk_filter_t *src)
 {
     if (dst->readonly)
         return BK_EREADONLY;
-    const composite_t *c = composite_of(dst);
+    const bki_class_t *c = composite_of(dst);
     if (dst->kind != src->kind && (c || composite_of(src)))
         return BK_EINCOMPAT;
     if (c && !c->union_into)
@@ -566,7 +448,7 @@ bk_status_t bk_filter_union(bk_filter_t *dst, const bk_filter_t *src)
 
 bk_status_t bk_filter_clone(bk_filter_t **out, const bk_filter_t *f)
 {
-    const composite_t *c = composite_of(f);
+    const bki_class_t *c = composite_of(f);
     if (bki_pages_all(f, NULL) != BK_OK)
         return BK_ECORRUPT;
     bk_status_t st = c ? c->clone(out, f) : bki_array_clone(out, f);
@@ -607,7 +489,7 @@ const char *bk_key_form_name(bk_key_form_t form)
 
 void bk_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
 {
-    const composite_t *c = composite_of(f);
+    const bki_class_t *c = composite_of(f);
     /* The fill counts every bit: a paged file's pages are checked first
      * (the whole file read; bk_filter_shape describes one without). */
     (void)bki_pages_all(f, NULL);
@@ -627,10 +509,9 @@ bool bk_filter_info_fast(const bk_filter_t *f, bk_filter_info_t *out)
         bk_filter_info(f, out);
         return true;
     }
-    if (f->kind == BK_KIND_CUCKOO)
-        bki_cuckoo_info_estimated(f, out);
-    else if (is_window(f))
-        bki_window_info_estimated(f, out);
+    const bki_class_t *c = composite_of(f);
+    if (c)
+        (c->info_estimated ? c->info_estimated : c->info)(f, out);
     else
         bki_array_info_estimated(f, out);
     out->mapped = f->map_base != NULL;
@@ -642,7 +523,8 @@ bk_status_t bk_filter_sub_shape(const bk_filter_t *f, uint32_t i, bk_filter_shap
 {
     if (!f || !out)
         return BK_EINVAL;
-    if (!is_chain(f))
+    const bki_class_t *c = composite_of(f);
+    if (!c || !c->chain)
         return BK_EKIND;
     if (i >= f->nsubs)
         return BK_EINVAL;
@@ -650,49 +532,13 @@ bk_status_t bk_filter_sub_shape(const bk_filter_t *f, uint32_t i, bk_filter_shap
     return BK_OK;
 }
 
-/* The fields every kind's shape has. */
-static void common_shape(const bk_filter_t *f, bk_filter_shape_t *out)
-{
-    memset(out, 0, sizeof *out);
-    out->kind = f->kind;
-    out->hash = f->hash;
-    out->seed = f->seed;
-    out->fpr_target = f->fpr;
-    out->items = bki_items(f);
-    out->max_bytes = f->max_bytes;
-}
-
-static void chain_shape(const bk_filter_t *f, bk_filter_shape_t *out)
-{
-    common_shape(f, out);
-    const bk_filter_t *newest = f->subs[f->nsubs - 1];
-    out->sub_kind = f->sub_kind;
-    out->capacity = f->subs_capacity;
-    out->k = newest->k;
-    out->bytes = f->subs_bytes;
-    out->filters = f->nsubs;
-    out->precise_filters = f->subs_precise;
-    out->growth = f->growth;
-    out->tightening = f->tightening;
-    out->nonscaling = f->nonscaling;
-    out->newest_capacity = newest->capacity;
-    out->newest_items = bki_items(newest);
-}
-
 void bk_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
 {
-    const composite_t *c = composite_of(f);
-    if (c) {
+    const bki_class_t *c = composite_of(f);
+    if (c)
         c->shape(f, out);
-    } else {
-        common_shape(f, out);
-        out->sub_kind = f->kind;
-        out->capacity = f->capacity;
-        out->k = f->k;
-        out->bytes = f->nbytes;
-        out->filters = 1;
-        out->nonscaling = true;
-    }
+    else
+        bki_array_shape(f, out);
     out->mapped = f->map_base != NULL;
     out->readonly = f->readonly;
 }
@@ -700,34 +546,37 @@ void bk_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
 void bk_filter_set_max_bytes(bk_filter_t *f, uint64_t max_bytes)
 {
     f->max_bytes = max_bytes;
-    if (f->kind == BK_KIND_CUCKOO)
-        bk_cuckoo_set_max_bytes(f->cuckoo, max_bytes);
+    const bki_class_t *c = composite_of(f);
+    if (c && c->set_max_bytes)
+        c->set_max_bytes(f, max_bytes);
 }
 
 uint64_t bk_filter_items(const bk_filter_t *f)
 {
-    const composite_t *c = composite_of(f);
+    const bki_class_t *c = composite_of(f);
     return c && c->items ? c->items(f) : bki_items(f);
 }
 
 bk_status_t bk_filter_advance(bk_filter_t *f, uint64_t now)
 {
-    if (!is_window(f))
+    const bki_class_t *c = composite_of(f);
+    if (!c || !c->advance)
         return BK_EKIND;
     if (f->readonly)
         return BK_EREADONLY;
-    bki_window_advance(f->window, now);
+    c->advance(f, now);
     return BK_OK;
 }
 
 bool bk_filter_contains_at(const bk_filter_t *f, const void *key, size_t len, uint64_t now)
 {
     bk_hash_t h = bk_filter_hash(f, key, len);
-    if (is_window(f) && f->pages && !bki_pages_key(f, h, false))
+    const bki_class_t *c = composite_of(f);
+    if (!c || !c->contains_at)
+        return bk_filter_contains_hash(f, h);
+    if (f->pages && !bki_pages_key(f, h, false))
         return true; /* a damaged page: "present" */
-    if (is_window(f))
-        return bki_window_contains_at(f->window, h, now);
-    return bk_filter_contains_hash(f, h);
+    return c->contains_at(f, h, now);
 }
 
 bk_kind_t bk_filter_kind(const bk_filter_t *f)

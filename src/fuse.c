@@ -510,7 +510,7 @@ bk_status_t bki_fuse_wrap(bk_filter_t **out, struct bki_fuse *z, bk_hash_id_t ha
         bki_fuse_free(z);
         return BK_ENOMEM;
     }
-    f->kind = z->fp_bits == 8 ? BK_KIND_FUSE8 : BK_KIND_FUSE16;
+    f->kind = bki_kind_with_fp_bits(BKI_KIND_STATIC, z->fp_bits);
     f->add_key = fuse_add_key;
     f->contains_hash = bki_fuse_contains_hash;
     f->hash = hash;
@@ -529,18 +529,26 @@ bk_status_t bki_fuse_wrap(bk_filter_t **out, struct bki_fuse *z, bk_hash_id_t ha
     return BK_OK;
 }
 
+/* The fingerprint bits of a static kind (kinds.c), 0 for any other. */
+static unsigned static_bits(bk_kind_t kind)
+{
+    return bki_kind_is(kind, BKI_KIND_STATIC) ? bki_kind_fp_bits(kind) : 0;
+}
+
 double bki_fuse_rate(bk_kind_t kind)
 {
-    return kind == BK_KIND_FUSE8 ? 1.0 / 256 : kind == BK_KIND_FUSE16 ? 1.0 / 65536 : 0.0;
+    unsigned bits = static_bits(kind);
+    return bits ? ldexp(1.0, -(int)bits) : 0.0;
 }
 
 bk_status_t bki_fuse_filter_new(bk_filter_t **out, bk_kind_t kind, uint32_t nparts, double fpr,
                                 bk_hash_id_t hash, uint64_t seed)
 {
     *out = NULL;
-    if ((kind != BK_KIND_FUSE8 && kind != BK_KIND_FUSE16) || !bki_fuse_hash_ok(hash))
+    unsigned bits = static_bits(kind);
+    if (!bits || !bki_fuse_hash_ok(hash))
         return BK_EINVAL;
-    struct bki_fuse *z = bki_fuse_shell(kind == BK_KIND_FUSE8 ? 8 : 16, nparts);
+    struct bki_fuse *z = bki_fuse_shell(bits, nparts);
     if (!z)
         return nparts == 0 || nparts > BKI_FUSE_MAX_PARTS ? BK_EINVAL : BK_ENOMEM;
     return bki_fuse_wrap(out, z, hash, seed, fpr);
@@ -621,21 +629,13 @@ void bki_fuse_filter_info(const bk_filter_t *f, bk_filter_info_t *out)
     out->readonly = true;
 }
 
-bk_kind_t bk_static_kind_for(double fpr)
+uint32_t bki_fuse_parts(const bk_filter_t *f)
 {
-    if (fpr >= 1.05 / 256.0 && fpr < 1.0)
-        return BK_KIND_FUSE8;
-    if (fpr >= 1.05 / 65536.0 && fpr < 1.0)
-        return BK_KIND_FUSE16;
-    return BK_KIND_DEFAULT;
+    return f->fuse->nparts;
 }
 
-bk_status_t bk_static_plan(bk_kind_t kind, uint64_t n, double p, bk_static_plan_t *out)
+bk_status_t bki_fuse_plan(bk_kind_t kind, uint64_t n, double p, bk_static_plan_t *out)
 {
-    if (!out || !(p >= 0.0 && p < 1.0))
-        return BK_EINVAL;
-    if (kind == BK_KIND_DEFAULT)
-        kind = bk_static_kind_for(p);
     double rate = bki_fuse_rate(kind);
     if (rate == 0.0 || (p != 0.0 && p < rate))
         return BK_EINVAL;
@@ -645,8 +645,9 @@ bk_status_t bk_static_plan(bk_kind_t kind, uint64_t n, double p, bk_static_plan_
     memset(out, 0, sizeof *out);
     out->kind = kind;
     out->cells = cells;
-    out->bytes = cells * (kind == BK_KIND_FUSE8 ? 1 : 2);
+    out->bytes = cells * (static_bits(kind) / 8);
     out->bits_per_key = n ? 8.0 * (double)out->bytes / (double)n : 0.0;
     out->expected_fpr = rate;
+    out->lines = 3; /* one a segment of the key's three */
     return BK_OK;
 }

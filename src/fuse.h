@@ -60,4 +60,42 @@ BKI_HIDDEN struct bki_fuse *bki_fuse_shell(uint32_t fp_bits, uint32_t nparts);
 /* Frees a static filter's parts (borrowed ones are left) and the struct. */
 BKI_HIDDEN void bki_fuse_free(struct bki_fuse *z);
 
+/* ---- fuse.c: the static kinds (fuse8, fuse16) as a bk_filter_t ---- */
+BKI_HIDDEN bk_status_t bki_fuse_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new);
+BKI_HIDDEN bool bki_fuse_contains_hash(const bk_filter_t *f, bk_hash_t h);
+BKI_HIDDEN size_t bki_fuse_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n,
+                                          bool *out);
+/* The hashes a static filter takes: the default and XXH3 (64 bits of
+ * the 128 are used). */
+BKI_HIDDEN bool bki_fuse_hash_ok(bk_hash_id_t hash);
+/* The rate a static kind gives (2^-8, 2^-16), or 0 for another kind. */
+BKI_HIDDEN double bki_fuse_rate(bk_kind_t kind);
+/* A static filter of nparts empty parts, each then built once with
+ * bki_fuse_build_part; BK_EINVAL for a kind that is not static, another
+ * hash or a part count out of range. */
+BKI_HIDDEN bk_status_t bki_fuse_filter_new(bk_filter_t **out, bk_kind_t kind, uint32_t nparts,
+                                           double fpr, bk_hash_id_t hash, uint64_t seed);
+/* The plan of a static kind (nonzero) for n keys at rate p (0: the
+ * kind's own rate); BK_EINVAL for a kind that is not this file's or a p
+ * below its rate. */
+BKI_HIDDEN bk_status_t bki_fuse_plan(bk_kind_t kind, uint64_t n, double p,
+                                     bk_static_plan_t *out);
+/* Its parts. */
+BKI_HIDDEN uint32_t bki_fuse_parts(const bk_filter_t *f);
+/* The part a key hash (bk_hash_t.lo) belongs to. */
+BKI_HIDDEN uint32_t bki_fuse_part_of(const bk_filter_t *f, uint64_t h);
+/* Builds part `part` from n key hashes (reordered and deduplicated in
+ * place): BK_ENOMEM, or BK_EINVAL (built already, too many keys). */
+BKI_HIDDEN bk_status_t bki_fuse_build_part(bk_filter_t *f, uint32_t part, uint64_t *h,
+                                           size_t n);
+/* Wraps z in a new handle that owns it (z freed on BK_ENOMEM). */
+BKI_HIDDEN bk_status_t bki_fuse_wrap(bk_filter_t **out, struct bki_fuse *z, bk_hash_id_t hash,
+                                     uint64_t seed, double fpr);
+BKI_HIDDEN bk_status_t bki_fuse_filter_clone(bk_filter_t **out, const bk_filter_t *f);
+BKI_HIDDEN void bki_fuse_filter_free(bk_filter_t *f);
+BKI_HIDDEN void bki_fuse_filter_info(const bk_filter_t *f, bk_filter_info_t *out);
+BKI_HIDDEN void bki_fuse_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out);
+BKI_HIDDEN uint64_t bki_fuse_items(const bk_filter_t *f);
+
+
 #endif /* BLOOMKIT_FUSE_H */

@@ -15,10 +15,6 @@
 
 #include <string.h>
 
-static uint32_t fp_bytes(uint32_t kind)
-{
-    return kind == BK_KIND_FUSE8 ? 1 : 2;
-}
 
 bk_status_t bkf_fuse_obj(bkf_obj_t *o, const bk_filter_t *f)
 {
@@ -48,16 +44,21 @@ void bkf_fuse_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p)
     p->length = z->nbytes;
 }
 
-uint64_t bkf_fuse_part_len(const bkf_meta_t *m, const bkf_part_t *p)
+uint64_t bkf_fuse_part_len(const bkf_meta_t *m, uint32_t i, const bkf_part_t *p)
 {
+    (void)i;
     if (p->fz_seg_log < 2 || p->fz_seg_log > BKI_FUSE_MAX_SEG_LOG || p->fz_seg_count == 0 ||
         p->cells != ((uint64_t)p->fz_seg_count + 2) << p->fz_seg_log)
         return 0;
-    return p->cells * fp_bytes(m->kind);
+    return p->cells * (bki_kind_fp_bits((bk_kind_t)m->kind) / 8);
 }
 
-bk_status_t bkf_fuse_check(const bkf_meta_t *m, const char **why)
+bk_status_t bkf_fuse_check(const bkf_meta_t *m, uint32_t at, const bkf_part_t *part,
+                           const char **why)
 {
+    (void)part;
+    if (at > 0)
+        return BK_OK; /* every part is checked with the first */
     if (!bki_fuse_hash_ok(m->hash))
         FAIL(BK_ECORRUPT, "static filter with another hash than XXH3 or the default");
     double rate = bki_fuse_rate(m->kind);
@@ -90,7 +91,7 @@ bk_status_t bkf_fuse_check(const bkf_meta_t *m, const char **why)
 bk_status_t bkf_fuse_build(bk_filter_t **out, const bkf_meta_t *m, const bkf_source_t *s,
                            uint8_t *map, const char **why)
 {
-    struct bki_fuse *z = bki_fuse_shell(m->kind == BK_KIND_FUSE8 ? 8 : 16, m->nparts);
+    struct bki_fuse *z = bki_fuse_shell(bki_kind_fp_bits((bk_kind_t)m->kind), m->nparts);
     if (!z)
         FAIL(BK_ENOMEM, "out of memory");
     for (uint32_t i = 0; i < m->nparts; i++) {

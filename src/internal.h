@@ -18,8 +18,8 @@
  * the payload fields; a scalable filter uses `subs`, a chain of single-array
  * filters that it owns (or, when mapped, that borrow the parent's mapping);
  * a window uses `window`, a cuckoo filter `cuckoo`. filter.c sends each
- * call of a composite (chain, window, cuckoo) through that kind's one row
- * of its `composites` table.
+ * call of a composite (chain, window, cuckoo, static) through that kind's
+ * one row in registry.c.
  *
  * Payload bit order (also the file's): bit i of the payload is bit (i & 7)
  * of byte (i >> 3). On a little-endian host this is the same as bit (i & 63)
@@ -315,9 +315,36 @@ enum {
     BKI_KIND_CREATE = 1u << 3,     /* bk_filter_create makes it (filters) */
     BKI_KIND_SUB_FILE = 1u << 4,   /* a scalable chain's sub-kind in a file */
     BKI_KIND_SUB_CREATE = 1u << 5, /* ... and at bk_filter_create */
-    BKI_KIND_STATIC = 1u << 6      /* built whole (bk_filter_build), never
+    BKI_KIND_STATIC = 1u << 6,     /* built whole (bk_filter_build), never
                                       added to */
+    BKI_KIND_DEEP = 1u << 7,       /* may stand in any chain's later parts
+                                      (deep and packed chains) but a
+                                      RedisBloom one's */
+    BKI_KIND_RB_LINK = 1u << 8,    /* RedisBloom's link: n2 and bits per
+                                      entry in its part-table entry; a chain
+                                      of them keeps RedisBloom's rules */
+    BKI_KIND_SEGMENTS = 1u << 9    /* a segment geometry in its part-table
+                                      entry (static filters) */
 };
+/* The first kind with every property in `what` (BKI_KIND_RB_LINK:
+ * RedisBloom's link); the default (0) if none. */
+BKI_HIDDEN bk_kind_t bki_kind_with(unsigned what);
+/* The kind bk_filter_create_exact makes for `kind` (blocked for the
+ * default). */
+BKI_HIDDEN bk_kind_t bki_kind_exact(bk_kind_t kind);
+/* The single-array kind made alone whose layout has line_cells cells a
+ * line, key_lines lines a key, cell_bits bits a cell and a free k (one
+ * 512-bit line of bits: blocked); the default (0) if none. */
+BKI_HIDDEN bk_kind_t bki_kind_of_layout(uint32_t line_cells, uint32_t key_lines,
+                                        uint32_t cell_bits);
+/* The bitmap kind of cell_bits bits a value (1: bk_bitmap_t, 2:
+ * bk_bitmap2_t); the default (0) if none. */
+BKI_HIDDEN bk_kind_t bki_bitmap_kind(unsigned cell_bits);
+/* A fingerprint kind's fingerprint bits (the static kinds); 0 for others. */
+BKI_HIDDEN unsigned bki_kind_fp_bits(bk_kind_t kind);
+/* The kind with every property in `what` whose fingerprints have fp_bits
+ * bits; the default (0) if none. */
+BKI_HIDDEN bk_kind_t bki_kind_with_fp_bits(unsigned what, unsigned fp_bits);
 /* Whether kind has every property in `what`; false for unknown kinds. */
 BKI_HIDDEN bool bki_kind_is(bk_kind_t kind, unsigned what);
 
@@ -547,7 +574,7 @@ BKI_HIDDEN bk_status_t bki_rb_geometry(uint64_t *entries, double error, uint32_t
                                        uint64_t *bits, uint32_t *hashes, uint32_t *n2,
                                        double *bpe);
 
-/* ---- cuckoo.c as a bk_filter_t (kind BK_KIND_CUCKOO, native flavour) ---- */
+/* ---- cuckoo.c as a bk_filter_t (the cuckoo kind, native flavour) ---- */
 BKI_HIDDEN bk_status_t bki_cuckoo_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new);
 BKI_HIDDEN bool bki_cuckoo_contains_hash(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN size_t bki_cuckoo_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n,
@@ -558,10 +585,12 @@ BKI_HIDDEN bk_status_t bki_cuckoo_remove_hash(bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bk_status_t bki_cuckoo_remove_key(bk_filter_t *f, const void *key, size_t len);
 BKI_HIDDEN unsigned bki_cuckoo_counter(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bk_status_t bki_cuckoo_clear(bk_filter_t *f);
-/* Wraps c in a new handle that owns it (c freed on BK_ENOMEM), keyed by
- * `hash` (one bki_cuckoo_hash_ok accepts: a native filter's bk_cuckoo_*
- * calls hash with XXH3, the handle's with its own id). */
-BKI_HIDDEN bk_status_t bki_cuckoo_wrap(bk_filter_t **out, struct bk_cuckoo *c,
+/* Wraps c in a new handle of the cuckoo kind `kind` (the registry's
+ * number, from the caller's options, file or source filter) that owns it
+ * (c freed on BK_ENOMEM), keyed by `hash` (one bki_cuckoo_hash_ok
+ * accepts: a native filter's bk_cuckoo_* calls hash with XXH3, the
+ * handle's with its own id). */
+BKI_HIDDEN bk_status_t bki_cuckoo_wrap(bk_filter_t **out, struct bk_cuckoo *c, bk_kind_t kind,
                                        bk_hash_id_t hash);
 /* The hashes a cuckoo kind's handle takes: XXH3-128 and the default (the
  * same but for 8-byte keys, mixed): both give a full 128 bits, the
@@ -588,36 +617,6 @@ BKI_HIDDEN void bki_cuckoo_may_grow(bk_filter_t *f);
 /* bk_filter_info without reading the slots: the fill from the item count
  * (what bk_filter_info_fast gives of a paged file not read yet). */
 BKI_HIDDEN void bki_cuckoo_info_estimated(const bk_filter_t *f, bk_filter_info_t *out);
-
-/* ---- fuse.c: the static kinds (fuse8, fuse16) as a bk_filter_t ---- */
-BKI_HIDDEN bk_status_t bki_fuse_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new);
-BKI_HIDDEN bool bki_fuse_contains_hash(const bk_filter_t *f, bk_hash_t h);
-BKI_HIDDEN size_t bki_fuse_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n,
-                                          bool *out);
-/* The hashes a static filter takes: the default and XXH3 (64 bits of
- * the 128 are used). */
-BKI_HIDDEN bool bki_fuse_hash_ok(bk_hash_id_t hash);
-/* The rate a static kind gives (2^-8, 2^-16), or 0 for another kind. */
-BKI_HIDDEN double bki_fuse_rate(bk_kind_t kind);
-/* A static filter of nparts empty parts, each then built once with
- * bki_fuse_build_part; BK_EINVAL for a kind that is not static, another
- * hash or a part count out of range. */
-BKI_HIDDEN bk_status_t bki_fuse_filter_new(bk_filter_t **out, bk_kind_t kind, uint32_t nparts,
-                                           double fpr, bk_hash_id_t hash, uint64_t seed);
-/* The part a key hash (bk_hash_t.lo) belongs to. */
-BKI_HIDDEN uint32_t bki_fuse_part_of(const bk_filter_t *f, uint64_t h);
-/* Builds part `part` from n key hashes (reordered and deduplicated in
- * place): BK_ENOMEM, or BK_EINVAL (built already, too many keys). */
-BKI_HIDDEN bk_status_t bki_fuse_build_part(bk_filter_t *f, uint32_t part, uint64_t *h,
-                                           size_t n);
-/* Wraps z in a new handle that owns it (z freed on BK_ENOMEM). */
-BKI_HIDDEN bk_status_t bki_fuse_wrap(bk_filter_t **out, struct bki_fuse *z, bk_hash_id_t hash,
-                                     uint64_t seed, double fpr);
-BKI_HIDDEN bk_status_t bki_fuse_filter_clone(bk_filter_t **out, const bk_filter_t *f);
-BKI_HIDDEN void bki_fuse_filter_free(bk_filter_t *f);
-BKI_HIDDEN void bki_fuse_filter_info(const bk_filter_t *f, bk_filter_info_t *out);
-BKI_HIDDEN void bki_fuse_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out);
-BKI_HIDDEN uint64_t bki_fuse_items(const bk_filter_t *f);
 
 /* ==== rung 3: array.c (single-array dispatch) ============================ */
 
@@ -665,6 +664,9 @@ BKI_HIDDEN void bki_array_info(const bk_filter_t *f, bk_filter_info_t *out);
 /* bki_array_info with the set cells expected from the item count instead
  * of counted: no byte of the payload read. */
 BKI_HIDDEN void bki_array_info_estimated(const bk_filter_t *f, bk_filter_info_t *out);
+/* A single array's shape (bk_filter_shape); the common fields of every
+ * kind's, which a composite's shape starts from. */
+BKI_HIDDEN void bki_array_shape(const bk_filter_t *f, bk_filter_shape_t *out);
 /* Popcount over the payload (counting: non-zero counters). */
 BKI_HIDDEN uint64_t bki_cells_set(const bk_filter_t *f);
 
@@ -688,7 +690,7 @@ typedef struct bki_chain {
     double growth, tightening;
     bool nonscaling, first_error_as_given;
     uint64_t max_bytes; /* 0: no cap */
-    uint32_t rb_options; /* RedisBloom chains (sub_kind BK_KIND_REDISBLOOM) */
+    uint32_t rb_options; /* RedisBloom chains (of RedisBloom's links) */
 } bki_chain_t;
 
 /* The one place a scalable filter's outer struct is assembled: an empty
@@ -712,6 +714,7 @@ BKI_HIDDEN bk_status_t bki_scalable_clear(bk_filter_t *f);
 BKI_HIDDEN bk_status_t bki_scalable_union(bk_filter_t *dst, const bk_filter_t *src);
 BKI_HIDDEN bk_status_t bki_scalable_clone(bk_filter_t **out, const bk_filter_t *f);
 BKI_HIDDEN void bki_scalable_info(const bk_filter_t *f, bk_filter_info_t *out);
+BKI_HIDDEN void bki_scalable_shape(const bk_filter_t *f, bk_filter_shape_t *out);
 
 /* ==== rung 5: pages.c (a filter read from a paged file; pages.h) ========= */
 

@@ -21,7 +21,7 @@
  * payload, and the window is built from both only at the end
  * (bkf_window_adopt).
  */
-#include "codec.h"
+#include "registry.h"
 
 #include <string.h>
 
@@ -84,12 +84,21 @@ static bk_status_t fail(bk_filter_loader_t *l, bk_status_t st, const char *why)
     return st;
 }
 
+/* Whether the kind being loaded takes its parts from the loader's own
+ * buffers (a window: its slots and its state) instead of being built
+ * first and filled in place. */
+static bool adopts(const bk_filter_loader_t *l)
+{
+    const bki_class_t *c = bki_class_of(l->m.kind);
+    return c && c->adopt;
+}
+
 /* Part i of the object being loaded: its table entry, and where its
  * payload goes (NULL for none: never, once parsed). */
 static uint8_t *part_dst(bk_filter_loader_t *l, uint32_t i, bkf_part_t *p)
 {
     bkf_decode_part(&l->m, i, p);
-    if (l->m.kind == BK_KIND_WINDOW)
+    if (adopts(l))
         return i == 0 ? l->wdata : l->wstate;
     bkf_part_t w;
     bkf_obj_part(&l->obj, i, &w);
@@ -104,18 +113,18 @@ static bk_status_t prepare(bk_filter_loader_t *l)
     bk_status_t st = bkf_parse_meta(l->meta, l->mlen, l->total, &l->m, &why);
     if (st != BK_OK)
         return fail(l, st, why);
-    if (l->m.kind == BK_KIND_BITMAP || l->m.kind == BK_KIND_BITMAP2)
+    if (!bki_kind_is((bk_kind_t)l->m.kind, BKI_KIND_FILTER))
         return fail(l, BK_EKIND, "the data holds a bitmap, not a filter");
     /* The serialized form is never paged: a paged file is read from its
      * file (bk_filter_load), where its pages can be checked as touched. */
     if (l->m.paged)
         return fail(l, BK_EVERSION, "a paged filter file, not a serialized filter");
-    if (l->m.kind == BK_KIND_WINDOW) {
+    if (adopts(l)) {
         bkf_part_t gens, state;
         bkf_decode_part(&l->m, 0, &gens);
         bkf_decode_part(&l->m, 1, &state);
         if (state.length > sizeof l->wstate)
-            return fail(l, BK_ECORRUPT, "window state part too long");
+            return fail(l, BK_ECORRUPT, "state part too long");
         l->wdata = bki_payload_alloc(gens.length, &l->wmem);
         if (!l->wdata)
             return fail(l, BK_ENOMEM, "out of memory");
@@ -236,11 +245,12 @@ bk_status_t bk_filter_loader_finish(bk_filter_loader_t *l, bk_filter_t **out, co
             FAIL(BK_ECORRUPT, "truncated: shorter than the 128-byte header");
         FAIL(BK_ECORRUPT, "truncated: shorter than the size in its header");
     }
-    if (l->m.kind == BK_KIND_WINDOW) {
+    if (adopts(l)) {
         uint8_t *data = l->wdata;
-        l->wdata = NULL; /* taken over, or freed, by the window */
+        l->wdata = NULL; /* taken over, or freed, by the filter */
         const char *bad = NULL;
-        bk_status_t st = bkf_window_adopt(out, &l->m, l->wstate, data, l->wmem, &bad);
+        bk_status_t st = bki_class_of(l->m.kind)->adopt(out, &l->m, l->wstate, data, l->wmem,
+                                                         &bad);
         if (st != BK_OK) {
             fail(l, st, bad);
             FAIL(st, bad);

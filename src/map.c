@@ -6,7 +6,7 @@
  * 64-byte offsets, so a mapped payload is aligned like an allocated one.
  */
 #define _GNU_SOURCE
-#include "pages.h"
+#include "registry.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,8 @@ static void set_readonly(bk_filter_t *f, bool ro)
 {
     f->readonly = ro;
     bki_array_bind(f);
-    if (f->kind == BK_KIND_SCALABLE) {
+    const bki_class_t *c = bki_class_of(f->kind);
+    if (c && c->chain) {
         for (uint32_t i = 0; i < f->nsubs; i++) {
             f->subs[i]->readonly = ro;
             bki_array_bind(f->subs[i]);
@@ -67,7 +68,8 @@ bk_status_t bk_filter_open(bk_filter_t **out, const char *path, bk_map_mode_t mo
     /* A paged file's pages are checked as keys touch them. */
     if (st == BK_OK && m.paged) {
         int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-        st = dup < 0 ? BK_EIO : bki_pages_attach(*out, dup, &m, map, map, size, false, why);
+        st = dup < 0 ? BK_EIO : bki_pages_attach(*out, dup, &m, map, map, size, false,
+                                                 bki_page_calls_of(m.kind), why);
         if (st != BK_OK) {
             if (dup < 0 && why)
                 *why = "cannot duplicate the file descriptor";
@@ -124,7 +126,7 @@ static uint64_t sync_pages(const bk_filter_t *f)
     uint8_t *map = f->map_base;
     uint8_t *data;
     uint64_t len;
-    (void)bki_pages_payload(f, &data, &len); /* a mapping never grows */
+    (void)bki_paged_payload(f, &data, &len); /* a mapping never grows */
     const uint8_t *groups = pg->trailer + (pg->g.groups_at - pg->g.trailer);
     uint64_t group = UINT64_MAX; /* pages come in order: a group's sum once */
     for (uint64_t w = 0; w < (pg->g.npages + 63) / 64; w++) {
@@ -174,8 +176,9 @@ bk_status_t bkf_sync_map(const bk_filter_t *f)
         bkf_get_u32((const uint8_t *)f->map_base + H_NPARTS) != o.nparts)
         return BK_EINVAL;
     bkf_encode_meta(&o, f->map_base);
-    if (f->kind == BK_KIND_WINDOW)
-        bkf_window_write_state(&o, f->map_base);
+    const bki_class_t *c = bki_class_of(f->kind);
+    if (c && c->write_state)
+        c->write_state(&o, f->map_base);
     if (msync(f->map_base, (size_t)f->map_len, MS_SYNC) != 0)
         return BK_EIO;
     return BK_OK;

@@ -21,7 +21,6 @@
 #define _GNU_SOURCE
 #include "pages.h"
 #include "keyhash.h"
-#include "window.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -353,28 +352,14 @@ static inline bool touch(struct bki_pages *pg, uint64_t j, bool write)
 }
 
 /* The payload offsets key h reads: a single array kind's reads, or those
- * of the composites a paged file may hold (bkf_kind_pageable): a window's
- * bucket, a cuckoo filter's two buckets. */
+ * of the composite a paged file holds (the calls given when attached: a
+ * window's bucket, a cuckoo filter's two buckets). */
 static uint32_t key_reads(const bk_filter_t *f, bk_hash_t h, uint64_t *off)
 {
     const bki_kind_ops_t *ops = bki_kind_ops(f->kind);
     if (ops)
         return ops->reads(f, h, off);
-    return f->kind == BK_KIND_WINDOW ? bki_window_reads(f, h, off) : bki_cuckoo_reads(f, h, off);
-}
-
-bool bki_pages_payload(const bk_filter_t *f, uint8_t **data, uint64_t *len)
-{
-    if (f->kind == BK_KIND_CUCKOO)
-        return bki_cuckoo_first_payload(f, data, len);
-    if (f->kind == BK_KIND_WINDOW) {
-        *data = f->window->data;
-        *len = f->window->geom.bytes;
-        return true;
-    }
-    *data = f->data;
-    *len = f->nbytes;
-    return true;
+    return f->pages->calls->reads(f, h, off);
 }
 
 /* f->touch: the pages of payload bytes [p, p + len) checked (written:
@@ -609,9 +594,10 @@ void bki_pages_free(struct bki_pages *pg)
     bki_free(pg);
 }
 
-/* A window's before_clear: its pages all read and checked, and marked
- * for the next checkpoint (a damaged one stays reported). */
-static void before_window_clear(void *arg)
+/* Before a change that rewrites every page (a window's generation step):
+ * its pages all read and checked, and marked for the next checkpoint (a
+ * damaged one stays reported). */
+static void before_every_page(void *arg)
 {
     bk_filter_t *f = arg;
     (void)bki_pages_all(f, NULL);
@@ -619,7 +605,8 @@ static void before_window_clear(void *arg)
 }
 
 bk_status_t bki_pages_attach(bk_filter_t *f, int fd, const bkf_meta_t *m, const uint8_t *meta,
-                             uint8_t *map, uint64_t map_len, bool own_map, const char **why)
+                             uint8_t *map, uint64_t map_len, bool own_map,
+                             const bki_page_calls_t *calls, const char **why)
 {
     struct bki_pages *pg = bki_calloc(1, sizeof *pg);
     if (!pg) {
@@ -630,6 +617,7 @@ bk_status_t bki_pages_attach(bk_filter_t *f, int fd, const bkf_meta_t *m, const 
     pg->map = map;
     pg->map_len = map_len;
     pg->own_map = own_map;
+    pg->calls = calls;
     pthread_mutex_init(&pg->lock, NULL);
     bkf_meta_paging(m, &pg->g);
     pg->trailer_len = pg->g.size - pg->g.trailer;
@@ -687,14 +675,8 @@ bk_status_t bki_pages_attach(bk_filter_t *f, int fd, const bkf_meta_t *m, const 
     pg->nparts = m->nparts;
     f->pages = pg;
     f->touch = pages_touch;
-    /* A cuckoo filter in memory of its own may grow: its later sub-filters
-     * are allocated (and the next save writes it whole). */
-    if (own_map && f->kind == BK_KIND_CUCKOO)
-        bki_cuckoo_may_grow(f);
-    /* A window's generation step clears a line of every bucket: every
-     * page read and checked first, and all of them written back. */
-    if (f->kind == BK_KIND_WINDOW)
-        bki_window_on_clear(f, before_window_clear, f);
+    if (calls && calls->attached)
+        calls->attached(f, own_map, before_every_page, f);
     bki_pages_bind(f);
     return BK_OK;
 }

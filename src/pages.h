@@ -11,6 +11,18 @@
 #include <pthread.h>
 #include <sys/types.h>
 
+/* What pages.c needs of a composite kind in a paged file (a single
+ * array's come from its kind's operations, bki_kind_ops): which payload
+ * bytes a key reads, and a call made once the pages are attached
+ * (own_map: the filter lives in memory of its own, so it may grow;
+ * every_page(arg) checks every page and marks it written, for a change
+ * that rewrites them all). The registry's row gives them
+ * (bki_page_calls_of). */
+typedef struct bki_page_calls {
+    uint32_t (*reads)(const bk_filter_t *f, bk_hash_t h, uint64_t *off);
+    void (*attached)(bk_filter_t *f, bool own_map, void (*every_page)(void *arg), void *arg);
+} bki_page_calls_t;
+
 /* A filter of a paged file, its bytes checked as they are first read.
  * The outermost filter owns it (f->pages); bk_filter_free frees it. */
 struct bki_pages {
@@ -19,6 +31,7 @@ struct bki_pages {
     uint8_t *map;       /* the file's bytes from offset 0 (the payload at
                            map + g.body is f->data) */
     uint64_t map_len;
+    const bki_page_calls_t *calls; /* a composite's; NULL for a single array */
     bool own_map;       /* a load's anonymous memory, each page read into it
                            when first touched; else bk_filter_open's shared
                            mapping of the file */
@@ -84,11 +97,8 @@ BKI_HIDDEN uint64_t bkf_group_sum(const bkf_paging_t *g, const uint8_t *trailer,
  * sums; BK_ENOMEM. */
 BKI_HIDDEN bk_status_t bki_pages_attach(bk_filter_t *f, int fd, const bkf_meta_t *m,
                                         const uint8_t *meta, uint8_t *map, uint64_t map_len,
-                                        bool own_map, const char **why);
-/* The payload a paged file holds (*len bytes at *data): a single array's,
- * or a cuckoo filter's first sub-filter's; false once the filter no longer
- * matches such a file (a cuckoo filter that grew). */
-BKI_HIDDEN bool bki_pages_payload(const bk_filter_t *f, uint8_t **data, uint64_t *len);
+                                        bool own_map, const bki_page_calls_t *calls,
+                                        const char **why);
 /* Rebinds f's one-key calls through the page checks (after
  * bki_array_bind, which binds the kind's own). */
 BKI_HIDDEN void bki_pages_bind(bk_filter_t *f);

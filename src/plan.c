@@ -524,7 +524,8 @@ static bk_status_t plan_uncached(bk_kind_t kind, uint64_t n, double p, bk_plan_t
         if (st != BK_OK)
             return st;
         bk_plan_t plan = {BK_KIND_CUCKOO, n, p, cp.bytes * 8, cp.buckets * cp.bucket_size,
-                          cp.bucket_size, cp.bytes, cp.bits_per_key, cp.expected_fpr};
+                          cp.bucket_size, cp.bytes, cp.bits_per_key, cp.expected_fpr,
+                          2, false}; /* its two buckets */
         *out = plan;
         return BK_OK;
     }
@@ -560,6 +561,8 @@ static bk_status_t plan_uncached(bk_kind_t kind, uint64_t n, double p, bk_plan_t
     plan.bytes = bki_layout_bytes(array, plan.cells);
     plan.bits_per_key = (double)plan.bits / (double)n;
     plan.expected_fpr = bk_fpr_expected(kind, plan.cells, n, plan.k);
+    plan.per_probe = l->line_cells == 0;
+    plan.lines = plan.per_probe ? plan.k : l->key_lines;
     *out = plan;
     return BK_OK;
 }

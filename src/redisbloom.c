@@ -7,12 +7,12 @@
  * does the encodings (RDB values, SCANDUMP chunks) on top of these calls.
  *
  * A chain built here is an ordinary scalable filter whose sub_kind is
- * BK_KIND_REDISBLOOM, hashed with RedisBloom's pair (BK_HASH_MURMUR64A or
+ * RedisBloom's link (kinds.c: BKI_KIND_RB_LINK), hashed with RedisBloom's pair (BK_HASH_MURMUR64A or
  * BK_HASH_MURMUR2, seed 0), with tightening 0.5 and RedisBloom's integer
  * growth; its `fpr` is the error RedisBloom was asked for (the first
  * link's error, doubled when the chain scales, as RedisBloom halves it).
  */
-#include "internal.h"
+#include "registry.h"
 
 #include <math.h>
 #include <string.h>
@@ -77,7 +77,8 @@ bk_status_t bk_redisbloom_new(bk_filter_t **out, const bk_redisbloom_chain_t *ch
         fpr = links[0].error;
     bk_hash_id_t hash =
         chain->options & BK_REDISBLOOM_FORCE64 ? BK_HASH_MURMUR64A : BK_HASH_MURMUR2;
-    bki_chain_t c = {hash,  0,     links[0].entries, fpr, chain->items, BK_KIND_REDISBLOOM,
+    bk_kind_t link_kind = bki_kind_with(BKI_KIND_RB_LINK);
+    bki_chain_t c = {hash,  0,     links[0].entries, fpr, chain->items, link_kind,
                      (double)chain->growth, 0.5, nonscaling, false, 0, chain->options};
     bk_filter_t *top;
     if (bki_scalable_shell(&top, &c, chain->links) != BK_OK)
@@ -85,7 +86,7 @@ bk_status_t bk_redisbloom_new(bk_filter_t **out, const bk_redisbloom_chain_t *ch
     for (uint32_t i = 0; i < chain->links; i++) {
         const bk_redisbloom_link_t *l = &links[i];
         bk_filter_t *s;
-        st = bki_array_new(&s, BK_KIND_REDISBLOOM, l->bits, l->hashes, hash, 0, NULL);
+        st = bki_array_new(&s, link_kind, l->bits, l->hashes, hash, 0, NULL);
         if (st != BK_OK) {
             bki_scalable_free(top);
             BKI_FAIL(st == BK_ENOMEM ? BK_ENOMEM : BK_ECORRUPT,
@@ -145,7 +146,8 @@ bk_status_t bk_redisbloom_create(bk_filter_t **out, uint64_t capacity, double er
 
 bool bk_redisbloom_is(const bk_filter_t *f)
 {
-    return f && f->kind == BK_KIND_SCALABLE && f->sub_kind == BK_KIND_REDISBLOOM;
+    const bki_class_t *c = f ? bki_class_of(f->kind) : NULL;
+    return c && c->chain && bki_kind_is(f->sub_kind, BKI_KIND_RB_LINK);
 }
 
 bk_status_t bk_redisbloom_chain(const bk_filter_t *f, bk_redisbloom_chain_t *out)

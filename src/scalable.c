@@ -569,3 +569,20 @@ void bki_scalable_info(const bk_filter_t *f, bk_filter_info_t *out)
     out->mapped = f->map_base != NULL;
     out->readonly = f->readonly;
 }
+
+void bki_scalable_shape(const bk_filter_t *f, bk_filter_shape_t *out)
+{
+    bki_array_shape(f, out); /* the fields every kind's shape has */
+    const bk_filter_t *newest = f->subs[f->nsubs - 1];
+    out->sub_kind = f->sub_kind;
+    out->capacity = f->subs_capacity;
+    out->k = newest->k;
+    out->bytes = f->subs_bytes;
+    out->filters = f->nsubs;
+    out->precise_filters = f->subs_precise;
+    out->growth = f->growth;
+    out->tightening = f->tightening;
+    out->nonscaling = f->nonscaling;
+    out->newest_capacity = newest->capacity;
+    out->newest_items = bki_items(newest);
+}

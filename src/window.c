@@ -130,13 +130,20 @@ static double planned_slot_fpr(double p, uint32_t gens, bool slotted)
     return slotted ? p / (double)gens : slot_fpr(p, gens);
 }
 
+/* The single-array kind a generation is, for its sizing and rate: one
+ * 64-byte line of bits a key (kinds.c finds it by that layout). */
+static bk_kind_t line_kind(void)
+{
+    return bki_kind_of_layout(BKI_LINE_BITS, 1, 1);
+}
+
 /* The fields that follow from G, S, k, lines and the parameters. */
 static void derive_geom(const bki_window_params_t *p, bki_window_geom_t *g)
 {
     g->gen_capacity = ceil_div(p->capacity, g->generations - 1);
     g->gen_span = p->span ? ceil_div(p->span, g->generations - 1) : 0;
     g->bytes = g->lines * g->slots * BKI_LINE_BYTES;
-    g->gen_fpr = bk_fpr_expected(BK_KIND_BLOCKED, g->lines * BKI_LINE_BITS, g->gen_capacity, g->k);
+    g->gen_fpr = bk_fpr_expected(line_kind(), g->lines * BKI_LINE_BITS, g->gen_capacity, g->k);
     double each[BKI_WINDOW_MAX_GENS];
     for (uint32_t i = 0; i < g->generations; i++)
         each[i] = g->gen_fpr;
@@ -154,7 +161,7 @@ bk_status_t bki_window_plan(const bki_window_params_t *p, bki_window_geom_t *out
     out->slotted = p->span != 0;
     out->slots = out->slotted ? 2 * gens : gens;
     bk_plan_t plan;
-    bk_status_t s = bk_plan(BK_KIND_BLOCKED, ceil_div(p->capacity, gens - 1),
+    bk_status_t s = bk_plan(line_kind(), ceil_div(p->capacity, gens - 1),
                             planned_slot_fpr(p->fpr, gens, out->slotted), &plan);
     if (s != BK_OK)
         return s;
@@ -826,7 +833,7 @@ static void usage(const bki_window_t *w, bki_window_usage_t *out, bool estimate)
     double each[BKI_WINDOW_MAX_SLOTS];
     for (uint32_t s = 0; s < g->slots; s++) {
         out->items += w->gen_adds[s];
-        each[s] = bk_fpr_expected(BK_KIND_BLOCKED, g->lines * BKI_LINE_BITS, w->gen_adds[s], g->k);
+        each[s] = bk_fpr_expected(line_kind(), g->lines * BKI_LINE_BITS, w->gen_adds[s], g->k);
     }
     out->expected_fpr = union_fpr(each, g->slots);
     uint64_t oldest = sub_sat(w->epoch, g->generations - 1);
@@ -854,7 +861,7 @@ void bki_window_usage(const bki_window_t *w, bki_window_usage_t *out)
     usage(w, out, false);
 }
 
-/* ---- the handle: a bk_filter_t of kind BK_KIND_WINDOW ---- */
+/* ---- the handle: a bk_filter_t of the window kind ---- */
 
 static bk_status_t window_add_key(bk_filter_t *f, const void *key, size_t len, bool *was_new)
 {
@@ -879,14 +886,14 @@ static bool window_contains_key(const bk_filter_t *f, const void *key, size_t le
     return bki_window_contains(f->window, bki_key_hash(f->hash, f->seed, key, len));
 }
 
-bk_status_t bki_window_wrap(bk_filter_t **out, bki_window_t *w)
+bk_status_t bki_window_wrap(bk_filter_t **out, bki_window_t *w, bk_kind_t kind)
 {
     bk_filter_t *f = bki_calloc(1, sizeof *f);
     if (!f) {
         bki_window_free(w);
         return BK_ENOMEM;
     }
-    f->kind = BK_KIND_WINDOW;
+    f->kind = kind;
     f->add_key = window_add_key;
     f->contains_key = window_contains_key;
     f->contains_hash = window_contains_hash;
@@ -909,7 +916,7 @@ bk_status_t bki_window_filter_create(bk_filter_t **out, uint64_t capacity, doubl
                              .generations = o->window_generations};
     bki_window_t *w;
     bk_status_t s = bki_window_create(&w, &p, o->hash, o->seed);
-    return s == BK_OK ? bki_window_wrap(out, w) : s;
+    return s == BK_OK ? bki_window_wrap(out, w, o->kind) : s;
 }
 
 bk_status_t bki_window_filter_clone(bk_filter_t **out, const bk_filter_t *f)
@@ -917,7 +924,7 @@ bk_status_t bki_window_filter_clone(bk_filter_t **out, const bk_filter_t *f)
     bki_window_t *w;
     *out = NULL;
     bk_status_t s = bki_window_clone(&w, f->window);
-    return s == BK_OK ? bki_window_wrap(out, w) : s;
+    return s == BK_OK ? bki_window_wrap(out, w, f->kind) : s;
 }
 
 bk_filter_t *bki_window_filter_defrag(bk_filter_t *f, bki_mover_t *mv)
@@ -946,8 +953,8 @@ void bki_window_filter_shape(const bk_filter_t *f, bk_filter_shape_t *out)
 {
     const bki_window_t *w = f->window;
     memset(out, 0, sizeof *out);
-    out->kind = BK_KIND_WINDOW;
-    out->sub_kind = BK_KIND_BLOCKED;
+    out->kind = f->kind;
+    out->sub_kind = line_kind();
     out->hash = f->hash;
     out->seed = f->seed;
     out->capacity = w->params.capacity;
@@ -966,8 +973,8 @@ static void window_info(const bk_filter_t *f, bk_filter_info_t *out, bool estima
     bki_window_usage_t u;
     usage(w, &u, estimate);
     memset(out, 0, sizeof *out);
-    out->kind = BK_KIND_WINDOW;
-    out->sub_kind = BK_KIND_BLOCKED; /* each generation is a blocked filter */
+    out->kind = f->kind;
+    out->sub_kind = line_kind(); /* each generation is a blocked filter */
     out->hash = f->hash;
     out->seed = f->seed;
     out->capacity = w->params.capacity;

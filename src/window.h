@@ -129,9 +129,11 @@ BKI_HIDDEN void bki_window_usage(const bki_window_t *w, bki_window_usage_t *out)
 /* ---- the handle (filter.c, codec.c): a bk_filter_t of kind WINDOW that
  * owns f->window ---- */
 
-/* Wraps w in a new handle, which owns it; on BK_ENOMEM w is freed, so the
- * caller has nothing left to release either way. */
-BKI_HIDDEN bk_status_t bki_window_wrap(bk_filter_t **out, bki_window_t *w);
+/* Wraps w in a new handle of the window kind `kind` (the registry's
+ * number, from the caller's options, file or source filter), which owns
+ * it; on BK_ENOMEM w is freed, so the caller has nothing left to release
+ * either way. */
+BKI_HIDDEN bk_status_t bki_window_wrap(bk_filter_t **out, bki_window_t *w, bk_kind_t kind);
 /* bk_filter_create for a window: o is resolved (hash, seed set). */
 BKI_HIDDEN bk_status_t bki_window_filter_create(bk_filter_t **out, uint64_t capacity,
                                                 double fpr, const bk_options_t *o);

@@ -79,7 +79,7 @@ void bkf_window_obj(bkf_obj_t *o, const bk_filter_t *f)
 void bkf_window_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p)
 {
     const bki_window_t *w = o->f->window;
-    p->kind = BK_KIND_WINDOW;
+    p->kind = o->kind;
     p->seed = o->seed;
     if (i == 0) {
         p->k = w->geom.k;
@@ -98,8 +98,9 @@ void bkf_window_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p)
     }
 }
 
-uint64_t bkf_window_part_len(const bkf_meta_t *m, uint32_t i, uint64_t cells)
+uint64_t bkf_window_part_len(const bkf_meta_t *m, uint32_t i, const bkf_part_t *p)
 {
+    uint64_t cells = p->cells;
     uint32_t layout = layout_of(m);
     if (i == 1)
         return valid_slots(layout, cells) ? state_len(layout, cells) : 0;
@@ -234,7 +235,7 @@ bk_status_t bkf_window_build(bk_filter_t **out, const bkf_meta_t *m, const bkf_s
         bki_window_free(w);
         return rc;
     }
-    if (bki_window_wrap(out, w) != BK_OK) /* w is freed */
+    if (bki_window_wrap(out, w, (bk_kind_t)m->kind) != BK_OK) /* w is freed */
         FAIL(BK_ENOMEM, "out of memory");
     return BK_OK;
 }
@@ -251,7 +252,7 @@ bk_status_t bkf_window_adopt(bk_filter_t **out, const bkf_meta_t *m, const uint8
         return rc;
     }
     w->mem = mem; /* borrowed until now: the window owns it from here */
-    if (bki_window_wrap(out, w) != BK_OK) /* w is freed, and data with it */
+    if (bki_window_wrap(out, w, (bk_kind_t)m->kind) != BK_OK) /* w is freed, and data with it */
         FAIL(BK_ENOMEM, "out of memory");
     return BK_OK;
 }

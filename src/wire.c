@@ -40,11 +40,11 @@ void bkf_decode_part(const bkf_meta_t *m, uint32_t i, bkf_part_t *p)
     p->offset = get_u64(e + P_OFFSET);
     p->length = get_u64(e + P_LENGTH);
     p->sum = get_u64(e + P_CHECKSUM);
-    if (p->kind == BK_KIND_REDISBLOOM) {
+    if (bki_kind_is((bk_kind_t)p->kind, BKI_KIND_RB_LINK)) {
         p->rb_n2 = bkf_get_u32(e + P_RB_N2);
         p->rb_bpe = get_f64(e + P_RB_BPE);
     }
-    if (p->kind == BK_KIND_FUSE8 || p->kind == BK_KIND_FUSE16) {
+    if (bki_kind_is((bk_kind_t)p->kind, BKI_KIND_SEGMENTS)) {
         p->fz_seg_log = bkf_get_u32(e + P_FZ_SEG_LOG);
         p->fz_seg_count = bkf_get_u32(e + P_FZ_SEG_COUNT);
     }
@@ -62,7 +62,8 @@ void bkf_meta_paging(const bkf_meta_t *m, bkf_paging_t *g)
  * 3. A checksum-valid file that breaks these would give wrong counts. */
 static bk_status_t check_bitmap_bits(const bkf_part_t *p, const uint8_t *dst, const char **why)
 {
-    unsigned per_byte = p->kind == BK_KIND_BITMAP ? 8 : 4;
+    unsigned bits = bki_layout_of((bk_kind_t)p->kind)->cell_bits; /* 1 or 2 */
+    unsigned per_byte = 8 / bits;
     uint64_t used = p->cells / per_byte;
     unsigned rem = (unsigned)(p->cells % per_byte);
     if (rem) {
@@ -73,7 +74,7 @@ static bk_status_t check_bitmap_bits(const bkf_part_t *p, const uint8_t *dst, co
     }
     if (!all_zero(dst + used, (size_t)(p->length - used)))
         FAIL(BK_ECORRUPT, "bits set past the end of the bitmap");
-    if (p->kind == BK_KIND_BITMAP2) {
+    if (bits == 2) {
         for (uint64_t i = 0; i < p->length; i++) {
             uint8_t b = dst[i];
             if (b & (b >> 1) & 0x55)
@@ -98,7 +99,7 @@ bk_status_t bkf_check_payload(const bkf_source_t *s, const bkf_part_t *p, const 
         return BK_OK;
     if (bkf_checksum(dst, p->length) != p->sum)
         FAIL(BK_ECORRUPT, "payload checksum mismatch (data damaged)");
-    if (p->kind == BK_KIND_BITMAP || p->kind == BK_KIND_BITMAP2)
+    if (bki_kind_is((bk_kind_t)p->kind, BKI_KIND_BITMAP))
         return check_bitmap_bits(p, dst, why);
     return BK_OK;
 }

@@ -296,7 +296,7 @@ BKI_HIDDEN void bkf_window_obj(bkf_obj_t *o, const bk_filter_t *f);
 BKI_HIDDEN void bkf_window_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p);
 /* Reading: part i's prescribed length (0 if cells is not valid for it),
  * its fields, and the filter from validated metadata. */
-BKI_HIDDEN uint64_t bkf_window_part_len(const bkf_meta_t *m, uint32_t i, uint64_t cells);
+BKI_HIDDEN uint64_t bkf_window_part_len(const bkf_meta_t *m, uint32_t i, const bkf_part_t *p);
 BKI_HIDDEN bk_status_t bkf_window_check_part(const bkf_meta_t *m, uint32_t i,
                                              const bkf_part_t *p, const char **why);
 BKI_HIDDEN bk_status_t bkf_window_build(bk_filter_t **out, const bkf_meta_t *m,

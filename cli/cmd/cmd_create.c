@@ -94,7 +94,10 @@ static int check_sizing(bkc_sizing_opts_t *sz, const char *window)
     }
     if (sz->n == 0 || sz->p == 0)
         return bkc_usage_error("-n and -p are required");
-    if ((o->growth != 0 || o->nonscaling) && o->kind != BK_KIND_SCALABLE)
+    /* the options of a chain that grows with tighter rates */
+    unsigned caps = bk_kind_caps(o->kind);
+    if ((o->growth != 0 || o->nonscaling) &&
+        !((caps & BK_CAP_GROW) && (caps & BK_CAP_BOUNDED)))
         return bkc_usage_error("--growth and --nonscaling need --kind scalable");
     return -1;
 }
@@ -260,7 +263,7 @@ static int static_create(const char *path, char **inputs, int n, const bkc_sizin
             return bkc_usage_error("--memory and --tmpdir are for static filters (--static)");
         return -1;
     }
-    if (!static_kind && o->kind != BK_KIND_DEFAULT)
+    if (!static_kind && o->kind) /* a kind given */
         return bkc_usage_error("--static builds fuse8 or fuse16: leave out --kind %s",
                                bk_kind_name(o->kind));
     if (sz->n || window || o->growth != 0 || o->nonscaling || o->window_generations)

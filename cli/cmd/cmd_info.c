@@ -42,6 +42,14 @@ static const char usage[] =
     "      --verify       read and check every page of a large file, count its bits\n"
     "  -h, --help         this text\n";
 
+/* A chain: a kind that grows with tighter rates (its sub-filters, growth
+ * and tightening are worth a line). */
+static bool is_chain(bk_kind_t kind)
+{
+    unsigned caps = bk_kind_caps(kind);
+    return (caps & BK_CAP_GROW) && (caps & BK_CAP_BOUNDED);
+}
+
 static void json_string(const char *s)
 {
     putchar('"');
@@ -141,14 +149,14 @@ static void print_json(const char *path, const bk_filter_info_t *inp, const char
     printf(",\"key_form\":\"%s\",\"verified\":%s,\"fill_estimated\":%s,\"pages\":%llu",
            bk_key_form_name(form), how.counted ? "true" : "false",
            how.counted ? "false" : "true", (unsigned long long)how.pages);
-    if (in.kind == BK_KIND_SCALABLE) {
+    if (is_chain(in.kind)) {
         const char *sk = bk_kind_name(in.sub_kind);
         printf(",\"sub_kind\":\"%s\",\"growth\":%.17g,\"tightening\":%.17g,"
                "\"nonscaling\":%s,\"precise_filters\":%u",
                sk ? sk : "?", in.growth, in.tightening, in.nonscaling ? "true" : "false",
                in.precise_filters);
     }
-    if (in.kind == BK_KIND_WINDOW)
+    if (bk_kind_caps(in.kind) & BK_CAP_WINDOW)
         window_json(&in);
     printf("}\n");
 }
@@ -178,7 +186,8 @@ static void print_text(const char *path, const bk_filter_info_t *inp, const char
     char hb[32];
     printf("file            %s\n", path);
     printf("kind            %s\n", kind);
-    if (in.kind == BK_KIND_SCALABLE) {
+    unsigned caps = bk_kind_caps(in.kind);
+    if (is_chain(in.kind)) {
         const char *sk = bk_kind_name(in.sub_kind);
         /* deep chains hold precise sub-filters after the first (FORMAT.md) */
         printf("sub-filters     %u: %u %s", in.filters, in.filters - in.precise_filters,
@@ -188,7 +197,7 @@ static void print_text(const char *path, const bk_filter_info_t *inp, const char
         printf("; growth %g, tightening %g%s\n", in.growth, in.tightening,
                in.nonscaling ? ", non-scaling" : "");
     }
-    if (in.kind == BK_KIND_WINDOW)
+    if (caps & BK_CAP_WINDOW)
         window_text(&in);
     printf("hash            %s, seed 0x%016llx\n", hash, (unsigned long long)in.seed);
     if (form == BK_KEY_FORM_UNRECORDED)
@@ -200,37 +209,34 @@ static void print_text(const char *path, const bk_filter_info_t *inp, const char
                bk_key_form_name(form));
     printf("capacity        %llu\n", (unsigned long long)in.capacity);
     printf("target FPR      %g\n", in.fpr_target);
-    if (bk_kind_caps(in.kind) & BK_CAP_STATIC) {
+    if (caps & BK_CAP_STATIC) {
         print_static_text(&in, how.counted);
         return;
     }
-    bool cuckoo = in.kind == BK_KIND_CUCKOO;
-    printf("%-16s%llu\n",
-           in.kind == BK_KIND_COUNTING ? "counters" : cuckoo ? "slots" : "bits",
-           (unsigned long long)in.cells);
-    printf("%-16s%u\n", cuckoo ? "bucket size" : "k", in.k);
-    if (cuckoo)
+    const bk_kind_text_t *text = bk_kind_text(in.kind);
+    printf("%-16s%llu\n", text->cells, (unsigned long long)in.cells);
+    printf("%-16s%u\n", text->k, in.k);
+    /* a kind that grows without a chain's lines: how far it has grown */
+    bool grows_alone = (caps & BK_CAP_GROW) && !is_chain(in.kind);
+    if (grows_alone)
         printf("%-16s%u\n", "sub-filters", in.filters);
     printf("bytes           %llu (%s)\n", (unsigned long long)in.bytes,
            bkc_human_bytes((double)in.bytes, hb, sizeof hb));
     printf("items           %llu%s\n", (unsigned long long)in.items,
-           in.kind != BK_KIND_SCALABLE && in.kind != BK_KIND_WINDOW &&
-                   !(in.kind == BK_KIND_CUCKOO && in.growth > 0) && in.items > in.capacity
+           !(caps & BK_CAP_BOUNDED) && !(grows_alone && in.growth > 0) && in.items > in.capacity
                ? " (over capacity)"
                : "");
     if (!how.counted) {
         /* nothing read past the header: the fill its items should leave */
         printf("fill            %.2f%% expected from the items (--verify counts the %s)\n",
-               in.fill * 100, in.kind == BK_KIND_CUCKOO ? "slots used" : "bits");
+               in.fill * 100, grows_alone ? text->cells_set : text->cells);
         printf("expected FPR    %.4g\n", in.expected_fpr);
         printf("checksums       a checksum per 4 KiB page, %llu pages, each checked when a key "
                "first reads it (--verify checks them all)\n",
                (unsigned long long)how.pages);
         return;
     }
-    printf("%-16s%llu\n",
-           in.kind == BK_KIND_COUNTING ? "counters set" : cuckoo ? "slots used" : "bits set",
-           (unsigned long long)in.cells_set);
+    printf("%-16s%llu\n", text->cells_set, (unsigned long long)in.cells_set);
     printf("fill            %.2f%%\n", in.fill * 100);
     printf("estimated items %.0f\n", in.estimated_items);
     printf("expected FPR    %.4g\n", in.expected_fpr);
@@ -248,7 +254,9 @@ static int info_bitmap(const char *path, bk_kind_t kind, bool json)
     const char *why = NULL;
     bk_status_t st;
     uint64_t n = 0, bytes = 0, counts[3] = {0, 0, 0};
-    if (kind == BK_KIND_BITMAP) {
+    const bk_kind_text_t *text = bk_kind_text(kind);
+    bool one_bit = text->value_bits == 1; /* else 2: never, once, more */
+    if (one_bit) {
         bk_bitmap_t *b = NULL;
         st = bk_bitmap_load(&b, path, &why);
         if (st == BK_OK) {
@@ -279,7 +287,7 @@ static int info_bitmap(const char *path, bk_kind_t kind, bool json)
         json_string(path);
         printf(",\"kind\":\"%s\",\"values\":%llu,\"bytes\":%llu,", bk_kind_name(kind),
                (unsigned long long)n, (unsigned long long)bytes);
-        if (kind == BK_KIND_BITMAP)
+        if (one_bit)
             printf("\"set\":%llu}\n", (unsigned long long)counts[1]);
         else
             printf("\"once\":%llu,\"more\":%llu}\n", (unsigned long long)counts[1],
@@ -287,14 +295,12 @@ static int info_bitmap(const char *path, bk_kind_t kind, bool json)
         return 0;
     }
     printf("file            %s\n", path);
-    printf("kind            %s (%s)\n", bk_kind_name(kind),
-           kind == BK_KIND_BITMAP ? "one bit per value: seen or not"
-                                  : "two bits per value: never, once, more than once");
+    printf("kind            %s (%s)\n", bk_kind_name(kind), text->about);
     printf("values          0 .. %llu (%llu)\n", (unsigned long long)(n ? n - 1 : 0),
            (unsigned long long)n);
     printf("bytes           %llu (%s)\n", (unsigned long long)bytes,
            bkc_human_bytes((double)bytes, hb, sizeof hb));
-    if (kind == BK_KIND_BITMAP) {
+    if (one_bit) {
         printf("set             %llu\n", (unsigned long long)counts[1]);
     } else {
         printf("seen once       %llu\n", (unsigned long long)counts[1]);
@@ -350,8 +356,7 @@ int bkc_cmd_info(int argc, char **argv)
         return bkc_remote_info(&ro, json);
     }
     bk_kind_t file_holds;
-    if (file_kind(path, &file_holds) &&
-        (file_holds == BK_KIND_BITMAP || file_holds == BK_KIND_BITMAP2)) {
+    if (file_kind(path, &file_holds) && bk_kind_text(file_holds)->value_bits) { /* a bitmap */
         rc = info_bitmap(path, file_holds, json);
         return rc == 0 && bkc_stdout_finish() != 0 ? BKC_EXIT_ERROR : rc;
     }

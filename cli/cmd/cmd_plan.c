@@ -208,24 +208,21 @@ static void print_alternative(bk_kind_t kind, uint64_t n, double p, double optim
 {
     bk_plan_t pl;
     char hb[32], ns[16];
-    bk_cuckoo_plan_t cp;
     bk_static_plan_t sp;
-    bool cuckoo = kind == BK_KIND_CUCKOO, fixed = (bk_kind_caps(kind) & BK_CAP_STATIC) != 0;
-    bk_status_t st = cuckoo  ? bk_cuckoo_plan(n, p, &cp)
-                     : fixed ? bk_static_plan(kind, n, p, &sp)
-                             : bk_plan(kind, n, p, &pl);
+    bool fixed = (bk_kind_caps(kind) & BK_CAP_STATIC) != 0;
+    bk_status_t st = fixed ? bk_static_plan(kind, n, p, &sp) : bk_plan(kind, n, p, &pl);
     if (st != BK_OK) {
         if (!fixed) /* a static kind out of its reach is left out */
             printf("  %-9s  (cannot be sized for this n and p)\n", bk_kind_name(kind));
         return;
     }
-    if (cuckoo || fixed) { /* the columns a Bloom plan fills */
+    if (fixed) { /* the columns a Bloom plan fills */
         memset(&pl, 0, sizeof pl);
-        pl.bits_per_key = cuckoo ? cp.bits_per_key : sp.bits_per_key;
-        pl.bytes = cuckoo ? cp.bytes : sp.bytes;
+        pl.bits_per_key = sp.bits_per_key;
+        pl.bytes = sp.bytes;
+        pl.lines = sp.lines;
     }
-    bool per_probe = kind == BK_KIND_CLASSIC || kind == BK_KIND_PRECISE;
-    uint32_t lines = fixed ? 3 : kind == BK_KIND_BLOCKED2 || cuckoo ? 2 : per_probe ? pl.k : 1;
+    const char *about = bk_kind_text(kind)->about;
     printf("  %-9s  %9.2f  %9.3fx  %10s", bk_kind_name(kind), pl.bits_per_key,
            pl.bits_per_key / optimum, bkc_human_bytes((double)pl.bytes, hb, sizeof hb));
     if (speed) {
@@ -236,11 +233,8 @@ static void print_alternative(bk_kind_t kind, uint64_t n, double p, double optim
             snprintf(ns, sizeof ns, "%.1f", t);
         printf("  %9s", ns);
     }
-    printf("  %u%s\n", lines,
-           per_probe ? " (k; absent keys stop early)"
-           : cuckoo  ? " (its two buckets; deletes, at a fraction of counting's bytes)"
-           : fixed   ? " (static: built whole from the set, never added to; --static)"
-                     : "");
+    printf("  %u%s%s%s\n", pl.lines, pl.per_probe ? " (k; absent keys stop early)" : *about ? " (" : "",
+           pl.per_probe ? "" : about, !pl.per_probe && *about ? ")" : "");
 }
 
 /* The kinds a user could pick instead, and which one stays near the
@@ -269,25 +263,35 @@ static void print_alternatives(uint64_t n, double p, bk_kind_t chosen, bool spee
                "line per lookup is a memory access, 50-100 ns unless consecutive lookups\n"
                "overlap\n",
                SPEED_KEYS, SPEED_BYTES / 1024);
-    /* Where the lined kinds are far from the optimum, name the one-bit-per-
-     * probe kind that needs the fewest bits: classic, or precise for small
-     * filters, where classic's double hashing needs more (plan.c). */
-    bk_plan_t two, classic, precise;
-    if (chosen == BK_KIND_CLASSIC || chosen == BK_KIND_PRECISE ||
-        bk_plan(BK_KIND_BLOCKED2, n, p, &two) != BK_OK || two.bits_per_key <= 1.15 * optimum ||
-        bk_plan(BK_KIND_CLASSIC, n, p, &classic) != BK_OK ||
-        bk_plan(BK_KIND_PRECISE, n, p, &precise) != BK_OK)
+    /* Where the lined Bloom kinds (a key's probes in one or two lines: those
+     * that merge and are not per probe) are far from the optimum, name the
+     * one-bit-per-probe kind that needs the fewest bits: classic, or
+     * precise for small filters, where classic's double hashing needs more
+     * (plan.c). */
+    bk_plan_t chosen_plan, lined = {0}, best = {0};
+    if (bk_plan(chosen, n, p, &chosen_plan) == BK_OK && chosen_plan.per_probe)
         return;
-    bool use_precise = precise.bits_per_key < classic.bits_per_key;
-    const bk_plan_t *best = use_precise ? &precise : &classic;
-    if (best->bits_per_key <= 1.15 * optimum)
+    for (size_t i = 0; i < nkinds; i++) {
+        bk_plan_t pl;
+        if (bk_plan(kinds[i], n, p, &pl) != BK_OK)
+            continue;
+        bk_plan_t *slot = pl.per_probe                                ? &best
+                          : bk_kind_caps(kinds[i]) & BK_CAP_MERGE ? &lined
+                                                                      : NULL;
+        if (slot && (slot->bits_per_key == 0 || pl.bits_per_key < slot->bits_per_key))
+            *slot = pl;
+    }
+    if (lined.bits_per_key == 0 || lined.bits_per_key <= 1.15 * optimum || best.bits_per_key == 0)
+        return;
+    const char *name = bk_kind_name(best.kind);
+    if (best.bits_per_key <= 1.15 * optimum)
         printf("at this rate the lined kinds need over 1.15x the optimum; %s stays\n"
                "near it (%.2fx), at one memory access per probe\n",
-               use_precise ? "precise" : "classic", best->bits_per_key / optimum);
+               name, best.bits_per_key / optimum);
     else
         printf("at this size and rate every kind needs over 1.15x the optimum; %s needs\n"
                "the fewest bits (%.2fx)\n",
-               use_precise ? "precise" : "classic", best->bits_per_key / optimum);
+               name, best.bits_per_key / optimum);
 }
 
 /* The plan of a filter of one kind, its fill table and the other kinds. 0,
@@ -295,7 +299,7 @@ static void print_alternatives(uint64_t n, double p, bk_kind_t chosen, bool spee
 /* A cuckoo filter's plan (bk_cuckoo_plan): its buckets and fingerprints,
  * its rate at each fill (2 buckets of b slots, each matching a random
  * fingerprint with probability 1 / (2^bits - 1)), and the other kinds. */
-static int print_cuckoo_plan(uint64_t n, double p, bool speed)
+static int print_cuckoo_plan(bk_kind_t kind, uint64_t n, double p, bool speed)
 {
     bk_cuckoo_plan_t cp;
     if (bk_cuckoo_plan(n, p, &cp) != BK_OK) {
@@ -316,7 +320,7 @@ static int print_cuckoo_plan(uint64_t n, double p, bool speed)
     printf("bits per key    %.2f\n", cp.bits_per_key);
     printf("expected FPR    %.4g (at any fill up to capacity; it grows a sub-filter past it)\n",
            cp.expected_fpr);
-    print_alternatives(n, p, BK_KIND_CUCKOO, speed);
+    print_alternatives(n, p, kind, speed);
     return 0;
 }
 
@@ -347,12 +351,20 @@ static int print_static_plan(bk_kind_t kind, uint64_t n, double p, bool speed)
     return 0;
 }
 
+/* A kind of fingerprints in buckets (the cuckoo filter): it removes keys
+ * but two of them do not merge, unlike counting's counters. */
+static bool fingerprints(bk_kind_t kind)
+{
+    unsigned caps = bk_kind_caps(kind);
+    return (caps & BK_CAP_REMOVE) && !(caps & BK_CAP_MERGE);
+}
+
 static int print_filter_plan(bk_kind_t kind, uint64_t n, double p, bool speed)
 {
     if (bk_kind_caps(kind) & BK_CAP_STATIC)
         return print_static_plan(kind, n, p, speed);
-    if (kind == BK_KIND_CUCKOO)
-        return print_cuckoo_plan(n, p, speed);
+    if (fingerprints(kind))
+        return print_cuckoo_plan(kind, n, p, speed);
     bk_plan_t pl;
     bk_status_t st = bk_plan(kind, n, p, &pl);
     if (st != BK_OK) {
@@ -377,11 +389,12 @@ static int print_filter_plan(bk_kind_t kind, uint64_t n, double p, bool speed)
            bkc_human_bytes((double)pl.bytes, hb, sizeof hb));
     printf("bits per key    %.2f\n", pl.bits_per_key);
     printf("expected FPR    %.4g\n", pl.expected_fpr);
-    if (kind == BK_KIND_SCALABLE)
+    unsigned caps = bk_kind_caps(kind);
+    if ((caps & BK_CAP_GROW) && (caps & BK_CAP_BOUNDED)) /* a chain */
         printf("(scalable: the first sub-filter; each further one is larger and tighter)\n");
     printf("\n%8s  %14s  %s\n", "fill", "items", "expected FPR");
     static const int pct[] = {10, 25, 50, 75, 100, 125, 150, 200};
-    bk_kind_t model = kind == BK_KIND_SCALABLE ? BK_KIND_BLOCKED : pl.kind;
+    bk_kind_t model = pl.kind; /* a chain's: its first sub-filter's model */
     for (size_t i = 0; i < sizeof pct / sizeof pct[0]; i++) {
         uint64_t items = (uint64_t)((double)n * pct[i] / 100.0);
         printf("%7d%%  %14llu  %.4g\n", pct[i], (unsigned long long)items,
@@ -430,7 +443,7 @@ int bkc_cmd_plan(int argc, char **argv)
         if (!time_window && given_n != 0 && given_n != sz.n)
             return bkc_usage_error("--window COUNT is the capacity: leave out -n");
     } else if (gens) {
-        if (sz.o.kind != BK_KIND_WINDOW)
+        if (!(bk_kind_caps(sz.o.kind) & BK_CAP_WINDOW))
             return bkc_usage_error("--generations needs --window or --kind window");
     }
     if (optind < argc)
@@ -441,12 +454,12 @@ int bkc_cmd_plan(int argc, char **argv)
     uint64_t n = sz.n;
     double p = sz.p;
     if (fixed) {
-        if (window || (kind != BK_KIND_DEFAULT && !(bk_kind_caps(kind) & BK_CAP_STATIC)))
+        if (window || (kind && !(bk_kind_caps(kind) & BK_CAP_STATIC))) /* another kind given */
             return bkc_usage_error("--static plans fuse8 or fuse16: leave out --window and "
                                    "--kind %s", window ? "window" : bk_kind_name(kind));
         return print_static_plan(kind, n, p, speed);
     }
-    if (kind == BK_KIND_WINDOW) {
+    if (bk_kind_caps(kind) & BK_CAP_WINDOW) {
         if (!print_window(n, p, sz.o.window_span, (uint32_t)gens))
             return BKC_EXIT_ERROR;
         print_window_alternatives(n, p, sz.o.window_span);

@@ -143,11 +143,33 @@ enum {
     BK_CAP_STATIC = 1u << 5, /* built whole from its keys (bk_filter_build),
                                 never changed after: adds, removes and clear
                                 return BK_ESTATIC */
-    BK_CAP_WINDOW = 1u << 6  /* keys age out: it holds those of the last N
+    BK_CAP_WINDOW = 1u << 6, /* keys age out: it holds those of the last N
                                 adds or T time (window_* options) */
+    BK_CAP_BOUNDED = 1u << 7 /* its false-positive rate stays within its
+                                target however many keys are added: a
+                                scalable chain grows with tighter rates, a
+                                window forgets its oldest keys */
 };
 /* The BK_CAP_* bits of a kind; 0 for an unknown kind or a bitmap. */
 unsigned bk_kind_caps(bk_kind_t kind);
+
+/* How a kind's parts are spoken of: what the tool and Python print about
+ * it, so that none of them lists kinds. */
+typedef struct bk_kind_text {
+    const char *cells;     /* what bk_filter_info's cells count: "bits",
+                              "counters", "slots" (a cuckoo filter's), or
+                              "fingerprints" */
+    const char *cells_set; /* what cells_set counts: "bits set", "counters
+                              set", "slots used" */
+    const char *k;         /* what k is: "k" (probes a key), "bucket size" */
+    const char *about;     /* one line of what sets it apart, for a list of
+                              kinds ("" where nothing does) */
+    unsigned value_bits;   /* bitmaps: bits a value (1 seen or not, 2 never,
+                              once or more); 0 for filters */
+} bk_kind_text_t;
+
+/* The texts of a kind; NULL for a number that is no kind. */
+const bk_kind_text_t *bk_kind_text(bk_kind_t kind);
 
 /* The numeric values are stored in files: never renumber.
  * XXH3_MIX8 (new filters' default) and XXH3 are the ones fit for
@@ -221,6 +243,12 @@ typedef struct bk_plan {
     uint64_t bytes;       /* payload bytes */
     double bits_per_key;  /* bits / capacity */
     double expected_fpr;  /* the model's FPR at n items, <= fpr_target */
+    uint32_t lines;       /* 64-byte lines a lookup reads in a filter larger
+                             than the caches: 1 (blocked, split, counting),
+                             2 (blocked2; a cuckoo filter's two buckets), k
+                             where each probe is a line of its own */
+    bool per_probe;       /* each probe a line of its own (classic, precise):
+                             an absent key stops at its first zero */
 } bk_plan_t;
 
 /* Sizes a filter of the given kind for n items at false-positive rate p.
@@ -1399,6 +1427,7 @@ typedef struct bk_static_plan {
     uint64_t bytes;
     double bits_per_key;
     double expected_fpr; /* 2^-8 or 2^-16, whatever the fill */
+    uint32_t lines;      /* 64-byte lines a lookup reads (3: one a segment) */
 } bk_static_plan_t;
 
 /* Sizes a static filter built in one part from n keys: kind as

@@ -113,7 +113,7 @@ static void filter_dealloc(filter_object *self)
 
 int pybk_filter_kind(const char *name, bk_kind_t *out)
 {
-    if (bk_kind_parse(name, out) == BK_OK && *out != BK_KIND_BITMAP && *out != BK_KIND_BITMAP2)
+    if (bk_kind_parse(name, out) == BK_OK && bk_kind_caps(*out) != 0) /* 0: a bitmap */
         return 0;
     PyErr_Format(PyExc_ValueError,
                  "unknown filter kind '%s' (split, blocked, blocked2, classic, precise, counting, "
@@ -122,8 +122,8 @@ int pybk_filter_kind(const char *name, bk_kind_t *out)
     return -1;
 }
 
-/* kind and sub_kind may be NULL (None in Python): the library's default,
- * BK_KIND_DEFAULT, which picks the kind by the error rate as the tool and
+/* kind and sub_kind may be NULL (None in Python): the library's default
+ * (kind 0), which picks the kind by the error rate as the tool and
  * the C API do, so a filter made here and one made by `bloomkit create`
  * with the same n and p are the same kind. */
 static int parse_options(bk_options_t *o, const char *kind, const char *hash, PyObject *seed,
@@ -935,7 +935,8 @@ static int fill_info(PyObject *d, const bk_filter_info_t *i)
         set_item(d, "mapped", PyBool_FromLong(i->mapped)) ||
         set_item(d, "readonly", PyBool_FromLong(i->readonly)))
         return -1;
-    if (i->kind != BK_KIND_SCALABLE)
+    /* a chain's own fields: a kind that grows with tighter rates */
+    if ((bk_kind_caps(i->kind) & (BK_CAP_GROW | BK_CAP_BOUNDED)) != (BK_CAP_GROW | BK_CAP_BOUNDED))
         return 0;
     if (set_item(d, "sub_kind", PyUnicode_FromString(name_or(bk_kind_name(i->sub_kind), "?"))) ||
         set_item(d, "growth", PyFloat_FromDouble(i->growth)) ||

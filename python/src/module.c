@@ -27,7 +27,8 @@ static PyObject *module_restore(PyObject *mod, PyObject *arg)
     PyBuffer_Release(&buf);
     if (st != BK_OK)
         return pybk_raise(st, "not a bloomkit serialization", NULL);
-    PyTypeObject *type = kind == BK_KIND_BITMAP ? &pybk_bitmap_type : &pybk_filter_type;
+    /* a kind with no filter capability is a bitmap */
+    PyTypeObject *type = bk_kind_caps(kind) == 0 ? &pybk_bitmap_type : &pybk_filter_type;
     return PyObject_CallMethod((PyObject *)type, "from_bytes", "O", arg);
 }
 
@@ -92,7 +93,7 @@ static PyObject *module_plan(PyObject *mod, PyObject *args, PyObject *kw)
     const char *kind_name = NULL;
     unsigned gens = 0;
     uint64_t capacity, span = 0;
-    bk_kind_t kind = BK_KIND_DEFAULT;
+    bk_kind_t kind = 0; /* the library's default, by the rate */
     if (!PyArg_ParseTupleAndKeywords(args, kw, "Od|zOI:plan", kwlist, &cap_obj, &fpr, &kind_name,
                                      &span_obj, &gens) ||
         pybk_u64(cap_obj, "capacity", &capacity) < 0 ||
@@ -105,7 +106,7 @@ static PyObject *module_plan(PyObject *mod, PyObject *args, PyObject *kw)
         PyErr_Format(pybk_error_class(BK_EINVAL), "bad generations %u (want 2..16)", gens);
         return NULL;
     }
-    if (kind == BK_KIND_WINDOW)
+    if (bk_kind_caps(kind) & BK_CAP_WINDOW)
         return plan_window(capacity, fpr, span, gens);
     if (span || gens) {
         PyErr_SetString(pybk_error_class(BK_EINVAL),

@@ -1831,6 +1831,61 @@ def test_low_error_kind(r):
           dump_bytes(r, "old2") == data)
 
 
+def test_families_by_kind(r):
+    """A filter file's bytes loaded into a key (BF.LOADCHUNK / CBF.LOADCHUNK)
+    are taken by the family whose commands fit what the kind does: any
+    Bloom kind that adds and merges into BF (split, blocked2 and precise
+    files too, answering and growing nothing), counting into CBF, and
+    neither takes the other's nor a cuckoo filter or a window."""
+    tool = os.path.join(os.path.dirname(os.path.abspath(MODULE)), "bloomkit")
+    items = [b"fam%d" % i for i in range(300)]
+
+    def made(kind):
+        path = os.path.join(WORK, "fam-%s.bkf" % kind)
+        if os.path.exists(path):
+            os.unlink(path)
+        subprocess.run([tool, "create", path, "-n", "1000", "-p", "0.01", "--kind", kind,
+                        "--seed", "5"], check=True)
+        subprocess.run([tool, "add", path], input=b"\n".join(items) + b"\n", check=True,
+                       stderr=subprocess.DEVNULL)
+        with open(path, "rb") as fh:
+            return fh.read()
+
+    for kind in ("split", "blocked2", "precise", "classic"):
+        key = "fam:" + kind
+        r.delete(key)
+        load_file_as(r, key, made(kind))
+        check("BF takes a %s file: every item present" % kind,
+              all(x == 1 for x in r.execute_command("BF.MEXISTS", key, *items)))
+        check("BF takes a %s file: a new item adds" % kind,
+              r.execute_command("BF.ADD", key, "fam-new") == 1 and
+              r.execute_command("BF.EXISTS", key, "fam-new") == 1)
+    for kind, cmd in (("counting", "BF.LOADCHUNK"), ("cuckoo", "BF.LOADCHUNK"),
+                      ("window", "BF.LOADCHUNK"), ("blocked", "CBF.LOADCHUNK")):
+        key = "famx:" + kind
+        r.delete(key)
+        data = made(kind) if kind != "window" else None
+        if data is None:
+            path = os.path.join(WORK, "fam-window.bkf")
+            if os.path.exists(path):
+                os.unlink(path)
+            subprocess.run([tool, "create", path, "--window", "1000", "-p", "0.01"], check=True)
+            with open(path, "rb") as fh:
+                data = fh.read()
+        import struct
+        e = None
+        try:
+            family = 2 if cmd.startswith("CBF") else 1
+            r.execute_command(cmd, key, 1,
+                              b"BKSD" + bytes([1, family, 0, 0]) + struct.pack("<Q", len(data)))
+            r.execute_command(cmd, key, len(data) + 1, data)
+        except ResponseError as err:
+            e = str(err)
+        check("%s refuses a %s file (%s)" % (cmd.split(".")[0], kind, e),
+              e is not None and "not a" in e, e)
+        check("%s: the refused key does not exist" % kind, r.exists(key) == 0)
+
+
 def test_readme_commands():
     """README.md's redis-cli lines, taken from README.md, answer without an
     error on a fresh server, in order (as a new user types them)."""
@@ -2018,6 +2073,7 @@ def main():
         test_cap_every_path(r)
         test_deep_chain(r)
         test_low_error_kind(r)
+        test_families_by_kind(r)
     finally:
         s.stop()
     test_memory_accounting()

@@ -1088,7 +1088,7 @@ static bk_filter_t *golden_window(uint64_t span, bool slotted)
     bki_window_t *w = NULL;
     bk_filter_t *f = NULL;
     CHECK_OK(bki_window_restore(&w, &p, 6, 2, slotted, BK_HASH_XXH3, 0x60d, NULL));
-    if (!w || bki_window_wrap(&f, w) != BK_OK) {
+    if (!w || bki_window_wrap(&f, w, BK_KIND_WINDOW) != BK_OK) {
         bki_window_free(w);
         return NULL;
     }
