@@ -92,7 +92,7 @@ bk_filter_t *bkc_load_filter_locked(const char *path, bkc_lock_t *lock)
     if (rc != 0)
         return NULL;
     bk_filter_t *f = bkc_load_filter(path);
-    /* Taken to be changed: a static filter never is (fuse8, fuse16). */
+    /* Taken to be changed: a static filter never is (fuse8, fuse16, fuse32). */
     if (f && (bk_kind_caps(bk_filter_kind(f)) & BK_CAP_STATIC)) {
         const char *k = bk_kind_name(bk_filter_kind(f));
         bkc_error("%s: a static filter (%s) holds exactly the keys it was built from and is "

@@ -118,3 +118,28 @@ int bkc_filter_inputs_options(int argc, char **argv, const char *usage, bkc_inpu
             return rc;
     return -1;
 }
+
+const char *bkc_static_reach(char *buf, size_t len)
+{
+    /* every static kind the library has, in kind order, with the lowest
+     * rate bk_static_kind_for gives it (its fingerprints' and a margin) */
+    size_t at = 0, n = 0, total = 0;
+    for (unsigned k = 1; k < 64; k++)
+        total += (bk_kind_caps((bk_kind_t)k) & BK_CAP_STATIC) != 0;
+    buf[0] = '\0';
+    for (unsigned k = 1; k < 64 && at < len; k++) {
+        bk_static_plan_t sp;
+        if (!(bk_kind_caps((bk_kind_t)k) & BK_CAP_STATIC) ||
+            bk_static_plan((bk_kind_t)k, 1, 0.0, &sp) != BK_OK)
+            continue;
+        char rate[32];
+        snprintf(rate, sizeof rate, "%.2g", 1.05 * sp.expected_fpr);
+        char *e = strstr(rate, "e-0"); /* 1.6e-05 as 1.6e-5 */
+        if (e)
+            memmove(e + 2, e + 3, strlen(e + 3) + 1);
+        n++;
+        at += (size_t)snprintf(buf + at, len - at, "%s%s%s %s", n == 1 ? "" : n == total ? " and " : ", ",
+                               bk_kind_name((bk_kind_t)k), n == 1 ? " reaches" : "", rate);
+    }
+    return buf;
+}

@@ -62,6 +62,10 @@ void bkc_input_opts_init(bkc_input_opts_t *in);
 /* Defaults: capacity n and rate p (0 for "required"), a blocked filter with
  * the default hash and a random seed. */
 void bkc_sizing_opts_init(bkc_sizing_opts_t *sz, uint64_t n, double p);
+/* The static kinds and the lowest rate each reaches, in words ("fuse8
+ * reaches 0.0041, fuse16 1.6e-5 and fuse32 2.4e-10"), from the library's
+ * registry, into buf; returns buf. */
+const char *bkc_static_reach(char *buf, size_t len);
 
 /* Handles getopt_long's code c (argument optarg) when it is not one of the
  * subcommand's own options: 'h' prints usage on standard output, a sizing

@@ -1,5 +1,5 @@
 /*
- * Static filters: binary fuse filters with 8- or 16-bit fingerprints
+ * Static filters: binary fuse filters with 8-, 16- or 32-bit fingerprints
  * (kinds fuse8 and fuse16), built once from the whole key set and never
  * added to. The construction follows Graf and Lemire, "Binary Fuse
  * Filters: Fast and Smaller Than Xor Filters" (ACM JEA 2022), arity 3:
@@ -92,12 +92,19 @@ static inline uint32_t fingerprint(uint64_t x)
     return (uint32_t)(x ^ (x >> 32));
 }
 
+/* A fingerprint of `bytes` bytes (1, 2 or 4), little-endian in the file
+ * and on every host this library builds for. */
 static inline uint32_t cell_get(const bki_fuse_part_t *p, uint32_t bytes, uint64_t i)
 {
     if (bytes == 1)
         return p->data[i];
-    uint16_t v;
-    memcpy(&v, p->data + 2 * i, 2);
+    if (bytes == 2) {
+        uint16_t v;
+        memcpy(&v, p->data + 2 * i, 2);
+        return v;
+    }
+    uint32_t v;
+    memcpy(&v, p->data + 4 * i, 4);
     return v;
 }
 
@@ -105,10 +112,18 @@ static inline void cell_set(bki_fuse_part_t *p, uint32_t bytes, uint64_t i, uint
 {
     if (bytes == 1) {
         p->data[i] = (uint8_t)v;
-    } else {
+    } else if (bytes == 2) {
         uint16_t w = (uint16_t)v;
         memcpy(p->data + 2 * i, &w, 2);
+    } else {
+        memcpy(p->data + 4 * i, &v, 4);
     }
+}
+
+/* The bits of a fingerprint of `bytes` bytes. */
+static inline uint32_t fp_mask(uint32_t bytes)
+{
+    return bytes == 4 ? 0xFFFFFFFFu : (1u << (8 * bytes)) - 1;
 }
 
 static inline const bki_fuse_part_t *part_of(const struct bki_fuse *z, uint64_t h)
@@ -125,7 +140,7 @@ static inline bool part_contains(const bki_fuse_part_t *p, uint32_t bytes, uint6
 {
     uint64_t x = part_mix(h, p->seed);
     cells3_t c = cells_of(p, x);
-    uint32_t mask = bytes == 1 ? 0xFFu : 0xFFFFu;
+    uint32_t mask = fp_mask(bytes);
     uint32_t v =
         cell_get(p, bytes, c.c[0]) ^ cell_get(p, bytes, c.c[1]) ^ cell_get(p, bytes, c.c[2]);
     /* An empty part answers "absent" for everything: no key reads it. */
@@ -142,13 +157,25 @@ static bool contains16(const struct bki_fuse *z, uint64_t h)
     return part_contains(part_of(z, h), 2, h);
 }
 
+static bool contains32(const struct bki_fuse *z, uint64_t h)
+{
+    return part_contains(part_of(z, h), 4, h);
+}
+
+/* The lookup for the filter's width. */
+static bool contains_any(const struct bki_fuse *z, uint64_t h)
+{
+    return z->fp_bits == 8 ? contains8(z, h) : z->fp_bits == 16 ? contains16(z, h)
+                                                                : contains32(z, h);
+}
+
 /* One part holding keys: no part to choose, no empty part to answer for. */
 static inline bool one_contains(const struct bki_fuse *z, uint32_t bytes, uint64_t h)
 {
     const bki_fuse_part_t *p = &z->parts[0];
     uint64_t x = part_mix(h, p->seed);
     cells3_t c = cells_of(p, x);
-    uint32_t mask = bytes == 1 ? 0xFFu : 0xFFFFu;
+    uint32_t mask = fp_mask(bytes);
     uint32_t v =
         cell_get(p, bytes, c.c[0]) ^ cell_get(p, bytes, c.c[1]) ^ cell_get(p, bytes, c.c[2]);
     return v == (fingerprint(x) & mask);
@@ -355,7 +382,8 @@ static void bind_calls(bk_filter_t *f);
 
 struct bki_fuse *bki_fuse_shell(uint32_t fp_bits, uint32_t nparts)
 {
-    if ((fp_bits != 8 && fp_bits != 16) || nparts == 0 || nparts > BKI_FUSE_MAX_PARTS)
+    if ((fp_bits != 8 && fp_bits != 16 && fp_bits != 32) || nparts == 0 ||
+        nparts > BKI_FUSE_MAX_PARTS)
         return NULL;
     struct bki_fuse *z = bki_calloc(1, sizeof *z + nparts * sizeof z->parts[0]);
     if (!z)
@@ -415,7 +443,7 @@ bk_status_t bki_fuse_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new)
 bool bki_fuse_contains_hash(const bk_filter_t *f, bk_hash_t h)
 {
     const struct bki_fuse *z = f->fuse;
-    return z->fp_bits == 8 ? contains8(z, h.lo) : contains16(z, h.lo);
+    return contains_any(z, h.lo);
 }
 
 /* The one-key calls, bound by width, parts and hash when the filter is
@@ -444,10 +472,17 @@ static bool one16(const struct bki_fuse *z, uint64_t h)
     return one_contains(z, 2, h);
 }
 
+static bool one32(const struct bki_fuse *z, uint64_t h)
+{
+    return one_contains(z, 4, h);
+}
+
 FUSE_CALLS(fuse8, contains8)
 FUSE_CALLS(fuse16, contains16)
+FUSE_CALLS(fuse32, contains32)
 FUSE_CALLS(fuse8_one, one8)
 FUSE_CALLS(fuse16_one, one16)
+FUSE_CALLS(fuse32_one, one32)
 
 static bool fuse_contains_none(const bk_filter_t *f, const void *key, size_t len)
 {
@@ -458,17 +493,17 @@ static bool fuse_contains_none(const bk_filter_t *f, const void *key, size_t len
 static void bind_calls(bk_filter_t *f)
 {
     const struct bki_fuse *z = f->fuse;
-    bool mix8 = f->hash == BK_HASH_XXH3_MIX8, eight = z->fp_bits == 8;
+    /* [width 8, 16, 32][one part][mix8] */
+    static const bki_contains_key_fn calls[3][2][2] = {
+        {{fuse8_key, fuse8_mix8}, {fuse8_one_key, fuse8_one_mix8}},
+        {{fuse16_key, fuse16_mix8}, {fuse16_one_key, fuse16_one_mix8}},
+        {{fuse32_key, fuse32_mix8}, {fuse32_one_key, fuse32_one_mix8}}};
+    bool mix8 = f->hash == BK_HASH_XXH3_MIX8;
+    unsigned width = z->fp_bits == 8 ? 0 : z->fp_bits == 16 ? 1 : 2;
     if (z->nparts == 1 && z->parts[0].keys == 0)
         f->contains_key = fuse_contains_none;
-    else if (z->nparts == 1 && eight)
-        f->contains_key = mix8 ? fuse8_one_mix8 : fuse8_one_key;
-    else if (z->nparts == 1)
-        f->contains_key = mix8 ? fuse16_one_mix8 : fuse16_one_key;
-    else if (eight)
-        f->contains_key = mix8 ? fuse8_mix8 : fuse8_key;
     else
-        f->contains_key = mix8 ? fuse16_mix8 : fuse16_key;
+        f->contains_key = calls[width][z->nparts == 1][mix8];
 }
 
 size_t bki_fuse_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out)
@@ -490,7 +525,9 @@ size_t bki_fuse_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_
                 __builtin_prefetch(p->data + c.c[i] * bytes);
         }
         for (size_t j = 0; j < m; j++) {
-            out[at + j] = bytes == 1 ? contains8(z, h[j]) : contains16(z, h[j]);
+            out[at + j] = bytes == 1   ? contains8(z, h[j])
+                          : bytes == 2 ? contains16(z, h[j])
+                                       : contains32(z, h[j]);
             hits += out[at + j];
         }
     }

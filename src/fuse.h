@@ -1,5 +1,5 @@
 /*
- * The static kinds' structs (fuse8, fuse16: binary fuse filters), shared
+ * The static kinds' structs (fuse8, fuse16, fuse32: binary fuse filters), shared
  * by fuse.c (building and lookups) and fuse_codec.c (their place in the
  * file format). Not installed.
  */
@@ -36,7 +36,7 @@ typedef struct bki_fuse_part {
 } bki_fuse_part_t;
 
 struct bki_fuse {
-    uint32_t fp_bits; /* 8 or 16 */
+    uint32_t fp_bits; /* 8, 16 or 32 */
     uint32_t nparts;  /* a key's part: bki_reduce(hash, nparts) */
     uint64_t keys;    /* over every part */
     bki_fuse_part_t parts[];
@@ -60,7 +60,7 @@ BKI_HIDDEN struct bki_fuse *bki_fuse_shell(uint32_t fp_bits, uint32_t nparts);
 /* Frees a static filter's parts (borrowed ones are left) and the struct. */
 BKI_HIDDEN void bki_fuse_free(struct bki_fuse *z);
 
-/* ---- fuse.c: the static kinds (fuse8, fuse16) as a bk_filter_t ---- */
+/* ---- fuse.c: the static kinds (fuse8, fuse16, fuse32) as a bk_filter_t ---- */
 BKI_HIDDEN bk_status_t bki_fuse_add_hash(bk_filter_t *f, bk_hash_t h, bool *was_new);
 BKI_HIDDEN bool bki_fuse_contains_hash(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN size_t bki_fuse_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n,

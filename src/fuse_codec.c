@@ -1,10 +1,10 @@
 /*
- * Static filters (fuse8, fuse16) in the file format (docs/FORMAT.md,
+ * Static filters (fuse8, fuse16, fuse32) in the file format (docs/FORMAT.md,
  * "Static filters"): the static-specific half of the codec, called by
  * codec.c where a static filter differs from the other kinds.
  *
  * A static filter is one part per hash range, in order; each payload is
- * the part's fingerprints (1 or 2 bytes each, little-endian) as in
+ * the part's fingerprints (1, 2 or 4 bytes each, little-endian) as in
  * memory. The header holds the key hash's id and seed, the key count
  * (capacity and items) and the rate asked for; each entry its part's key
  * count, construction seed, cells and, in the entry's reserved bytes, the

@@ -75,6 +75,11 @@ static const kind_row_t rows[] = {
                         .text = {"fingerprints", "fingerprints", "",
                                  "static: built whole from the set, never added to; --static",
                                  0}},
+    [BK_KIND_FUSE32] = {"fuse32", F | T | BKI_KIND_STATIC | BKI_KIND_SEGMENTS, {0}, BK_CAP_STATIC,
+                        32,
+                        .text = {"fingerprints", "fingerprints", "",
+                                 "static: built whole from the set, never added to; --static",
+                                 0}},
 };
 
 #undef BITS

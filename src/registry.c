@@ -246,6 +246,7 @@ static const bki_class_t *const rows[] = {
     [BK_KIND_CUCKOO] = &cuckoo_row,
     [BK_KIND_FUSE8] = &fuse_row,
     [BK_KIND_FUSE16] = &fuse_row,
+    [BK_KIND_FUSE32] = &fuse_row,
 };
 
 const bki_class_t *bki_class_of(uint32_t kind)

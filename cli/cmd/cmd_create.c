@@ -1,7 +1,7 @@
 /*
  * bloomkit create: makes an empty filter file sized for N items at rate P,
  * so later `add`, `check` and `dedup --state` runs share one filter; or,
- * with a static kind (fuse8, fuse16), builds the filter of a key set given
+ * with a static kind (fuse8, fuse16, fuse32), builds the filter of a key set given
  * whole by its INPUTs.
  */
 #define _GNU_SOURCE
@@ -26,7 +26,7 @@ static const char usage[] =
     "usage: bloomkit create FILE -n N -p P [--kind KIND] [--hash HASH] [--seed S]\n"
     "       bloomkit create FILE --window COUNT -p P\n"
     "       bloomkit create FILE --window TIME -n N -p P\n"
-    "       bloomkit create --kind fuse8|fuse16 FILE [INPUT...] [-p P] [--memory SIZE]\n"
+    "       bloomkit create --kind fuse8|fuse16|fuse32 FILE [INPUT...] [-p P] [--memory SIZE]\n"
     "\n"
     "Makes an empty filter file for N items at false-positive rate P.\n"
     "A window filter remembers only the last COUNT lines added (100M), or the\n"
@@ -35,7 +35,7 @@ static const char usage[] =
     "over 4/3 of the window ago (G/(G-1) with --generations G) is forgotten.\n"
     "A time window takes about twice the memory of a count window of the same\n"
     "N and P (it keeps 2G slots, so bursts cannot overfill one).\n"
-    "A static filter (--kind fuse8 or fuse16, or --static to pick one by P) is\n"
+    "A static filter (--kind fuse8, fuse16 or fuse32, or --static to pick one by P) is\n"
     "built from every line of the INPUTs (files, or - for standard input;\n"
     "default standard input), as add reads them: 9.0 or 18.0 bits a key at\n"
     "rates 2^-8 (0.39%) and 2^-16 (0.0015%), a quarter less than a Bloom\n"
@@ -46,7 +46,7 @@ static const char usage[] =
     "  -p, --fpr P        false-positive rate at N items (0.001, 1e-3, 0.1%)\n"
     "  -k, --kind KIND    split, blocked, blocked2, classic, precise, counting,\n"
     "                     cuckoo (deletes, a fifth of counting's bytes) or\n"
-    "                     scalable, or fuse8 / fuse16 (static, from INPUTs);\n"
+    "                     scalable, or fuse8 / fuse16 / fuse32 (static, from INPUTs);\n"
     "                     default by P, as plan says: split for\n"
     "                     0.004 <= P <= 0.02, blocked for other P >= 0.001,\n"
     "                     blocked2 below\n"
@@ -65,8 +65,8 @@ static const char usage[] =
     "                     (recorded in FILE, so add, check and dedup --state use\n"
     "                     it without being told; see bloomkit(1))\n"
     "      --static       a static filter of the INPUTs' lines: fuse8 for P >=\n"
-    "                     0.0041, else fuse16 (P >= 1.6e-5); P defaults to\n"
-    "                     fuse8's 2^-8\n"
+    "                     0.0041, fuse16 for P >= 1.6e-5, else fuse32 (P >=\n"
+    "                     2.4e-10); P defaults to fuse8's 2^-8\n"
     "  -m, --memory SIZE  static: cap on the build's memory (default: a quarter\n"
     "                     of RAM); larger sets are built in parts, their key\n"
     "                     hashes (8 bytes a line) kept in unlinked files\n"
@@ -177,10 +177,14 @@ static int build_and_save(const char *path, char **inputs, int n, const bkc_sizi
     }
     if (st != BK_OK) {
         bk_builder_free(b);
-        bkc_error("%s: cannot build a static filter at p=%g: %s", path, sz->p,
-                  st == BK_EINVAL ? "fuse8 reaches 0.0041 and fuse16 1.6e-5 at the lowest "
-                                    "(use a Bloom kind below that)"
-                                  : bk_strerror(st));
+        char reach[160];
+        if (st == BK_EINVAL)
+            bkc_error("%s: cannot build a static filter at p=%g: %s at the lowest (use a Bloom "
+                      "kind below that)",
+                      path, sz->p, bkc_static_reach(reach, sizeof reach));
+        else
+            bkc_error("%s: cannot build a static filter at p=%g: %s", path, sz->p,
+                      bk_strerror(st));
         return BKC_EXIT_ERROR;
     }
     bkc_progress_t prog;
@@ -249,7 +253,7 @@ static bool static_option(int c, static_opts_t *so, int *rc)
     }
 }
 
-/* create's static form (--static, or --kind fuse8 or fuse16): the filter
+/* create's static form (--static, or --kind of a static kind): the filter
  * of inputs[0..n) built and saved at path. -1 when the options ask for an
  * empty filter instead, else the exit status. */
 static int static_create(const char *path, char **inputs, int n, const bkc_sizing_opts_t *sz,
@@ -264,7 +268,7 @@ static int static_create(const char *path, char **inputs, int n, const bkc_sizin
         return -1;
     }
     if (!static_kind && o->kind) /* a kind given */
-        return bkc_usage_error("--static builds fuse8 or fuse16: leave out --kind %s",
+        return bkc_usage_error("--static builds a static kind (fuse8, fuse16, fuse32): leave out --kind %s",
                                bk_kind_name(o->kind));
     if (sz->n || window || o->growth != 0 || o->nonscaling || o->window_generations)
         return bkc_usage_error("a static filter holds exactly its INPUTs' lines: leave "

@@ -161,7 +161,7 @@ static void print_json(const char *path, const bk_filter_info_t *inp, const char
     printf("}\n");
 }
 
-/* The lines of a static filter (fuse8, fuse16) after its capacity: every
+/* The lines of a static filter (fuse8, fuse16, fuse32) after its capacity: every
  * cell holds a fingerprint by construction, so there is no fill to count;
  * its rate is the fingerprint's. */
 static void print_static_text(const bk_filter_info_t *in, bool counted)

@@ -38,9 +38,9 @@ static const char usage[] =
     "                     scalable; default: split for 0.004 <= P <= 0.02,\n"
     "                     blocked for other P >= 0.001, blocked2 below\n"
     "      --static       the set is given whole and never added to (a list\n"
-    "                     rebuilt when it changes): plan a static filter, fuse8\n"
-    "                     or fuse16 by P (also --kind fuse8, --kind fuse16), a\n"
-    "                     quarter less memory than a Bloom filter; make it with\n"
+    "                     rebuilt when it changes): plan a static filter, fuse8,\n"
+    "                     fuse16 or fuse32 by P (also --kind fuse8 ...), a\n"
+    "                     fifth to a quarter less memory than a Bloom filter; make it with\n"
     "                     create --static FILE INPUT...\n"
     "      --no-speed     leave out the measured times (the output is then the\n"
     "                     same on every run and machine)\n"
@@ -331,9 +331,10 @@ static int print_static_plan(bk_kind_t kind, uint64_t n, double p, bool speed)
 {
     bk_static_plan_t sp;
     if (bk_static_plan(kind, n, p, &sp) != BK_OK) {
-        bkc_error("cannot size a static filter for p=%g: fuse8 reaches 0.0041 and fuse16 "
-                  "1.6e-5 at the lowest (use a Bloom kind below that)",
-                  p);
+        char reach[160];
+        bkc_error("cannot size a static filter for p=%g: %s at the lowest (use a Bloom kind "
+                  "below that)",
+                  p, bkc_static_reach(reach, sizeof reach));
         return BKC_EXIT_ERROR;
     }
     char hb[32];
@@ -455,7 +456,7 @@ int bkc_cmd_plan(int argc, char **argv)
     double p = sz.p;
     if (fixed) {
         if (window || (kind && !(bk_kind_caps(kind) & BK_CAP_STATIC))) /* another kind given */
-            return bkc_usage_error("--static plans fuse8 or fuse16: leave out --window and "
+            return bkc_usage_error("--static plans a static kind: leave out --window and "
                                    "--kind %s", window ? "window" : bk_kind_name(kind));
         return print_static_plan(kind, n, p, speed);
     }

@@ -122,8 +122,11 @@ typedef enum bk_kind {
                             fingerprints, built from the whole key set
                             (bk_filter_build, "Static filters" below);
                             p = 2^-8, 9.0 bits a key for large sets */
-    BK_KIND_FUSE16 = 14  /* static, 16-bit fingerprints: p = 2^-16, 18.0
+    BK_KIND_FUSE16 = 14, /* static, 16-bit fingerprints: p = 2^-16, 18.0
                             bits a key */
+    BK_KIND_FUSE32 = 15  /* static, 32-bit fingerprints: p = 2^-32 (2.3e-10),
+                            36.0 bits a key, where a Bloom filter at 1e-9
+                            takes 43 or more */
 } bk_kind_t;
 
 /* Name of a kind ("blocked", "classic", ...), or NULL if unknown. */

@@ -16,8 +16,9 @@ Filter kinds: by default the library picks one by the error rate ('split'
 from 0.4% to 2%, 'blocked' at other rates down to 0.1%, 'blocked2' below);
 or 'classic', 'precise', 'counting' (remove), 'cuckoo' (remove and count
 at a fifth of counting's memory; grows), 'scalable' (grows) and 'window'
-(forgets old keys); static sets given whole: 'fuse8' and 'fuse16'
-(bloomkit.build, about a quarter less memory, never added to). Bitmap is
+(forgets old keys); static sets given whole: 'fuse8', 'fuse16' and
+'fuse32' (bloomkit.build, a fifth to a quarter less memory, never added
+to). Bitmap is
 an exact set of integers. Every library
 error is a subclass of bloomkit.Error (and of the matching built-in
 exception: ValueError, OSError, ...).
@@ -56,7 +57,7 @@ from ._bloomkit import (
 __version__ = "0.1.0"
 
 KINDS = ("split", "blocked", "blocked2", "classic", "precise", "counting", "cuckoo", "scalable",
-         "window", "fuse8", "fuse16")
+         "window", "fuse8", "fuse16", "fuse32")
 
 # A file's kind is in its first 128 bytes plus one 96-byte table entry per
 # part; this many bytes cover every file the library writes in practice,
@@ -87,8 +88,9 @@ def build(keys, fpr=0.0, kind=None, normalize=None, memory=None, tmpdir=None, ha
           seed=None):  # noqa: A002 - the library's option names
     """A static filter of an iterable of keys (bytes or str) given whole,
     such as a list of 100 million known spam addresses: 'fuse8' (about 9
-    bits a key, false-positive rate 2^-8 = 0.39%) or 'fuse16' (18 bits,
-    2^-16), a quarter less memory than a Bloom filter at the same rate.
+    bits a key, false-positive rate 2^-8 = 0.39%), 'fuse16' (18 bits,
+    2^-16) or 'fuse32' (36 bits, 2^-32), a fifth to a quarter less memory
+    than a Bloom filter at the same rate.
     kind=None picks by fpr. It answers `in`, contains_many, info, and saves
     and maps like every filter; add/remove/clear raise StaticError (build
     it again when the set changes). memory= caps the build in bytes; see

@@ -34,7 +34,7 @@ def file_kind(path: StrPath) -> str: ...
 def build(
     keys: Iterable[Union[bytes, str]],
     fpr: float = 0.0,
-    kind: Optional[Literal["fuse8", "fuse16"]] = None,
+    kind: Optional[Literal["fuse8", "fuse16", "fuse32"]] = None,
     normalize: Optional[Literal["url", "email", "none"]] = None,
     memory: Optional[int] = None,
     tmpdir: Optional[StrPath] = None,

@@ -95,7 +95,7 @@ class Filter:
         cls: type[_F],
         keys: Iterable[Key],
         fpr: float = 0.0,
-        kind: Optional[Literal["fuse8", "fuse16"]] = None,
+        kind: Optional[Literal["fuse8", "fuse16", "fuse32"]] = None,
         hash: Optional[str] = None,
         seed: Optional[int] = None,
         normalize: Optional[Literal["url", "email", "none"]] = None,
@@ -147,7 +147,7 @@ class Bitmap:
 def plan(
     capacity: int,
     fpr: float,
-    kind: Optional[Union[Kind, Literal["fuse8", "fuse16"]]] = None,
+    kind: Optional[Union[Kind, Literal["fuse8", "fuse16", "fuse32"]]] = None,
     window_span: int = 0,
     generations: int = 0,
 ) -> dict[str, Any]: ...

@@ -36,7 +36,7 @@ static const struct {
     {BK_ENOTFILE, "bloomkit.NotAFileError",
      "The path is a directory, device, FIFO or socket, not a regular file."},
     {BK_ESTATIC, "bloomkit.StaticError",
-     "An add, remove or clear of a static filter (fuse8, fuse16): build it again."},
+     "An add, remove or clear of a static filter (fuse8, fuse16, fuse32): build it again."},
 };
 
 /* The built-in class each status also derives from (NULL: only Error). */

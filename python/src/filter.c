@@ -117,7 +117,8 @@ int pybk_filter_kind(const char *name, bk_kind_t *out)
         return 0;
     PyErr_Format(PyExc_ValueError,
                  "unknown filter kind '%s' (split, blocked, blocked2, classic, precise, counting, "
-                 "cuckoo, scalable, window, or fuse8 and fuse16 through Filter.build; bitmaps are "
+                 "cuckoo, scalable, window, or fuse8, fuse16 and fuse32 through Filter.build; "
+                 "bitmaps are "
                  "bloomkit.Bitmap)", name);
     return -1;
 }
@@ -1333,8 +1334,9 @@ PyDoc_STRVAR(build_doc,
 "build(keys, fpr=0.0, kind=None, hash=None, seed=None, normalize=None, memory=None,\n"
 "      tmpdir=None) -> Filter\n--\n\n"
 "A static filter of an iterable of bytes/str given whole: kind 'fuse8'\n"
-"(about 9 bits a key, rate 2^-8) or 'fuse16' (18 bits, 2^-16); None picks\n"
-"by fpr ('fuse8' for fpr >= 0.0041, 'fuse16' down to 1.6e-5); fpr 0 with a\n"
+"(about 9 bits a key, rate 2^-8), 'fuse16' (18 bits, 2^-16) or 'fuse32'\n"
+"(36 bits, 2^-32); None picks by fpr ('fuse8' for fpr >= 0.0041, 'fuse16'\n"
+"down to 1.6e-5, 'fuse32' down to 2.4e-10); fpr 0 with a\n"
 "kind: the kind's own rate. It answers contains, contains_many and info,\n"
 "and saves and maps like any filter; add, remove and clear raise\n"
 "StaticError: build it again when the set changes. memory= caps the\n"
@@ -1370,9 +1372,9 @@ static PyObject *filter_build(PyTypeObject *type, PyObject *args, PyObject *kw)
         st = bk_builder_set_memory(b, cap, tmpdir ? PyBytes_AS_STRING(tmpdir) : NULL);
     if (st != BK_OK) {
         pybk_raise(st,
-                   st == BK_EINVAL ? "a static filter is kind 'fuse8' or 'fuse16', at fpr >= "
-                                     "0.0041 or >= 1.6e-5 (or 0: the kind's own), the default "
-                                     "or 'xxh3' hash, memory 0 or >= 1 MiB"
+                   st == BK_EINVAL ? "a static filter is kind 'fuse8', 'fuse16' or 'fuse32', at "
+                                     "fpr >= 0.0041, 1.6e-5 or 2.4e-10 (or 0: the kind's own), "
+                                     "the default or 'xxh3' hash, memory 0 or >= 1 MiB"
                                    : NULL,
                    NULL);
         goto out;

@@ -119,7 +119,8 @@ static PyObject *module_plan(PyObject *mod, PyObject *args, PyObject *kw)
         bk_status_t st = bk_static_plan(kind, capacity, fpr, &sp);
         if (st != BK_OK)
             return pybk_raise(st, "a static kind's rate is its fingerprints' (fuse8 2^-8, "
-                                  "fuse16 2^-16): fpr must be at least that", NULL);
+                                  "fuse16 2^-16, fuse32 2^-32): fpr must be at least that",
+                              NULL);
         return Py_BuildValue("{s:s,s:K,s:d,s:K,s:K,s:I,s:K,s:d,s:d}", "kind",
                              bk_kind_name(sp.kind), "capacity", (unsigned long long)capacity,
                              "fpr", fpr, "bits", (unsigned long long)sp.bytes * 8, "cells",

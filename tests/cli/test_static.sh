@@ -1,5 +1,5 @@
 #!/bin/sh
-# Static filters from the tool (create --kind fuse8|fuse16 FILE INPUT...):
+# Static filters from the tool (create --kind fuse8|fuse16|fuse32 FILE INPUT...):
 # every input line is found by check (plain and --mmap), absent lines pass
 # at the fingerprint's rate, repeats and normalization count once, a capped
 # build splits into parts and leaves no temporary file behind, and every
@@ -42,13 +42,28 @@ check "  ... 200000 items (repeats once)" grep -q '"items":200000,' out
 "$BK" check s16.bkf absent.txt >fp16.txt
 check "fuse16: absent lines almost never pass ($(lines fp16.txt))" [ "$(lines fp16.txt)" -le 10 ]
 
+# fuse32: 32-bit fingerprints, 4 bytes a cell, no absent line passes
+rc 0 "create --kind fuse32" "$BK" create --kind fuse32 s32.bkf set.txt
+rc 0 "  ... check finds every line" "$BK" check s32.bkf set.txt
+check "  ... all of them" [ "$(lines out)" -eq 200000 ]
+rc 0 "  ... and --mmap too" "$BK" check --mmap s32.bkf set.txt
+check "  ... all of them" [ "$(lines out)" -eq 200000 ]
+"$BK" check s32.bkf absent.txt >fp32.txt
+check "fuse32: no absent line passes (2^-32 of 100000: 0.00002 expected)" [ "$(lines fp32.txt)" -eq 0 ]
+rc 0 "info of fuse32" "$BK" info s32.bkf
+check "  ... kind and rate" sh -c "grep -q '^kind *fuse32' out && grep -q '^expected FPR *2.328e-10' out"
+bits=$(sed -n 's/.*, \([0-9.]*\) bits a key/\1/p' out)
+check "  ... about 36 bits a key ($bits)" awk -v b="$bits" 'BEGIN { exit !(b > 35.9 && b < 38) }'
+
 # --static picks by -p; -p below fuse16's reach is refused in words
 rc 0 "--static -p 0.01 builds fuse8" "$BK" create --static -p 0.01 st.bkf set.txt
 check "  ... kind fuse8" sh -c "'$BK' info st.bkf | grep -q '^kind *fuse8'"
 rc 0 "--static -p 0.001 builds fuse16" "$BK" create --static -p 0.001 st2.bkf set.txt
 check "  ... kind fuse16" sh -c "'$BK' info st2.bkf | grep -q '^kind *fuse16'"
-rc 2 "--static -p 1e-7: refused" "$BK" create --static -p 1e-7 low.bkf set.txt
-check "  ... says where the static kinds end" grep -q 'fuse16 1.6e-5' err
+rc 0 "--static -p 1e-7 builds fuse32" "$BK" create --static -p 1e-7 st3.bkf set.txt
+check "  ... kind fuse32" sh -c "'$BK' info st3.bkf | grep -q '^kind *fuse32'"
+rc 2 "--static -p 1e-10: refused" "$BK" create --static -p 1e-10 low.bkf set.txt
+check "  ... says where each static kind ends" grep -q 'fuse8 reaches 0.0041, fuse16 1.6e-5 and fuse32 2.4e-10' err
 check "  ... no file made" [ ! -e low.bkf ]
 rc 2 "--kind fuse8 -n: refused" "$BK" create --kind fuse8 -n 100 x.bkf set.txt
 check "  ... no file made" [ ! -e x.bkf ]
@@ -84,8 +99,10 @@ rc 0 "plan of a Bloom filter at 1%" "$BK" plan -n 1e8 -p 0.01 --no-speed
 check "  ... lists fuse8 and fuse16 as static alternatives" sh -c "grep -qE '^  fuse8 .*static' out && grep -qE '^  fuse16 .*static' out"
 rc 0 "plan at 0.001" "$BK" plan -n 1e8 -p 0.001 --no-speed
 check "  ... lists fuse16 but not fuse8 (2^-8 is above 0.001)" sh -c "grep -qE '^  fuse16 ' out && ! grep -qE '^  fuse8 ' out"
-rc 2 "plan --static -p 1e-7: refused" "$BK" plan -n 1e8 -p 1e-7 --static
-check "  ... in words" grep -q 'fuse16 1.6e-5' err
+rc 0 "plan at 1e-9" "$BK" plan -n 1e8 -p 1e-9 --no-speed
+check "  ... lists fuse32 alone of the static kinds, below the optimum" sh -c "grep -qE '^  fuse32 .*0\.8[0-9]+x.*static' out && ! grep -qE '^  fuse(8|16) ' out"
+rc 2 "plan --static -p 1e-10: refused" "$BK" plan -n 1e8 -p 1e-10 --static
+check "  ... in words" grep -q 'fuse16 1.6e-5 and fuse32 2.4e-10' err
 
 # nothing changes a static file
 cp s8.bkf before.bkf

@@ -39,8 +39,9 @@ def test_kind_follows_fpr_and_rates_out_of_reach_are_refused():
     assert bloomkit.build(SET[:100], 0.005).kind == "fuse8"
     assert bloomkit.build(SET[:100], 0.001).kind == "fuse16"
     assert bloomkit.build(SET[:100], kind="fuse16").kind == "fuse16"
+    assert bloomkit.build(SET[:100], 1e-7).kind == "fuse32"
     with pytest.raises(bloomkit.InvalidArgumentError):
-        bloomkit.build(SET[:100], 1e-7)
+        bloomkit.build(SET[:100], 1e-10)
     with pytest.raises(bloomkit.InvalidArgumentError):
         bloomkit.build(SET[:100], 0.001, kind="fuse8")
     with pytest.raises(ValueError):
@@ -56,6 +57,17 @@ def test_plan_of_a_static_kind():
     assert bloomkit.plan(len(SET), 0.01, kind="fuse8")["bytes"] == f.info()["bytes"]
     with pytest.raises(bloomkit.InvalidArgumentError):
         bloomkit.plan(1000, 0.001, kind="fuse8")
+
+
+def test_fuse32_holds_its_set_at_two_to_the_minus_32():
+    f = bloomkit.build(SET, kind="fuse32")
+    assert f.kind == "fuse32" and all(f.contains_many(SET))
+    assert sum(f.contains_many(ABSENT)) == 0  # 2^-32 of 50,000: 0.00001 expected
+    info = f.info()
+    assert info["expected_fpr"] == 2.0 ** -32
+    assert 35.9 < 8 * info["bytes"] / len(SET) < 40.0
+    p = bloomkit.plan(len(SET), 1e-9, kind="fuse32")
+    assert p["bytes"] == info["bytes"] and p["cells"] * 4 == p["bytes"]
 
 
 def test_repeats_and_generators():

@@ -1505,10 +1505,11 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
         bk_filter_t *f = golden_make(BK_KIND_BLOCKED2, 4096, 4, 0x2bad2bad2bad2badULL, 150);
         *out = serialize(f, len);
         bk_filter_free(f);
-    } else if (!strcmp(name, "fuse8.bkf")) {
-        /* A static filter (kind 13): the golden keys 0..149 built whole;
-         * XXH3 (hash id 1), one part. */
-        bk_options_t o = {.kind = BK_KIND_FUSE8, .hash = BK_HASH_XXH3, .seed_set = true,
+    } else if (!strcmp(name, "fuse8.bkf") || !strcmp(name, "fuse32.bkf")) {
+        /* A static filter (kind 13, 15): the golden keys 0..149 built
+         * whole; XXH3 (hash id 1), one part. */
+        bk_options_t o = {.kind = name[4] == '8' ? BK_KIND_FUSE8 : BK_KIND_FUSE32,
+                          .hash = BK_HASH_XXH3, .seed_set = true,
                           .seed = 0xf05ef05ef05ef05eULL};
         char keys[150][64];
         bk_key_t k[150];
@@ -1518,7 +1519,7 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
             k[i].len = strlen(keys[i]);
         }
         bk_filter_t *f = NULL;
-        bk_filter_build(&f, k, 150, 0.01, &o);
+        bk_filter_build(&f, k, 150, o.kind == BK_KIND_FUSE8 ? 0.01 : 1e-9, &o);
         *out = f ? serialize(f, len) : NULL;
         bk_filter_free(f);
     } else if (!strcmp(name, "cuckoo.bkf")) {
@@ -1581,7 +1582,8 @@ static void golden_bytes(const char *name, uint8_t **out, size_t *len)
 static const char *const golden_names[] = {
     "blocked.bkf", "classic.bkf", "counting.bkf", "scalable.bkf",     "bitmap.bkf",
     "bitmap2.bkf", "precise.bkf", "scalable_deep.bkf", "blocked2.bkf", "blocked-url.bkf",
-    "scalable_blocked2.bkf", "split.bkf", "cuckoo.bkf", "redisbloom.bkf", "split-mix8.bkf", "fuse8.bkf"};
+    "scalable_blocked2.bkf", "split.bkf", "cuckoo.bkf", "redisbloom.bkf", "split-mix8.bkf", "fuse8.bkf",
+    "fuse32.bkf"};
 
 /* Regenerating the golden objects gives the committed bytes exactly.
  * BK_WRITE_GOLDEN=1 rewrites them instead (only for a deliberate format
@@ -1799,26 +1801,28 @@ static void golden_load_split_mix8(void)
 
 static uint64_t golden_keys_missing(const bk_filter_t *f, uint64_t n);
 
-/* fuse8.bkf: kind 13, one part of k 3 whose geometry is in the entry's
- * reserved bytes, every key present, 0.01 kept as the rate asked for. */
-static void golden_load_fuse8(void)
+/* fuse8.bkf, fuse32.bkf: kind 13 or 15, one part of k 3 whose geometry
+ * is in the entry's reserved bytes, a payload of 1 or 4 bytes a cell,
+ * every key present, the rate asked for kept. */
+static void golden_load_static(const char *name, size_t size, uint32_t kind, uint32_t cell_bytes)
 {
     char path[512];
     const char *why = NULL;
     size_t len;
-    uint8_t *raw = read_golden("fuse8.bkf", 512, path, sizeof path, &len);
+    uint8_t *raw = read_golden(name, size, path, sizeof path, &len);
     if (!raw)
         return;
-    CHECK_EQ_U64(get_u32le(raw + 12), 13); /* kind: fuse8 */
+    CHECK_EQ_U64(get_u32le(raw + 12), kind);
     CHECK_EQ_U64(get_u32le(raw + 20), 1);  /* one part */
     CHECK_EQ_U64(get_u32le(raw + 128 + 4), 3);
     uint64_t cells = get_u32le(raw + 128 + 8);
     uint32_t seg_log = get_u32le(raw + 128 + 72), seg_count = get_u32le(raw + 128 + 76);
     CHECK_EQ_U64(cells, ((uint64_t)seg_count + 2) << seg_log);
+    CHECK_EQ_U64(get_u32le(raw + 128 + 56), cells * cell_bytes); /* payload length */
     bk_filter_t *g = NULL;
     CHECK_OK(bk_filter_load(&g, path, &why));
     if (g) {
-        CHECK(bk_filter_kind(g) == BK_KIND_FUSE8);
+        CHECK(bk_filter_kind(g) == (bk_kind_t)kind);
         CHECK_EQ_U64(golden_keys_missing(g, 150), 0);
         CHECK_EQ_U64(bk_filter_items(g), 150);
     }
@@ -1947,7 +1951,8 @@ static void test_golden_load(void)
     golden_load_split();
     golden_load_split_mix8();
     golden_load_scalable_blocked2();
-    golden_load_fuse8();
+    golden_load_static("fuse8.bkf", 512, 13, 1);
+    golden_load_static("fuse32.bkf", 1280, 15, 4);
     snprintf(path, sizeof path, "%s/bitmap.bkf", data_dir());
     bk_bitmap_t *b = NULL;
     CHECK_OK(bk_bitmap_load(&b, path, &why));

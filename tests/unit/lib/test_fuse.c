@@ -1,5 +1,5 @@
 /*
- * Static filters (fuse8, fuse16: fuse.c, build.c, fuse_codec.c). Every key
+ * Static filters (fuse8, fuse16, fuse32: fuse.c, build.c, fuse_codec.c). Every key
  * built in is found; absent keys pass at the fingerprint's rate; each
  * part's cells satisfy the defining equation computed here from
  * docs/FORMAT.md ("Static filters") rather than through the library's
@@ -89,20 +89,22 @@ static bool spec_contains(const bk_filter_t *f, uint64_t h)
     uint64_t x = spec_mix(h, p->seed), L = UINT64_C(1) << p->seg_log;
     uint64_t h0 = (uint64_t)(((bki_u128)x * (p->seg_count * L)) >> 64);
     uint64_t c[3] = {h0, (h0 + L) ^ ((x >> 18) & (L - 1)), (h0 + 2 * L) ^ (x & (L - 1))};
-    uint32_t v = 0;
+    uint32_t v = 0, bytes = z->fp_bits / 8;
     for (int i = 0; i < 3; i++) {
         CHECK(c[i] < p->cells);
-        v ^= z->fp_bits == 8 ? p->data[c[i]]
-                             : (uint32_t)(p->data[2 * c[i]] | p->data[2 * c[i] + 1] << 8);
+        uint32_t fp = 0; /* little-endian, of fp_bits bits */
+        for (uint32_t b = 0; b < bytes; b++)
+            fp |= (uint32_t)p->data[bytes * c[i] + b] << (8 * b);
+        v ^= fp;
     }
-    uint32_t mask = z->fp_bits == 8 ? 0xFF : 0xFFFF;
+    uint32_t mask = z->fp_bits == 32 ? 0xFFFFFFFFu : (1u << z->fp_bits) - 1;
     return v == ((uint32_t)(x ^ (x >> 32)) & mask);
 }
 
 static void test_every_key_found(void)
 {
     static const size_t sizes[] = {0, 1, 2, 3, 7, 100, 1000, 30000};
-    for (int kind = BK_KIND_FUSE8; kind <= BK_KIND_FUSE16; kind++) {
+    for (int kind = BK_KIND_FUSE8; kind <= BK_KIND_FUSE32; kind++) {
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
             keyset_t s = make_keys("key", 0, sizes[i]);
             bk_filter_t *f = build(&s, (bk_kind_t)kind, 42 + i);
@@ -130,18 +132,19 @@ static void test_false_positive_rate(void)
 {
     size_t n = (size_t)bkt_scaled(200000), probes = (size_t)bkt_scaled(400000);
     keyset_t s = make_keys("key", 0, n), a = make_keys("other", 0, probes);
-    for (int kind = BK_KIND_FUSE8; kind <= BK_KIND_FUSE16; kind++) {
+    for (int kind = BK_KIND_FUSE8; kind <= BK_KIND_FUSE32; kind++) {
         bk_filter_t *f = build(&s, (bk_kind_t)kind, 7);
         if (!f)
             continue;
-        double rate = kind == BK_KIND_FUSE8 ? 1.0 / 256 : 1.0 / 65536;
+        double bits_fp = kind == BK_KIND_FUSE8 ? 8 : kind == BK_KIND_FUSE16 ? 16 : 32;
+        double rate = ldexp(1.0, -(int)bits_fp);
         size_t fp = count_present(f, &a), spec = 0;
         for (size_t j = 0; j < a.n; j++)
             spec += spec_contains(f, bk_filter_hash(f, a.keys[j].ptr, a.keys[j].len).lo);
         CHECK_EQ_U64(fp, spec);
         double measured = (double)fp / (double)probes;
         /* 1.25x the rate is more than 5 standard deviations at these counts
-         * for fuse8; fuse16 expects about 6 of 400,000 */
+         * for fuse8; fuse16 expects about 6 of 400,000, fuse32 none */
         CHECK_MSG(measured <= rate * 1.25 + 20.0 / (double)probes, "%s: rate %g",
                   bk_kind_name((bk_kind_t)kind), measured);
         if (kind == BK_KIND_FUSE8)
@@ -153,7 +156,7 @@ static void test_false_positive_rate(void)
         bk_filter_shape(f, &sh);
         double bits = 8.0 * (double)sh.bytes / (double)n;
         double factor = fmax(1.125, 0.875 + 0.25 * log(1e6) / log((double)n));
-        double want = (kind == BK_KIND_FUSE8 ? 8.0 : 16.0) * factor;
+        double want = bits_fp * factor;
         CHECK_MSG(bits <= want * 1.04, "%s: %.2f bits a key", bk_kind_name((bk_kind_t)kind), bits);
         bk_filter_info_t in;
         bk_filter_info(f, &in);
@@ -221,7 +224,10 @@ static void test_kind_for_rate(void)
     CHECK(bk_static_kind_for(1.05 / 256) == BK_KIND_FUSE8);
     CHECK(bk_static_kind_for(1.0 / 256) == BK_KIND_FUSE16);
     CHECK(bk_static_kind_for(1e-4) == BK_KIND_FUSE16);
-    CHECK(bk_static_kind_for(1e-5) == BK_KIND_DEFAULT);
+    CHECK(bk_static_kind_for(1e-5) == BK_KIND_FUSE32);
+    CHECK(bk_static_kind_for(1e-9) == BK_KIND_FUSE32);
+    CHECK(bk_static_kind_for(1.05 * ldexp(1.0, -32)) == BK_KIND_FUSE32);
+    CHECK(bk_static_kind_for(2e-10) == BK_KIND_DEFAULT);
     bk_builder_t *b = NULL;
     bk_options_t o8 = {.kind = BK_KIND_FUSE8};
     CHECK_STATUS(bk_builder_create(&b, 0.001, &o8), BK_EINVAL); /* below 2^-8 */
@@ -229,7 +235,7 @@ static void test_kind_for_rate(void)
     CHECK_STATUS(bk_builder_create(&b, 0.01, &bl), BK_EINVAL);
     bk_options_t djb = {.hash = BK_HASH_DJB};
     CHECK_STATUS(bk_builder_create(&b, 0.01, &djb), BK_EINVAL);
-    CHECK_STATUS(bk_builder_create(&b, 1e-6, NULL), BK_EINVAL);
+    CHECK_STATUS(bk_builder_create(&b, 1e-10, NULL), BK_EINVAL);
     CHECK_STATUS(bk_builder_create(&b, 0.001, NULL), BK_OK);
     if (b) {
         /* a spill directory that cannot be one is refused at once, errno
