@@ -2,7 +2,7 @@
 # Benchmark: bloomkit's cuckoo and split filters against the FastFilter
 # suite's Cuckoo16 and BlockedBloom, one-key and batch, in one run on the
 # same keys (bench/fastfilter_peer.cc says how); then bloomkit's static
-# filters (fuse8, fuse16) against the suite's binary fuse filters, built
+# filters (fuse8, fuse16, fuse32) against the suite's binary fuse filters, built
 # whole from the same keys (bench/fastfilter_static.cc). The suite's source is a
 # peer, never needed by `make test`: it is taken from $BK_FASTFILTER_SRC,
 # else bench/peers/fastfilter_cpp, else cloned there from GitHub when the
@@ -38,7 +38,7 @@ SBIN=$BUILD/bench/fastfilter_static
 g++ -O3 -march=native -std=c++17 -DNDEBUG -w -Iinclude -I"$SRC/src/xorfilter" -I"$SRC/src" \
     -I"$SRC/benchmarks" -o "$SBIN" bench/fastfilter_static.cc "$LIB" -lm -lpthread
 echo
-echo "## Static filters: bloomkit fuse8/fuse16 against the suite's binary fuse filters"
+echo "## Static filters: bloomkit fuse8/fuse16/fuse32 against the suite's binary fuse filters"
 for n in $SIZES; do
     "$SBIN" "$n" "${ROUNDS:-3}"
 done
