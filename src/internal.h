@@ -323,12 +323,26 @@ enum {
     BKI_KIND_RB_LINK = 1u << 8,    /* RedisBloom's link: n2 and bits per
                                       entry in its part-table entry; a chain
                                       of them keeps RedisBloom's rules */
-    BKI_KIND_SEGMENTS = 1u << 9    /* a segment geometry in its part-table
+    BKI_KIND_SEGMENTS = 1u << 9,   /* a segment geometry in its part-table
                                       entry (static filters) */
+    BKI_KIND_CHAIN = 1u << 10,     /* a chain of single arrays (scalable):
+                                      planned as its first link, at half
+                                      the error */
+    BKI_KIND_DOUBLE_HASH = 1u << 11, /* probes by double hashing over the
+                                        whole array (classic): the FPR model
+                                        that counts what that costs */
+    BKI_KIND_BUCKETS = 1u << 12    /* fingerprints in buckets (cuckoo):
+                                      sized by bk_cuckoo_plan */
 };
 /* The first kind with every property in `what` (BKI_KIND_RB_LINK:
  * RedisBloom's link); the default (0) if none. */
 BKI_HIDDEN bk_kind_t bki_kind_with(unsigned what);
+/* The single-array kind `kind` is sized as: its own, a chain's first
+ * link's (blocked), blocked for the default when no rate is given. */
+BKI_HIDDEN bk_kind_t bki_kind_plan_as(bk_kind_t kind);
+/* The kind the library picks at error rate p (bk_filter_create and
+ * bk_plan of the default): split, blocked or blocked2 by band. */
+BKI_HIDDEN bk_kind_t bki_kind_default(double p);
 /* The kind bk_filter_create_exact makes for `kind` (blocked for the
  * default). */
 BKI_HIDDEN bk_kind_t bki_kind_exact(bk_kind_t kind);

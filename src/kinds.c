@@ -21,6 +21,8 @@ typedef struct kind_row {
     unsigned caps;       /* BK_CAP_*: what its filters can do */
     unsigned fp_bits;    /* fingerprint kinds of one width: its bits */
     bk_kind_text_t text; /* what the tool and Python print about it */
+    bk_kind_t plan_as;   /* sized as this single-array kind (a chain: its
+                            first link's); 0: itself */
 } kind_row_t;
 
 #define F BKI_KIND_FILTER
@@ -34,14 +36,16 @@ static const kind_row_t rows[] = {
     [BK_KIND_BLOCKED] = {"blocked", F | T | C | BKI_KIND_SUB_FILE | BKI_KIND_SUB_CREATE,
                          {BKI_LINE_BITS, 1, BKI_LINE_BITS, BKI_BLOCKED_MAX_K, 0, 1, 0}, A | M,
                          .text = BITS},
-    [BK_KIND_CLASSIC] = {"classic", F | T | C | BKI_KIND_SUB_FILE | BKI_KIND_SUB_CREATE,
+    [BK_KIND_CLASSIC] = {"classic", F | T | C | BKI_KIND_SUB_FILE | BKI_KIND_SUB_CREATE |
+                                        BKI_KIND_DOUBLE_HASH,
                          {64, 1, 0, BKI_CLASSIC_MAX_K, 0, 1, 0}, A | M, .text = BITS},
     [BK_KIND_COUNTING] = {"counting", F | T | C,
                           {BKI_LINE_COUNTERS, 4, BKI_LINE_COUNTERS, BKI_BLOCKED_MAX_K, 0, 1, 0},
                           A | BK_CAP_REMOVE | BK_CAP_COUNT | M,
                           .text = {"counters", "counters set", "k", "", 0}},
-    [BK_KIND_SCALABLE] = {"scalable", F | T | C, {0}, A | M | BK_CAP_GROW | BK_CAP_BOUNDED,
-                          .text = BITS},
+    [BK_KIND_SCALABLE] = {"scalable", F | T | C | BKI_KIND_CHAIN, {0},
+                          A | M | BK_CAP_GROW | BK_CAP_BOUNDED, .text = BITS,
+                          .plan_as = BK_KIND_BLOCKED},
     [BK_KIND_BITMAP] = {"bitmap", BKI_KIND_BITMAP | T, {1, 1, 0, 0, BKI_BITMAP_MAX_N, 0, 0}, 0,
                         .text = {"values", "set", "", "one bit per value: seen or not", 1}},
     [BK_KIND_BITMAP2] = {"bitmap2", BKI_KIND_BITMAP | T, {1, 2, 0, 0, BKI_BITMAP_MAX_N, 0, 0}, 0,
@@ -62,7 +66,8 @@ static const kind_row_t rows[] = {
      * whole 64-bit words, and a k with no cap of its own */
     [BK_KIND_REDISBLOOM] = {"redisbloom", F | BKI_KIND_SUB_FILE | BKI_KIND_RB_LINK,
                             {64, 1, 0, BK_REDISBLOOM_MAX_HASHES, 0, 1, 0}, A, .text = BITS},
-    [BK_KIND_CUCKOO] = {"cuckoo", F | T | C, {0}, A | BK_CAP_REMOVE | BK_CAP_COUNT | BK_CAP_GROW,
+    [BK_KIND_CUCKOO] = {"cuckoo", F | T | C | BKI_KIND_BUCKETS, {0},
+                        A | BK_CAP_REMOVE | BK_CAP_COUNT | BK_CAP_GROW,
                         .text = {"slots", "slots used", "bucket size",
                                  "its two buckets; deletes, at a fraction of counting's bytes",
                                  0}},
@@ -181,4 +186,45 @@ bk_kind_t bki_kind_with(unsigned what)
         if (bki_kind_is((bk_kind_t)i, what))
             return (bk_kind_t)i;
     return BK_KIND_DEFAULT;
+}
+
+bk_kind_t bki_kind_plan_as(bk_kind_t kind)
+{
+    if (kind == BK_KIND_DEFAULT)
+        return BK_KIND_BLOCKED; /* the model of the default when no p is given */
+    if ((unsigned)kind < sizeof rows / sizeof rows[0] && rows[kind].plan_as)
+        return rows[kind].plan_as;
+    return kind;
+}
+
+/* The default kind: one memory access per key down to 1e-3, two below.
+ *
+ * Blocked (one 64-byte line per key) stays within 1.11x of the classic
+ * optimum's bits per key for p >= 1e-3; below that its space grows fast
+ * (1.17x at 1e-4, 1.38x at 1e-6) while blocked2 (two lines) stays within
+ * 1.10x down to 1e-6.
+ *
+ * Within [0.004, 0.02] the default is split (a
+ * 32-byte block, k fixed at 8): its one-key calls take about half the
+ * instructions of blocked's, which in the caches makes one-key adds and
+ * lookups 1.2-1.3x as fast (medians of docs/BENCHMARKS.md's runs) and on
+ * large filters lets more calls' cache misses overlap. Its bits per key there are 5.4-7.4% over blocked's and within
+ * 1.14x of the optimum (1.12x at 1%). Outside the band its fixed k costs
+ * too much: 1.17x the optimum at 4% and 1e-3, 1.29x at 10%, 1.40x at
+ * 1e-4. The first band that holds p wins. */
+static const struct {
+    double lo, hi; /* p in [lo, hi] */
+    bk_kind_t kind;
+} defaults[] = {
+    {0.004, 0.02, BK_KIND_SPLIT},
+    {1e-3, 1.0, BK_KIND_BLOCKED},
+    {0.0, 1e-3, BK_KIND_BLOCKED2},
+};
+
+bk_kind_t bki_kind_default(double p)
+{
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+        if (p >= defaults[i].lo && p <= defaults[i].hi)
+            return defaults[i].kind;
+    return BK_KIND_BLOCKED2; /* unreached for p in (0, 1) */
 }

@@ -33,25 +33,6 @@
 
 #define BKI_FPR_AIM 0.9
 
-/* The default kind: one memory access per key down to 1e-3, two below.
- *
- * Blocked (one 64-byte line per key) stays within 1.11x of the classic
- * optimum's bits per key for p >= 1e-3; below that its space grows fast
- * (1.17x at 1e-4, 1.38x at 1e-6) while blocked2 (two lines) stays within
- * 1.10x down to 1e-6.
- *
- * Within [BKI_SPLIT_BAND_LO, BKI_SPLIT_BAND_HI] the default is split (a
- * 32-byte block, k fixed at 8): its one-key calls take about half the
- * instructions of blocked's, which in the caches makes one-key adds and
- * lookups 1.2-1.3x as fast (medians of docs/BENCHMARKS.md's runs) and on
- * large filters lets more calls' cache misses overlap. Its bits per key there are 5.4-7.4% over blocked's and within
- * 1.14x of the optimum (1.12x at 1%). Outside the band its fixed k costs
- * too much: 1.17x the optimum at 4% and 1e-3, 1.29x at 10%, 1.40x at
- * 1e-4. */
-#define BKI_BLOCKED2_BELOW 1e-3
-#define BKI_SPLIT_BAND_LO 0.004
-#define BKI_SPLIT_BAND_HI 0.02
-
 /* The textbook FPR of k independent probes over m bits holding n keys. */
 static double independent_fpr(uint64_t m, uint64_t n, uint32_t k)
 {
@@ -278,15 +259,7 @@ static double two_line_fpr(double cells_per_line, uint64_t lines, uint64_t n, ui
  * blocked. */
 static bk_kind_t array_kind(bk_kind_t kind)
 {
-    return kind == BK_KIND_DEFAULT || kind == BK_KIND_SCALABLE ? BK_KIND_BLOCKED : kind;
-}
-
-/* What BK_KIND_DEFAULT means at error rate p. */
-static bk_kind_t default_kind(double p)
-{
-    if (p >= BKI_SPLIT_BAND_LO && p <= BKI_SPLIT_BAND_HI)
-        return BK_KIND_SPLIT;
-    return p >= BKI_BLOCKED2_BELOW ? BK_KIND_BLOCKED : BK_KIND_BLOCKED2;
+    return bki_kind_plan_as(kind);
 }
 
 size_t bk_plan_kinds(bk_kind_t *out, size_t cap)
@@ -296,7 +269,7 @@ size_t bk_plan_kinds(bk_kind_t *out, size_t cap)
         bk_kind_t kind = (bk_kind_t)k;
         bool one_array = bki_kind_is(kind, BKI_KIND_FILTER | BKI_KIND_CREATE) &&
                          bki_layout_of(kind) != NULL;
-        if (!one_array && kind != BK_KIND_CUCKOO)
+        if (!one_array && !bki_kind_is(kind, BKI_KIND_BUCKETS))
             continue;
         if (n < cap)
             out[n] = kind;
@@ -353,7 +326,8 @@ static double fpr_uncached(bk_kind_t kind, uint64_t m, uint64_t n, uint32_t k)
         return two_line_fpr(per_line, m / per_line, n, k);
     if (per_line)
         return lined_fpr(per_line, m / per_line, n, k);
-    return kind == BK_KIND_CLASSIC ? classic_fpr(m, n, k) : independent_fpr(m, n, k);
+    return bki_kind_is(kind, BKI_KIND_DOUBLE_HASH) ? classic_fpr(m, n, k)
+                                                   : independent_fpr(m, n, k);
 }
 
 static bool valid_target(uint64_t n, double p)
@@ -369,7 +343,7 @@ static bool valid_target(uint64_t n, double p)
 static uint32_t classic_k(bk_kind_t kind, double textbook_k, uint64_t m)
 {
     double kd = textbook_k;
-    if (kind == BK_KIND_CLASSIC && kd > (double)(m / 64))
+    if (bki_kind_is(kind, BKI_KIND_DOUBLE_HASH) && kd > (double)(m / 64))
         kd = (double)(m / 64);
     return kd < 1 ? 1 : kd > BKI_CLASSIC_MAX_K ? BKI_CLASSIC_MAX_K : (uint32_t)kd;
 }
@@ -399,7 +373,7 @@ static bk_status_t plan_classic(bk_kind_t kind, uint64_t n, double p, bk_plan_t 
     hashing_terms_t terms = {0, 0.0, 0.0, 0.0};
     for (;;) {
         double fill = fill_of(m, n, k);
-        if (kind != BK_KIND_CLASSIC) /* precise: independent probes */
+        if (!bki_kind_is(kind, BKI_KIND_DOUBLE_HASH)) /* precise: independent probes */
             terms = (hashing_terms_t){k, fill, 0.0, 0.0};
         else if (terms.k != k || fill < 0.8 * terms.fill)
             terms = hashing_terms(fill, k);
@@ -518,19 +492,19 @@ bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out)
 
 static bk_status_t plan_uncached(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out)
 {
-    if (kind == BK_KIND_CUCKOO) { /* fingerprints in buckets: its own rule */
+    if (bki_kind_is(kind, BKI_KIND_BUCKETS)) { /* fingerprints in buckets: its own rule */
         bk_cuckoo_plan_t cp;
         bk_status_t st = bk_cuckoo_plan(n, p, &cp);
         if (st != BK_OK)
             return st;
-        bk_plan_t plan = {BK_KIND_CUCKOO, n, p, cp.bytes * 8, cp.buckets * cp.bucket_size,
+        bk_plan_t plan = {kind, n, p, cp.bytes * 8, cp.buckets * cp.bucket_size,
                           cp.bucket_size, cp.bytes, cp.bits_per_key, cp.expected_fpr,
                           2, false}; /* its two buckets */
         *out = plan;
         return BK_OK;
     }
-    if (kind == BK_KIND_DEFAULT)
-        kind = default_kind(p);
+    if (!kind) /* the default: by the rate (kinds.c) */
+        kind = bki_kind_default(p);
     bk_kind_t array = array_kind(kind);
     /* Kinds not made on their own (RedisBloom's links, sized by its rule
      * for the chains taken over from it) have no plan. */
@@ -539,7 +513,7 @@ static bk_status_t plan_uncached(bk_kind_t kind, uint64_t n, double p, bk_plan_t
     bk_plan_t plan = {0};
     double aim = p * BKI_FPR_AIM;
     /* The first link of the default chain: blocked, error p (1 - 1/2). */
-    if (kind == BK_KIND_SCALABLE)
+    if (bki_kind_is(kind, BKI_KIND_CHAIN))
         aim *= 0.5;
     const bki_layout_t *l = bki_layout_of(array);
     bk_status_t st;

@@ -11,9 +11,8 @@
  * at 1% and far fewer below 0.2%); in the caches, where the work is the
  * cost, split's one-key adds and lookups measured 1.2-1.3x as fast as
  * blocked's (docs/BENCHMARKS.md), and on a large filter more one-key calls
- * overlap their cache misses. plan.c makes it the
- * default kind where its space stays close to blocked's (see
- * BKI_SPLIT_BAND there).
+ * overlap their cache misses. It is the default kind where its space
+ * stays close to blocked's (kinds.c, bki_kind_default: 0.4% to 2%).
  *
  * Layout (a stable promise, docs/FORMAT.md):
  *   block = reduce(h.hi, blocks)     one of `blocks` 32-byte blocks

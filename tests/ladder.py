@@ -142,17 +142,17 @@ def python_objects(out):
 
 # The files that name a particular kind (a BK_KIND_ constant), outside
 # the tests and benchmarks: the public header (the numbers), the registry
-# (kinds.c: facts; registry.c: composite rows; array.c: the single arrays'
-# operations), the kinds that build on others' (scalable.c and packed.c:
-# chains of blocked, classic, precise and RedisBloom links; plan.c: the
-# models and the default by rate), and where a user or the tool chooses a
+# (kinds.c: facts, the default by rate, how each is planned; registry.c:
+# composite rows; array.c: the single arrays' operations), the kinds that
+# build on others' (scalable.c and packed.c: chains of blocked, classic,
+# precise and RedisBloom links), and where a user or the tool chooses a
 # kind by name (--window, WBF.*, BF.RESERVE's kinds, the join's filter).
 # docs/LAYOUT.md: a new kind is its files and its rows; none of these
 # changes. A file may leave this list (delete its line), none may join it,
 # and it holds at most 12.
 NAMES_KINDS = """
 cli/join/join_plan.c cli/window_opt.c include/bloomkit/bloomkit.h redis/cmd_wbf.c
-redis/create.c src/array.c src/kinds.c src/packed.c src/plan.c src/registry.c src/scalable.c
+redis/create.c src/array.c src/kinds.c src/packed.c src/registry.c src/scalable.c
 """.split()
 
 
