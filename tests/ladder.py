@@ -1,6 +1,7 @@
 """The ladder holds (docs/LAYOUT.md): in src/ and redis/, no file calls
-a file on a higher rung, and no files call each other in a circle; cli/
-and python/src/ have no circles. Read from the build's own objects (nm:
+a file on a higher rung, and no files call each other in a circle; in
+src/ no file includes a header of a higher rung and no headers include
+each other in a circle; cli/ and python/src/ have no circles. Read from the build's own objects (nm:
 the symbols each defines and the ones it takes from others; python/src's
 compiled here, as the package build compiles them in one step), not from
 the sources' text. Ends with "N passed, N failed"."""
@@ -45,6 +46,58 @@ def rungs(section):
         for name in re.findall(r"`([A-Za-z0-9_]+)\.c`", cells[2]):
             out.setdefault(name, rung)
     return out
+
+
+def header_rungs(section):
+    """{header name: rung} for the headers LAYOUT.md's table places."""
+    text = open(os.path.join(ROOT, "docs", "LAYOUT.md")).read()
+    at = text.index(section)
+    out, rung = {}, None
+    for line in text[at:].splitlines()[1:]:
+        if line.startswith("| rung") or line.startswith("|---"):
+            continue
+        if not line.startswith("|"):
+            if out:
+                break
+            continue
+        cells = line.split("|")
+        if cells[1].strip():
+            rung = int(cells[1].strip())
+        for name in re.findall(r"`([A-Za-z0-9_]+\.h)`", cells[2]):
+            out.setdefault(name, rung)
+    return out
+
+
+def includes(path):
+    """The quoted includes of a source file, by name."""
+    with open(path, errors="replace") as f:
+        return re.findall(r'^\s*#\s*include\s+"(?:[^"/]*/)?([^"/]+)"', f.read(), re.M)
+
+
+def include_ladder(srcdir, section):
+    """src/'s include graph: no circle of headers, and no file includes
+    (directly or through other headers) a header of a higher rung than
+    its own: a lower file using a higher one's types or inline calls is a
+    call up the ladder the objects' symbols do not show."""
+    stems = rungs(section)
+    hr = header_rungs(section)
+    heads = {f: includes(os.path.join(srcdir, f)) for f in os.listdir(srcdir) if f.endswith(".h")}
+    g = {h: {i for i in inc if i in heads} for h, inc in heads.items()}
+    check("src: no circle of headers", not circles(g), circles(g))
+    up = []
+    for f in sorted(os.listdir(srcdir)):
+        if not f.endswith(".c") or f[:-2] not in stems:
+            continue
+        seen, todo = set(), [i for i in includes(os.path.join(srcdir, f)) if i in heads]
+        while todo:
+            h = todo.pop()
+            if h not in seen:
+                seen.add(h)
+                todo.extend(g.get(h, ()))
+        r = stems[f[:-2]]
+        up += ["%s (rung %d) includes %s (rung %d)" % (f, r, h, hr[h])
+               for h in sorted(seen) if hr.get(h, 0) > r]
+    check("src: no include up the ladder", not up, up)
 
 
 def graph(objdir, stems):
@@ -217,6 +270,7 @@ for kind, own in (("window", {"window", "window_codec"}), ("cuckoo", {"cuckoo", 
           {k: sorted(v)[:4] for k, v in found.items()})
 
 ladder("src", os.path.join(BUILD, "obj"), "| rung | files | job |")
+include_ladder(os.path.join(ROOT, "src"), "| rung | files | job |")
 ladder("redis", os.path.join(BUILD, "redis"), "| rung | file | job |")
 loose("cli", os.path.join(BUILD, "cli"))
 with tempfile.TemporaryDirectory() as tmp:
