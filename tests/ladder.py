@@ -1,10 +1,11 @@
 """The ladder holds (docs/LAYOUT.md): in src/ and redis/, no file calls
 a file on a higher rung, and no files call each other in a circle; in
 src/ no file includes a header of a higher rung and no headers include
-each other in a circle; cli/ and python/src/ have no circles. Read from the build's own objects (nm:
-the symbols each defines and the ones it takes from others; python/src's
-compiled here, as the package build compiles them in one step), not from
-the sources' text. Ends with "N passed, N failed"."""
+each other in a circle; cli/ and python/src/ have no circles. Calls are
+read from the build's own objects (nm: the symbols each defines and the
+ones it takes from others; python/src's compiled here, as the package
+build compiles them in one step), not from the sources' text; includes
+from the sources' #include lines. Ends with "N passed, N failed"."""
 import os
 import re
 import subprocess
@@ -27,9 +28,10 @@ def check(what, ok, detail=""):
         print("FAIL - %s%s" % (what, (": " + str(detail)) if detail else ""))
 
 
-def rungs(section):
-    """{file stem: rung} from LAYOUT.md's table after the line starting
-    with `section` (the rung column is kept from the row above when blank)."""
+def table(section, pattern):
+    """{name: rung} for the names LAYOUT.md's table after the line starting
+    with `section` places (pattern: a regex with one group, the name); the
+    rung column is kept from the row above when blank."""
     text = open(os.path.join(ROOT, "docs", "LAYOUT.md")).read()
     at = text.index(section)
     out, rung = {}, None
@@ -43,29 +45,19 @@ def rungs(section):
         cells = line.split("|")
         if cells[1].strip():
             rung = int(cells[1].strip())
-        for name in re.findall(r"`([A-Za-z0-9_]+)\.c`", cells[2]):
+        for name in re.findall(pattern, cells[2]):
             out.setdefault(name, rung)
     return out
+
+
+def rungs(section):
+    """{file stem: rung} of the .c files the table places."""
+    return table(section, r"`([A-Za-z0-9_]+)\.c`")
 
 
 def header_rungs(section):
-    """{header name: rung} for the headers LAYOUT.md's table places."""
-    text = open(os.path.join(ROOT, "docs", "LAYOUT.md")).read()
-    at = text.index(section)
-    out, rung = {}, None
-    for line in text[at:].splitlines()[1:]:
-        if line.startswith("| rung") or line.startswith("|---"):
-            continue
-        if not line.startswith("|"):
-            if out:
-                break
-            continue
-        cells = line.split("|")
-        if cells[1].strip():
-            rung = int(cells[1].strip())
-        for name in re.findall(r"`([A-Za-z0-9_]+\.h)`", cells[2]):
-            out.setdefault(name, rung)
-    return out
+    """{header name: rung} of the headers the table places."""
+    return table(section, r"`([A-Za-z0-9_]+\.h)`")
 
 
 def includes(path):
