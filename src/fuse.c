@@ -449,9 +449,12 @@ bool bki_fuse_contains_hash(const bk_filter_t *f, bk_hash_t h)
 /* The one-key calls, bound by width, parts and hash when the filter is
  * made and as its parts are built (bind_calls): an 8-byte key under the
  * default hash is mixed inline with the seed's part computed once
- * (key8_secret), as the Bloom kinds' one-key calls do (onekey.h). */
+ * (key8_secret), as the Bloom kinds' one-key calls do (onekey.h). The
+ * other keys' path is a call of its own (noinline), so the 8-byte path
+ * saves no register: it is the whole function. */
 #define FUSE_CALLS(NAME, LOOKUP)                                                                   \
-    static bool NAME##_key(const bk_filter_t *f, const void *key, size_t len)                      \
+    static __attribute__((noinline)) bool NAME##_key(const bk_filter_t *f, const void *key,      \
+                                                     size_t len)                                   \
     {                                                                                              \
         return LOOKUP(f->fuse, bki_key_hash(f->hash, f->seed, key, len).lo);                       \
     }                                                                                              \
