@@ -228,3 +228,17 @@ bk_kind_t bki_kind_default(double p)
             return defaults[i].kind;
     return BK_KIND_BLOCKED2; /* unreached for p in (0, 1) */
 }
+
+size_t bk_filter_kinds(bk_kind_t *out, size_t cap)
+{
+    size_t n = 0;
+    for (unsigned i = 1; i < sizeof rows / sizeof rows[0]; i++) {
+        if (!bki_kind_is((bk_kind_t)i, BKI_KIND_FILTER) ||
+            !(rows[i].what & (BKI_KIND_CREATE | BKI_KIND_STATIC)))
+            continue;
+        if (n < cap)
+            out[n] = (bk_kind_t)i;
+        n++;
+    }
+    return n;
+}

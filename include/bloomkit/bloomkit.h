@@ -282,6 +282,14 @@ bk_status_t bk_plan(bk_kind_t kind, uint64_t n, double p, bk_plan_t *out);
  * tool's comparison of kinds, so a new kind shows there by itself. */
 size_t bk_plan_kinds(bk_kind_t *out, size_t cap);
 
+/* Every kind a program makes filters of, in kind order: those
+ * bk_filter_create makes and the static ones bk_filter_build makes (not
+ * bitmaps, nor RedisBloom's links, made only inside the chains taken over
+ * from it). Writes the first cap of them to out (out may be NULL when cap
+ * is 0); returns how many there are. For a tool's or a binding's list of
+ * kinds, so a new kind shows there by itself. */
+size_t bk_filter_kinds(bk_kind_t *out, size_t cap);
+
 /* How a window filter (BK_KIND_WINDOW) is sized: a count window of the
  * last `capacity` adds (span 0) or a time window of `span` units holding
  * at most `capacity` adds within any span, with `generations` G (0: 4). */

@@ -30,6 +30,7 @@ imported itself.
 import builtins
 
 from ._bloomkit import (
+    KINDS,
     AlreadyExistsError,
     Bitmap,
     CorruptError,
@@ -56,8 +57,8 @@ from ._bloomkit import (
 
 __version__ = "0.1.0"
 
-KINDS = ("split", "blocked", "blocked2", "classic", "precise", "counting", "cuckoo", "scalable",
-         "window", "fuse8", "fuse16", "fuse32")
+# KINDS: every kind a program makes filters of, in the library's kind
+# order, from its registry (a new kind shows there by itself).
 
 # A file's kind is in its first 128 bytes plus one 96-byte table entry per
 # part; this many bytes cover every file the library writes in practice,

@@ -12,6 +12,7 @@ _B = TypeVar("_B", bound="Bitmap")
 
 LIBRARY_VERSION: str
 CHUNK: int
+KINDS: tuple[str, ...]
 
 class Error(Exception):
     status: int

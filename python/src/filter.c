@@ -115,11 +115,20 @@ int pybk_filter_kind(const char *name, bk_kind_t *out)
 {
     if (bk_kind_parse(name, out) == BK_OK && bk_kind_caps(*out) != 0) /* 0: a bitmap */
         return 0;
+    /* the kinds there are, from the library's registry: those made empty,
+     * then the static ones Filter.build makes */
+    bk_kind_t kinds[64];
+    size_t n = bk_filter_kinds(kinds, sizeof kinds / sizeof kinds[0]);
+    char list[512] = "", built[256] = "";
+    for (size_t i = 0; i < n && i < sizeof kinds / sizeof kinds[0]; i++) {
+        bool fixed = (bk_kind_caps(kinds[i]) & BK_CAP_STATIC) != 0;
+        char *dst = fixed ? built : list;
+        size_t cap = fixed ? sizeof built : sizeof list, used = strlen(dst);
+        snprintf(dst + used, cap - used, "%s%s", used ? ", " : "", bk_kind_name(kinds[i]));
+    }
     PyErr_Format(PyExc_ValueError,
-                 "unknown filter kind '%s' (split, blocked, blocked2, classic, precise, counting, "
-                 "cuckoo, scalable, window, or fuse8, fuse16 and fuse32 through Filter.build; "
-                 "bitmaps are "
-                 "bloomkit.Bitmap)", name);
+                 "unknown filter kind '%s' (%s, or %s through Filter.build; bitmaps are "
+                 "bloomkit.Bitmap)", name, list, built);
     return -1;
 }
 

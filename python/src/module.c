@@ -255,6 +255,26 @@ static int add_type(PyObject *m, PyTypeObject *type, const char *name)
     return 0;
 }
 
+/* KINDS: the names of every kind a program makes filters of, from the
+ * library's registry (bk_filter_kinds), so a new kind shows by itself. */
+static PyObject *kind_names(void)
+{
+    bk_kind_t kinds[64];
+    size_t n = bk_filter_kinds(kinds, sizeof kinds / sizeof kinds[0]);
+    if (n > sizeof kinds / sizeof kinds[0])
+        n = sizeof kinds / sizeof kinds[0];
+    PyObject *t = PyTuple_New((Py_ssize_t)n);
+    for (size_t i = 0; t && i < n; i++) {
+        PyObject *s = PyUnicode_FromString(bk_kind_name(kinds[i]));
+        if (!s) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, (Py_ssize_t)i, s);
+    }
+    return t;
+}
+
 PyMODINIT_FUNC PyInit__bloomkit(void)
 {
     pybk_fork_watch();
@@ -265,6 +285,12 @@ PyMODINIT_FUNC PyInit__bloomkit(void)
         add_type(m, &pybk_bitmap_type, "Bitmap") < 0 || pybk_errors_init(m) < 0 ||
         PyModule_AddStringConstant(m, "LIBRARY_VERSION", BK_VERSION_STRING) < 0 ||
         PyModule_AddIntConstant(m, "CHUNK", PYBK_CHUNK) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyObject *kinds = kind_names();
+    if (!kinds || PyModule_AddObject(m, "KINDS", kinds) < 0) {
+        Py_XDECREF(kinds);
         Py_DECREF(m);
         return NULL;
     }

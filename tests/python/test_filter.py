@@ -1014,3 +1014,19 @@ def test_equality_is_the_same_answers():
     assert (a == "not a filter") is False
     with pytest.raises(TypeError):
         hash(a)  # mutable, as a set is
+
+
+def test_kinds_lists_every_kind_a_program_makes():
+    # bloomkit.KINDS comes from the library's registry: each name makes a
+    # filter of that kind (static ones built whole), and the kinds that are
+    # no filter of a program's own (bitmaps, RedisBloom's links) are not in
+    # it.
+    assert {"split", "blocked", "cuckoo", "window", "scalable", "fuse8", "fuse32"} <= set(
+        bloomkit.KINDS)
+    assert not {"bitmap", "bitmap2", "redisbloom"} & set(bloomkit.KINDS)
+    for kind in bloomkit.KINDS:
+        if kind.startswith("fuse"):
+            f = bloomkit.build([b"a", b"b"], kind=kind)
+        else:
+            f = bloomkit.Filter(1000, 0.01, kind=kind)
+        assert f.kind == kind

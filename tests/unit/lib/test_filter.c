@@ -645,6 +645,17 @@ static void test_names_and_errors(void)
         CHECK_OK(bk_kind_parse(bk_kind_name((bk_kind_t)k), &back));
         CHECK(back == (bk_kind_t)k);
     }
+    /* bk_filter_kinds: every kind whose filters a program makes, in kind
+     * order; no bitmap, no RedisBloom link (made only inside its chains) */
+    bk_kind_t made[64];
+    size_t nmade = bk_filter_kinds(made, 64);
+    CHECK(nmade >= 12 && nmade < 64);
+    for (size_t i = 0; i < nmade && i < 64; i++) {
+        CHECK(bk_kind_caps(made[i]) != 0);
+        CHECK(made[i] != BK_KIND_REDISBLOOM);
+        CHECK(i == 0 || made[i] > made[i - 1]);
+    }
+    CHECK_EQ_U64(bk_filter_kinds(NULL, 0), nmade);
     bk_kind_t kind;
     CHECK_STATUS(bk_kind_parse("quotient", &kind), BK_EINVAL);
     CHECK(bk_kind_name((bk_kind_t)77) == NULL);
