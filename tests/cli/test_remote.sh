@@ -17,7 +17,9 @@ if ! command -v redis-server >/dev/null || [ ! -f "$MODULE" ]; then
 fi
 W=$(mktemp -d "${TMPDIR:-/tmp}/bk-test-remote.XXXXXX")
 pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$W"' EXIT
+# the server is waited for before its directory goes: it writes its log
+# as it shuts down
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$W"' EXIT
 trap 'exit 1' INT TERM
 cd "$W" || exit 1
 
