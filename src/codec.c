@@ -74,7 +74,7 @@ void bkf_obj_part(const bkf_obj_t *o, uint32_t i, bkf_part_t *p)
     if (o->f && c && c->part) {
         c->part(o, i, p);
     } else if (o->f) {
-        part_of_filter(c && c->chain ? o->f->subs[i] : o->f, p);
+        part_of_filter(bki_kind_is((bk_kind_t)o->kind, BKI_KIND_CHAIN) ? o->f->subs[i] : o->f, p);
     } else {
         p->kind = o->kind;
         p->cells = o->bm_n;
@@ -108,7 +108,8 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
     o->items = bki_items(f);
     o->key_form = (uint32_t)f->key_form;
     const bki_class_t *c = bki_class_of(f->kind);
-    if (c && c->chain) {
+    bool chain = bki_kind_is(f->kind, BKI_KIND_CHAIN);
+    if (chain) {
         if (f->nsubs == 0 || f->nsubs > BKF_MAX_PARTS || !f->subs)
             return BK_EINVAL;
         o->nparts = f->nsubs;
@@ -128,7 +129,7 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
     /* Refuse to write anything the loader would refuse: every file
      * bloomkit writes must load. */
     for (uint32_t i = 0; i < o->nparts; i++) {
-        const bk_filter_t *s = c ? f->subs[i] : f;
+        const bk_filter_t *s = chain ? f->subs[i] : f;
         if (!s)
             return BK_EINVAL;
         bkf_part_t p;
@@ -136,7 +137,7 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
         if (p.length == 0 || !p.data || s->nbytes < p.length || s->hash != f->hash ||
             s->seed != f->seed)
             return BK_EINVAL;
-        if (c && s->kind != f->sub_kind && !deep_part_ok(f->sub_kind, s->kind))
+        if (chain && s->kind != f->sub_kind && !deep_part_ok(f->sub_kind, s->kind))
             return BK_EINVAL;
     }
     return BK_OK;
@@ -514,7 +515,7 @@ static bk_status_t check_chain_fields(const bkf_meta_t *m, const char **why)
         FAIL(BK_ECORRUPT, "part count is not the one the kind has");
     if (c && c->own_header)
         return BK_OK; /* checked by the kind's check, once the parts are known */
-    if (!(c && c->chain)) {
+    if (!bki_kind_is((bk_kind_t)m->kind, BKI_KIND_CHAIN)) {
         if (m->nparts != 1 && !c)
             FAIL(BK_ECORRUPT, "part count is not 1 for a single-array kind");
         if (m->sub_kind != 0 || m->flags != 0 || !same_f64(m->growth, 0.0) ||
@@ -558,7 +559,7 @@ static bk_status_t check_part_extent(const bkf_meta_t *m, uint32_t i, const bkf_
     if (!reserved_zero)
         FAIL(BK_ECORRUPT, "reserved part-table bytes are not zero");
     const bki_class_t *c = bki_class_of(m->kind);
-    bool chain = c && c->chain;
+    bool chain = bki_kind_is((bk_kind_t)m->kind, BKI_KIND_CHAIN);
     uint32_t want_kind = chain ? m->sub_kind : m->kind;
     if (p->kind != want_kind && !(chain && deep_part_ok(m->sub_kind, p->kind)))
         FAIL(BK_ECORRUPT, "part kind disagrees with the header");
@@ -604,7 +605,7 @@ static bk_status_t check_part_fields(const bkf_meta_t *m, uint32_t i, const bkf_
      * negatives. */
     if (p->seed != m->seed)
         FAIL(BK_ECORRUPT, "part seed disagrees with the header");
-    if (!(c && c->chain) &&
+    if (!bki_kind_is((bk_kind_t)m->kind, BKI_KIND_CHAIN) &&
         (p->capacity != m->capacity || !same_f64(p->fpr, m->fpr) || p->items != m->items))
         FAIL(BK_ECORRUPT, "part fields disagree with the header");
     return BK_OK;
@@ -758,7 +759,7 @@ bk_status_t bkf_build_filter(bk_filter_t **out, const bkf_meta_t *m, const bkf_s
         FAIL(BK_EKIND, "the data holds a bitmap, not a filter");
     bk_status_t st;
     const bki_class_t *c = bki_class_of(m->kind);
-    if (c && c->chain)
+    if (bki_kind_is((bk_kind_t)m->kind, BKI_KIND_CHAIN))
         st = build_chain(out, m, s, map, why);
     else if (c)
         st = c->build(out, m, s, map, why);

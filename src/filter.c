@@ -524,7 +524,7 @@ bk_status_t bk_filter_sub_shape(const bk_filter_t *f, uint32_t i, bk_filter_shap
     if (!f || !out)
         return BK_EINVAL;
     const bki_class_t *c = composite_of(f);
-    if (!c || !c->chain)
+    if (!c || !bki_kind_is(f->kind, BKI_KIND_CHAIN))
         return BK_EKIND;
     if (i >= f->nsubs)
         return BK_EINVAL;

@@ -18,8 +18,7 @@ static void set_readonly(bk_filter_t *f, bool ro)
 {
     f->readonly = ro;
     bki_array_bind(f);
-    const bki_class_t *c = bki_class_of(f->kind);
-    if (c && c->chain) {
+    if (bki_kind_is(f->kind, BKI_KIND_CHAIN)) {
         for (uint32_t i = 0; i < f->nsubs; i++) {
             f->subs[i]->readonly = ro;
             bki_array_bind(f->subs[i]);

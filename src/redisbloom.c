@@ -12,7 +12,7 @@
  * growth; its `fpr` is the error RedisBloom was asked for (the first
  * link's error, doubled when the chain scales, as RedisBloom halves it).
  */
-#include "registry.h"
+#include "internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -146,8 +146,7 @@ bk_status_t bk_redisbloom_create(bk_filter_t **out, uint64_t capacity, double er
 
 bool bk_redisbloom_is(const bk_filter_t *f)
 {
-    const bki_class_t *c = f ? bki_class_of(f->kind) : NULL;
-    return c && c->chain && bki_kind_is(f->sub_kind, BKI_KIND_RB_LINK);
+    return f && bki_kind_is(f->kind, BKI_KIND_CHAIN) && bki_kind_is(f->sub_kind, BKI_KIND_RB_LINK);
 }
 
 bk_status_t bk_redisbloom_chain(const bk_filter_t *f, bk_redisbloom_chain_t *out)

@@ -32,7 +32,6 @@ static const bki_class_t chain_row = {
     .info = bki_scalable_info,
     .shape = bki_scalable_shape,
     .defrag = bki_scalable_defrag,
-    .chain = true,
 };
 
 /* ---- the window: its calls take the window itself ---- */

@@ -61,10 +61,9 @@ typedef struct bki_class {
     void (*advance)(bk_filter_t *f, uint64_t now);
     bool (*contains_at)(const bk_filter_t *f, bk_hash_t h, uint64_t now);
 
-    /* A chain: its parts are single arrays of its sub-kind (f->subs), each
-     * written, checked and built by codec.c as a single array is; the
-     * file-format calls below are NULL. */
-    bool chain;
+    /* A chain (kinds.c: BKI_KIND_CHAIN) has its parts as single arrays of
+     * its sub-kind (f->subs), each written, checked and built by codec.c
+     * as a single array is: its file-format calls below are NULL. */
 
     /* ---- the file format (codec.c, loader.c, map.c) ---- */
     bk_status_t (*obj)(bkf_obj_t *o, const bk_filter_t *f); /* BK_EINVAL: cannot be written */
