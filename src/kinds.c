@@ -191,7 +191,7 @@ bk_kind_t bki_kind_with(unsigned what)
 bk_kind_t bki_kind_plan_as(bk_kind_t kind)
 {
     if (kind == BK_KIND_DEFAULT)
-        return BK_KIND_BLOCKED; /* the model of the default when no p is given */
+        return bki_kind_exact(kind); /* the model of the default when no p is given */
     if ((unsigned)kind < sizeof rows / sizeof rows[0] && rows[kind].plan_as)
         return rows[kind].plan_as;
     return kind;

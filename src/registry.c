@@ -239,7 +239,7 @@ static const bki_class_t fuse_row = {
     .maker = &fuse_maker,
 };
 
-static const bki_class_t *const rows[] = {
+const bki_class_t *const bki_classes[BKI_CLASS_SLOTS] = {
     [BK_KIND_SCALABLE] = &chain_row,
     [BK_KIND_WINDOW] = &window_row,
     [BK_KIND_CUCKOO] = &cuckoo_row,
@@ -247,11 +247,6 @@ static const bki_class_t *const rows[] = {
     [BK_KIND_FUSE16] = &fuse_row,
     [BK_KIND_FUSE32] = &fuse_row,
 };
-
-const bki_class_t *bki_class_of(uint32_t kind)
-{
-    return kind < sizeof rows / sizeof rows[0] ? rows[kind] : NULL;
-}
 
 const bki_page_calls_t *bki_page_calls_of(uint32_t kind)
 {

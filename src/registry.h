@@ -104,9 +104,18 @@ typedef struct bki_class {
     const bki_static_maker_t *maker;
 } bki_class_t;
 
+#define BKI_CLASS_SLOTS 64u /* kind numbers the table has room for */
+/* registry.c's rows by kind number; NULL where no composite kind is */
+extern BKI_HIDDEN const bki_class_t *const bki_classes[BKI_CLASS_SLOTS];
+
 /* The row of a composite kind, NULL for a single array, a bitmap or a
- * number that is no kind. */
-BKI_HIDDEN const bki_class_t *bki_class_of(uint32_t kind);
+ * number that is no kind. Inline: the handle asks it on every pre-hashed
+ * add (a join's filter, a window's dedup), where a call into registry.c
+ * would cost more than the switch it replaced. */
+static inline const bki_class_t *bki_class_of(uint32_t kind)
+{
+    return kind < BKI_CLASS_SLOTS ? bki_classes[kind] : NULL;
+}
 
 /* The paging calls for files of kind: a composite's row, or NULL for a
  * single array (pages.c asks the kind's operations). */
