@@ -8,6 +8,7 @@
  * removal and counting, full filters refused without change.
  */
 #define _GNU_SOURCE
+#include "cuckoo.h"
 #include "harness.h"
 #include "internal.h"
 #include "redisbloom_answers.h"
@@ -616,6 +617,26 @@ static void test_remove_4x16(void)
     bk_cuckoo_free(c);
 }
 
+/* The 16-bit fingerprint without a multiply is FORMAT.md's
+ * reduce(hi, 2^16 - 1) + 1 for every word tried: each 2^48 boundary and
+ * its neighbours (where the borrow changes), the ends, and random words. */
+static void test_fp16_is_the_formula(void)
+{
+    uint64_t bad = 0, x = UINT64_C(0x243f6a8885a308d3);
+    for (uint64_t top = 0; top < 65536; top++)
+        for (int d = -2; d <= 2; d++) {
+            uint64_t hi = (top << 48) + (uint64_t)(int64_t)d;
+            bad += bki_cuckoo_fp16(hi) != (uint32_t)bki_reduce(hi, 0xffff) + 1;
+        }
+    for (int i = 0; i < 1000000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        bad += bki_cuckoo_fp16(x) != (uint32_t)bki_reduce(x, 0xffff) + 1;
+    }
+    CHECK_EQ_U64(bad, 0);
+    CHECK_EQ_U64(bki_cuckoo_fp16(0), 1);
+    CHECK_EQ_U64(bki_cuckoo_fp16(UINT64_MAX), 65535);
+}
+
 /* bk_filter_remove of 8-byte keys (an integer id: the kind's own one-key
  * path under the default hash) takes out exactly what bk_filter_add put
  * in: every remove finds its key, and after all of them the filter is
@@ -634,6 +655,12 @@ static void test_filter_remove_ints(void)
         uint64_t v = i * UINT64_C(0x9e3779b97f4a7c15);
         CHECK_OK(bk_filter_add(f, &v, sizeof v, NULL));
     }
+    uint64_t first = 0;
+    f->readonly = true; /* as a read-only mapping is: the one-key path refuses too */
+    CHECK_STATUS(bk_filter_remove(f, &first, sizeof first), BK_EREADONLY);
+    f->readonly = false;
+    CHECK(bk_filter_contains(f, &first, sizeof first));
+    CHECK_EQ_U64(bk_filter_items(f), 4000);
     uint64_t failed = 0, still = 0;
     for (uint64_t i = 0; i < 4000; i++) {
         uint64_t v = i * UINT64_C(0x9e3779b97f4a7c15);
@@ -786,6 +813,7 @@ int main(void)
     bkt_run("bad_fields_refused", test_bad_fields_refused);
     bkt_run("filter_kind", test_filter_kind);
     bkt_run("remove_4x16", test_remove_4x16);
+    bkt_run("fp16_is_the_formula", test_fp16_is_the_formula);
     bkt_run("filter_remove_ints", test_filter_remove_ints);
     bkt_run("compact", test_compact);
     return bkt_finish();
