@@ -312,6 +312,90 @@ static kick_t kick_in(bk_cuckoo_t *c, cuckoo_sub_t *s, const cuckoo_key_t *k, ui
     return why;
 }
 
+/* A native filter's kick loop: RedisBloom's walk (the same victims, the
+ * same undo) with a look ahead. Before it evicts from a full bucket, it
+ * reads the other bucket of every fingerprint there (their cache misses
+ * overlap); when one has an empty slot, that fingerprint moves into it and
+ * the one in hand takes its place, ending the walk. RedisBloom's loop
+ * checks just the victim's other bucket, one cache miss after another:
+ * native adds into a filter between 85% and 95% full took about a
+ * microsecond each. A native file records where fingerprints are, not how
+ * they got there, so placement is free; a RedisBloom filter keeps
+ * kick_in, so its buckets stay byte for byte RedisBloom's. A walk that
+ * fails made no look-ahead move, so kick_in's undo serves it unchanged. */
+/* The look ahead from full bucket b: moves a fingerprint of b into an
+ * empty slot of its other bucket and puts fp where it was; false if none
+ * has room (nothing changed). */
+static bool look_ahead(bk_cuckoo_t *c, cuckoo_sub_t *s, uint64_t b, uint32_t fp,
+                       const bk_filter_t *f)
+{
+    uint8_t *bucket = bucket_at(c, s, b);
+    uint64_t alt[256]; /* bucket_size <= 255 */
+    for (uint32_t v = 0; v < c->bucket_size; v++) {
+        alt[v] = other_bucket(c, s, b, slot_get(c, bucket + v * c->fp_bytes));
+        __builtin_prefetch(bucket_at(c, s, alt[v]));
+    }
+    for (uint32_t v = 0; v < c->bucket_size; v++) {
+        /* a damaged bucket is passed over here; the walk meets it only
+         * if it is the victim's */
+        if (alt[v] == b || !touch_bucket(f, c, s, alt[v]))
+            continue;
+        uint8_t *empty = bucket_find(c, bucket_at(c, s, alt[v]), 0);
+        if (empty) {
+            uint8_t *from = bucket + v * c->fp_bytes;
+            slot_set(c, empty, slot_get(c, from));
+            slot_set(c, from, fp);
+            return true;
+        }
+    }
+    return false;
+}
+
+static kick_t kick_native(bk_cuckoo_t *c, cuckoo_sub_t *s, const cuckoo_key_t *k,
+                          uint64_t *spent, const bk_filter_t *f)
+{
+    uint32_t fp = k->fp, victim = 0, n;
+    uint64_t b = first_bucket(c, s, k->h), b2 = other_bucket(c, s, b, fp);
+    kick_t why = KICK_FULL;
+    /* the key's second bucket first: its fingerprints may have room too */
+    if (b2 != b && look_ahead(c, s, b2, fp, f)) {
+        ++*spent;
+        return KICK_PLACED;
+    }
+    for (n = 0; n < c->max_iterations; n++) {
+        uint8_t *bucket = bucket_at(c, s, b); /* full, and checked */
+        if (look_ahead(c, s, b, fp, f)) {
+            ++*spent;
+            return KICK_PLACED;
+        }
+        ++*spent;
+        uint8_t *slot = bucket + victim * c->fp_bytes;
+        uint32_t evicted = slot_get(c, slot);
+        slot_set(c, slot, fp);
+        fp = evicted;
+        b = other_bucket(c, s, b, fp);
+        if (!touch_bucket(f, c, s, b)) {
+            victim = (victim + 1) % c->bucket_size;
+            n++; /* this swap is undone too */
+            why = KICK_DAMAGED;
+            break;
+        }
+        /* b, the victim's other bucket, was found full above (or is the
+         * bucket it left, full too) */
+        victim = (victim + 1) % c->bucket_size;
+    }
+    *spent += n;
+    for (uint32_t i = 0; i < n; i++) {
+        victim = (victim + c->bucket_size - 1) % c->bucket_size;
+        b = other_bucket(c, s, b, fp);
+        uint8_t *slot = bucket_at(c, s, b) + victim * c->fp_bytes;
+        uint32_t back = slot_get(c, slot);
+        slot_set(c, slot, fp);
+        fp = back;
+    }
+    return why;
+}
+
 /* budget NULL: unbounded (bk_cuckoo_add_within says the rest). */
 static bk_status_t add_key(bk_cuckoo_t *c, const cuckoo_key_t *k, uint64_t *budget,
                            const bk_filter_t *f)
@@ -330,7 +414,9 @@ static bk_status_t add_key(bk_cuckoo_t *c, const cuckoo_key_t *k, uint64_t *budg
         if (budget && *budget < 2 * (uint64_t)c->max_iterations)
             return BK_EBUDGET; /* nothing changed yet */
         uint64_t spent = 0;
-        kick_t got = kick_in(c, &c->subs[c->nsubs - 1], k, &spent, f);
+        kick_t got = c->flavour == BK_CUCKOO_NATIVE
+                         ? kick_native(c, &c->subs[c->nsubs - 1], k, &spent, f)
+                         : kick_in(c, &c->subs[c->nsubs - 1], k, &spent, f);
         if (budget)
             *budget -= spent;
         if (got == KICK_PLACED) {
@@ -1176,12 +1262,46 @@ bk_status_t bki_cuckoo_clear(bk_filter_t *f)
     return BK_OK;
 }
 
+/* The planned geometry's add when one of the key's buckets has room (all
+ * but the adds that kick): both bucket words are read at once, so their
+ * cache misses overlap (the general call reads the second only after the
+ * first proved full, one miss after the other), and the fingerprint goes
+ * into the first empty slot of the first bucket, else of the second, as
+ * add_key puts it. False, with nothing changed, when both are full. */
+static inline bool add_4x16_one(bk_cuckoo_t *c, uint64_t h, uint32_t fp, bool *was_new)
+{
+    const cuckoo_sub_t *s = c->subs;
+    uint64_t b1 = bki_reduce(h, s->buckets);
+    uint64_t gb = bki_reduce((uint64_t)fp * NATIVE_MULT, s->buckets);
+    uint64_t b2 = gb >= b1 ? gb - b1 : gb + s->buckets - b1;
+    uint8_t *p1 = s->data + b1 * 8, *p2 = s->data + b2 * 8;
+    uint64_t w1 = load_word(p1), w2 = load_word(p2);
+    uint64_t e1 = word4x16_match(w1, 0), e2 = word4x16_match(w2, 0);
+    if (!(e1 | e2))
+        return false;
+    if (was_new)
+        *was_new = !(word4x16_match(w1, fp) | word4x16_match(w2, fp));
+    uint8_t *p = e1 ? p1 : p2;
+    uint64_t w = e1 ? w1 : w2, e = e1 ? e1 : e2;
+    store_word(p, w | (uint64_t)fp << (__builtin_ctzll(e) & ~15u));
+    c->items++;
+    return true;
+}
+
 static bk_status_t cuckoo_add_key(bk_filter_t *f, const void *key, size_t len, bool *was_new)
 {
     if (BKI_UNLIKELY(f->readonly)) {
         if (was_new)
             *was_new = false;
         return BK_EREADONLY;
+    }
+    bk_cuckoo_t *c = f->cuckoo;
+    if (len == 8 && f->hash == BK_HASH_XXH3_MIX8 && is_4x16(c) && c->nsubs == 1) {
+        XXH128_hash_t r = bki_mix8(bki_key8_le(key), f->key8_secret);
+        if (add_4x16_one(c, r.low64, bki_cuckoo_fp16(r.high64), was_new))
+            return BK_OK;
+        bk_hash_t h = {r.low64, r.high64};
+        return bki_cuckoo_add_hash(f, h, was_new);
     }
     return bki_cuckoo_add_hash(f, bki_key_hash(f->hash, f->seed, key, len), was_new);
 }
