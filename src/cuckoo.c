@@ -267,65 +267,16 @@ static inline bool touch_bucket(const bk_filter_t *f, const bk_cuckoo_t *c, cons
 
 typedef enum { KICK_PLACED, KICK_FULL, KICK_DAMAGED } kick_t;
 
-/* RedisBloom's kick loop in sub-filter s, undone on failure. *spent
- * grows by the swaps made, undoing ones included. f (NULL for a bare
- * bk_cuckoo_t): a paged file's filter, each bucket the loop moves to
- * checked before it is read; on a damaged one the swaps made so far are
- * undone. The key's first bucket was checked by the caller. */
-static kick_t kick_in(bk_cuckoo_t *c, cuckoo_sub_t *s, const cuckoo_key_t *k, uint64_t *spent,
-                      const bk_filter_t *f)
-{
-    uint32_t fp = k->fp, victim = 0, n;
-    uint64_t b = first_bucket(c, s, k->h);
-    kick_t why = KICK_FULL;
-    for (n = 0; n < c->max_iterations; n++) {
-        ++*spent;
-        uint8_t *slot = bucket_at(c, s, b) + victim * c->fp_bytes;
-        uint32_t evicted = slot_get(c, slot);
-        slot_set(c, slot, fp);
-        fp = evicted;
-        b = other_bucket(c, s, b, fp);
-        if (!touch_bucket(f, c, s, b)) {
-            victim = (victim + 1) % c->bucket_size;
-            n++; /* this swap is undone too */
-            why = KICK_DAMAGED;
-            break;
-        }
-        uint8_t *empty = bucket_find(c, bucket_at(c, s, b), 0);
-        if (empty) {
-            slot_set(c, empty, fp);
-            return KICK_PLACED;
-        }
-        victim = (victim + 1) % c->bucket_size;
-    }
-    /* Undo, newest swap first, so the filter is as it was (only buckets
-     * the loop read are written back). */
-    *spent += n;
-    for (uint32_t i = 0; i < n; i++) {
-        victim = (victim + c->bucket_size - 1) % c->bucket_size;
-        b = other_bucket(c, s, b, fp);
-        uint8_t *slot = bucket_at(c, s, b) + victim * c->fp_bytes;
-        uint32_t back = slot_get(c, slot);
-        slot_set(c, slot, fp);
-        fp = back;
-    }
-    return why;
-}
-
-/* A native filter's kick loop: RedisBloom's walk (the same victims, the
- * same undo) with a look ahead. Before it evicts from a full bucket, it
- * reads the other bucket of every fingerprint there (their cache misses
- * overlap); when one has an empty slot, that fingerprint moves into it and
- * the one in hand takes its place, ending the walk. RedisBloom's loop
- * checks just the victim's other bucket, one cache miss after another:
- * native adds into a filter between 85% and 95% full took about a
- * microsecond each. A native file records where fingerprints are, not how
- * they got there, so placement is free; a RedisBloom filter keeps
- * kick_in, so its buckets stay byte for byte RedisBloom's. A walk that
- * fails made no look-ahead move, so kick_in's undo serves it unchanged. */
-/* The look ahead from full bucket b: moves a fingerprint of b into an
- * empty slot of its other bucket and puts fp where it was; false if none
- * has room (nothing changed). */
+/* A native filter's kick walk looks ahead: before it evicts from a full
+ * bucket b, it reads the other bucket of every fingerprint in b (their
+ * cache misses overlap); when one has an empty slot, that fingerprint
+ * moves into it and fp takes its place, ending the walk (true). False,
+ * with nothing changed, when none has room. RedisBloom's walk checks just
+ * the victim's other bucket, one cache miss after another: native adds
+ * into a filter between 85% and 95% full took about a microsecond each. A
+ * native file records where fingerprints are, not how they got there, so
+ * placement is free; a RedisBloom filter walks without looking ahead, so
+ * its buckets stay byte for byte RedisBloom's. */
 static bool look_ahead(bk_cuckoo_t *c, cuckoo_sub_t *s, uint64_t b, uint32_t fp,
                        const bk_filter_t *f)
 {
@@ -351,25 +302,28 @@ static bool look_ahead(bk_cuckoo_t *c, cuckoo_sub_t *s, uint64_t b, uint32_t fp,
     return false;
 }
 
-static kick_t kick_native(bk_cuckoo_t *c, cuckoo_sub_t *s, const cuckoo_key_t *k,
-                          uint64_t *spent, const bk_filter_t *f)
+/* RedisBloom's kick loop in sub-filter s, undone on failure; with look
+ * (native filters), each full bucket's look_ahead first. *spent grows by
+ * the swaps made, undoing ones included. f (NULL for a bare
+ * bk_cuckoo_t): a paged file's filter, each bucket the loop moves to
+ * checked before it is read; on a damaged one the swaps made so far are
+ * undone. The key's buckets were checked by the caller. */
+static kick_t kick_in(bk_cuckoo_t *c, cuckoo_sub_t *s, const cuckoo_key_t *k, uint64_t *spent,
+                      const bk_filter_t *f, bool look)
 {
     uint32_t fp = k->fp, victim = 0, n;
     uint64_t b = first_bucket(c, s, k->h), b2 = other_bucket(c, s, b, fp);
     kick_t why = KICK_FULL;
     /* the key's second bucket first: its fingerprints may have room too */
-    if (b2 != b && look_ahead(c, s, b2, fp, f)) {
+    if (look && b2 != b && look_ahead(c, s, b2, fp, f)) {
         ++*spent;
         return KICK_PLACED;
     }
     for (n = 0; n < c->max_iterations; n++) {
-        uint8_t *bucket = bucket_at(c, s, b); /* full, and checked */
-        if (look_ahead(c, s, b, fp, f)) {
-            ++*spent;
-            return KICK_PLACED;
-        }
         ++*spent;
-        uint8_t *slot = bucket + victim * c->fp_bytes;
+        if (look && look_ahead(c, s, b, fp, f))
+            return KICK_PLACED; /* b is full, and checked */
+        uint8_t *slot = bucket_at(c, s, b) + victim * c->fp_bytes;
         uint32_t evicted = slot_get(c, slot);
         slot_set(c, slot, fp);
         fp = evicted;
@@ -380,10 +334,17 @@ static kick_t kick_native(bk_cuckoo_t *c, cuckoo_sub_t *s, const cuckoo_key_t *k
             why = KICK_DAMAGED;
             break;
         }
-        /* b, the victim's other bucket, was found full above (or is the
-         * bucket it left, full too) */
+        /* with look, b (the victim's other bucket, or the one it left)
+         * was found full above */
+        uint8_t *empty = look ? NULL : bucket_find(c, bucket_at(c, s, b), 0);
+        if (empty) {
+            slot_set(c, empty, fp);
+            return KICK_PLACED;
+        }
         victim = (victim + 1) % c->bucket_size;
     }
+    /* Undo, newest swap first, so the filter is as it was (only buckets
+     * the loop read are written back). */
     *spent += n;
     for (uint32_t i = 0; i < n; i++) {
         victim = (victim + c->bucket_size - 1) % c->bucket_size;
@@ -414,9 +375,8 @@ static bk_status_t add_key(bk_cuckoo_t *c, const cuckoo_key_t *k, uint64_t *budg
         if (budget && *budget < 2 * (uint64_t)c->max_iterations)
             return BK_EBUDGET; /* nothing changed yet */
         uint64_t spent = 0;
-        kick_t got = c->flavour == BK_CUCKOO_NATIVE
-                         ? kick_native(c, &c->subs[c->nsubs - 1], k, &spent, f)
-                         : kick_in(c, &c->subs[c->nsubs - 1], k, &spent, f);
+        kick_t got = kick_in(c, &c->subs[c->nsubs - 1], k, &spent, f,
+                             c->flavour == BK_CUCKOO_NATIVE);
         if (budget)
             *budget -= spent;
         if (got == KICK_PLACED) {
