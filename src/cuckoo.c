@@ -147,6 +147,19 @@ static inline uint8_t *lane_slot(uint8_t *bucket, uint64_t mask)
     return bucket + (__builtin_ctzll(mask) >> 4) * 2;
 }
 
+/* The two bucket words of a key (h, fp) in sub-filter s (4x16):
+ * other_bucket's native arithmetic, inline, as every one-key call of this
+ * geometry needs it. */
+static inline void words_4x16(const cuckoo_sub_t *s, uint64_t h, uint32_t fp, uint8_t **p1,
+                              uint8_t **p2)
+{
+    uint64_t b1 = bki_reduce(h, s->buckets);
+    uint64_t g = bki_reduce((uint64_t)fp * NATIVE_MULT, s->buckets);
+    uint64_t b2 = g >= b1 ? g - b1 : g + s->buckets - b1;
+    *p1 = s->data + b1 * 8;
+    *p2 = s->data + b2 * 8;
+}
+
 /* Whether any sub-filter holds fp in one of the key's buckets (4x16).
  * Both words are loaded before either is compared, so their cache misses
  * overlap, and the answer is or-ed, never branched on: a lookup costs the
@@ -154,11 +167,11 @@ static inline uint8_t *lane_slot(uint8_t *bucket, uint64_t mask)
  * answer mispredicts half the time when half are). */
 static inline bool has_4x16(const bk_cuckoo_t *c, uint64_t h, uint32_t fp)
 {
-    uint64_t g = (uint64_t)fp * NATIVE_MULT, any = 0;
+    uint64_t any = 0;
     for (const cuckoo_sub_t *s = c->subs, *end = s + c->nsubs; s < end; s++) {
-        uint64_t b1 = bki_reduce(h, s->buckets), gb = bki_reduce(g, s->buckets);
-        uint64_t b2 = gb >= b1 ? gb - b1 : gb + s->buckets - b1;
-        uint64_t w1 = load_word(s->data + b1 * 8), w2 = load_word(s->data + b2 * 8);
+        uint8_t *p1, *p2;
+        words_4x16(s, h, fp, &p1, &p2);
+        uint64_t w1 = load_word(p1), w2 = load_word(p2);
         any |= word4x16_match(w1, fp) | word4x16_match(w2, fp);
     }
     return any != 0;
@@ -550,11 +563,8 @@ static inline uint64_t lowest_lane(uint64_t m)
 static inline __attribute__((always_inline)) bool remove_4x16_one(bk_cuckoo_t *c,
                                                                   const cuckoo_key_t *k)
 {
-    const cuckoo_sub_t *s = c->subs;
-    uint64_t b1 = bki_reduce(k->h, s->buckets);
-    uint64_t gb = bki_reduce((uint64_t)k->fp * NATIVE_MULT, s->buckets);
-    uint64_t b2 = gb >= b1 ? gb - b1 : gb + s->buckets - b1;
-    uint8_t *p1 = s->data + b1 * 8, *p2 = s->data + b2 * 8;
+    uint8_t *p1, *p2;
+    words_4x16(c->subs, k->h, k->fp, &p1, &p2);
     uint64_t w1 = load_word(p1), w2 = load_word(p2);
     uint64_t m1 = word4x16_match(w1, k->fp), m2 = word4x16_match(w2, k->fp);
     /* Both words written back, each at an address known before either
@@ -1103,7 +1113,7 @@ static size_t contains_batch_4x16(const bk_filter_t *f, const bk_key_t *keys, si
     const bk_cuckoo_t *c = f->cuckoo;
     enum { GROUP = 16 };
     const cuckoo_sub_t *s = &c->subs[0];
-    const uint8_t *b1[GROUP], *b2[GROUP];
+    uint8_t *b1[GROUP], *b2[GROUP];
     uint32_t fp[GROUP];
     size_t hits = 0;
     for (size_t at = 0; at < n; at += GROUP) {
@@ -1111,11 +1121,7 @@ static size_t contains_batch_4x16(const bk_filter_t *f, const bk_key_t *keys, si
         for (size_t j = 0; j < m; j++) {
             bk_hash_t r = bki_key_hash(f->hash, f->seed, keys[at + j].ptr, keys[at + j].len);
             fp[j] = bki_cuckoo_fp16(r.hi);
-            uint64_t i1 = bki_reduce(r.lo, s->buckets);
-            uint64_t g = bki_reduce((uint64_t)fp[j] * NATIVE_MULT, s->buckets);
-            uint64_t i2 = g >= i1 ? g - i1 : g + s->buckets - i1;
-            b1[j] = s->data + i1 * 8;
-            b2[j] = s->data + i2 * 8;
+            words_4x16(s, r.lo, fp[j], &b1[j], &b2[j]);
             __builtin_prefetch(b1[j]);
             __builtin_prefetch(b2[j]);
         }
@@ -1169,6 +1175,14 @@ bk_status_t bki_cuckoo_remove_hash(bk_filter_t *f, bk_hash_t h)
     return remove_key(f->cuckoo, &k) ? BK_OK : BK_ENOTFOUND;
 }
 
+/* Whether a one-key add or remove takes the planned geometry's own code:
+ * an 8-byte key under the default hash into a 4x16 filter that never
+ * grew (the common call). */
+static inline bool one_key_4x16(const bk_filter_t *f, size_t len)
+{
+    return len == 8 && f->hash == BK_HASH_XXH3_MIX8 && is_4x16(f->cuckoo) && f->cuckoo->nsubs == 1;
+}
+
 /* Any key of any cuckoo filter: hashed by the general call. */
 __attribute__((noinline)) static bk_status_t cuckoo_remove_other(bk_filter_t *f, const void *key,
                                                                  size_t len)
@@ -1188,7 +1202,7 @@ __attribute__((noinline)) static bk_status_t cuckoo_remove_other(bk_filter_t *f,
 bk_status_t bki_cuckoo_remove_key(bk_filter_t *f, const void *key, size_t len)
 {
     bk_cuckoo_t *c = f->cuckoo;
-    if (BKI_UNLIKELY(len != 8 || f->hash != BK_HASH_XXH3_MIX8 || !is_4x16(c) || c->nsubs != 1))
+    if (BKI_UNLIKELY(!one_key_4x16(f, len)))
         return cuckoo_remove_other(f, key, len);
     XXH128_hash_t r = bki_mix8(bki_key8_le(key), f->key8_secret);
     cuckoo_key_t k = {r.low64, bki_cuckoo_fp16(r.high64)};
@@ -1230,11 +1244,8 @@ bk_status_t bki_cuckoo_clear(bk_filter_t *f)
  * add_key puts it. False, with nothing changed, when both are full. */
 static inline bool add_4x16_one(bk_cuckoo_t *c, uint64_t h, uint32_t fp, bool *was_new)
 {
-    const cuckoo_sub_t *s = c->subs;
-    uint64_t b1 = bki_reduce(h, s->buckets);
-    uint64_t gb = bki_reduce((uint64_t)fp * NATIVE_MULT, s->buckets);
-    uint64_t b2 = gb >= b1 ? gb - b1 : gb + s->buckets - b1;
-    uint8_t *p1 = s->data + b1 * 8, *p2 = s->data + b2 * 8;
+    uint8_t *p1, *p2;
+    words_4x16(c->subs, h, fp, &p1, &p2);
     uint64_t w1 = load_word(p1), w2 = load_word(p2);
     uint64_t e1 = word4x16_match(w1, 0), e2 = word4x16_match(w2, 0);
     if (!(e1 | e2))
@@ -1256,7 +1267,7 @@ static bk_status_t cuckoo_add_key(bk_filter_t *f, const void *key, size_t len, b
         return BK_EREADONLY;
     }
     bk_cuckoo_t *c = f->cuckoo;
-    if (len == 8 && f->hash == BK_HASH_XXH3_MIX8 && is_4x16(c) && c->nsubs == 1) {
+    if (one_key_4x16(f, len)) {
         XXH128_hash_t r = bki_mix8(bki_key8_le(key), f->key8_secret);
         if (add_4x16_one(c, r.low64, bki_cuckoo_fp16(r.high64), was_new))
             return BK_OK;
@@ -1296,7 +1307,7 @@ __attribute__((noinline)) static bool cuckoo_contains_other_4x16(const bk_filter
         if (BKI_UNLIKELY(len != 8 || c->nsubs != 1))                                               \
             return cuckoo_contains_other_4x16(f, key, len);                                        \
         XXH128_hash_t r = hash8(bki_key8_le(key), f->key8_secret);                                 \
-        return has_4x16(c, r.low64, bki_cuckoo_fp16(r.high64));                   \
+        return has_4x16(c, r.low64, bki_cuckoo_fp16(r.high64));                                    \
     }
 DEFINE_CONTAINS_4X16(mix8, bki_mix8)
 DEFINE_CONTAINS_4X16(xxh3, bki_xxh3_key8)
