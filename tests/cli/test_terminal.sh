@@ -10,8 +10,13 @@ export LC_ALL=C
 . "$(dirname "$0")/lib.sh"
 W=$(mktemp -d "${TMPDIR:-/tmp}/bk-test-term.XXXXXX")
 export TMUX_TMPDIR="$W"
-tm() { tmux -L bkt -f /dev/null "$@"; }
-trap 'tm kill-server 2>/dev/null; rm -rf "$W"' EXIT
+# Each run has a tmux server of its own (socket bkt-$S): a new session
+# started while the last run's server was still shutting down once failed
+# ("server exited unexpectedly"), and the narrowed run then waited forever
+# to hand its paused input a line.
+S=0
+tm() { tmux -L "bkt-$S" -f /dev/null "$@"; }
+trap 'for s in 1 2 3; do tmux -L "bkt-$s" kill-server 2>/dev/null; done; rm -rf "$W"' EXIT
 trap 'exit 1' INT TERM
 cd "$W" || exit 1
 
@@ -38,6 +43,7 @@ run() {
 }
 
 seq 1 3000000 >lines
+S=1
 run "80 columns" 80 "BLOOMKIT_PROGRESS_INTERVAL=0.02 '$BK' dedup lines >/dev/null"
 check "80 columns: the summary is on screen" grep -q '^bloomkit dedup: 3000000 items, 3000000 new' pane.txt
 check "80 columns: no bar left behind" sh -c '! grep -q "ETA\|/s " pane.txt'
@@ -47,6 +53,7 @@ check "80 columns: only the summary's two lines" test "$(wc -l <pane.txt)" -eq 2
 # common: a live count on a terminal, then only its summary.
 seq 1 3000000 >a
 seq 1500000 4000000 >b
+S=2
 run "common" 80 "BLOOMKIT_PROGRESS_INTERVAL=0.02 '$BK' common -c a b >/dev/null"
 check "common on a terminal: its summary on screen" grep -q '^bloomkit common: 1500001 common lines' pane.txt
 check "common on a terminal: nothing else left" test "$(wc -l <pane.txt)" -eq 1
@@ -55,12 +62,14 @@ check "common on a terminal: nothing else left" test "$(wc -l <pane.txt)" -eq 1
 # the re-wrapped bar is erased whole by the next redraw.
 rm -f go
 mkfifo go
+S=3
 run "narrowed" 120 "{ seq 1 600000; cat go; seq 600001 1200000; } | BLOOMKIT_PROGRESS_INTERVAL=0 '$BK' dedup --progress >/dev/null" &
 runner=$!
 sleep 1.5
 tm resize-window -t p -x 40 2>/dev/null
 sleep 0.5
-echo >go
+# bounded: a pane that never started never opens the fifo to read
+check "narrowed: the paused input was read on" timeout 30 sh -c 'echo >go'
 wait $runner
 check "narrowed: the summary is on screen" grep -q 'bloomkit dedup: 1200001 items' joined.txt
 check "narrowed: no bar left behind" sh -c '! grep -q "/s " joined.txt'
