@@ -96,6 +96,62 @@ static uint64_t whole_run(const bki_touched_t *t, uint64_t word, uint64_t nwords
     return nwords;
 }
 
+/* A bitmap read from a paged file (file not NULL) checks the page of word
+ * w before its bits are trusted (write: and marks it for the next save);
+ * a damaged page reads as all ones, so a value never reads "unset" there.
+ * bk_bitmap_damage says so. */
+static inline void page_in(const bk_filter_t *file, const uint64_t *w, bool write)
+{
+    (void)file->touch(file, (const uint8_t *)w, 8, write);
+}
+
+/* Before a pass over the whole map: every page of a paged file read and
+ * checked (write: and marked for the next save). */
+static void pages_in(const bk_filter_t *file, bool write)
+{
+    if (!file)
+        return;
+    (void)bki_pages_all(file, NULL); /* damage stays reported */
+    if (write)
+        bki_pages_mark_all_written(file);
+}
+
+/* The fields both kinds share, over the paged file's payload. */
+#define OVER(b, n_, file_)                                                    \
+    do {                                                                      \
+        (b)->n = (n_);                                                        \
+        (b)->words = (uint64_t *)(void *)(file_)->data;                       \
+        (b)->nbytes = (file_)->nbytes;                                        \
+        (b)->mem = BKI_MEM_BORROWED;                                          \
+        (b)->file = (file_);                                                  \
+        if (bki_touched_init(&(b)->touched, (b)->nbytes) != BK_OK) {          \
+            bki_free(b);                                                      \
+            (b) = NULL;                                                       \
+        } else {                                                              \
+            bki_touched_all(&(b)->touched); /* any page may hold values */    \
+        }                                                                     \
+    } while (0)
+
+void *bki_bitmap_over(unsigned bits, uint64_t n, bk_filter_t *file)
+{
+    if (bits == 1) {
+        bk_bitmap_t *b = bki_calloc(1, sizeof *b);
+        if (b)
+            OVER(b, n, file);
+        if (!b)
+            bk_filter_free(file);
+        return b;
+    }
+    bk_bitmap2_t *b = bki_calloc(1, sizeof *b);
+    if (b)
+        OVER(b, n, file);
+    if (!b)
+        bk_filter_free(file);
+    return b;
+}
+
+#undef OVER
+
 /* ------------------------------------------------------------------------ */
 /* 1-bit map                                                                 */
 /* ------------------------------------------------------------------------ */
@@ -107,7 +163,7 @@ bk_status_t bk_bitmap_create(bk_bitmap_t **out, uint64_t n)
     *out = NULL;
     if (n == 0 || n > BKI_BITMAP_MAX_N)
         return BK_EINVAL;
-    bk_bitmap_t *b = bki_malloc(sizeof *b);
+    bk_bitmap_t *b = bki_calloc(1, sizeof *b);
     if (!b)
         return BK_ENOMEM;
     b->n = n;
@@ -126,6 +182,7 @@ void bk_bitmap_free(bk_bitmap_t *b)
         return;
     bki_payload_free((uint8_t *)b->words, b->nbytes, b->mem);
     bki_touched_free(&b->touched);
+    bk_filter_free(b->file); /* the paged file's memory, after its words */
     bki_free(b);
 }
 
@@ -139,6 +196,8 @@ bool bk_bitmap_set(bk_bitmap_t *b, uint64_t v)
     if (BKI_UNLIKELY(v >= b->n))
         return false;
     uint64_t *w = &b->words[v >> 6];
+    if (BKI_UNLIKELY(b->file != NULL))
+        page_in(b->file, w, true);
     uint64_t bit = UINT64_C(1) << (v & 63);
     bool was_clear = !(*w & bit);
     *w |= bit;
@@ -169,6 +228,8 @@ uint64_t bk_bitmap_set_batch(bk_bitmap_t *b, const uint64_t *v, size_t n)
         if (BKI_UNLIKELY(x >= b->n))
             continue;
         uint64_t *w = &b->words[x >> 6];
+        if (BKI_UNLIKELY(b->file != NULL))
+            page_in(b->file, w, true);
         uint64_t bit = UINT64_C(1) << (x & 63);
         fresh += (*w & bit) == 0;
         *w |= bit;
@@ -204,6 +265,8 @@ uint64_t bk_bitmap_set_batch_shared(bk_bitmap_t *b, const uint64_t *v, size_t n)
         if (BKI_UNLIKELY(x >= b->n))
             continue;
         uint64_t *w = &b->words[x >> 6];
+        if (BKI_UNLIKELY(b->file != NULL))
+            page_in(b->file, w, true); /* thread-safe: pages.c locks */
         uint64_t bit = UINT64_C(1) << (x & 63);
         /* a plain load first: a set bit (a duplicate) needs no locked op */
         if (__atomic_load_n(w, __ATOMIC_RELAXED) & bit)
@@ -219,6 +282,8 @@ bool bk_bitmap_test(const bk_bitmap_t *b, uint64_t v)
 {
     if (BKI_UNLIKELY(v >= b->n))
         return false;
+    if (BKI_UNLIKELY(b->file != NULL))
+        page_in(b->file, &b->words[v >> 6], false);
     return (b->words[v >> 6] >> (v & 63)) & 1;
 }
 
@@ -234,6 +299,7 @@ static uint64_t popcount_words(const uint64_t *w, uint64_t n)
 uint64_t bk_bitmap_count(const bk_bitmap_t *b)
 {
     uint64_t full = b->n >> 6, total = 0, lo;
+    pages_in(b->file, false);
     for (uint64_t i = 0, hi; i < full; i = hi) {
         hi = touched_run(&b->touched, i, full, &lo);
         total += popcount_words(b->words + lo, hi - lo);
@@ -255,6 +321,7 @@ static inline uint64_t bitmap_word(const bk_bitmap_t *b, uint64_t i)
 bool bk_bitmap_foreach(const bk_bitmap_t *b, bool (*fn)(uint64_t v, void *ctx), void *ctx)
 {
     uint64_t nwords = (b->n + 63) >> 6, lo;
+    pages_in(b->file, false);
     for (uint64_t at = 0, hi; at < nwords; at = hi) {
         hi = touched_run(&b->touched, at, nwords, &lo);
         for (uint64_t i = lo; i < hi; i++) {
@@ -275,6 +342,7 @@ bool bk_bitmap_next(const bk_bitmap_t *b, uint64_t from, uint64_t *out)
     if (from >= b->n)
         return false;
     uint64_t nwords = (b->n + 63) >> 6, lo;
+    pages_in(b->file, false);
     uint64_t first = from >> 6, mask = ~UINT64_C(0) << (from & 63);
     for (uint64_t at = first, hi; at < nwords; at = hi) {
         hi = touched_run(&b->touched, at, nwords, &lo);
@@ -293,6 +361,8 @@ bk_status_t bk_bitmap_or(bk_bitmap_t *dst, const bk_bitmap_t *src)
 {
     if (dst->n != src->n)
         return BK_EINCOMPAT;
+    pages_in(src->file, false);
+    pages_in(dst->file, true);
     uint64_t nwords = dst->nbytes / 8, lo;
     for (uint64_t at = 0, hi; at < nwords; at = hi) { /* src's zero pages add nothing */
         hi = touched_run(&src->touched, at, nwords, &lo);
@@ -307,6 +377,8 @@ bk_status_t bk_bitmap_and(bk_bitmap_t *dst, const bk_bitmap_t *src)
 {
     if (dst->n != src->n)
         return BK_EINCOMPAT;
+    pages_in(src->file, false);
+    pages_in(dst->file, true);
     uint64_t nwords = dst->nbytes / 8, lo;
     /* dst's untouched pages are zero already; its summary stays a superset */
     for (uint64_t at = 0, hi; at < nwords; at = hi) {
@@ -319,6 +391,7 @@ bk_status_t bk_bitmap_and(bk_bitmap_t *dst, const bk_bitmap_t *src)
 
 void bk_bitmap_clear(bk_bitmap_t *b)
 {
+    pages_in(b->file, true); /* each page's old bytes known to the next save */
     bki_payload_zero((uint8_t *)b->words, b->nbytes, b->mem);
     bki_touched_none(&b->touched);
 }
@@ -334,7 +407,7 @@ bk_status_t bk_bitmap2_create(bk_bitmap2_t **out, uint64_t n)
     *out = NULL;
     if (n == 0 || n > BKI_BITMAP_MAX_N)
         return BK_EINVAL;
-    bk_bitmap2_t *b = bki_malloc(sizeof *b);
+    bk_bitmap2_t *b = bki_calloc(1, sizeof *b);
     if (!b)
         return BK_ENOMEM;
     b->n = n;
@@ -353,6 +426,7 @@ void bk_bitmap2_free(bk_bitmap2_t *b)
         return;
     bki_payload_free((uint8_t *)b->words, b->nbytes, b->mem);
     bki_touched_free(&b->touched);
+    bk_filter_free(b->file); /* the paged file's memory, after its words */
     bki_free(b);
 }
 
@@ -366,8 +440,12 @@ unsigned bk_bitmap2_add(bk_bitmap2_t *b, uint64_t v)
     if (BKI_UNLIKELY(v >= b->n))
         return 0;
     uint64_t *w = &b->words[v >> 5];
+    if (BKI_UNLIKELY(b->file != NULL))
+        page_in(b->file, w, true);
     unsigned shift = (unsigned)(v & 31) * 2;
     unsigned state = (unsigned)(*w >> shift) & 3;
+    if (BKI_UNLIKELY(state == 3))
+        return 2; /* a damaged page of a paged file: "more than once" */
     if (state < 2) {
         /* 0 -> 1 -> 2: adding one to the cell never carries out of it. */
         *w += UINT64_C(1) << shift;
@@ -389,6 +467,8 @@ uint64_t bk_bitmap2_add_batch(bk_bitmap2_t *b, const uint64_t *v, size_t n)
         if (BKI_UNLIKELY(x >= ncells))
             continue;
         uint64_t *w = &b->words[x >> 5];
+        if (BKI_UNLIKELY(b->file != NULL))
+            page_in(b->file, w, true);
         unsigned shift = (unsigned)(x & 31) * 2;
         uint64_t state = (*w >> shift) & 3;
         /* 0 -> 1 -> 2, saturating, without a branch on the old state. */
@@ -411,13 +491,15 @@ uint64_t bk_bitmap2_add_batch_shared(bk_bitmap2_t *b, const uint64_t *v, size_t 
         if (BKI_UNLIKELY(x >= ncells))
             continue;
         uint64_t *w = &b->words[x >> 5];
+        if (BKI_UNLIKELY(b->file != NULL))
+            page_in(b->file, w, true);
         unsigned shift = (unsigned)(x & 31) * 2;
         uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED), state;
         /* 0 -> 1 -> 2, saturating: one compare-and-swap per sighting that
          * changes the cell (retried when another thread changed the word) */
         do {
             state = (old >> shift) & 3;
-            if (state == 2)
+            if (state >= 2) /* 3: a damaged page, all ones */
                 break;
         } while (!__atomic_compare_exchange_n(w, &old, old + (UINT64_C(1) << shift), true,
                                               __ATOMIC_RELAXED, __ATOMIC_RELAXED));
@@ -432,7 +514,10 @@ unsigned bk_bitmap2_state(const bk_bitmap2_t *b, uint64_t v)
 {
     if (BKI_UNLIKELY(v >= b->n))
         return 0;
-    return (unsigned)(b->words[v >> 5] >> ((v & 31) * 2)) & 3;
+    if (BKI_UNLIKELY(b->file != NULL))
+        page_in(b->file, &b->words[v >> 5], false);
+    unsigned state = (unsigned)(b->words[v >> 5] >> ((v & 31) * 2)) & 3;
+    return state == 3 ? 2 : state; /* 3: a damaged page, "more than once" */
 }
 
 /* For word i: a mask with the low bit of every cell of [0, n) in word i
@@ -480,6 +565,7 @@ DEFINE_COUNT_CELLS(count_cells_hw, __attribute__((target("popcnt"))))
 void bk_bitmap2_counts(const bk_bitmap2_t *b, uint64_t counts[3])
 {
     uint64_t c1 = 0, c2 = 0, nwords = (b->n + 31) >> 5, lo;
+    pages_in(b->file, false);
     for (uint64_t at = 0, hi; at < nwords; at = hi) {
         hi = touched_run(&b->touched, at, nwords, &lo);
 #ifdef BITMAP_HAVE_X86
@@ -500,6 +586,7 @@ bool bk_bitmap2_foreach(const bk_bitmap2_t *b, unsigned state,
     if (state > 2)
         return true; /* no cell is ever in any other state */
     uint64_t nwords = (b->n + 31) >> 5, lo;
+    pages_in(b->file, false);
     /* State 0 is every value no update touched: the whole range. */
     uint64_t (*run)(const bki_touched_t *, uint64_t, uint64_t, uint64_t *) =
         state == 0 ? whole_run : touched_run;
@@ -520,6 +607,7 @@ bool bk_bitmap2_foreach(const bk_bitmap2_t *b, unsigned state,
 
 void bk_bitmap2_clear(bk_bitmap2_t *b)
 {
+    pages_in(b->file, true);
     bki_payload_zero((uint8_t *)b->words, b->nbytes, b->mem);
     bki_touched_none(&b->touched);
 }

@@ -99,6 +99,10 @@ bk_status_t bkf_obj_from_filter(bkf_obj_t *o, const bk_filter_t *f)
     memset(o, 0, sizeof *o);
     if (!f)
         return BK_EINVAL;
+    /* a bitmap read from a paged file: its shell (bitmap_file.c) */
+    if (bki_kind_is(f->kind, BKI_KIND_BITMAP))
+        return bkf_obj_from_bitmap(o, (uint32_t)f->kind, f->capacity,
+                                   (const uint64_t *)(const void *)f->data, f->nbytes);
     o->f = f;
     o->kind = (uint32_t)f->kind;
     o->hash = (uint32_t)f->hash;
@@ -163,7 +167,8 @@ bool bkf_kind_pageable(uint32_t kind, uint32_t nparts)
     const bki_class_t *c = bki_class_of(kind);
     if (c)
         return c->paged_parts != 0 && nparts == c->paged_parts;
-    return nparts == 1 && bki_kind_ops((bk_kind_t)kind);
+    return nparts == 1 &&
+           (bki_kind_ops((bk_kind_t)kind) || bki_kind_is((bk_kind_t)kind, BKI_KIND_BITMAP));
 }
 
 void bkf_obj_paging(const bkf_obj_t *o, bkf_paging_t *g)
@@ -198,10 +203,10 @@ uint64_t bkf_obj_size(const bkf_obj_t *o)
 
 bool bkf_obj_pageable(const bkf_obj_t *o)
 {
-    /* a single array, a cuckoo filter of one sub-filter, or a window (its
-     * slots; the small state after them keeps a checksum of its own):
-     * pages.c knows which bytes a key of each reads */
-    if (!o->f || !bkf_kind_pageable(o->kind, o->nparts))
+    /* a single array (a bitmap's too), a cuckoo filter of one sub-filter,
+     * or a window (its slots; the small state after them keeps a checksum
+     * of its own): pages.c knows which bytes a key of each reads */
+    if (!bkf_kind_pageable(o->kind, o->nparts))
         return false;
     bkf_part_t p;
     bkf_obj_part(o, 0, &p);
@@ -464,7 +469,8 @@ static bk_status_t check_header_fields(const bkf_meta_t *m, uint64_t total, cons
         if (!(m->fpr >= 0.0 && m->fpr <= 1.0))
             FAIL(BK_ECORRUPT, "false-positive rate is not in [0, 1]");
     } else if (m->hash != 0 || m->seed != 0 || m->items != 0 || !same_f64(m->fpr, 0.0) ||
-               m->version != BKF_VERSION) {
+               (m->version != BKF_VERSION && m->version != BKF_VERSION_PAGED) ||
+               m->key_form != 0) {
         FAIL(BK_ECORRUPT, "bitmap header has filter fields set");
     }
     /* Paged files: a single array's, a one-part cuckoo filter's or a

@@ -206,12 +206,18 @@ static inline void bki_touched_mark(bki_touched_t *t, uint64_t word)
 /* Dense bitmaps over [0, n): 1 bit per value (bk_bitmap) or 2 bits per
  * value (bk_bitmap2: value v in bits 2(v mod 32)..+1 of word v/32, states
  * 0, 1, 2; 3 never occurs). words holds nbytes bytes, a multiple of 64. */
+/* file: NULL, or for a bitmap read from a paged file (bitmap_file.c) the
+ * filter shell that holds its pages (kind bitmap or bitmap2, data = words,
+ * f->pages set; owned): each word's page is checked through file->touch
+ * before its bits are trusted, and saves to the same file go through a
+ * checkpoint. The words then borrow the shell's memory. */
 struct bk_bitmap {
     uint64_t n;
     uint64_t *words;
     uint64_t nbytes;
     bki_mem_t mem;
     bki_touched_t touched;
+    bk_filter_t *file;
 };
 
 struct bk_bitmap2 {
@@ -220,7 +226,14 @@ struct bk_bitmap2 {
     uint64_t nbytes;
     bki_mem_t mem;
     bki_touched_t touched;
+    bk_filter_t *file;
 };
+
+/* A bitmap of `bits` bits a value (1: bk_bitmap_t, 2: bk_bitmap2_t) over
+ * [0, n) whose words are file's payload (bitmap_file.c's paged load):
+ * the bitmap owns file from here (freed with it, or here on failure).
+ * NULL without memory. */
+BKI_HIDDEN void *bki_bitmap_over(unsigned bits, uint64_t n, bk_filter_t *file);
 
 /* The item count: relaxed atomic loads and stores (GCC's builtins, on a
  * plain field), so bk_filter_add_atomic may bump it from many threads while

@@ -27,13 +27,14 @@ static const char usage[] =
     "Describes the filter FILE: kind, cells, k, bytes, hash and seed, items\n"
     "added, fill, estimated items and the expected false-positive rate at the\n"
     "current fill, and how keys are normalized before they are hashed. For a\n"
-    "bitmap file (distinct --save, once --save, Python's Bitmap): its range\n"
-    "of values, bytes, and how many values it holds.\n"
+    "bitmap file (Python's Bitmap.save, the library's bk_bitmap_save): its\n"
+    "range of values, bytes, and how many values it holds.\n"
     "\n"
-    "A large filter file (1 MiB and more) has a checksum per 4 KiB page and is\n"
-    "described without reading it: its fill is the one its item count leads one\n"
-    "to expect. --verify reads it whole, checks every page and counts the bits\n"
-    "(a cuckoo filter's slots in use).\n"
+    "A large file (1 MiB and more) has a checksum per 4 KiB page and is\n"
+    "described without reading it: a filter's fill is the one its item count\n"
+    "leads one to expect; a bitmap's values are not counted. --verify reads it\n"
+    "whole, checks every page and counts the bits (a cuckoo filter's slots in\n"
+    "use, a bitmap's values).\n"
     "\n"
     "FILE may be redis://[[USER]:PASSWORD@]HOST[:PORT]/NAME, a filter in Redis\n"
     "(see dedup --redis): its layout, shards and nodes, items and bytes.\n"
@@ -247,23 +248,31 @@ static void print_text(const char *path, const bk_filter_info_t *inp, const char
         printf("checksums       verified (the whole file was read)\n");
 }
 
-/* A bitmap file (1-bit or 2-bit): its range and counts, loaded and so
- * verified in full. 0, or 2 after a message. */
-static int info_bitmap(const char *path, bk_kind_t kind, bool json)
+/* A bitmap file (1-bit or 2-bit): its range and counts. A file read
+ * whole is verified whole; a paged one is described from its header, and
+ * counted (every page read and checked) only with --verify. 0, or 2 after
+ * a message. */
+static int info_bitmap(const char *path, bk_kind_t kind, bool json, bool verify)
 {
     const char *why = NULL;
     bk_status_t st;
-    uint64_t n = 0, bytes = 0, counts[3] = {0, 0, 0};
+    uint64_t n = 0, bytes = 0, pages = 0, counts[3] = {0, 0, 0};
     const bk_kind_text_t *text = bk_kind_text(kind);
     bool one_bit = text->value_bits == 1; /* else 2: never, once, more */
+    bool counted = false;
     if (one_bit) {
         bk_bitmap_t *b = NULL;
         st = bk_bitmap_load(&b, path, &why);
         if (st == BK_OK) {
             n = bk_bitmap_size(b);
             bytes = bk_bitmap_serialized_size(b);
-            counts[1] = bk_bitmap_count(b);
-            counts[0] = n - counts[1];
+            bk_bitmap_pages(b, NULL, &pages);
+            if (pages && verify)
+                st = bk_bitmap_verify(b, &why);
+            if (st == BK_OK && (counted = !pages || verify)) {
+                counts[1] = bk_bitmap_count(b);
+                counts[0] = n - counts[1];
+            }
         }
         bk_bitmap_free(b);
     } else {
@@ -272,13 +281,17 @@ static int info_bitmap(const char *path, bk_kind_t kind, bool json)
         if (st == BK_OK) {
             n = bk_bitmap2_size(b);
             bytes = bk_bitmap2_serialized_size(b);
-            bk_bitmap2_counts(b, counts);
+            bk_bitmap2_pages(b, NULL, &pages);
+            if (pages && verify)
+                st = bk_bitmap2_verify(b, &why);
+            if (st == BK_OK && (counted = !pages || verify))
+                bk_bitmap2_counts(b, counts);
         }
         bk_bitmap2_free(b);
     }
     if (st != BK_OK) {
-        bkc_error("%s: cannot load bitmap: %s%s%s", path, bk_strerror(st), why ? ": " : "",
-                  why ? why : "");
+        bkc_error("%s: %s: %s%s%s", path, pages ? "damaged" : "cannot load bitmap",
+                  bk_strerror(st), why ? ": " : "", why ? why : "");
         return BKC_EXIT_ERROR;
     }
     char hb[32];
@@ -287,6 +300,11 @@ static int info_bitmap(const char *path, bk_kind_t kind, bool json)
         json_string(path);
         printf(",\"kind\":\"%s\",\"values\":%llu,\"bytes\":%llu,", bk_kind_name(kind),
                (unsigned long long)n, (unsigned long long)bytes);
+        if (pages)
+            printf("\"pages\":%llu,\"counted\":%s%s", (unsigned long long)pages,
+                   counted ? "true" : "false}\n", counted ? "," : "");
+        if (!counted)
+            return 0;
         if (one_bit)
             printf("\"set\":%llu}\n", (unsigned long long)counts[1]);
         else
@@ -300,13 +318,25 @@ static int info_bitmap(const char *path, bk_kind_t kind, bool json)
            (unsigned long long)n);
     printf("bytes           %llu (%s)\n", (unsigned long long)bytes,
            bkc_human_bytes((double)bytes, hb, sizeof hb));
+    if (!counted) {
+        printf("%-16snot counted: --verify reads the whole file and counts them\n",
+               one_bit ? "set" : "seen");
+        printf("checksums       one per 4 KiB page (%llu); a page is checked when first "
+               "read (--verify checks them all)\n",
+               (unsigned long long)pages);
+        return 0;
+    }
     if (one_bit) {
         printf("set             %llu\n", (unsigned long long)counts[1]);
     } else {
         printf("seen once       %llu\n", (unsigned long long)counts[1]);
         printf("seen more       %llu\n", (unsigned long long)counts[2]);
     }
-    printf("checksums       verified (the whole file was read)\n");
+    if (pages)
+        printf("checksums       verified: all %llu pages (the whole file was read)\n",
+               (unsigned long long)pages);
+    else
+        printf("checksums       verified (the whole file was read)\n");
     return 0;
 }
 
@@ -357,7 +387,7 @@ int bkc_cmd_info(int argc, char **argv)
     }
     bk_kind_t file_holds;
     if (file_kind(path, &file_holds) && bk_kind_text(file_holds)->value_bits) { /* a bitmap */
-        rc = info_bitmap(path, file_holds, json);
+        rc = info_bitmap(path, file_holds, json, verify);
         return rc == 0 && bkc_stdout_finish() != 0 ? BKC_EXIT_ERROR : rc;
     }
     bk_filter_t *f = bkc_load_filter(path);

@@ -1570,6 +1570,39 @@ bk_status_t bk_bitmap2_deserialize(bk_bitmap2_t **out, const void *buf, size_t l
 bk_status_t bk_bitmap2_save(const bk_bitmap2_t *b, const char *path);
 bk_status_t bk_bitmap2_load(bk_bitmap2_t **out, const char *path, const char **why);
 
+/* Large bitmap files. A bitmap of 1 MiB or more (8.4 million values, or
+ * 4.2 million for bitmap2) is saved paged, as a large filter is (a
+ * checksum per 4 KiB page, format version 3, docs/FORMAT.md), and loading
+ * one reads only its header and group checksums: each page is read and
+ * checked the first time a value on it is set, tested or counted, so a
+ * run that touches a thousand values of a 2 GB bitmap reads a thousand
+ * pages. Passes over the whole map (count, counts, foreach, next, or,
+ * and, clear, serialize) read and check every page first. A save of
+ * such a bitmap to the file it was loaded from writes only the pages that
+ * changed, in place through a journal (as bk_checkpoint_save does: a
+ * process killed at any instant leaves the old file or the new one); to
+ * any other path it writes the whole bitmap. Older files (version 1) load
+ * whole, as before, and their next save writes them paged.
+ *
+ * A page that fails its check is never trusted: every value on it reads
+ * as set (bitmap2: state 2), never as unset, and the bitmap is damaged:
+ * bk_bitmap_damage() returns BK_ECORRUPT with *why naming the file
+ * offset; saves and serialization refuse it (BK_ECORRUPT, nothing
+ * written). A program that prints answers should ask bk_bitmap_damage()
+ * before it does. BK_OK for every bitmap not read from a paged file. */
+bk_status_t bk_bitmap_damage(const bk_bitmap_t *b, const char **why);
+bk_status_t bk_bitmap2_damage(const bk_bitmap2_t *b, const char **why);
+/* Reads and checks every page not yet checked (the whole file):
+ * BK_ECORRUPT with the offset of the first damaged one. BK_OK for a
+ * bitmap not read from a paged file. */
+bk_status_t bk_bitmap_verify(const bk_bitmap_t *b, const char **why);
+bk_status_t bk_bitmap2_verify(const bk_bitmap2_t *b, const char **why);
+/* Pages of its paged file the bitmap has checked so far, and in all; 0
+ * and 0 for a bitmap not read from a paged file. Either pointer may be
+ * NULL. */
+void bk_bitmap_pages(const bk_bitmap_t *b, uint64_t *checked, uint64_t *total);
+void bk_bitmap2_pages(const bk_bitmap2_t *b, uint64_t *checked, uint64_t *total);
+
 /* Reads the kind stored in a serialized buffer's header without loading it
  * (BK_ECORRUPT if the header is not a bloomkit header). */
 bk_status_t bk_peek_kind(const void *buf, size_t len, bk_kind_t *out);

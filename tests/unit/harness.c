@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int bkt_failures_in_test;
@@ -120,4 +121,42 @@ void bkt_tmpdir_remove(const char *dir)
     }
     if (rmdir(dir) != 0)
         fprintf(stderr, "could not remove %s\n", dir);
+}
+
+uint8_t *bkt_slurp(const char *path, size_t *n)
+{
+    FILE *fp = fopen(path, "rb");
+    struct stat sb;
+    uint8_t *b = NULL;
+    if (fp && fstat(fileno(fp), &sb) == 0 && (b = malloc((size_t)sb.st_size + 1)) != NULL &&
+        fread(b, 1, (size_t)sb.st_size, fp) != (size_t)sb.st_size) {
+        free(b);
+        b = NULL;
+    }
+    *n = b ? (size_t)sb.st_size : 0;
+    if (fp)
+        fclose(fp);
+    return b;
+}
+
+bool bkt_spill(const char *path, const uint8_t *b, size_t n)
+{
+    FILE *fp = fopen(path, "wb");
+    bool ok = fp && fwrite(b, 1, n, fp) == n;
+    if (fp)
+        ok = fclose(fp) == 0 && ok;
+    return ok;
+}
+
+uint64_t bkt_proc_io(const char *what)
+{
+    FILE *fp = fopen("/proc/self/io", "r");
+    char line[128], name[32];
+    unsigned long long v = 0, x;
+    while (fp && fgets(line, sizeof line, fp))
+        if (sscanf(line, "%31[^:]: %llu", name, &x) == 2 && strcmp(name, what) == 0)
+            v = x;
+    if (fp)
+        fclose(fp);
+    return v;
 }

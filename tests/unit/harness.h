@@ -39,6 +39,15 @@ bool bkt_tmpdir(char *buf, size_t size, const char *prefix);
  * files); a test's temporary files must not outlive it. */
 void bkt_tmpdir_remove(const char *dir);
 
+/* Reads a whole file into a malloc'd buffer (*n its size); NULL (and *n
+ * 0) if it cannot. */
+uint8_t *bkt_slurp(const char *path, size_t *n);
+/* Writes n bytes to path (created or truncated); false on any error. */
+bool bkt_spill(const char *path, const uint8_t *b, size_t n);
+/* A counter of this process's /proc/self/io ("rchar": bytes read by
+ * read and pread; "wchar": bytes written); 0 if unknown. */
+uint64_t bkt_proc_io(const char *what);
+
 /* The default hash's value for an 8-byte key (hash id 14, xxh3-mix8) as
  * docs/FORMAT.md writes it, apart from the library's: key is the 8 bytes
  * read little-endian. */

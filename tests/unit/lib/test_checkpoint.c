@@ -90,25 +90,6 @@ static void add_keys(bk_filter_t *f, uint64_t from, uint64_t to)
     }
 }
 
-/* Whether the file at path holds exactly f's serialized bytes. */
-/* Reads a whole file into a malloc'd buffer (*n its size); NULL if not. */
-static uint8_t *slurp(const char *p, size_t *n)
-{
-    FILE *fp = fopen(p, "rb");
-    if (!fp)
-        return NULL;
-    struct stat sb;
-    uint8_t *buf = NULL;
-    if (fstat(fileno(fp), &sb) == 0 && (buf = malloc((size_t)sb.st_size + 1)) != NULL &&
-        fread(buf, 1, (size_t)sb.st_size, fp) != (size_t)sb.st_size) {
-        free(buf);
-        buf = NULL;
-    }
-    *n = (size_t)sb.st_size;
-    fclose(fp);
-    return buf;
-}
-
 /* The file holds exactly what a save of f writes (the serialized form,
  * or the paged file of a large single array). */
 static bool file_is(const bk_filter_t *f)
@@ -118,7 +99,7 @@ static bool file_is(const bk_filter_t *f)
     if (bk_filter_save(f, ref) != BK_OK)
         return false;
     size_t nw = 0, ng = 0;
-    uint8_t *want = slurp(ref, &nw), *got = slurp(path, &ng);
+    uint8_t *want = bkt_slurp(ref, &nw), *got = bkt_slurp(path, &ng);
     unlink(ref);
     bool same = want && got && nw == ng && memcmp(want, got, nw) == 0;
     free(want);
@@ -465,7 +446,7 @@ static void test_journal_link_not_followed(void)
     CHECK(!stats.whole);
     CHECK(file_is(f));
     size_t n = 0;
-    uint8_t *v = slurp(victim, &n);
+    uint8_t *v = bkt_slurp(victim, &n);
     CHECK_MSG(v && n == 9 && memcmp(v, "precious\n", 9) == 0,
               "the file the planted link named was written (%zu bytes now)", n);
     free(v);
@@ -546,7 +527,7 @@ static void test_backup_over_pending_journal(void)
     bk_checkpoint_t *cp = NULL;
     bk_filter_t *f = interrupted_checkpoint(&cp, NULL);
     size_t n = 0;
-    uint8_t *bytes = slurp(bpath, &n);
+    uint8_t *bytes = bkt_slurp(bpath, &n);
     CHECK(bytes && overwrite(path, bytes, n, 0644));
     bk_filter_t *g = NULL;
     CHECK_OK(bk_filter_load(&g, path, NULL));
@@ -574,11 +555,11 @@ static void test_strangers_journal_not_replayed(void)
     bk_checkpoint_t *cp = NULL;
     bk_filter_t *f = interrupted_checkpoint(&cp, &before);
     size_t jn = 0, bn = 0;
-    uint8_t *jbytes = slurp(journal, &jn);
+    uint8_t *jbytes = bkt_slurp(journal, &jn);
     char bpath[340];
     snprintf(bpath, sizeof bpath, "%s/before.bk", dir);
     CHECK_OK(bk_filter_save(before, bpath));
-    uint8_t *bbytes = slurp(bpath, &bn);
+    uint8_t *bbytes = bkt_slurp(bpath, &bn);
     CHECK(jbytes && bbytes);
     /* the file as it was before the checkpoint (same inode), the journal
      * as the killed writer left it, both root's, the file 0644 */

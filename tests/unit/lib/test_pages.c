@@ -21,45 +21,6 @@ extern int bki_checkpoint_crash;
 
 static char dir[256], path[300], ref[300];
 
-/* Bytes this process has read with read and pread so far. */
-static uint64_t rchar(void)
-{
-    FILE *fp = fopen("/proc/self/io", "r");
-    char line[128];
-    uint64_t v = 0;
-    while (fp && fgets(line, sizeof line, fp))
-        if (sscanf(line, "rchar: %llu", (unsigned long long *)&v) == 1)
-            break;
-    if (fp)
-        fclose(fp);
-    return v;
-}
-
-static uint8_t *slurp(const char *p, size_t *n)
-{
-    FILE *fp = fopen(p, "rb");
-    struct stat sb;
-    uint8_t *b = NULL;
-    if (fp && fstat(fileno(fp), &sb) == 0 && (b = malloc((size_t)sb.st_size + 1)) != NULL &&
-        fread(b, 1, (size_t)sb.st_size, fp) != (size_t)sb.st_size) {
-        free(b);
-        b = NULL;
-    }
-    *n = b ? (size_t)sb.st_size : 0;
-    if (fp)
-        fclose(fp);
-    return b;
-}
-
-static bool spill(const char *p, const uint8_t *b, size_t n)
-{
-    FILE *fp = fopen(p, "wb");
-    bool ok = fp && fwrite(b, 1, n, fp) == n;
-    if (fp)
-        ok = fclose(fp) == 0 && ok;
-    return ok;
-}
-
 static uint32_t u32_at(const uint8_t *b)
 {
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
@@ -108,7 +69,7 @@ static bool file_is(const bk_filter_t *f)
     if (bk_filter_save(f, ref) != BK_OK)
         return false;
     size_t nw, ng;
-    uint8_t *want = slurp(ref, &nw), *got = slurp(path, &ng);
+    uint8_t *want = bkt_slurp(ref, &nw), *got = bkt_slurp(path, &ng);
     unlink(ref);
     bool same = want && got && nw == ng && memcmp(want, got, nw) == 0;
     free(want);
@@ -125,7 +86,7 @@ static void test_layout(void)
     if (!f)
         return;
     size_t n;
-    uint8_t *b = slurp(path, &n);
+    uint8_t *b = bkt_slurp(path, &n);
     uint64_t body = bk_filter_serialized_size(f), pages = (body + 4095) / 4096;
     uint64_t groups_at = (body + 4095) / 4096 * 4096 + (pages * 8 + 4095) / 4096 * 4096;
     CHECK(b && u32_at(b + 8) == 3 && u32_at(b + 112) == 12);
@@ -143,7 +104,7 @@ static void test_layout(void)
     CHECK_OK(bk_filter_create(&small, 100000, 0.01, &o)); /* 120 KB */
     CHECK_OK(bk_filter_save(small, ref));
     size_t sn;
-    uint8_t *sb = slurp(ref, &sn);
+    uint8_t *sb = bkt_slurp(ref, &sn);
     CHECK(sb && u32_at(sb + 8) == 1 && sn == bk_filter_serialized_size(small));
     unlink(ref);
     free(sb);
@@ -160,10 +121,10 @@ static void test_load_reads_what_keys_touch(void)
     bk_filter_t *f = saved(20000);
     if (!f)
         return;
-    uint64_t before = rchar();
+    uint64_t before = bkt_proc_io("rchar");
     bk_filter_t *g = NULL;
     CHECK_OK(bk_filter_load(&g, path, NULL));
-    uint64_t loaded = rchar() - before;
+    uint64_t loaded = bkt_proc_io("rchar") - before;
     CHECK_MSG(loaded <= 16384, "a load of a 6 MB paged file read %llu bytes",
               (unsigned long long)loaded);
     if (!g) {
@@ -173,9 +134,9 @@ static void test_load_reads_what_keys_touch(void)
     uint64_t checked, total;
     bk_filter_pages(g, &checked, &total);
     CHECK(checked == 0 && total > 1000);
-    before = rchar();
+    before = bkt_proc_io("rchar");
     CHECK_EQ_U64(found_range(g, 0, 100), 100);
-    uint64_t looked = rchar() - before;
+    uint64_t looked = bkt_proc_io("rchar") - before;
     bk_filter_pages(g, &checked, NULL);
     CHECK_MSG(checked >= 50 && checked <= 100, "100 lookups checked %llu pages",
               (unsigned long long)checked);
@@ -193,11 +154,11 @@ static void test_load_reads_what_keys_touch(void)
 static void flip(uint64_t at, uint8_t mask)
 {
     size_t n;
-    uint8_t *b = slurp(path, &n);
+    uint8_t *b = bkt_slurp(path, &n);
     CHECK(b && at < n);
     if (b && at < n) {
         b[at] ^= mask;
-        CHECK(spill(path, b, n));
+        CHECK(bkt_spill(path, b, n));
     }
     free(b);
 }
@@ -207,7 +168,7 @@ static void flip(uint64_t at, uint8_t mask)
 static uint64_t page_where(bool zero)
 {
     size_t n;
-    uint8_t *b = slurp(path, &n);
+    uint8_t *b = bkt_slurp(path, &n);
     uint64_t found = 0;
     uint64_t body_end = n; /* where the sums start, at most */
     if (b)
@@ -262,7 +223,7 @@ static void test_damage_under_a_key(void)
     uint64_t page = page_where(false);
     CHECK(page != 0);
     size_t n;
-    uint8_t *b = slurp(path, &n);
+    uint8_t *b = bkt_slurp(path, &n);
     uint64_t at = page;
     while (b && at < page + 4096 && b[at] == 0)
         at++;
@@ -304,7 +265,7 @@ static void test_damaged_sums(void)
     if (!f)
         return;
     size_t n;
-    uint8_t *b = slurp(path, &n);
+    uint8_t *b = bkt_slurp(path, &n);
     uint64_t body = bk_filter_serialized_size(f), pages = (body + 4095) / 4096;
     uint64_t t = (body + 4095) / 4096 * 4096, g_at = t + (pages * 8 + 4095) / 4096 * 4096;
     free(b);
@@ -415,7 +376,7 @@ static void test_old_file_converted(void)
         return;
     uint64_t n = bk_filter_serialized_size(f);
     uint8_t *b = malloc(n);
-    CHECK(b && bk_filter_serialize(f, b, n, NULL) == BK_OK && spill(path, b, n));
+    CHECK(b && bk_filter_serialize(f, b, n, NULL) == BK_OK && bkt_spill(path, b, n));
     free(b);
     bk_filter_free(f);
     bk_filter_t *g = NULL;
@@ -430,7 +391,7 @@ static void test_old_file_converted(void)
     add_range(g, 1000, 1010);
     CHECK_OK(bk_checkpoint_save(cp, g, NULL));
     size_t len;
-    uint8_t *now = slurp(path, &len);
+    uint8_t *now = bkt_slurp(path, &len);
     CHECK(now && u32_at(now + 8) == 3);
     free(now);
     bk_filter_t *h = NULL;
@@ -551,15 +512,15 @@ static bk_filter_t *save_and_load_paged(const bk_filter_t *f, uint64_t max_read,
 {
     CHECK_OK(bk_filter_save(f, path));
     size_t n;
-    uint8_t *b = slurp(path, &n);
+    uint8_t *b = bkt_slurp(path, &n);
     CHECK_MSG(b && n > 8 && u32_at(b + 8) == 3, "a %s saved as version %u", what,
               b && n > 8 ? u32_at(b + 8) : 0);
     free(b);
-    uint64_t before = rchar();
+    uint64_t before = bkt_proc_io("rchar");
     bk_filter_t *g = NULL;
     CHECK_OK(bk_filter_load(&g, path, NULL));
-    CHECK_MSG(rchar() - before <= max_read, "a load of a paged %s read %llu bytes", what,
-              (unsigned long long)(rchar() - before));
+    CHECK_MSG(bkt_proc_io("rchar") - before <= max_read, "a load of a paged %s read %llu bytes", what,
+              (unsigned long long)(bkt_proc_io("rchar") - before));
     return g;
 }
 
@@ -605,13 +566,13 @@ static void test_cuckoo_paged(void)
     uint64_t checked, total;
     bk_filter_pages(g, &checked, &total);
     CHECK(checked == 0 && total > 500);
-    uint64_t before = rchar();
+    uint64_t before = bkt_proc_io("rchar");
     CHECK_EQ_U64(found_range(g, 0, 50), 50);
     bk_filter_pages(g, &checked, NULL);
     CHECK_MSG(checked >= 50 && checked <= 100, "50 lookups checked %llu pages",
               (unsigned long long)checked);
-    CHECK_MSG(rchar() - before <= checked * 4096 + 4 * 4096, "%llu pages checked, %llu read",
-              (unsigned long long)checked, (unsigned long long)(rchar() - before));
+    CHECK_MSG(bkt_proc_io("rchar") - before <= checked * 4096 + 4 * 4096, "%llu pages checked, %llu read",
+              (unsigned long long)checked, (unsigned long long)(bkt_proc_io("rchar") - before));
     /* batches and single keys, present and absent: the filter's answers */
     bk_key_t keys[64];
     char kb[64][32];
@@ -718,7 +679,7 @@ static void test_cuckoo_damage_under_a_key(void)
     uint64_t page = page_where(false);
     CHECK(page != 0);
     size_t n;
-    uint8_t *b = slurp(path, &n);
+    uint8_t *b = bkt_slurp(path, &n);
     uint64_t at = page;
     while (b && at < page + 4096 && b[at] == 0)
         at++;
@@ -884,7 +845,7 @@ static void test_window_damaged_state(void)
         return;
     CHECK_OK(bk_filter_save(f, path));
     size_t n;
-    uint8_t *b = slurp(path, &n);
+    uint8_t *b = bkt_slurp(path, &n);
     /* part 1's offset: the second part-table entry's offset field (a
      * 128-byte header, 96-byte entries, the offset at 48) */
     uint64_t off = 0;
