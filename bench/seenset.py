@@ -1,5 +1,5 @@
 """What a run costs on the README's billion-URL seen-set (bench/seenset.sh),
-and on a gigabyte cuckoo filter.
+and on a gigabyte cuckoo filter, window and bitmap.
 
 The state is `dedup --normalize url --state S -n 1e9 -p 0.001` (a 2 GB
 blocked filter). Each command below runs on a paged state (version 3, as
@@ -107,6 +107,7 @@ def main():
         os.unlink(paged)
         cuckoo(work)
         window(work)
+        bitmap(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -186,6 +187,47 @@ def window(work):
             [BK, "dedup", "-q", "--window", n, "-p", "0.001", "--state", s],
             urls(f"winthousand{r}{c}", 1000), cold=s if c else None)),
     ])
+
+# One value of a bitmap file from Python, as a program that keeps one
+# between runs does: load it, test or set one value (then save).
+BITMAP_TEST = ("import sys; sys.path.insert(0, 'python'); import bloomkit\n"
+               "b = bloomkit.Bitmap.load(sys.argv[1])\n"
+               "sys.exit(0 if int(sys.argv[2]) in b else 1)\n")
+BITMAP_SET = ("import sys; sys.path.insert(0, 'python'); import bloomkit\n"
+              "b = bloomkit.Bitmap.load(sys.argv[1])\n"
+              "b.add(int(sys.argv[2]))\n"
+              "b.save(sys.argv[1])\n")
+
+
+def bitmap(work):
+    """A bitmap of a gigabyte (2^33 values: ids below 8.6 billion), 50,000
+    values in it, kept in a file by a Python program: a run that tests one
+    value, one that sets one and saves, and `info`, paged against version
+    1. Each run is a new interpreter (about 20 ms of its own, in both
+    columns)."""
+    bits = 1 << 30 if QUICK else 1 << 33
+    step = bits // 50000
+    paged, old = os.path.join(work, "bm.bk"), os.path.join(work, "bm-v1.bk")
+    master = os.path.join(work, "bm-v1.master")
+    subprocess.run([sys.executable, "-c", (
+        "import sys; sys.path.insert(0, 'python'); import bloomkit\n"
+        "b = bloomkit.Bitmap(int(sys.argv[2]))\n"
+        "b.add_many(range(7, int(sys.argv[2]), int(sys.argv[3])))\n"
+        "b.save(sys.argv[1])\n"), paged, str(bits), str(step)], check=True)
+    v1_copy(paged, master)
+    print()
+    print(f"## A bitmap of {os.path.getsize(paged) / 1e9:.2f} GB (2^{bits.bit_length() - 1} "
+          f"values, 50,000 set) kept by a Python program: one run")
+    side_by_side("file", paged, old, master, [
+        ("Python: load, test 1 value", lambda s, r, c: run(
+            [sys.executable, "-c", BITMAP_TEST, s, str(7 + step * (100 + r))],
+            cold=s if c else None)),
+        ("Python: load, set 1 value, save", lambda s, r, c: run(
+            [sys.executable, "-c", BITMAP_SET, s, str(8 + step * (200 + r + 10 * c))],
+            cold=s if c else None)),
+        ("info", lambda s, r, c: run([BK, "info", s], cold=s if c else None)),
+    ])
+
 
 if __name__ == "__main__":
     main()
