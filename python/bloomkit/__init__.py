@@ -106,7 +106,23 @@ def open(path, mmap=True, writable=False, normalize=None):  # noqa: A001 - the p
     file in place (sync() or close() writes the checksums). mmap=False reads
     it like load(). Keys are spelled in the form the file records, as the
     bloomkit tool does; normalize= must agree with it. Use the result as a
-    context manager to unmap promptly."""
+    context manager to unmap promptly.
+
+    A bitmap file opens as Bitmap.load() reads it: a large one page by
+    page as values touch it (a 2 GB bitmap opens in milliseconds); its
+    save() to the same file writes back the pages that changed. It is
+    never mapped: writable=True is refused for it."""
+    try:
+        kind = file_kind(path)
+    except (OSError, Error):
+        kind = None  # Filter.open says what is wrong with it, as before
+    if kind == "bitmap":
+        if writable:
+            raise KindError("a bitmap file is not mapped for writing: Bitmap.load() it, "
+                            "then save() writes back the pages that changed (%s)" % (path,))
+        if normalize is not None:
+            raise InvalidArgumentError("normalize= is for filters, not bitmaps")
+        return Bitmap.load(path)
     if not mmap:
         if writable:
             raise ValueError("writable=True needs mmap=True (or load() and save())")

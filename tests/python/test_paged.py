@@ -196,3 +196,13 @@ def test_info_of_a_large_bitmap_reads_kilobytes_until_asked(big_bitmap, tool):
     bad = subprocess.run([tool, "info", "--verify", big_bitmap], capture_output=True, text=True)
     assert bad.returncode == 2 and "damaged" in bad.stderr
     assert "at byte %d" % ((256 + (1 << 27)) // 4096 * 4096) in bad.stderr
+
+
+def test_open_of_a_bitmap_file_is_its_paged_load(big_bitmap):
+    before = rchar()
+    b = bloomkit.open(big_bitmap)
+    assert isinstance(b, bloomkit.Bitmap)
+    assert 7 in b and 8 not in b
+    assert rchar() - before < 64 * 1024
+    with pytest.raises(bloomkit.KindError, match="not mapped for writing"):
+        bloomkit.open(big_bitmap, writable=True)
