@@ -106,15 +106,12 @@ static inline void page_in(const bk_filter_t *file, const uint64_t *w, bool writ
 }
 
 /* Before a pass over the whole map: every page of a paged file read and
- * checked (write: and marked for the next save). */
-static void pages_in(const bk_filter_t *file, bool write)
-{
-    if (!file)
-        return;
-    (void)bki_pages_all(file, NULL); /* damage stays reported */
-    if (write)
-        bki_pages_mark_all_written(file);
-}
+ * checked (write: and marked for the next save); damage stays reported. */
+#define pages_in(b, write)                                                    \
+    do {                                                                      \
+        if ((b)->file)                                                        \
+            (b)->paging->all((b)->file, (write));                             \
+    } while (0)
 
 /* The fields both kinds share, over the paged file's payload. */
 #define OVER(b, n_, file_)                                                    \
@@ -124,6 +121,7 @@ static void pages_in(const bk_filter_t *file, bool write)
         (b)->nbytes = (file_)->nbytes;                                        \
         (b)->mem = BKI_MEM_BORROWED;                                          \
         (b)->file = (file_);                                                  \
+        (b)->paging = paging;                                                 \
         if (bki_touched_init(&(b)->touched, (b)->nbytes) != BK_OK) {          \
             bki_free(b);                                                      \
             (b) = NULL;                                                       \
@@ -132,21 +130,22 @@ static void pages_in(const bk_filter_t *file, bool write)
         }                                                                     \
     } while (0)
 
-void *bki_bitmap_over(unsigned bits, uint64_t n, bk_filter_t *file)
+void *bki_bitmap_over(unsigned bits, uint64_t n, bk_filter_t *file,
+                      const bki_bitmap_paging_t *paging)
 {
     if (bits == 1) {
         bk_bitmap_t *b = bki_calloc(1, sizeof *b);
         if (b)
             OVER(b, n, file);
         if (!b)
-            bk_filter_free(file);
+            paging->free(file);
         return b;
     }
     bk_bitmap2_t *b = bki_calloc(1, sizeof *b);
     if (b)
         OVER(b, n, file);
     if (!b)
-        bk_filter_free(file);
+        paging->free(file);
     return b;
 }
 
@@ -182,7 +181,8 @@ void bk_bitmap_free(bk_bitmap_t *b)
         return;
     bki_payload_free((uint8_t *)b->words, b->nbytes, b->mem);
     bki_touched_free(&b->touched);
-    bk_filter_free(b->file); /* the paged file's memory, after its words */
+    if (b->file)
+        b->paging->free(b->file); /* the paged file's memory, after its words */
     bki_free(b);
 }
 
@@ -299,7 +299,7 @@ static uint64_t popcount_words(const uint64_t *w, uint64_t n)
 uint64_t bk_bitmap_count(const bk_bitmap_t *b)
 {
     uint64_t full = b->n >> 6, total = 0, lo;
-    pages_in(b->file, false);
+    pages_in(b, false);
     for (uint64_t i = 0, hi; i < full; i = hi) {
         hi = touched_run(&b->touched, i, full, &lo);
         total += popcount_words(b->words + lo, hi - lo);
@@ -321,7 +321,7 @@ static inline uint64_t bitmap_word(const bk_bitmap_t *b, uint64_t i)
 bool bk_bitmap_foreach(const bk_bitmap_t *b, bool (*fn)(uint64_t v, void *ctx), void *ctx)
 {
     uint64_t nwords = (b->n + 63) >> 6, lo;
-    pages_in(b->file, false);
+    pages_in(b, false);
     for (uint64_t at = 0, hi; at < nwords; at = hi) {
         hi = touched_run(&b->touched, at, nwords, &lo);
         for (uint64_t i = lo; i < hi; i++) {
@@ -342,7 +342,7 @@ bool bk_bitmap_next(const bk_bitmap_t *b, uint64_t from, uint64_t *out)
     if (from >= b->n)
         return false;
     uint64_t nwords = (b->n + 63) >> 6, lo;
-    pages_in(b->file, false);
+    pages_in(b, false);
     uint64_t first = from >> 6, mask = ~UINT64_C(0) << (from & 63);
     for (uint64_t at = first, hi; at < nwords; at = hi) {
         hi = touched_run(&b->touched, at, nwords, &lo);
@@ -361,8 +361,8 @@ bk_status_t bk_bitmap_or(bk_bitmap_t *dst, const bk_bitmap_t *src)
 {
     if (dst->n != src->n)
         return BK_EINCOMPAT;
-    pages_in(src->file, false);
-    pages_in(dst->file, true);
+    pages_in(src, false);
+    pages_in(dst, true);
     uint64_t nwords = dst->nbytes / 8, lo;
     for (uint64_t at = 0, hi; at < nwords; at = hi) { /* src's zero pages add nothing */
         hi = touched_run(&src->touched, at, nwords, &lo);
@@ -377,8 +377,8 @@ bk_status_t bk_bitmap_and(bk_bitmap_t *dst, const bk_bitmap_t *src)
 {
     if (dst->n != src->n)
         return BK_EINCOMPAT;
-    pages_in(src->file, false);
-    pages_in(dst->file, true);
+    pages_in(src, false);
+    pages_in(dst, true);
     uint64_t nwords = dst->nbytes / 8, lo;
     /* dst's untouched pages are zero already; its summary stays a superset */
     for (uint64_t at = 0, hi; at < nwords; at = hi) {
@@ -391,7 +391,7 @@ bk_status_t bk_bitmap_and(bk_bitmap_t *dst, const bk_bitmap_t *src)
 
 void bk_bitmap_clear(bk_bitmap_t *b)
 {
-    pages_in(b->file, true); /* each page's old bytes known to the next save */
+    pages_in(b, true); /* each page's old bytes known to the next save */
     bki_payload_zero((uint8_t *)b->words, b->nbytes, b->mem);
     bki_touched_none(&b->touched);
 }
@@ -426,7 +426,8 @@ void bk_bitmap2_free(bk_bitmap2_t *b)
         return;
     bki_payload_free((uint8_t *)b->words, b->nbytes, b->mem);
     bki_touched_free(&b->touched);
-    bk_filter_free(b->file); /* the paged file's memory, after its words */
+    if (b->file)
+        b->paging->free(b->file); /* the paged file's memory, after its words */
     bki_free(b);
 }
 
@@ -565,7 +566,7 @@ DEFINE_COUNT_CELLS(count_cells_hw, __attribute__((target("popcnt"))))
 void bk_bitmap2_counts(const bk_bitmap2_t *b, uint64_t counts[3])
 {
     uint64_t c1 = 0, c2 = 0, nwords = (b->n + 31) >> 5, lo;
-    pages_in(b->file, false);
+    pages_in(b, false);
     for (uint64_t at = 0, hi; at < nwords; at = hi) {
         hi = touched_run(&b->touched, at, nwords, &lo);
 #ifdef BITMAP_HAVE_X86
@@ -586,7 +587,7 @@ bool bk_bitmap2_foreach(const bk_bitmap2_t *b, unsigned state,
     if (state > 2)
         return true; /* no cell is ever in any other state */
     uint64_t nwords = (b->n + 31) >> 5, lo;
-    pages_in(b->file, false);
+    pages_in(b, false);
     /* State 0 is every value no update touched: the whole range. */
     uint64_t (*run)(const bki_touched_t *, uint64_t, uint64_t, uint64_t *) =
         state == 0 ? whole_run : touched_run;
@@ -607,7 +608,7 @@ bool bk_bitmap2_foreach(const bk_bitmap2_t *b, unsigned state,
 
 void bk_bitmap2_clear(bk_bitmap2_t *b)
 {
-    pages_in(b->file, true);
+    pages_in(b, true);
     bki_payload_zero((uint8_t *)b->words, b->nbytes, b->mem);
     bki_touched_none(&b->touched);
 }

@@ -165,6 +165,16 @@ static bk_status_t dense_build(unsigned bits, void **out, const bkf_meta_t *m,
     return BK_OK;
 }
 
+/* bitmap.c's calls into the paging code (bki_bitmap_paging_t). */
+static void shell_all(const bk_filter_t *shell, bool write)
+{
+    (void)bki_pages_all(shell, NULL); /* damage stays reported */
+    if (write)
+        bki_pages_mark_all_written(shell);
+}
+
+static const bki_bitmap_paging_t shell_paging = {shell_all, bk_filter_free};
+
 /* A paged file's bitmap (file.c's load_paged, for a bitmap): an anonymous
  * mapping the size of the file's payload, each page read into it and
  * checked the first time a value touches it, held by a filter shell of
@@ -205,7 +215,7 @@ static bk_status_t dense_load_paged(unsigned bits, void **out, int fd, const bkf
         munmap(map, (size_t)len);
         return st;
     }
-    *out = bki_bitmap_over(bits, m->capacity, shell); /* frees shell if not */
+    *out = bki_bitmap_over(bits, m->capacity, shell, &shell_paging); /* frees shell if not */
     if (!*out)
         FAIL(BK_ENOMEM, "out of memory");
     /* the duplicate shares fd's checkpoint lock: dropped, so that saves

@@ -206,11 +206,22 @@ static inline void bki_touched_mark(bki_touched_t *t, uint64_t word)
 /* Dense bitmaps over [0, n): 1 bit per value (bk_bitmap) or 2 bits per
  * value (bk_bitmap2: value v in bits 2(v mod 32)..+1 of word v/32, states
  * 0, 1, 2; 3 never occurs). words holds nbytes bytes, a multiple of 64. */
+/* What a bitmap read from a paged file calls in the paging code above it
+ * (bitmap_file.c gives it; bitmap.c, below the paging code, calls it only
+ * through this and through the shell's touch): before a pass over the
+ * whole map, every page read and checked (write: and marked for the next
+ * save); the shell freed with the bitmap. */
+typedef struct bki_bitmap_paging {
+    void (*all)(const bk_filter_t *shell, bool write);
+    void (*free)(bk_filter_t *shell);
+} bki_bitmap_paging_t;
+
 /* file: NULL, or for a bitmap read from a paged file (bitmap_file.c) the
  * filter shell that holds its pages (kind bitmap or bitmap2, data = words,
- * f->pages set; owned): each word's page is checked through file->touch
- * before its bits are trusted, and saves to the same file go through a
- * checkpoint. The words then borrow the shell's memory. */
+ * f->pages set; owned, freed through paging->free): each word's page is
+ * checked through file->touch before its bits are trusted, and saves to
+ * the same file go through a checkpoint. The words then borrow the
+ * shell's memory. */
 struct bk_bitmap {
     uint64_t n;
     uint64_t *words;
@@ -218,6 +229,7 @@ struct bk_bitmap {
     bki_mem_t mem;
     bki_touched_t touched;
     bk_filter_t *file;
+    const bki_bitmap_paging_t *paging;
 };
 
 struct bk_bitmap2 {
@@ -227,13 +239,15 @@ struct bk_bitmap2 {
     bki_mem_t mem;
     bki_touched_t touched;
     bk_filter_t *file;
+    const bki_bitmap_paging_t *paging;
 };
 
 /* A bitmap of `bits` bits a value (1: bk_bitmap_t, 2: bk_bitmap2_t) over
  * [0, n) whose words are file's payload (bitmap_file.c's paged load):
- * the bitmap owns file from here (freed with it, or here on failure).
- * NULL without memory. */
-BKI_HIDDEN void *bki_bitmap_over(unsigned bits, uint64_t n, bk_filter_t *file);
+ * the bitmap owns file from here (freed with it through paging->free, or
+ * here on failure). NULL without memory. */
+BKI_HIDDEN void *bki_bitmap_over(unsigned bits, uint64_t n, bk_filter_t *file,
+                                 const bki_bitmap_paging_t *paging);
 
 /* The item count: relaxed atomic loads and stores (GCC's builtins, on a
  * plain field), so bk_filter_add_atomic may bump it from many threads while
