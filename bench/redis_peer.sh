@@ -157,6 +157,12 @@ echo "First 200 BF.ADDs into a fresh BF.RESERVE fresh 0.01 100000000:"
 echo
 echo "- bloomkit: $(first "$BK_PORT")"
 echo "- RedisBloom: $(first "$RB_PORT")"
+echo
+echo "Server time per call on large keys (INFO commandstats, without the network):"
+echo
+PYR=/usr/bin/python3
+[ -x "$PYR" ] || PYR=python3
+"$PYR" bench/redis_server_time.py "$BK_PORT" "$RB_PORT" 2>/dev/null || echo "(needs python3-redis)"
 
 # per_key PORT COUNT CMD...: used_memory per key over COUNT keys made by
 # CMD with KEY replaced by k0, k1, ...
