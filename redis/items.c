@@ -62,14 +62,18 @@ static void reply_add_error(RedisModuleCtx *ctx, const bkr_obj_t *o, bk_status_t
 }
 
 /* Adds one item and replies with its boolean; false after replying with
- * an error (the size limit, a full filter, memory). */
+ * an error (the size limit, a full filter, memory). known: o's shape as
+ * the caller just read it, or NULL: a new item that fits in the newest
+ * sub-filter cannot be refused, so the growth check (a second read of the
+ * shape) is skipped for it. */
 static bool add_one_or_reply(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString *item,
-                             bool *was_new)
+                             bool *was_new, const bk_filter_shape_t *known)
 {
     size_t len;
     const char *s = RedisModule_StringPtrLen(item, &len);
     *was_new = false;
-    const char *limit = bkr_growth_check(ctx, o);
+    bool fits = known && (known->nonscaling || known->newest_items < known->newest_capacity);
+    const char *limit = fits ? NULL : bkr_growth_check(ctx, o);
     if (limit) {
         /* An item already present needs no room: answer as usual. */
         if (bk_filter_contains(o->f, s, len)) {
@@ -123,7 +127,7 @@ static long add_items(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **ite
     bk_filter_set_max_bytes(o->f, cap == UINT64_MAX ? 0 : cap);
     uint64_t mark = bkr_lib_bytes(); /* a scalable filter may grow */
     if (!multi) {
-        bool ok = add_one_or_reply(ctx, o, items[0], &was_new);
+        bool ok = add_one_or_reply(ctx, o, items[0], &was_new, known);
         *done = ok ? 1 : 0;
         o->heap += bkr_lib_bytes() - mark;
         return ok && was_new;
@@ -144,7 +148,7 @@ static long add_items(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **ite
             continue;
         }
         replied++;
-        if (!add_one_or_reply(ctx, o, items[i], &was_new))
+        if (!add_one_or_reply(ctx, o, items[i], &was_new, NULL))
             break;
         if (answers)
             answers[i] = was_new;
