@@ -103,6 +103,55 @@ static void file_loaders(const uint8_t *data, size_t size, bk_status_t mem_statu
     close(fd);
 }
 
+/* A bitmap file's loads (bk_bitmap_load, bk_bitmap2_load) of the same
+ * bytes: the status deserialize gave, or, for a paged file (read page by
+ * page as values touch it), acceptance with verify then finding what
+ * deserialize found; a value tested and set on the way. */
+static void bitmap_file_loaders(const uint8_t *data, size_t size, bk_status_t st1,
+                                bk_status_t st2)
+{
+    int fd = memfd_create("fuzz-bitmap", 0);
+    if (fd < 0)
+        return;
+    if (write(fd, data, size) != (ssize_t)size) {
+        close(fd);
+        return;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    bool paged = size >= 12 && data[8] == 3 && !data[9] && !data[10] && !data[11];
+    const char *why = NULL;
+    bk_bitmap_t *b = NULL;
+    bk_status_t st = bk_bitmap_load(&b, path, &why);
+    if (paged && st == BK_OK && st1 != BK_OK)
+        must(bk_bitmap_verify(b, &why) == st1, "paged bitmap load hid what deserialize found");
+    else
+        must(st == st1, "bitmap file load and deserialize disagree");
+    must(st == BK_OK || (b == NULL && why), "bitmap file load refusal without reason");
+    if (st == BK_OK) {
+        (void)bk_bitmap_test(b, 7);
+        (void)bk_bitmap_set(b, bk_bitmap_size(b) - 1);
+        (void)bk_bitmap_count(b);
+        (void)bk_bitmap_damage(b, &why);
+    }
+    bk_bitmap_free(b);
+    bk_bitmap2_t *b2 = NULL;
+    st = bk_bitmap2_load(&b2, path, &why);
+    if (paged && st == BK_OK && st2 != BK_OK)
+        must(bk_bitmap2_verify(b2, &why) == st2, "paged bitmap2 load hid what deserialize found");
+    else
+        must(st == st2, "bitmap2 file load and deserialize disagree");
+    must(st == BK_OK || (b2 == NULL && why), "bitmap2 file load refusal without reason");
+    if (st == BK_OK) {
+        (void)bk_bitmap2_state(b2, 7);
+        (void)bk_bitmap2_add(b2, bk_bitmap2_size(b2) - 1);
+        uint64_t counts[3];
+        bk_bitmap2_counts(b2, counts);
+    }
+    bk_bitmap2_free(b2);
+    close(fd);
+}
+
 static uint64_t rd64(const uint8_t *p)
 {
     uint64_t v = 0;
@@ -213,17 +262,24 @@ static void one_input(const uint8_t *data, size_t size)
     file_loaders(data, size, st);
     incremental(data, size, st);
 
+    /* a paged bitmap file serializes to the unpaged form, as a filter's */
+    bool paged = size > 8 && data[8] == 3;
     bk_bitmap_t *b = NULL;
-    if (bk_bitmap_deserialize(&b, data, size, &why) == BK_OK) {
-        same_bytes(data, size, bk_bitmap_serialized_size(b), ser_bitmap, b);
+    bk_status_t st1 = bk_bitmap_deserialize(&b, data, size, &why);
+    if (st1 == BK_OK) {
+        if (!paged)
+            same_bytes(data, size, bk_bitmap_serialized_size(b), ser_bitmap, b);
         (void)bk_bitmap_count(b);
         bk_bitmap_free(b);
     }
     bk_bitmap2_t *b2 = NULL;
-    if (bk_bitmap2_deserialize(&b2, data, size, &why) == BK_OK) {
-        same_bytes(data, size, bk_bitmap2_serialized_size(b2), ser_bitmap2, b2);
+    bk_status_t st2 = bk_bitmap2_deserialize(&b2, data, size, &why);
+    if (st2 == BK_OK) {
+        if (!paged)
+            same_bytes(data, size, bk_bitmap2_serialized_size(b2), ser_bitmap2, b2);
         uint64_t counts[3];
         bk_bitmap2_counts(b2, counts);
         bk_bitmap2_free(b2);
     }
+    bitmap_file_loaders(data, size, st1, st2);
 }
