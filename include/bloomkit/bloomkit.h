@@ -1589,7 +1589,12 @@ bk_status_t bk_bitmap2_load(bk_bitmap2_t **out, const char *path, const char **w
  * bk_bitmap_damage() returns BK_ECORRUPT with *why naming the file
  * offset; saves and serialization refuse it (BK_ECORRUPT, nothing
  * written). A program that prints answers should ask bk_bitmap_damage()
- * before it does. BK_OK for every bitmap not read from a paged file. */
+ * before it does. BK_OK for every bitmap not read from a paged file.
+ *
+ * As for a filter, the file must not be changed in place by another
+ * writer (another process's save to it) while the bitmap is loaded: a
+ * page read after that fails its check as a damaged one would, and *why
+ * says the file was written since it was opened. Load it again. */
 bk_status_t bk_bitmap_damage(const bk_bitmap_t *b, const char **why);
 bk_status_t bk_bitmap2_damage(const bk_bitmap2_t *b, const char **why);
 /* Reads and checks every page not yet checked (the whole file):
