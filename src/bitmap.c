@@ -113,40 +113,36 @@ static inline void page_in(const bk_filter_t *file, const uint64_t *w, bool writ
             (b)->paging->all((b)->file, (write));                             \
     } while (0)
 
-/* The fields both kinds share, over the paged file's payload. */
-#define OVER(b, n_, file_)                                                    \
+/* bki_bitmap_over for either kind (the two structs have the same fields):
+ * a bitmap of `type` over the paged file's payload, or NULL with the file
+ * freed. */
+#define OVER(type)                                                            \
     do {                                                                      \
-        (b)->n = (n_);                                                        \
-        (b)->words = (uint64_t *)(void *)(file_)->data;                       \
-        (b)->nbytes = (file_)->nbytes;                                        \
-        (b)->mem = BKI_MEM_BORROWED;                                          \
-        (b)->file = (file_);                                                  \
-        (b)->paging = paging;                                                 \
-        if (bki_touched_init(&(b)->touched, (b)->nbytes) != BK_OK) {          \
-            bki_free(b);                                                      \
-            (b) = NULL;                                                       \
-        } else {                                                              \
-            bki_touched_all(&(b)->touched); /* any page may hold values */    \
+        type *b_ = bki_calloc(1, sizeof *b_);                                 \
+        if (b_ && bki_touched_init(&b_->touched, file->nbytes) != BK_OK) {    \
+            bki_free(b_);                                                     \
+            b_ = NULL;                                                        \
         }                                                                     \
+        if (!b_) {                                                            \
+            paging->free(file);                                               \
+            return NULL;                                                      \
+        }                                                                     \
+        b_->n = n;                                                            \
+        b_->words = (uint64_t *)(void *)file->data;                           \
+        b_->nbytes = file->nbytes;                                            \
+        b_->mem = BKI_MEM_BORROWED;                                           \
+        b_->file = file;                                                      \
+        b_->paging = paging;                                                  \
+        bki_touched_all(&b_->touched); /* any page may hold values */         \
+        return b_;                                                            \
     } while (0)
 
 void *bki_bitmap_over(unsigned bits, uint64_t n, bk_filter_t *file,
                       const bki_bitmap_paging_t *paging)
 {
-    if (bits == 1) {
-        bk_bitmap_t *b = bki_calloc(1, sizeof *b);
-        if (b)
-            OVER(b, n, file);
-        if (!b)
-            paging->free(file);
-        return b;
-    }
-    bk_bitmap2_t *b = bki_calloc(1, sizeof *b);
-    if (b)
-        OVER(b, n, file);
-    if (!b)
-        paging->free(file);
-    return b;
+    if (bits == 1)
+        OVER(bk_bitmap_t);
+    OVER(bk_bitmap2_t);
 }
 
 #undef OVER

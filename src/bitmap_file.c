@@ -286,8 +286,8 @@ static bk_status_t dense_save(const void *b, dense_t d, const char *path)
 {
     bkf_obj_t o;
     bk_status_t st = dense_obj(b, d, &o);
-    if (st != BK_OK || !path)
-        return st != BK_OK ? st : BK_EINVAL;
+    if (st != BK_OK)
+        return st;
     if (d.file) {
         /* Read from a paged file: to that file, the pages that changed
          * (in place, through the checkpoint journal); to any other, the

@@ -248,95 +248,119 @@ static void print_text(const char *path, const bk_filter_info_t *inp, const char
         printf("checksums       verified (the whole file was read)\n");
 }
 
-/* A bitmap file (1-bit or 2-bit): its range and counts. A file read
- * whole is verified whole; a paged one is described from its header, and
- * counted (every page read and checked) only with --verify. 0, or 2 after
- * a message. */
-static int info_bitmap(const char *path, bk_kind_t kind, bool json, bool verify)
+/* What info says of a bitmap file. */
+typedef struct bitmap_facts {
+    bool one_bit;        /* else 2 bits a value: never, once, more */
+    uint64_t n, bytes;   /* values, serialized bytes */
+    uint64_t pages;      /* a paged file's pages; 0 for one read whole */
+    bool counted;        /* counts[] filled: read whole, or --verify */
+    uint64_t counts[3];  /* values never seen (unset), once (set), more */
+} bitmap_facts_t;
+
+/* Loads the bitmap file at path into *x: a file read whole is verified
+ * whole and counted; a paged one is described from its header, and
+ * counted (every page read and checked) only with verify. The load's or
+ * the verification's status, *why saying why. */
+static bk_status_t read_bitmap(const char *path, bool verify, bitmap_facts_t *x,
+                               const char **why)
 {
-    const char *why = NULL;
     bk_status_t st;
-    uint64_t n = 0, bytes = 0, pages = 0, counts[3] = {0, 0, 0};
-    const bk_kind_text_t *text = bk_kind_text(kind);
-    bool one_bit = text->value_bits == 1; /* else 2: never, once, more */
-    bool counted = false;
-    if (one_bit) {
+    if (x->one_bit) {
         bk_bitmap_t *b = NULL;
-        st = bk_bitmap_load(&b, path, &why);
+        st = bk_bitmap_load(&b, path, why);
         if (st == BK_OK) {
-            n = bk_bitmap_size(b);
-            bytes = bk_bitmap_serialized_size(b);
-            bk_bitmap_pages(b, NULL, &pages);
-            if (pages && verify)
-                st = bk_bitmap_verify(b, &why);
-            if (st == BK_OK && (counted = !pages || verify)) {
-                counts[1] = bk_bitmap_count(b);
-                counts[0] = n - counts[1];
+            x->n = bk_bitmap_size(b);
+            x->bytes = bk_bitmap_serialized_size(b);
+            bk_bitmap_pages(b, NULL, &x->pages);
+            if (x->pages && verify)
+                st = bk_bitmap_verify(b, why);
+            if (st == BK_OK && (x->counted = !x->pages || verify)) {
+                x->counts[1] = bk_bitmap_count(b);
+                x->counts[0] = x->n - x->counts[1];
             }
         }
         bk_bitmap_free(b);
-    } else {
-        bk_bitmap2_t *b = NULL;
-        st = bk_bitmap2_load(&b, path, &why);
-        if (st == BK_OK) {
-            n = bk_bitmap2_size(b);
-            bytes = bk_bitmap2_serialized_size(b);
-            bk_bitmap2_pages(b, NULL, &pages);
-            if (pages && verify)
-                st = bk_bitmap2_verify(b, &why);
-            if (st == BK_OK && (counted = !pages || verify))
-                bk_bitmap2_counts(b, counts);
-        }
-        bk_bitmap2_free(b);
+        return st;
     }
+    bk_bitmap2_t *b = NULL;
+    st = bk_bitmap2_load(&b, path, why);
+    if (st == BK_OK) {
+        x->n = bk_bitmap2_size(b);
+        x->bytes = bk_bitmap2_serialized_size(b);
+        bk_bitmap2_pages(b, NULL, &x->pages);
+        if (x->pages && verify)
+            st = bk_bitmap2_verify(b, why);
+        if (st == BK_OK && (x->counted = !x->pages || verify))
+            bk_bitmap2_counts(b, x->counts);
+    }
+    bk_bitmap2_free(b);
+    return st;
+}
+
+static void print_bitmap_json(const char *path, bk_kind_t kind, const bitmap_facts_t *x)
+{
+    printf("{\"file\":");
+    json_string(path);
+    printf(",\"kind\":\"%s\",\"values\":%llu,\"bytes\":%llu", bk_kind_name(kind),
+           (unsigned long long)x->n, (unsigned long long)x->bytes);
+    if (x->pages)
+        printf(",\"pages\":%llu,\"counted\":%s", (unsigned long long)x->pages,
+               x->counted ? "true" : "false");
+    if (x->counted && x->one_bit)
+        printf(",\"set\":%llu", (unsigned long long)x->counts[1]);
+    else if (x->counted)
+        printf(",\"once\":%llu,\"more\":%llu", (unsigned long long)x->counts[1],
+               (unsigned long long)x->counts[2]);
+    printf("}\n");
+}
+
+static void print_bitmap_text(const char *path, bk_kind_t kind, const bitmap_facts_t *x)
+{
+    char hb[32];
+    printf("file            %s\n", path);
+    printf("kind            %s (%s)\n", bk_kind_name(kind), bk_kind_text(kind)->about);
+    printf("values          0 .. %llu (%llu)\n", (unsigned long long)(x->n ? x->n - 1 : 0),
+           (unsigned long long)x->n);
+    printf("bytes           %llu (%s)\n", (unsigned long long)x->bytes,
+           bkc_human_bytes((double)x->bytes, hb, sizeof hb));
+    if (!x->counted) {
+        printf("%-16snot counted: --verify reads the whole file and counts them\n",
+               x->one_bit ? "set" : "seen");
+        printf("checksums       one per 4 KiB page (%llu); a page is checked when first "
+               "read (--verify checks them all)\n",
+               (unsigned long long)x->pages);
+        return;
+    }
+    if (x->one_bit) {
+        printf("set             %llu\n", (unsigned long long)x->counts[1]);
+    } else {
+        printf("seen once       %llu\n", (unsigned long long)x->counts[1]);
+        printf("seen more       %llu\n", (unsigned long long)x->counts[2]);
+    }
+    if (x->pages)
+        printf("checksums       verified: all %llu pages (the whole file was read)\n",
+               (unsigned long long)x->pages);
+    else
+        printf("checksums       verified (the whole file was read)\n");
+}
+
+/* A bitmap file (1-bit or 2-bit): its range and counts (read_bitmap).
+ * 0, or 2 after a message. */
+static int info_bitmap(const char *path, bk_kind_t kind, bool json, bool verify)
+{
+    bitmap_facts_t x = {.one_bit = bk_kind_text(kind)->value_bits == 1};
+    const char *why = NULL;
+    bk_status_t st = read_bitmap(path, verify, &x, &why);
     if (st != BK_OK) {
-        bkc_error("%s: %s: %s%s%s", path, pages ? "damaged" : "cannot load bitmap",
+        /* pages known: it loaded, and --verify found a damaged page */
+        bkc_error("%s: %s: %s%s%s", path, x.pages ? "damaged" : "cannot load bitmap",
                   bk_strerror(st), why ? ": " : "", why ? why : "");
         return BKC_EXIT_ERROR;
     }
-    char hb[32];
-    if (json) {
-        printf("{\"file\":");
-        json_string(path);
-        printf(",\"kind\":\"%s\",\"values\":%llu,\"bytes\":%llu,", bk_kind_name(kind),
-               (unsigned long long)n, (unsigned long long)bytes);
-        if (pages)
-            printf("\"pages\":%llu,\"counted\":%s%s", (unsigned long long)pages,
-                   counted ? "true" : "false}\n", counted ? "," : "");
-        if (!counted)
-            return 0;
-        if (one_bit)
-            printf("\"set\":%llu}\n", (unsigned long long)counts[1]);
-        else
-            printf("\"once\":%llu,\"more\":%llu}\n", (unsigned long long)counts[1],
-                   (unsigned long long)counts[2]);
-        return 0;
-    }
-    printf("file            %s\n", path);
-    printf("kind            %s (%s)\n", bk_kind_name(kind), text->about);
-    printf("values          0 .. %llu (%llu)\n", (unsigned long long)(n ? n - 1 : 0),
-           (unsigned long long)n);
-    printf("bytes           %llu (%s)\n", (unsigned long long)bytes,
-           bkc_human_bytes((double)bytes, hb, sizeof hb));
-    if (!counted) {
-        printf("%-16snot counted: --verify reads the whole file and counts them\n",
-               one_bit ? "set" : "seen");
-        printf("checksums       one per 4 KiB page (%llu); a page is checked when first "
-               "read (--verify checks them all)\n",
-               (unsigned long long)pages);
-        return 0;
-    }
-    if (one_bit) {
-        printf("set             %llu\n", (unsigned long long)counts[1]);
-    } else {
-        printf("seen once       %llu\n", (unsigned long long)counts[1]);
-        printf("seen more       %llu\n", (unsigned long long)counts[2]);
-    }
-    if (pages)
-        printf("checksums       verified: all %llu pages (the whole file was read)\n",
-               (unsigned long long)pages);
+    if (json)
+        print_bitmap_json(path, kind, &x);
     else
-        printf("checksums       verified (the whole file was read)\n");
+        print_bitmap_text(path, kind, &x);
     return 0;
 }
 

@@ -60,25 +60,39 @@ static bk_status_t ser_bitmap2(const void *o, void *b, size_t c, size_t *w)
     return bk_bitmap2_serialize(o, b, c, w);
 }
 
-/* The same bytes as a file, through a memfd. */
-static void file_loaders(const uint8_t *data, size_t size, bk_status_t mem_status)
+/* The bytes as a file: a memfd (the caller closes it; -1 if none could
+ * be made) and its path. */
+static int as_file(const uint8_t *data, size_t size, char path[64])
 {
     int fd = memfd_create("fuzz", 0);
+    if (fd >= 0 && write(fd, data, size) != (ssize_t)size) {
+        close(fd);
+        fd = -1;
+    }
+    snprintf(path, 64, "/proc/self/fd/%d", fd);
+    return fd;
+}
+
+/* Whether the bytes are a paged file (version 3). */
+static bool is_paged(const uint8_t *data, size_t size)
+{
+    return size >= 12 && data[8] == 3 && !data[9] && !data[10] && !data[11];
+}
+
+/* The same bytes as a file. */
+static void file_loaders(const uint8_t *data, size_t size, bk_status_t mem_status)
+{
+    char path[64];
+    int fd = as_file(data, size, path);
     if (fd < 0)
         return;
-    if (write(fd, data, size) != (ssize_t)size) {
-        close(fd);
-        return;
-    }
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     bk_filter_t *f = NULL;
     const char *why = NULL;
     bk_status_t st = bk_filter_load(&f, path, &why);
     /* A paged file (version 3) is checked page by page as it is read: a
      * load may accept what deserialize, which checks every page, refuses;
      * then verifying it finds what deserialize found. */
-    bool paged = size >= 12 && data[8] == 3 && !data[9] && !data[10] && !data[11];
+    bool paged = is_paged(data, size);
     if (paged && st == BK_OK && mem_status != BK_OK)
         must(bk_filter_verify(f, &why) == mem_status, "paged load hid what deserialize found");
     else
@@ -110,16 +124,11 @@ static void file_loaders(const uint8_t *data, size_t size, bk_status_t mem_statu
 static void bitmap_file_loaders(const uint8_t *data, size_t size, bk_status_t st1,
                                 bk_status_t st2)
 {
-    int fd = memfd_create("fuzz-bitmap", 0);
+    char path[64];
+    int fd = as_file(data, size, path);
     if (fd < 0)
         return;
-    if (write(fd, data, size) != (ssize_t)size) {
-        close(fd);
-        return;
-    }
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    bool paged = size >= 12 && data[8] == 3 && !data[9] && !data[10] && !data[11];
+    bool paged = is_paged(data, size);
     const char *why = NULL;
     bk_bitmap_t *b = NULL;
     bk_status_t st = bk_bitmap_load(&b, path, &why);
@@ -248,7 +257,7 @@ static void one_input(const uint8_t *data, size_t size)
     const char *why = NULL;
     bk_status_t st = bk_filter_deserialize(&f, data, size, &why);
     /* a paged file serializes to the unpaged form: its file is what loads */
-    if (st == BK_OK && !(size > 8 && data[8] == 3)) {
+    if (st == BK_OK && !is_paged(data, size)) {
         same_bytes(data, size, bk_filter_serialized_size(f), ser_filter, f);
         (void)bk_filter_contains(f, data, size < 16 ? size : 16);
         bk_filter_info_t info;
@@ -263,7 +272,7 @@ static void one_input(const uint8_t *data, size_t size)
     incremental(data, size, st);
 
     /* a paged bitmap file serializes to the unpaged form, as a filter's */
-    bool paged = size > 8 && data[8] == 3;
+    bool paged = is_paged(data, size);
     bk_bitmap_t *b = NULL;
     bk_status_t st1 = bk_bitmap_deserialize(&b, data, size, &why);
     if (st1 == BK_OK) {
