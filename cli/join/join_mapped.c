@@ -8,8 +8,9 @@
  * and with several threads each thread reads and hashes every line of
  * every input to keep its own shard. Here the smallest input is mapped
  * (its pages are the page cache's: nothing is copied, and no fresh memory
- * has to be zeroed by the kernel for it), the index holds only a hash and
- * the line's offset, length and stamp (16 bytes a line), and every phase
+ * has to be zeroed by the kernel for it), the index holds one 8-byte word
+ * a slot (the line's offset, a tag of its hash and its stamp: 11.4 bytes
+ * a line at the table's load), and every phase
  * splits its input by byte ranges, so each line is read and hashed once,
  * by one thread:
  *
@@ -48,15 +49,24 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The index entry's meta word: present (bit 63), offset (40 bits), length
- * (16 bits), stamp (7 bits: the inputs a line has been seen in, less one). */
+/* A slot is one word: the line's offset (40 bits), a tag (17 bits: 16 of
+ * the line's hash and a 1, so a full slot is never 0) and the stamp (7 bits:
+ * the inputs a line has been seen in, less one); 0 is an empty slot. The
+ * line's length is not kept: the mapped input has it, where the line is
+ * read anyway to compare or print it. Half the 16 bytes a slot took with
+ * the whole hash and the length beside the offset: half the fresh memory
+ * the kernel zeroes for the table (a fifth of the join's CPU time at 10M
+ * lines), and the input that fits --memory with it is larger. The tag
+ * keeps the byte comparisons to lines that match (a stranger passes it
+ * once in 65,536). */
 #define OFF_BITS 40
-#define LEN_BITS 16
+#define TAG_BITS 17
 #define STAMP_BITS 7
 #define MAX_OFF ((UINT64_C(1) << OFF_BITS) - 1)
-#define MAX_LEN ((size_t)((1u << LEN_BITS) - 1))
+#define MAX_LEN ((size_t)65535) /* a longer line: the general join's */
 #define MAX_INPUTS (1u << STAMP_BITS)
-#define PRESENT (UINT64_C(1) << 63)
+#define TAG_SHIFT STAMP_BITS
+#define TAG_MASK (((UINT64_C(1) << TAG_BITS) - 1) << TAG_SHIFT)
 
 /* Table load at most 7/10: a lookup of an absent line scans a few slots. */
 #define LOAD_NUM 10
@@ -73,40 +83,38 @@
  * cost more than it saves. */
 #define SMALL ((uint64_t)4 << 20)
 
-typedef struct slot {
-    uint64_t hash; /* 0: empty */
-    uint64_t meta;
-} slot_t;
+typedef struct table {
+    uint64_t *slots;
+    uint64_t nslots;
+    size_t bytes;
+    uint64_t hash_mask; /* all ones; 0 with BLOOMKIT_JOIN_COLLIDE (tests:
+                           every line then has one home slot and one tag,
+                           so every lookup compares the bytes of every
+                           entry before it) */
+} table_t;
 
-static inline uint64_t pack(uint64_t off, size_t len, uint32_t stamp)
+/* The tag bits of hash h, in place: its low 16 bits (the home slot is
+ * taken from its high bits) and the bit above them. */
+static inline uint64_t tag_of(uint64_t h)
 {
-    return PRESENT | off << (LEN_BITS + STAMP_BITS) | (uint64_t)len << STAMP_BITS | stamp;
+    return ((h & 0xFFFF) | 0x10000) << TAG_SHIFT;
+}
+static inline uint64_t pack(uint64_t off, uint64_t tag, uint32_t stamp)
+{
+    return off << (TAG_BITS + STAMP_BITS) | tag | stamp;
 }
 static inline uint64_t meta_off(uint64_t m)
 {
-    return (m >> (LEN_BITS + STAMP_BITS)) & MAX_OFF;
-}
-static inline size_t meta_len(uint64_t m)
-{
-    return (size_t)(m >> STAMP_BITS) & MAX_LEN;
+    return m >> (TAG_BITS + STAMP_BITS);
 }
 static inline uint32_t meta_stamp(uint64_t m)
 {
     return (uint32_t)(m & (MAX_INPUTS - 1));
 }
 
-typedef struct table {
-    slot_t *slots;
-    uint64_t nslots;
-    size_t bytes;
-} table_t;
-
-/* The hash as stored: 0 marks an empty slot, so a zero hash becomes 1
- * (equal lines still get equal values; the lines are compared anyway). */
-static inline uint64_t stored_hash(uint64_t seed, const char *line, size_t len)
+static inline uint64_t line_hash(uint64_t seed, const char *line, size_t len)
 {
-    uint64_t h = bkc_join_hash(seed, line, len).lo;
-    return h ? h : 1;
+    return bkc_join_hash(seed, line, len).lo;
 }
 
 /* The home slot: h scaled to [0, nslots) by multiply-shift (any table
@@ -144,6 +152,25 @@ typedef struct mapped {
     const char *path;
 } mapped_t;
 
+/* Whether the mapped input's line at offset `at` (as map_line reads it) is
+ * line[0..len): its bytes, then the end of that line right after them ("\n"
+ * after a last byte that is not "\r", "\r\n", or the end of the input),
+ * read no further than len + 2 bytes. */
+static inline bool line_is(const mapped_t *m, uint64_t at, const char *line, size_t len)
+{
+    if (at > m->size || len > m->size - at)
+        return false; /* the file changed since the entry was made */
+    const char *a = m->base + at;
+    uint64_t left = m->size - at;
+    if (memcmp(a, line, len) != 0)
+        return false;
+    if (len == left)
+        return true;
+    if (a[len] == '\n')
+        return len == 0 || a[len - 1] != '\r'; /* else that line is len - 1 bytes */
+    return a[len] == '\r' && len + 1 < left && a[len + 1] == '\n';
+}
+
 /* Where the line containing byte pos - 1 ends (the start of a range that
  * begins near pos), in a mapping. */
 static uint64_t map_split(const mapped_t *m, uint64_t pos)
@@ -154,38 +181,31 @@ static uint64_t map_split(const mapped_t *m, uint64_t pos)
     return nl ? (uint64_t)(nl + 1 - m->base) : m->size;
 }
 
-/* Claims a slot for the line at off, or finds the slot of an equal line
- * and keeps the earlier offset of the two. Threads insert at once: a slot
- * is claimed by swapping its hash in; its meta is written right after, so
- * a thread that finds an equal hash waits for the meta before comparing.
+/* Claims a slot for the mapped input's line at off (hash h), or finds the
+ * slot of an equal line and keeps the earlier offset of the two. Threads
+ * insert at once, each slot claimed or changed whole with compare-and-swap.
  * The table always has free slots (sized from the line count). */
-static void insert(table_t *t, const char *base, uint64_t h, uint64_t off, size_t len,
-                   bool once)
+static void insert(table_t *t, const mapped_t *a, uint64_t h, uint64_t off, size_t len, bool once)
 {
+    uint64_t tag = tag_of(h);
     for (uint64_t i = home_of(t, h);; i = next_slot(t, i)) {
-        slot_t *s = &t->slots[i];
-        uint64_t cur = __atomic_load_n(&s->hash, __ATOMIC_ACQUIRE);
-        if (cur == 0) {
-            if (__atomic_compare_exchange_n(&s->hash, &cur, h, false, __ATOMIC_ACQ_REL,
-                                            __ATOMIC_ACQUIRE)) {
-                __atomic_store_n(&s->meta, pack(off, len, 0), __ATOMIC_RELEASE);
+        uint64_t *s = &t->slots[i];
+        uint64_t m = __atomic_load_n(s, __ATOMIC_ACQUIRE);
+        if (m == 0) {
+            if (__atomic_compare_exchange_n(s, &m, pack(off, tag, 0), false, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE))
                 return;
-            }
+            /* another thread claimed it: m is its entry, looked at below */
         }
-        if (cur != h)
-            continue;
-        uint64_t m;
-        while ((m = __atomic_load_n(&s->meta, __ATOMIC_ACQUIRE)) == 0)
-            __builtin_ia32_pause();
-        if (meta_len(m) != len || memcmp(base + meta_off(m), base + off, len) != 0)
+        if ((m & TAG_MASK) != tag || !line_is(a, meta_off(m), a->base + off, len))
             continue;
         /* the earlier offset kept; once --lines: marked as seen twice (a
          * single input's entries are emitted with stamp 0) */
         for (;;) {
-            uint64_t want = pack(off < meta_off(m) ? off : meta_off(m), len,
-                                 once ? 1 : meta_stamp(m));
-            if (want == m || __atomic_compare_exchange_n(&s->meta, &m, want, false,
-                                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            uint64_t want =
+                pack(off < meta_off(m) ? off : meta_off(m), tag, once ? 1 : meta_stamp(m));
+            if (want == m ||
+                __atomic_compare_exchange_n(s, &m, want, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
                 break;
         }
         return;
@@ -194,32 +214,32 @@ static void insert(table_t *t, const char *base, uint64_t h, uint64_t off, size_
 
 #define NO_SLOT UINT64_MAX
 
-/* The first slot from i on that holds hash h, or NO_SLOT if an empty slot
- * comes first (h is not in the table). */
-static inline uint64_t find_hash(const table_t *t, uint64_t i, uint64_t h)
+/* The first slot from i on whose entry has tag `tag`, or NO_SLOT if an
+ * empty slot comes first (no such line is in the table). */
+static inline uint64_t find_tag(const table_t *t, uint64_t i, uint64_t tag)
 {
     for (;; i = next_slot(t, i)) {
-        uint64_t cur = __atomic_load_n(&t->slots[i].hash, __ATOMIC_RELAXED);
-        if (cur == h)
+        uint64_t m = __atomic_load_n(&t->slots[i], __ATOMIC_RELAXED);
+        if ((m & TAG_MASK) == tag)
             return i;
-        if (cur == 0)
+        if (m == 0)
             return NO_SLOT;
     }
 }
 
-/* Moves the stamp of line[0..len) (hash h, first found at slot i) from
+/* Moves the stamp of line[0..len) (tag `tag`, first found at slot i) from
  * `from` to from + 1 if it is in the table with that stamp; 1 if this call
  * moved it. */
-static int stamp(table_t *t, const char *base, uint64_t i, uint64_t h, const char *line,
+static int stamp(table_t *t, const mapped_t *a, uint64_t i, uint64_t tag, const char *line,
                  size_t len, uint32_t from)
 {
-    for (; i != NO_SLOT; i = find_hash(t, next_slot(t, i), h)) {
-        slot_t *s = &t->slots[i];
-        uint64_t m = __atomic_load_n(&s->meta, __ATOMIC_RELAXED);
-        if (meta_len(m) != len || memcmp(base + meta_off(m), line, len) != 0)
+    for (; i != NO_SLOT; i = find_tag(t, next_slot(t, i), tag)) {
+        uint64_t *s = &t->slots[i];
+        uint64_t m = __atomic_load_n(s, __ATOMIC_RELAXED);
+        if (!line_is(a, meta_off(m), line, len))
             continue;
         while (meta_stamp(m) == from)
-            if (__atomic_compare_exchange_n(&s->meta, &m, m + 1, false, __ATOMIC_RELAXED,
+            if (__atomic_compare_exchange_n(s, &m, m + 1, false, __ATOMIC_RELAXED,
                                             __ATOMIC_RELAXED))
                 return 1;
         return 0;
@@ -357,17 +377,18 @@ typedef struct part {
 /* The emit phase's state (see "emitting in order"). The common entries
  * are bucketed by offset into 2^part_bits parts of the mapped input, part
  * = off >> part_shift; per thread k and part q, at [k * parts + q]: how
- * many (counts), their printed bytes (bytes), and where thread k writes
- * its next one into sorted (cursor). */
+ * many (counts) and where thread k writes its next one into sorted
+ * (cursor). */
 typedef struct emit_state {
     uint32_t n; /* inputs: an entry with stamp n - 1 is common */
     unsigned part_bits, part_shift;
-    uint64_t *counts, *bytes, *cursor;
+    uint64_t *counts, *cursor;
     uint64_t *part_start; /* [q]: where part q begins in sorted; [parts]: all */
     uint64_t *sorted;     /* the entries, part by part; each part sorted by step 3 */
     uint64_t next_part;   /* the next part to take (atomic) */
     uint64_t next_out;    /* the part whose lines go out next */
     bool failed;          /* a write failed: the others stop writing */
+    bool changed;         /* a part's lines outgrew its input's bytes */
     bool sorted_on_threads; /* steps 2 and 3 ran (else the serial way) */
     pthread_mutex_t mu;
     pthread_cond_t turn;
@@ -424,11 +445,11 @@ static void *build_part(void *vp)
                 p->changed = true;
                 return NULL;
             }
-            h[n] = stored_hash(r->seed, base + off[n], len[n]);
+            h[n] = line_hash(r->seed, base + off[n], len[n]) & r->t.hash_mask;
             __builtin_prefetch(&r->t.slots[home_of(&r->t, h[n])], 1);
         }
         for (uint32_t j = 0; j < n; j++)
-            insert(&r->t, base, h[j], off[j], len[j], r->join->once);
+            insert(&r->t, &r->a, h[j], off[j], len[j], r->join->once);
     }
     return NULL;
 }
@@ -449,7 +470,7 @@ static void *stamp_part(void *vp)
         while (n < GROUP && (rc = chunk_next(&rd, &line[n], &len[n], n == 0)) == 1) {
             if (len[n] > MAX_LEN)
                 continue;
-            h[n] = stored_hash(r->seed, line[n], len[n]);
+            h[n] = line_hash(r->seed, line[n], len[n]) & r->t.hash_mask;
             __builtin_prefetch(&r->t.slots[home_of(&r->t, h[n])]);
             n++;
         }
@@ -458,16 +479,17 @@ static void *stamp_part(void *vp)
          * comparisons do not each wait for memory in turn. */
         uint64_t at[GROUP];
         for (uint32_t j = 0; j < n; j++) {
-            at[j] = find_hash(&r->t, home_of(&r->t, h[j]), h[j]);
+            at[j] = find_tag(&r->t, home_of(&r->t, h[j]), tag_of(h[j]));
             if (at[j] != NO_SLOT) {
-                uint64_t m = __atomic_load_n(&r->t.slots[at[j]].meta, __ATOMIC_RELAXED);
+                uint64_t m = __atomic_load_n(&r->t.slots[at[j]], __ATOMIC_RELAXED);
                 const char *a = r->a.base + meta_off(m);
                 __builtin_prefetch(a);
                 __builtin_prefetch(a + len[j]);
             }
         }
         for (uint32_t j = 0; j < n; j++)
-            p->moved += (uint64_t)stamp(&r->t, r->a.base, at[j], h[j], line[j], len[j], r->from);
+            p->moved +=
+                (uint64_t)stamp(&r->t, &r->a, at[j], tag_of(h[j]), line[j], len[j], r->from);
         if (rc < 0) {
             p->err = rd.err;
             return NULL;
@@ -503,9 +525,8 @@ enum { TAKEN = 0, NOT_TAKEN = 1 };
  * range of offsets), and never reads the input again but for the lines it
  * prints:
  *  1. tally: each thread moves the common entries of its slice of the
- *     table to the slice's start (8 bytes each where a slot is 16, so no
- *     entry is overwritten before it is read), counting them and their
- *     printed bytes per part;
+ *     table to the slice's start (in order, so no entry is overwritten
+ *     before it is read), counting them per part;
  *  2. scatter: each thread copies its entries into their part's place in
  *     one array (a counting sort's scatter; the counts make the threads'
  *     writes disjoint);
@@ -514,9 +535,10 @@ enum { TAKEN = 0, NOT_TAKEN = 1 };
  *     scratch), formatted into the thread's buffer and written out in part
  *     order.
  * Steps 2 and 3 need the array (8 bytes a common line) and a buffer per
- * thread as large as the largest part's lines. On one thread, or when that
- * does not fit within the join's memory beside the table, the entries are
- * gathered at the table's start instead and sorted and printed on this
+ * thread as large as a part's lines can be: the part's bytes of the input
+ * and one line more (part_room). On one thread, or when that does not fit
+ * within the join's memory beside the table, the entries are gathered at
+ * the table's start instead and sorted (in place) and printed on this
  * thread, in no memory but the table's. */
 
 /* The offset bits that can be set in an entry of the mapped input. */
@@ -526,6 +548,47 @@ static unsigned offset_bits(const run_t *r)
     while (bits < 64 && (UINT64_C(1) << bits) < r->a.size)
         bits++;
     return bits;
+}
+
+/* Sorts v[0..n) by offset in place, most significant byte first (an
+ * American flag sort: each bucket's entries swapped into it in cycles,
+ * then each bucket sorted on the next byte); bits: how many low offset
+ * bits can differ among them. */
+static void sort_in_place(uint64_t *v, uint64_t n, unsigned bits)
+{
+    if (n < 32 || bits == 0) {
+        for (uint64_t i = 1; i < n; i++) {
+            uint64_t x = v[i], j = i;
+            for (; j > 0 && meta_off(v[j - 1]) > meta_off(x); j--)
+                v[j] = v[j - 1];
+            v[j] = x;
+        }
+        return;
+    }
+    unsigned shift = bits > 8 ? bits - 8 : 0;
+    uint64_t start[257] = {0}, next[256];
+#define DIGIT_OF(x) ((meta_off(x) >> shift) & 0xFF)
+    for (uint64_t i = 0; i < n; i++)
+        start[DIGIT_OF(v[i]) + 1]++;
+    for (unsigned d = 0; d < 256; d++) {
+        start[d + 1] += start[d];
+        next[d] = start[d];
+    }
+    for (unsigned d = 0; d < 256; d++)
+        while (next[d] < start[d + 1]) {
+            uint64_t x = v[next[d]];
+            unsigned e = (unsigned)DIGIT_OF(x);
+            while (e != d) { /* x belongs in bucket e: swap it there */
+                uint64_t y = v[next[e]];
+                v[next[e]++] = x;
+                x = y;
+                e = (unsigned)DIGIT_OF(x);
+            }
+            v[next[d]++] = x;
+        }
+#undef DIGIT_OF
+    for (unsigned d = 0; d < 256; d++)
+        sort_in_place(v + start[d], start[d + 1] - start[d], shift);
 }
 
 /* Sorts v[0..n) by offset (the meta word's offset bits), least significant
@@ -599,8 +662,8 @@ static void *count_common_part(void *vp)
     uint64_t lo, hi, found = 0;
     table_slice(r, p, &lo, &hi);
     for (uint64_t i = lo; i < hi; i++) {
-        uint64_t m = r->t.slots[i].meta;
-        found += (m & PRESENT) && meta_stamp(m) == r->emit.n - 1;
+        uint64_t m = r->t.slots[i];
+        found += m && meta_stamp(m) == r->emit.n - 1;
     }
     p->lines = found;
     return NULL;
@@ -614,16 +677,13 @@ static void *tally_common_part(void *vp)
     emit_state_t *e = &r->emit;
     uint64_t parts = UINT64_C(1) << e->part_bits, lo, hi, kept = 0;
     uint64_t *count = e->counts + (uint64_t)(p - r->parts) * parts;
-    uint64_t *bytes = e->bytes + (uint64_t)(p - r->parts) * parts;
     uint64_t *out = slice_entries(r, p);
     table_slice(r, p, &lo, &hi);
     for (uint64_t i = lo; i < hi; i++) {
-        uint64_t m = r->t.slots[i].meta;
-        if ((m & PRESENT) && meta_stamp(m) == e->n - 1) {
-            uint64_t q = meta_off(m) >> e->part_shift;
-            count[q]++;
-            bytes[q] += meta_len(m) + 1;
-            out[kept++] = m; /* at or before slot i's first half: read already */
+        uint64_t m = r->t.slots[i];
+        if (m && meta_stamp(m) == e->n - 1) {
+            count[meta_off(m) >> e->part_shift]++;
+            out[kept++] = m; /* at or before slot i: read already */
         }
     }
     p->lines = kept;
@@ -663,8 +723,19 @@ static void emit_in_turn(run_t *r, part_t *p, uint64_t chunk)
     pthread_mutex_unlock(&e->mu);
 }
 
+/* The most bytes a part's lines take printed: lines start at distinct
+ * offsets of the part's range and do not overlap, each prints at most its
+ * bytes of the input ("\n" for "\n" or "\r\n"; one "\n" more for a last
+ * line without one), and the last may run on past the range by a line's
+ * length and its "\r\n". */
+static uint64_t part_room(const run_t *r)
+{
+    uint64_t span = UINT64_C(1) << r->emit.part_shift;
+    return (span < r->a.size ? span : r->a.size) + MAX_LEN + 3;
+}
+
 /* Step 3 for one thread: parts taken in turn until none is left. The
- * buffer p->out holds the largest part's lines (emit_phase sized it). */
+ * buffer p->out holds part_room bytes (emit_sorted sized it). */
 static void *print_sorted_part(void *vp)
 {
     part_t *p = vp;
@@ -680,9 +751,15 @@ static void *print_sorted_part(void *vp)
         /* Within a part the offsets differ only in their low part_shift bits. */
         sort_by_offset(v, scratch + at, n, e->part_shift);
         size_t used = 0;
+        const char *end = r->a.base + r->a.size;
         for (uint64_t i = 0; i < n; i++) {
-            size_t len = meta_len(v[i]);
-            memcpy(p->out + used, r->a.base + meta_off(v[i]), len);
+            const char *line = r->a.base + meta_off(v[i]);
+            size_t len;
+            if (line > end || (map_line(line, end, &len), len >= p->out_cap - used)) {
+                e->changed = true; /* lines overlap: the input was rewritten */
+                break;
+            }
+            memcpy(p->out + used, line, len);
             p->out[used + len] = '\n';
             used += len + 1;
         }
@@ -691,12 +768,13 @@ static void *print_sorted_part(void *vp)
     }
 }
 
-/* Steps 2 and 3, with m entries in all and largest bytes in the largest
- * part: 0, -1 on a failed write, NOT_TAKEN (nothing written, the entries
- * where step 1 left them) when their memory is not to be had. */
-static int emit_sorted(run_t *r, uint64_t m, uint64_t largest)
+/* Steps 2 and 3, with m entries in all: 0, -1 on a failed write,
+ * NOT_TAKEN (nothing written, the entries where step 1 left them) when
+ * their memory is not to be had. */
+static int emit_sorted(run_t *r, uint64_t m)
 {
     emit_state_t *e = &r->emit;
+    uint64_t largest = part_room(r);
     double need = (double)r->a.size + (double)r->t.bytes + (double)r->threads * CHUNK +
                   (double)m * sizeof *e->sorted + (double)r->threads * (double)largest;
     if (need > (double)r->join->mem)
@@ -723,6 +801,8 @@ static int emit_sorted(run_t *r, uint64_t m, uint64_t largest)
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->turn);
     r->join->found += m;
+    if (e->changed)
+        return bkc_join_fail(r->join, "%s: the file changed while it was being read", r->a.path);
     if (e->failed) {
         r->join->emit_failed = true;
         return bkc_join_fail(r->join, "write error");
@@ -733,8 +813,7 @@ static int emit_sorted(run_t *r, uint64_t m, uint64_t largest)
 /* The serial way: the slices' entries gathered at the table's start, in
  * slice order (each slice's entries move to at or before where they lie,
  * and past every earlier slice's, so memmove in order loses none), sorted
- * with the table's second half as scratch (m entries fit in it: a slot
- * holds two), and printed on this thread. */
+ * in place, and printed on this thread. */
 static int emit_gathered(run_t *r, uint64_t m)
 {
     uint64_t *v = (uint64_t *)(void *)r->t.slots, at = 0;
@@ -743,10 +822,16 @@ static int emit_gathered(run_t *r, uint64_t m)
         memmove(v + at, slice_entries(r, p), p->lines * sizeof *v);
         at += p->lines;
     }
-    sort_by_offset(v, v + m, m, offset_bits(r));
-    for (uint64_t i = 0; i < m; i++)
-        if (bkc_join_emit(r->join, r->a.base + meta_off(v[i]), meta_len(v[i])) != 0)
+    sort_in_place(v, m, offset_bits(r));
+    const char *end = r->a.base + r->a.size;
+    for (uint64_t i = 0; i < m; i++) {
+        const char *line = r->a.base + meta_off(v[i]);
+        size_t len = 0;
+        if (line <= end)
+            (void)map_line(line, end, &len);
+        if (bkc_join_emit(r->join, line <= end ? line : end, len) != 0)
             return -1;
+    }
     return 0;
 }
 
@@ -767,35 +852,29 @@ static int emit_phase(run_t *r, uint32_t n)
     uint64_t parts = UINT64_C(1) << e->part_bits, cells = parts * r->threads;
     int rc = -1;
     e->counts = calloc(cells, sizeof *e->counts);
-    e->bytes = calloc(cells, sizeof *e->bytes);
     e->cursor = malloc(cells * sizeof *e->cursor);
     e->part_start = malloc((parts + 1) * sizeof *e->part_start);
-    if (!e->counts || !e->bytes || !e->cursor || !e->part_start) {
+    if (!e->counts || !e->cursor || !e->part_start) {
         rc = bkc_join_fail(r->join, "out of memory");
         goto out;
     }
     on_threads(r, tally_common_part);
-    uint64_t m = 0, largest = 0;
+    uint64_t m = 0;
     for (uint64_t q = 0; q < parts; q++) {
-        uint64_t b = 0;
         e->part_start[q] = m;
         for (unsigned k = 0; k < r->threads; k++) {
             e->cursor[k * parts + q] = m;
             m += e->counts[k * parts + q];
-            b += e->bytes[k * parts + q];
         }
-        if (b > largest)
-            largest = b;
     }
     e->part_start[parts] = m;
     rc = NOT_TAKEN;
     if (threaded)
-        rc = emit_sorted(r, m, largest);
+        rc = emit_sorted(r, m);
     if (rc == NOT_TAKEN)
         rc = emit_gathered(r, m);
 out:
     free(e->counts);
-    free(e->bytes);
     free(e->cursor);
     free(e->part_start);
     free(e->sorted);
@@ -852,16 +931,17 @@ static int size_table(run_t *r)
         lines += r->parts[i].lines;
     }
     r->t.nslots = lines * LOAD_NUM / LOAD_DEN + 2;
-    double need = (double)r->a.size + (double)r->t.nslots * sizeof(slot_t) +
+    double need = (double)r->a.size + (double)r->t.nslots * sizeof *r->t.slots +
                   (double)r->threads * CHUNK;
     if (need > (double)r->join->mem)
         return NOT_TAKEN;
-    r->t.bytes = (size_t)r->t.nslots * sizeof(slot_t);
+    r->t.bytes = (size_t)r->t.nslots * sizeof *r->t.slots;
     void *p = mmap(NULL, r->t.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return NOT_TAKEN;
     (void)madvise(p, r->t.bytes, MADV_HUGEPAGE);
     r->t.slots = p;
+    r->t.hash_mask = getenv("BLOOMKIT_JOIN_COLLIDE") ? 0 : ~UINT64_C(0);
     return TAKEN;
 }
 

@@ -544,6 +544,43 @@ printf 'c\r\nb\nc\r' >"$W/cr2"
 printf 'b\nc\r\n' | od -c >"$W/want"
 if cmp -s "$W/got" "$W/want"; then ok "mapped: a final CR without LF is part of the line"; else
     bad "mapped: final CR: $(cat "$W/got")"; fi
+# The mapped input's lines are found by their bytes and where they end:
+# "ab" is not "ab\rc", a last "x\r" is not "x" (from "x\r\n"), "k" is not
+# "keep". The smallest input is the mapped one.
+printf 'ab\rc\nx\r\nkeep\nk\n' >"$W/cr1"
+printf 'ab\nkeep\nkee\nzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz\nx\r' >"$W/cr2"
+# Lines are compared only when their hashes' tags agree: with
+# BLOOMKIT_JOIN_COLLIDE every line has the same hash, so every line is
+# compared with every entry before it.
+printf 'keep\n' | od -c >"$W/want"
+for tagless in "" BLOOMKIT_JOIN_COLLIDE=1; do
+    env $tagless "$BK" common --verbose --memory 512M "$W/cr1" "$W/cr2" 2>"$W/err" | od -c >"$W/got"
+    if cmp -s "$W/got" "$W/want" && grep -q "mapped" "$W/err"; then
+        ok "mapped ($tagless): a line is its bytes up to its own end, not a prefix of another"
+    else
+        bad "mapped ($tagless): line ends: $(cat "$W/got") $(cat "$W/err")"
+    fi
+done
+# Every line colliding: duplicates, empty lines, CRLF, no final newline,
+# inserted by two threads at once into one run of slots (the larger input
+# ends with a 4 MB line, read past, so that the inputs take threads).
+gen 41 3000 0 2000 bcn >"$W/c1"
+{ gen 42 3000 1000 3000 bc; head -c 4200000 /dev/zero | tr '\0' y; } >"$W/c2"
+first_order "$W/want.order" "$W/c1" "$W/c2"
+for t in 1 2 s2; do
+    case $t in
+    s*) t=${t#s} serial=BLOOMKIT_SERIAL_EMIT=1 ;;
+    *) serial= ;;
+    esac
+    env $serial BLOOMKIT_JOIN_COLLIDE=1 "$BK" common --verbose -t $t --memory 512M "$W/c1" "$W/c2" \
+        >"$W/got.raw" 2>"$W/err"
+    if cmp -s "$W/got.raw" "$W/want.order" && grep -q "$t threads; in memory" "$W/err"; then
+        ok "mapped, every hash equal, -t $t $serial: the common lines in order"
+    else
+        bad "mapped, every hash equal, -t $t $serial: $(wc -l <"$W/got.raw") lines, want $(wc -l <"$W/want.order"); $(cat "$W/err")"
+    fi
+done
+rm -f "$W/c1" "$W/c2"
 rm -f "$W/m1" "$W/m2" "$W/m3" "$W/d1" "$W/d2" "$W/l1" "$W/l2"
 
 # Thread counts and memory caps give the same lines: random inputs with
