@@ -10,7 +10,8 @@ still does for such a file). Both states hold the same 50,000 URLs.
 
 Per command: wall time (around GNU time, so a millisecond or so of its
 own), peak RSS and bytes read from storage (GNU time's %M and %I; with a cold cache, the file's pages dropped from the page
-cache first with fsync and posix_fadvise DONTNEED). Medians of RUNS rounds
+cache first with fsync and posix_fadvise DONTNEED; every run starts after a
+sync, as a run from cron would on an idle disk). Medians of RUNS rounds
 (default 3); the two states take turns within a round. A run of "1 new
 line" / "1,000 new lines" adds lines no earlier round added, so each run
 writes a checkpoint; a checkpoint of the version-1 state writes it paged
@@ -33,7 +34,10 @@ N = "1e8" if QUICK else "1e9"
 
 def run(cmd, stdin_data=None, cold=None):
     """(wall s, max RSS KB, bytes read from storage) of one command, from
-    GNU time (a child's ru_maxrss from wait4 starts at its parent's)."""
+    GNU time (a child's ru_maxrss from wait4 starts at its parent's). The
+    disk's writeback of earlier runs (a version-1 run dirties gigabytes)
+    is finished first, so a run's own fdatasync waits for its own pages."""
+    os.sync()
     if cold:
         fd = os.open(cold, os.O_RDONLY)
         os.fsync(fd)
