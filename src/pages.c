@@ -29,7 +29,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -391,36 +390,11 @@ bool bki_pages_key(const bk_filter_t *f, bk_hash_t h, bool write)
     return fine;
 }
 
-/* Whether the pages want[0..m) look cached: three of them (first, middle,
- * last) read without waiting for the disk (RWF_NOWAIT: EAGAIN when a page
- * is not in the page cache). False where the kernel or file system cannot
- * say. */
-static bool look_cached(const struct bki_pages *pg, const uint64_t *want, size_t m)
-{
-#ifdef RWF_NOWAIT
-    size_t at[3] = {0, m / 2, m - 1};
-    for (int i = 0; i < 3; i++) {
-        uint8_t buf[BKF_PAGE];
-        uint64_t lo, hi;
-        bkf_page_span(&pg->g, want[at[i]], &lo, &hi);
-        struct iovec v = {buf, (size_t)(hi - lo)};
-        if (preadv2(pg->fd, &v, 1, (off_t)lo, RWF_NOWAIT) != (ssize_t)(hi - lo))
-            return false;
-    }
-    return true;
-#else
-    (void)pg, (void)want, (void)m;
-    return false;
-#endif
-}
-
 /* A batch's pages not read yet, and their groups of sums, asked of the
  * kernel at once (POSIX_FADV_WILLNEED) before they are read one by one:
  * from a cold disk the reads then overlap instead of waiting in turn. Only
- * for a batch with several such pages, and not when they look cached: a
- * cached file gains nothing and pays a system call a page (a run of 1,000
- * new lines into a 2 GB seen-set made 1,700 of them, a third of its
- * system calls). */
+ * for a batch with several such pages (a cached file gains nothing and
+ * pays a system call each). */
 static void ask_ahead(const bk_filter_t *f, const bk_hash_t *hashes, size_t n)
 {
     struct bki_pages *pg = f->pages;
@@ -437,7 +411,7 @@ static void ask_ahead(const bk_filter_t *f, const bk_hash_t *hashes, size_t n)
                 want[m++] = j;
         }
     }
-    if (m < 8 || look_cached(pg, want, m))
+    if (m < 8)
         return;
     for (size_t i = 0; i < m; i++) {
         uint64_t lo, hi, grp = want[i] / BKF_GROUP;
