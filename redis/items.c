@@ -120,6 +120,15 @@ static long add_items(RedisModuleCtx *ctx, bkr_obj_t *o, RedisModuleString **ite
                       bool multi, int *done, bool *answers, const bk_filter_shape_t *known)
 {
     bool was_new;
+    /* One item that fits the newest sub-filter (the common BF.ADD): the
+     * filter cannot grow, so neither the cap nor the bytes it holds can
+     * change; the context's flags (a dozen of the server's states read)
+     * are not needed. */
+    if (!multi && known && (known->nonscaling || known->newest_items < known->newest_capacity)) {
+        bool ok = add_one_or_reply(ctx, o, items[0], &was_new, known);
+        *done = ok ? 1 : 0;
+        return ok && was_new;
+    }
     /* The library holds the cap on growth too: MAX_BYTES for a client,
      * none for a replayed or replicated add, which must rebuild what the
      * filter held (bkr_cap). */
