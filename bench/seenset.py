@@ -108,6 +108,7 @@ def main():
         print()
         print(f"`info --verify` of the paged state (every page read and checked, every bit "
               f"counted): {median3(v)[0] * 1000:.0f} ms")
+        python_first(work, paged, master)
         os.unlink(paged)
         cuckoo(work)
         window(work)
@@ -191,6 +192,88 @@ def window(work):
             [BK, "dedup", "-q", "--window", n, "-p", "0.001", "--state", s],
             urls(f"winthousand{r}{c}", 1000), cold=s if c else None)),
     ])
+
+# The seen-set from Python: the time from the call that opens it to the
+# first answer, inside the interpreter (its start and imports are left
+# out), and the process's peak RSS (VmHWM: ru_maxrss would start at the
+# parent's).
+PY_FIRST = ("import sys, os, time; sys.path.insert(0, 'python'); import bloomkit\n"
+            "mode, path = sys.argv[1], sys.argv[2]\n"
+            "key = b'https://example.com/never-added'\n"
+            "if mode == 'dupefilter':\n"
+            "    from bloomkit.scrapy import BloomDupeFilter\n"
+            "    from scrapy import Request\n"
+            "    req = Request('https://example.com/never-added')\n"
+            "t = time.perf_counter()\n"
+            "if mode == 'load':\n"
+            "    answer = key in bloomkit.load(path)\n"
+            "elif mode == 'open':\n"
+            "    answer = key in bloomkit.open(path)\n"
+            "else:\n"
+            "    answer = BloomDupeFilter(os.path.dirname(path)).request_seen(req)\n"
+            "t = time.perf_counter() - t\n"
+            "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
+            "print(t, hwm[0].split()[1])\n")
+
+
+def python_first(work, paged, master):
+    """`bloomkit.load`, `bloomkit.open` and the Scrapy dupefilter's start
+    (`BloomDupeFilter` on a JOBDIR holding the state, then one
+    `request_seen`) on the 2 GB seen-set, paged against version 1."""
+    try:
+        import scrapy  # noqa: F401  (the dupefilter row needs it)
+        modes = ["load", "open", "dupefilter"]
+    except ImportError:
+        print("\n(bench/seenset.py: no Scrapy for this Python: the dupefilter row is skipped)")
+        modes = ["load", "open"]
+    jobs = {}
+    for name in ("paged", "v1"):
+        jobs[name] = os.path.join(work, "job-" + name)
+        os.makedirs(jobs[name], exist_ok=True)
+    state = {"paged": os.path.join(jobs["paged"], "requests.bloom"),
+             "v1": os.path.join(jobs["v1"], "requests.bloom")}
+    os.link(paged, state["paged"])
+
+    def first(mode, name, cold):
+        path = state[name]
+        if name == "v1":
+            subprocess.run(["cp", "--sparse=always", master, path], check=True)
+        os.sync()
+        if cold:
+            fd = os.open(path, os.O_RDONLY)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            os.close(fd)
+        p = subprocess.run([sys.executable, "-c", PY_FIRST, mode, path], capture_output=True,
+                           check=True, text=True)
+        marker = path + ".open"
+        if os.path.exists(marker):
+            os.unlink(marker)
+        t, rss = p.stdout.split()
+        return float(t), int(rss)
+
+    print()
+    print("From Python (a new interpreter each run; the time from the call that opens the "
+          "state to its first answer, in the process, and the process's peak RSS):")
+    print()
+    print("| call | paged state | version-1 state, read whole | ratio |")
+    print("|---|---|---|---|")
+    what = {"load": "`bloomkit.load(S)`, then `key in f`",
+            "open": "`bloomkit.open(S)`, then `key in f`",
+            "dupefilter": "Scrapy `BloomDupeFilter(JOBDIR)`, then `request_seen`"}
+    for cold in (False, True):
+        for mode in modes:
+            a, b = [], []
+            for _ in range(RUNS):
+                a.append(first(mode, "paged", cold))
+                b.append(first(mode, "v1", cold))
+            ta, ra = (statistics.median(x[i] for x in a) for i in range(2))
+            tb, rb = (statistics.median(x[i] for x in b) for i in range(2))
+            print(f"| {what[mode]}, {'cold' if cold else 'warm'} cache | {ta * 1000:.1f} ms, "
+                  f"{ra / 1024:.1f} MB | {tb * 1000:.1f} ms, {rb / 1024:.1f} MB | "
+                  f"{tb / ta:.1f}x |" if tb < 10 * ta else f"{tb / ta:.0f}x |")
+    os.unlink(state["paged"])
+    os.unlink(state["v1"])
+
 
 # One value of a bitmap file from Python, as a program that keeps one
 # between runs does: load it, test or set one value (then save).
