@@ -38,6 +38,9 @@
 #include "join_source.h"
 #include "mapguard.h"
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -112,9 +115,13 @@ static inline uint32_t meta_stamp(uint64_t m)
     return (uint32_t)(m & (MAX_INPUTS - 1));
 }
 
+/* The table's own hash, used nowhere else: XXH3's 64-bit form, which
+ * mixes a short line in fewer steps than the 128-bit one the other joins
+ * share (user time of 2 x 10M URL lines 1.07 -> 1.00 s, 6 alternating
+ * runs). */
 static inline uint64_t line_hash(uint64_t seed, const char *line, size_t len)
 {
-    return bkc_join_hash(seed, line, len).lo;
+    return XXH3_64bits_withSeed(line, len, seed);
 }
 
 /* The home slot: h scaled to [0, nslots) by multiply-shift (any table
