@@ -213,20 +213,28 @@ static size_t put_varint(unsigned char *out, uint64_t v)
     return n;
 }
 
+/* The bytes put_varint writes for v. */
+static size_t varint_size(uint64_t v)
+{
+    size_t n = 1;
+    for (; v >= 0x80; v >>= 7)
+        n++;
+    return n;
+}
+
 int bkc_spill_add(bkc_spill_t *s, uint32_t part, uint64_t h, const char *line, size_t len)
 {
     if (s->failed)
         return -1;
     part_t *p = &s->parts[part];
     unsigned char hdr[10 + 8];
-    size_t hn = put_varint(hdr, len);
-    memcpy(hdr + hn, &h, 8);
-    hn += 8;
+    size_t hn = varint_size(len) + 8;
     size_t need = hn + len;
     if (need > s->bufsize) {
         /* A line longer than a buffer is a block of its own. */
         if (flush_part(s, p) != 0)
             return -1;
+        memcpy(hdr + put_varint(hdr, len), &h, 8);
         uint64_t off = s->size;
         if (write_all(s, (const char *)hdr, hn) != 0 || write_all(s, line, len) != 0)
             return -1;
@@ -244,9 +252,14 @@ int bkc_spill_add(bkc_spill_t *s, uint32_t part, uint64_t h, const char *line, s
     }
     if (s->bufsize - p->used < need && flush_part(s, p) != 0)
         return -1;
-    memcpy(p->buf + p->used, hdr, hn);
+    /* The header written in place: copied from beside, its few bytes of
+     * varying length were a library call of their own, one a line (user
+     * time of `common --memory 256M` on 2 x 10M URLs: 1.98 -> 1.88 s and
+     * 1.67 -> 1.59 s, medians of two sets of alternating runs). */
+    unsigned char *d = (unsigned char *)p->buf + p->used;
+    memcpy(d + put_varint(d, len), &h, 8);
     if (len)
-        memcpy(p->buf + p->used + hn, line, len);
+        memcpy(d + hn, line, len);
     p->used += need;
     p->bytes += need;
     return 0;
