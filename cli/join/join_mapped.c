@@ -168,10 +168,10 @@ typedef struct mapped {
  * read no further than len + 2 bytes. */
 static inline bool line_is(const mapped_t *m, uint64_t at, const char *line, size_t len)
 {
-    if (at > m->size || len > m->size - at)
-        return false; /* the file changed since the entry was made */
+    uint64_t left = m->size - at; /* at < size: entries are the input's lines */
+    if (len > left)
+        return false;
     const char *a = m->base + at;
-    uint64_t left = m->size - at;
     if (memcmp(a, line, len) != 0)
         return false;
     if (len == left)
@@ -801,7 +801,8 @@ static void *print_sorted_part(void *vp)
         for (uint64_t i = 0; i < n; i++) {
             const char *line = r->a.base + meta_off(v[i]);
             size_t len;
-            if (line > end || (map_line(line, end, &len), len >= p->out_cap - used)) {
+            (void)map_line(line, end, &len);
+            if (len >= p->out_cap - used) {
                 e->changed = true; /* lines overlap: the input was rewritten */
                 break;
             }
@@ -872,10 +873,9 @@ static int emit_gathered(run_t *r, uint64_t m)
     const char *end = r->a.base + r->a.size;
     for (uint64_t i = 0; i < m; i++) {
         const char *line = r->a.base + meta_off(v[i]);
-        size_t len = 0;
-        if (line <= end)
-            (void)map_line(line, end, &len);
-        if (bkc_join_emit(r->join, line <= end ? line : end, len) != 0)
+        size_t len;
+        (void)map_line(line, end, &len);
+        if (bkc_join_emit(r->join, line, len) != 0)
             return -1;
     }
     return 0;
