@@ -539,6 +539,22 @@ static int refuse(RedisModuleCtx *ctx, const char *msg)
     return RedisModule_ReplyWithError(ctx, msg);
 }
 
+/* No fingerprint is held (the header's or the filter's item count). */
+static bool holds_nothing(const bk_cuckoo_t *c)
+{
+    bk_cuckoo_shape_t sh;
+    bk_cuckoo_shape(c, &sh);
+    return sh.items == 0;
+}
+
+static bool all_zero(const char *buf, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (buf[i])
+            return false;
+    return true;
+}
+
 /* CF.LOADCHUNK key iterator data */
 static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
@@ -562,20 +578,34 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
                   : st == CF_NOMEM ? "ERR out of memory opening the filter"
                                    : REDISMODULE_ERRORMSG_WRONGTYPE;
         else if ((err = bkr_cf_from_header(buf, len, bkr_cap(ctx), &c)) == NULL) {
-            bkr_cf_t *fresh = bkr_cf_new(c, mark);
-            fresh->pending = bk_cuckoo_bytes(c);
-            RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, fresh);
+            /* A header that counts no items describes zeroed buckets, all
+             * there already: the key is whole and serves commands now, as
+             * RedisBloom's does. Its dump's chunks (zeros) are taken below. */
+            if (holds_nothing(c)) {
+                RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, bkr_cf_value(&c, mark));
+            } else {
+                bkr_cf_t *fresh = bkr_cf_new(c, mark);
+                fresh->pending = bk_cuckoo_bytes(c);
+                RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, fresh);
+            }
         }
     } else if (st == CF_FOUND) {
         /* RedisBloom refuses a chunk that does not fit, and writes one that
-         * does over the filter's bytes (answering OK): refused here */
+         * does over the filter's bytes (answering OK). Zeros over a filter
+         * that holds nothing are that write (the rest of an empty filter's
+         * dump): made, changing nothing. Any other chunk would erase or
+         * invent fingerprints: refused, in RedisBloom's words for a chunk
+         * it cannot take (the key is RedisBloom's, byte for byte). */
         if (len == 0 || (uint64_t)pos < len + 1 ||
             (uint64_t)pos - len - 1 > bk_cuckoo_bytes(o->c) ||
             len > bk_cuckoo_bytes(o->c) - ((uint64_t)pos - len - 1))
             err = "Couldn't load chunk!";
+        else if (holds_nothing(o->c) && all_zero(buf, len))
+            err = bk_cuckoo_write(o->c, (uint64_t)pos - len - 1, buf, len) == BK_OK
+                      ? NULL
+                      : "Couldn't load chunk!";
         else
-            err = "ERR the filter is complete; a restore starts with the header chunk "
-                  "(iterator 1) on a new key";
+            err = "Couldn't load chunk!";
     } else if (st != CF_LOADING) {
         err = st == CF_EMPTY   ? "ERR not found"
               : st == CF_NOMEM ? "ERR out of memory opening the filter"

@@ -50,8 +50,14 @@
 #define RB_ENCVER 4
 #define RB_HDR 20u
 #define RB_LINK 53u
-/* RedisBloom loads at most this many links from an RDB (its own check). */
-#define RB_MAX_LINKS 1000u
+/* The most links an RDB may give a chain: more than either module can
+ * make (each link's error is half the one before, RedisBloom's
+ * tightening, and a double below 1 halves to 0 within 1,075 steps: a
+ * capacity of 1 at 0.0001 with EXPANSION 1 stops at 1,010 links here,
+ * 1,061 in RedisBloom), while bounding what a hostile RESTORE payload
+ * makes us allocate before its links are read. RedisBloom 2.8.20's own
+ * load has no bound. */
+#define RB_MAX_LINKS 2048u
 
 /* A key restored by LOADCHUNK whose last chunk had not arrived when it was
  * saved: bit 32 of the BF options and of the CF max-iterations, fields
@@ -211,9 +217,20 @@ const char *bkr_rb_load_header(RedisModuleCtx *ctx, RedisModuleKey *key, const c
     if (!f)
         return why;
     bkr_obj_t *o = bkr_obj_new(BKR_BF, f, mark);
-    o->rb_pending = bk_redisbloom_bytes(f);
+    /* A header that counts no items describes zeroed bits, all there
+     * already: the key is whole and serves commands now, as RedisBloom's
+     * does (its dump's zero chunks are still taken, below). */
+    o->rb_pending = bk_filter_items(f) ? bk_redisbloom_bytes(f) : 0;
     RedisModule_ModuleTypeSetValue(key, bkr_type_rb, o);
     return NULL;
+}
+
+static bool all_zero(const char *buf, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (buf[i])
+            return false;
+    return true;
 }
 
 const char *bkr_rb_load_chunk(bkr_obj_t *o, long long it, const char *buf, size_t len,
@@ -226,10 +243,18 @@ const char *bkr_rb_load_chunk(bkr_obj_t *o, long long it, const char *buf, size_
     uint64_t total = bk_redisbloom_bytes(o->f), off = (uint64_t)it - len - 1;
     if (off >= total)
         return "ERR invalid offset - no link found";
-    /* RedisBloom writes it over the filter's bits (and answers OK) */
-    if (!o->rb_pending)
-        return "ERR the filter is complete; a restore starts with the header chunk (iterator "
-               "1) on a new key";
+    /* RedisBloom writes it over the filter's bits (and answers OK). Zeros
+     * over a filter that holds nothing are that write (the rest of an
+     * empty filter's dump): made, changing nothing. Any other chunk would
+     * erase or invent bits: refused, in RedisBloom's words for data it
+     * cannot take (the key is RedisBloom's, byte for byte). */
+    if (!o->rb_pending) {
+        if (bk_filter_items(o->f) == 0 && all_zero(buf, len))
+            return bk_redisbloom_write(o->f, off, buf, len, NULL) == BK_OK
+                       ? NULL
+                       : "ERR invalid chunk - Too big for current filter";
+        return "ERR received bad data";
+    }
     /* RedisBloom takes any chunk anywhere and answers OK; a chunk left
      * out, cut short or sent empty then leaves zeroed bits that answer
      * "absent" for added items. The sizes are known: chunks must arrive

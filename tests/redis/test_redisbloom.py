@@ -333,6 +333,12 @@ def test_loadchunk_and_replica():
         m.stop()
 
 
+# RedisBloom's replies to a chunk it does not take, which bloomkit gives
+# for a data chunk sent to a whole RedisBloom-format key (RedisBloom would
+# write it over the key's bits).
+RB_REFUSAL = {"BF": "received bad data", "CF": "Couldn't load chunk!"}
+
+
 def load_sequence(r, cmd, key, chunks):
     """Sends chunks with `cmd`; the error texts (None for OK), in order."""
     errs = []
@@ -388,10 +394,43 @@ def test_chunk_sequences():
                      not any(errs) and sequence_answers(r, fam, key, items) == "whole", errs)
             it, d = chunks[1]
             e = tm.error_of(r.execute_command, cmd, key, it, bytes(len(d)))
-            tm.check("%s chunks: a data chunk sent to a complete key is refused" % fam,
-                     e is not None and "complete" in e, e)
+            tm.check("%s chunks: a data chunk sent to a complete key is refused, in "
+                     "RedisBloom's words" % fam, e == RB_REFUSAL[fam], e)
             tm.check("%s chunks: ... and the key keeps every item" % fam,
                      sequence_answers(r, fam, key, items) == "whole")
+            # an empty filter's dump: its header counts no items, so the
+            # key is whole at once (RedisBloom serves it too) and the dump's
+            # zero chunks after it are taken
+            # (the source's shape, holding nothing: item counts and data
+            # zeroed; SCANDUMP of an empty CF key has no chunks, RedisBloom's
+            # neither, but an AOF rewrite writes them)
+            empty = fam + ":empty"
+            ehdr = bytearray(chunks[0][1])
+            ehdr[0:8] = bytes(8)
+            if fam == "BF":
+                for j in range(ehdr[8]):
+                    o = 20 + 53 * j + 16
+                    ehdr[o:o + 8] = bytes(8)
+            else:
+                ehdr[16:24] = bytes(8)  # deletes
+            edump = [(1, bytes(ehdr))] + [(it, bytes(len(d))) for it, d in chunks[1:]]
+            errs = load_sequence(r, cmd, empty + "2", edump)
+            tm.check("%s chunks: an empty filter's dump restores, every chunk taken" % fam,
+                     not any(errs) and tm.dump_all(r, fam, empty + "2") ==
+                     (edump if fam == "BF" else []), errs)
+            load_sequence(r, cmd, empty + "3", edump[:1])
+            added = r.execute_command(fam + ".ADD", empty + "3", "x")
+            tm.check("%s chunks: an empty filter's header alone makes a key that takes adds"
+                     % fam, added == 1, added)
+            it, d = edump[1]
+            e = tm.error_of(r.execute_command, cmd, empty + "3", it, d)
+            tm.check("%s chunks: ... then its zero chunk is refused (it would erase x)" % fam,
+                     e == RB_REFUSAL[fam] and
+                     r.execute_command(fam + ".EXISTS", empty + "3", "x") == 1, e)
+            e = tm.error_of(r.execute_command, cmd, empty + "2", it, b"\x01" + d[1:])
+            tm.check("%s chunks: a non-zero chunk into a whole empty key is refused" % fam,
+                     e == RB_REFUSAL[fam] and
+                     r.execute_command(fam + ".EXISTS", empty + "2", "x") == 0, e)
             # a broken restore is started again from its header, and works
             key = fam + ":again"
             load_sequence(r, cmd, key, chunks[:2])
@@ -431,6 +470,23 @@ def test_chunk_sequences():
             tm.check("%s: ... and the whole dump again restores it" % fam,
                      not any(errs) and
                      sequence_answers(r, fam, key, ANSWERS[src]["items"]) == "whole", errs)
+        # an empty CF key, rewritten as commands, is its header and zero
+        # chunks; the header makes it whole, and the replay takes the chunks
+        r.execute_command("CF.RESERVE", "cfempty", 5000)
+        empty_info = r.execute_command("CF.INFO", "cfempty")
+        r.config_set("aof-use-rdb-preamble", "no")
+        r.bgrewriteaof()
+        for _ in range(200):
+            p = r.info("persistence")
+            if p["aof_rewrite_in_progress"] == 0 and p["aof_rewrite_scheduled"] == 0:
+                break
+            time.sleep(0.05)
+        s.stop()
+        s.start()
+        r = s.r
+        tm.check("CF: an empty key replays from a rewritten AOF (header, zero chunks)",
+                 r.execute_command("CF.INFO", "cfempty") == empty_info and
+                 r.execute_command("CF.ADD", "cfempty", "y") == 1)
     finally:
         s.stop()
 
@@ -764,6 +820,34 @@ def test_layout_redisbloom():
                  r.type("huge") == b"none", e)
         tm.check("layout: SEED and TIGHTENING make bloomkit's keys",
                  r.type("own") == b"bkbloom-1" and r.type("own2") == b"bkbloom-1")
+        # a chunk RedisBloom would write over a whole key's bits is refused,
+        # with RedisBloom's text for data it does not take
+        for fam, key in (("BF", "bf:small"), ("CF", "cf1")):
+            if fam == "CF":
+                r.execute_command("CF.RESERVE", key, 100)
+                r.execute_command("CF.ADD", key, "a")
+            before = tm.dump_all(r, fam, key)
+            it, d = before[1]
+            e = tm.error_of(r.execute_command, fam + ".LOADCHUNK", key, it, bytes(len(d)))
+            tm.check("layout: %s.LOADCHUNK into a whole key refused in RedisBloom's words" % fam,
+                     e == RB_REFUSAL[fam] and
+                     tm.dump_all(r, fam, key) == before, e)
+        # the longest chain (each link's error half the last, until a double
+        # cannot hold it) is saved and loaded: RedisBloom 2.8.20 makes and
+        # loads such keys (1,061 links) and a load that refused it would
+        # stop the server at its next start
+        r.execute_command("BF.RESERVE", "long", "0.0001", "1", "EXPANSION", "1")
+        names = ["l%d" % i for i in range(5000)]
+        tm.error_of(r.execute_command, "BF.MADD", "long", *names)
+        links = r.execute_command("BF.INFO", "long", "FILTERS")
+        links = links[0] if isinstance(links, list) else links
+        before = tm.dump_all(r, "BF", "long")
+        r.save()
+        s.stop()
+        s.start()
+        r = s.r
+        tm.check("layout: a chain of %d links (over 1,000) loads from the RDB" % links,
+                 links > 1000 and tm.dump_all(r, "BF", "long") == before, links)
     finally:
         s.stop()
 
