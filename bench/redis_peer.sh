@@ -163,6 +163,10 @@ echo
 PYR=/usr/bin/python3
 [ -x "$PYR" ] || PYR=python3
 "$PYR" bench/redis_server_time.py "$BK_PORT" "$RB_PORT" 2>/dev/null || echo "(needs python3-redis)"
+echo
+echo "Server time of a key's creation (INFO commandstats, without the network):"
+echo
+"$PYR" bench/redis_create_time.py "$BK_PORT" "$RB_PORT" 2>/dev/null || echo "(needs python3-redis)"
 
 # per_key PORT COUNT CMD...: used_memory per key over COUNT keys made by
 # CMD with KEY replaced by k0, k1, ...
