@@ -176,6 +176,22 @@ bool bkr_parse_options_or_reply(RedisModuleCtx *ctx, RedisModuleString **argv, i
 {
     bool expansion_given = false;
     o->items = -1;
+    /* RedisBloom's BF.RESERVE looks for NONSCALING and EXPANSION before it
+     * reads EXPANSION's value: with both, that is the error, whatever the
+     * value (EXPANSION last is "no expansion", below). */
+    if (!(allowed & BKR_OPT_INSERT) && (allowed & BKR_OPT_NONSCALING)) {
+        int ns = -1, ex = -1;
+        for (int i = from; i < argc; i++) {
+            if (ns < 0 && bkr_arg_is(argv[i], "NONSCALING"))
+                ns = i;
+            if (ex < 0 && bkr_arg_is(argv[i], "EXPANSION"))
+                ex = i;
+        }
+        if (ns >= 0 && ex >= 0 && ex + 1 < argc) {
+            RedisModule_ReplyWithError(ctx, "Nonscaling filters cannot expand");
+            return false;
+        }
+    }
     for (int i = from; i < argc; i++) {
         bool valued;
         unsigned kind = option_kind(argv[i], &valued);

@@ -110,18 +110,22 @@ int bkr_cmd_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     static const char *const fields[] = {"CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"};
     static const char *const labels[] = {"Capacity", "Size", "Number of filters",
                                          "Number of items inserted", "Expansion rate"};
+    /* The key first, then the field: a missing key or one of another type
+     * answers as it does without a field (RedisBloom's order). */
+    RedisModuleKey *key;
+    bkr_obj_t *o = bkr_open_or_reply(ctx, argv[1], REDISMODULE_READ, BKR_BF, &key);
+    if (!o)
+        return REDISMODULE_OK;
     int only = -1;
     if (argc == 3) {
         for (int i = 0; i < 5; i++)
             if (bkr_arg_is(argv[2], fields[i]))
                 only = i;
-        if (only < 0)
-            return RedisModule_ReplyWithError(ctx, "Invalid information value");
+        if (only < 0) {
+            RedisModule_ReplyWithError(ctx, "Invalid information value");
+            return bkr_done(key);
+        }
     }
-    RedisModuleKey *key;
-    bkr_obj_t *o = bkr_open_or_reply(ctx, argv[1], REDISMODULE_READ, BKR_BF, &key);
-    if (!o)
-        return REDISMODULE_OK;
     bk_filter_shape_t shape; /* O(1): INFO never reads the payload */
     bk_filter_shape(o->f, &shape);
     const bk_filter_shape_t *in = &shape;

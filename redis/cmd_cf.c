@@ -547,14 +547,6 @@ static bool holds_nothing(const bk_cuckoo_t *c)
     return sh.items == 0;
 }
 
-static bool all_zero(const char *buf, size_t len)
-{
-    for (size_t i = 0; i < len; i++)
-        if (buf[i])
-            return false;
-    return true;
-}
-
 /* CF.LOADCHUNK key iterator data */
 static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
@@ -580,7 +572,8 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         else if ((err = bkr_cf_from_header(buf, len, bkr_cap(ctx), &c)) == NULL) {
             /* A header that counts no items describes zeroed buckets, all
              * there already: the key is whole and serves commands now, as
-             * RedisBloom's does. Its dump's chunks (zeros) are taken below. */
+             * RedisBloom's does. Its dump's chunks (zeros) are taken below,
+             * as chunks equal to the bytes there. */
             if (holds_nothing(c)) {
                 RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, bkr_cf_value(&c, mark));
             } else {
@@ -590,22 +583,20 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
             }
         }
     } else if (st == CF_FOUND) {
-        /* RedisBloom refuses a chunk that does not fit, and writes one that
-         * does over the filter's bytes (answering OK). Zeros over a filter
-         * that holds nothing are that write (the rest of an empty filter's
-         * dump): made, changing nothing. Any other chunk would erase or
-         * invent fingerprints: refused, in RedisBloom's words for a chunk
-         * it cannot take (the key is RedisBloom's, byte for byte). */
-        if (len == 0 || (uint64_t)pos < len + 1 ||
-            (uint64_t)pos - len - 1 > bk_cuckoo_bytes(o->c) ||
-            len > bk_cuckoo_bytes(o->c) - ((uint64_t)pos - len - 1))
-            err = "Couldn't load chunk!";
-        else if (holds_nothing(o->c) && all_zero(buf, len))
-            err = bk_cuckoo_write(o->c, (uint64_t)pos - len - 1, buf, len) == BK_OK
-                      ? NULL
-                      : "Couldn't load chunk!";
-        else
-            err = "Couldn't load chunk!";
+        /* RedisBloom's checks (its CF_LoadEncodedChunk): the chunk must
+         * lie in one sub-filter. It then writes the chunk over
+         * the buckets and answers OK. A chunk equal to the bytes there is
+         * that write, changing nothing (a dump sent again, the rest of an
+         * empty filter's dump): OK. Any other would erase or invent
+         * fingerprints: refused, in RedisBloom's words for a chunk it does
+         * not take (the key is RedisBloom's, byte for byte). */
+        uint64_t bytes = bk_cuckoo_bytes(o->c), off = (uint64_t)pos - len - 1, n = 0;
+        const void *have = NULL;
+        err = "Couldn't load chunk!";
+        if (len > 0 && (uint64_t)pos >= len + 1 && off < bytes &&
+            bk_cuckoo_read(o->c, off, len, &have, &n) == BK_OK && n == len &&
+            memcmp(have, buf, len) == 0)
+            err = NULL;
     } else if (st != CF_LOADING) {
         err = st == CF_EMPTY   ? "ERR not found"
               : st == CF_NOMEM ? "ERR out of memory opening the filter"

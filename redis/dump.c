@@ -187,6 +187,10 @@ static int load_header(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleStri
         return RedisModule_ReplyWithSimpleString(ctx, "OK");
     }
     if (!get_header(buf, len, family, &total) || total == 0) {
+        /* Under LAYOUT redisbloom a BF dump is RedisBloom's, and this is
+         * RedisBloom's answer to a header it cannot read. */
+        if (family == BKR_BF && bkr_config.rb_layout)
+            return refuse(ctx, "ERR received bad data");
         snprintf(msg, sizeof msg, "ERR invalid dump header (not from %s.SCANDUMP)",
                  bkr_family_prefix(family));
         return refuse(ctx, msg);
@@ -310,6 +314,18 @@ static int load_data(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 
+/* A whole RedisBloom chain: RedisBloom takes a chunk with iterator 1 for it
+ * as data at offset it - len - 1, as any other (so only an empty one
+ * fits), not as a header; bloomkit's own keys answer "item exists". */
+static bool rb_whole(RedisModuleKey *key, bkr_family_t family)
+{
+    if (family != BKR_BF || RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_MODULE ||
+        RedisModule_ModuleTypeGetType(key) != bkr_type_rb)
+        return false;
+    const bkr_obj_t *o = RedisModule_ModuleTypeGetValue(key);
+    return o->f && !o->rb_pending;
+}
+
 static int loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                      bkr_family_t family)
 {
@@ -321,10 +337,13 @@ static int loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
     size_t len;
     const char *buf = RedisModule_StringPtrLen(argv[3], &len);
     RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    bkr_obj_t *found;
     if (it < 1) /* RedisBloom 2.8's answers: the key first, then the data */
         refuse(ctx, RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY ? "ERR not found"
-                                                                          : "ERR received bad data");
-    else if (it == 1)
+                    : bkr_lookup(key, family, &found) == BKR_WRONGTYPE
+                        ? REDISMODULE_ERRORMSG_WRONGTYPE
+                        : "ERR received bad data");
+    else if (it == 1 && !rb_whole(key, family))
         load_header(ctx, key, argv[0], argv[1], family, buf, len);
     else
         load_data(ctx, key, argv[0], argv[1], family, it, buf, len);

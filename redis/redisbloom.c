@@ -219,41 +219,36 @@ const char *bkr_rb_load_header(RedisModuleCtx *ctx, RedisModuleKey *key, const c
     bkr_obj_t *o = bkr_obj_new(BKR_BF, f, mark);
     /* A header that counts no items describes zeroed bits, all there
      * already: the key is whole and serves commands now, as RedisBloom's
-     * does (its dump's zero chunks are still taken, below). */
+     * does (its dump's zero chunks are still taken: bkr_rb_load_chunk). */
     o->rb_pending = bk_filter_items(f) ? bk_redisbloom_bytes(f) : 0;
     RedisModule_ModuleTypeSetValue(key, bkr_type_rb, o);
     return NULL;
-}
-
-static bool all_zero(const char *buf, size_t len)
-{
-    for (size_t i = 0; i < len; i++)
-        if (buf[i])
-            return false;
-    return true;
 }
 
 const char *bkr_rb_load_chunk(bkr_obj_t *o, long long it, const char *buf, size_t len,
                               bool *broken)
 {
     *broken = false;
-    /* RedisBloom's checks and replies (its SBChain_LoadEncodedChunk). */
-    if ((uint64_t)it < len + 1)
+    /* RedisBloom's checks and replies, in its order (its
+     * SBChain_LoadEncodedChunk): the chunk's end is it - 1, its start
+     * it - len - 1. */
+    if ((uint64_t)it < len)
         return "ERR received bad data";
     uint64_t total = bk_redisbloom_bytes(o->f), off = (uint64_t)it - len - 1;
-    if (off >= total)
+    if ((uint64_t)it == len || off >= total)
         return "ERR invalid offset - no link found";
-    /* RedisBloom writes it over the filter's bits (and answers OK). Zeros
-     * over a filter that holds nothing are that write (the rest of an
-     * empty filter's dump): made, changing nothing. Any other chunk would
-     * erase or invent bits: refused, in RedisBloom's words for data it
-     * cannot take (the key is RedisBloom's, byte for byte). */
     if (!o->rb_pending) {
-        if (bk_filter_items(o->f) == 0 && all_zero(buf, len))
-            return bk_redisbloom_write(o->f, off, buf, len, NULL) == BK_OK
-                       ? NULL
-                       : "ERR invalid chunk - Too big for current filter";
-        return "ERR received bad data";
+        const void *have = NULL;
+        uint64_t n = 0;
+        if (len > 0 && (bk_redisbloom_read(o->f, off, len, &have, &n) != BK_OK || n < len))
+            return "ERR invalid chunk - Too big for current filter";
+        /* RedisBloom writes it over the filter's bits and answers OK. A
+         * chunk equal to the bits there is that write, changing nothing (a
+         * dump sent again, the rest of an empty filter's dump): OK. Any
+         * other would erase or invent bits: refused, in RedisBloom's words
+         * for data it does not take (the key is RedisBloom's, byte for
+         * byte). */
+        return len == 0 || memcmp(have, buf, len) == 0 ? NULL : "ERR received bad data";
     }
     /* RedisBloom takes any chunk anywhere and answers OK; a chunk left
      * out, cut short or sent empty then leaves zeroed bits that answer

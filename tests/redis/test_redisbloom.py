@@ -422,15 +422,40 @@ def test_chunk_sequences():
             added = r.execute_command(fam + ".ADD", empty + "3", "x")
             tm.check("%s chunks: an empty filter's header alone makes a key that takes adds"
                      % fam, added == 1, added)
+            # the dump's zero chunks again: those over bytes that are still
+            # zeros change nothing and are taken (RedisBloom writes them, to
+            # the same effect); the one over x's bits would erase it
+            before = tm.dump_all(r, fam, empty + "3")
+            errs = load_sequence(r, cmd, empty + "3", edump[1:])
+            tm.check("%s chunks: ... then the dump's zero chunks: the one that would erase x "
+                     "refused, the others taken (%s)" % (fam, errs),
+                     errs.count(RB_REFUSAL[fam]) == 1 and errs.count(None) == len(errs) - 1 and
+                     r.execute_command(fam + ".EXISTS", empty + "3", "x") == 1 and
+                     tm.dump_all(r, fam, empty + "3") == before, errs)
             it, d = edump[1]
-            e = tm.error_of(r.execute_command, cmd, empty + "3", it, d)
-            tm.check("%s chunks: ... then its zero chunk is refused (it would erase x)" % fam,
-                     e == RB_REFUSAL[fam] and
-                     r.execute_command(fam + ".EXISTS", empty + "3", "x") == 1, e)
             e = tm.error_of(r.execute_command, cmd, empty + "2", it, b"\x01" + d[1:])
             tm.check("%s chunks: a non-zero chunk into a whole empty key is refused" % fam,
                      e == RB_REFUSAL[fam] and
                      r.execute_command(fam + ".EXISTS", empty + "2", "x") == 0, e)
+            # a whole key's own dump sent to it again: RedisBloom writes the
+            # same bytes and answers OK, and so does bloomkit, writing nothing;
+            # a header chunk to it is data at offset -len (RedisBloom's
+            # reading): refused, or taken when empty (BF)
+            key = fam + ":whole"
+            own = tm.dump_all(r, fam, key)
+            errs = load_sequence(r, cmd, key, own[1:])
+            tm.check("%s chunks: a whole key's own chunks sent again: each OK, nothing changed"
+                     % fam, not any(errs) and tm.dump_all(r, fam, key) == own, errs)
+            # (RedisBloom's BF.LOADCHUNK reads it as data at offset
+            # it - len - 1; its CF.LOADCHUNK answers "item exists")
+            e = tm.error_of(r.execute_command, cmd, key, 1, own[0][1])
+            tm.check("%s chunks: a header chunk to a whole key: RedisBloom's refusal" % fam,
+                     e == ("received bad data" if fam == "BF" else "item exists") and
+                     tm.dump_all(r, fam, key) == own, e)
+            e = tm.error_of(r.execute_command, cmd, key, 1, b"")
+            tm.check("%s chunks: an empty chunk at iterator 1 of a whole key: %s" %
+                     (fam, "OK" if fam == "BF" else "item exists"),
+                     e == (None if fam == "BF" else "item exists"), e)
             # a broken restore is started again from its header, and works
             key = fam + ":again"
             load_sequence(r, cmd, key, chunks[:2])
@@ -852,6 +877,48 @@ def test_layout_redisbloom():
         s.stop()
 
 
+def test_reply_order():
+    """Which error a command gives when several apply is RedisBloom 2.8.20's
+    (its rebloom.c: the order of its checks), found by sending random
+    commands to both modules: BF.INFO looks at the key before the field;
+    BF.LOADCHUNK with an iterator below 1 at the key's type before the
+    data; BF.RESERVE refuses NONSCALING with EXPANSION before reading the
+    expansion; under LAYOUT redisbloom a header it cannot read is "received
+    bad data"."""
+    s = tm.Server("rb-order", module_args=["LAYOUT", "redisbloom"]).start()
+    try:
+        r = s.r
+        r.set("str", "v")
+        r.execute_command("CF.ADD", "cf", "x")
+        r.execute_command("BF.ADD", "bf", "x")
+        cases = [
+            (("BF.INFO", "missing", "junk"), "not found"),
+            (("BF.INFO", "str", "junk"), "WRONGTYPE Operation against a key holding the wrong "
+                                          "kind of value"),
+            (("BF.INFO", "cf", "junk"), "WRONGTYPE Operation against a key holding the wrong "
+                                         "kind of value"),
+            (("BF.INFO", "bf", "junk"), "Invalid information value"),
+            (("BF.LOADCHUNK", "cf", -1, "abc"), "WRONGTYPE Operation against a key holding "
+                                                 "the wrong kind of value"),
+            (("BF.LOADCHUNK", "missing", -1, "abc"), "not found"),
+            (("BF.LOADCHUNK", "bf", -1, "abc"), "received bad data"),
+            (("BF.LOADCHUNK", "new", 1, "abc"), "received bad data"),
+            (("BF.LOADCHUNK", "new", 1, ""), "received bad data"),
+            (("BF.RESERVE", "n", 0.001, 7, "EXPANSION", -1, "NONSCALING"),
+             "Nonscaling filters cannot expand"),
+            (("BF.RESERVE", "n", 0.001, 7, "NONSCALING", "EXPANSION", "x"),
+             "Nonscaling filters cannot expand"),
+            (("BF.RESERVE", "n", 0.001, 7, "NONSCALING", "EXPANSION"), "no expansion"),
+        ]
+        for args, want in cases:
+            e = tm.error_of(r.execute_command, *args)
+            tm.check("order: %s -> %s" % (" ".join(str(a) for a in args), want), e == want, e)
+        tm.check("order: nothing was made by the refused calls",
+                 r.exists("new") == 0 and r.exists("n") == 0)
+    finally:
+        s.stop()
+
+
 def test_cf_compact_keys():
     """CF keys of one sub-filter are compact (48 bytes beside the buckets):
     10,000 CF.RESERVE 1000 keys cost at most RedisBloom 2.8.20's 1,160
@@ -932,6 +999,7 @@ def main():
     test_cf_resp3_booleans()
     test_hostile_calls()
     test_layout_redisbloom()
+    test_reply_order()
     test_cf_compact_keys()
 
 
