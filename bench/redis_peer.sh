@@ -34,12 +34,13 @@ why=$(sh bench/redisbloom_build.sh "$RB") || { echo "bench/redis_peer.sh: skippe
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
-# start NAME MODULE: a server for the module; its port in $WORK/NAME.port
+# start NAME MODULE [ARGS]: a server for the module (with its module
+# arguments); its port in $WORK/NAME.port
 start() {
     mkdir -p "$WORK/$1"
     port=$(free_port)
     redis-server --port "$port" --bind 127.0.0.1 --daemonize no --dir "$WORK/$1" --save '' \
-        --appendonly no --logfile "$WORK/$1/log" --loadmodule "$2" &
+        --appendonly no --logfile "$WORK/$1/log" --loadmodule "$2" ${3:-} &
     PIDS="$PIDS $!"
     echo "$port" >"$WORK/$1.port"
     i=0
@@ -167,6 +168,12 @@ echo
 echo "Server time of a key's creation (INFO commandstats, without the network):"
 echo
 "$PYR" bench/redis_create_time.py "$BK_PORT" "$RB_PORT" 2>/dev/null || echo "(needs python3-redis)"
+echo
+echo "Replies compared byte for byte with RedisBloom's (random command sequences, bench/redis_replies.py):"
+echo
+start bkrb "$MODULE" "LAYOUT redisbloom"
+echo "- LAYOUT redisbloom: $("$PYR" bench/redis_replies.py "$(cat "$WORK/bkrb.port")" "$RB_PORT" BF,CF)"
+echo "- default layout: $("$PYR" bench/redis_replies.py "$BK_PORT" "$RB_PORT" CF)"
 
 # per_key PORT COUNT CMD...: used_memory per key over COUNT keys made by
 # CMD with KEY replaced by k0, k1, ...

@@ -28,9 +28,20 @@
  *            [SEED seed] [TIGHTENING ratio]: at most 11 arguments with the
  *            command's name (9 refused SEED and TIGHTENING together with
  *            EXPANSION, a valid call) */
+/* Whether argv[4..] has an option only bloomkit's BF.RESERVE takes (SEED,
+ * TIGHTENING): without one, more than 7 arguments are RedisBloom's "wrong
+ * number of arguments", checked before any value. */
+static bool own_option(RedisModuleString **argv, int argc)
+{
+    for (int i = 4; i < argc; i++)
+        if (bkr_arg_is(argv[i], "SEED") || bkr_arg_is(argv[i], "TIGHTENING"))
+            return true;
+    return false;
+}
+
 int bkr_cmd_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc < 4 || argc > 11)
+    if (argc < 4 || argc > 11 || (argc > 7 && !own_option(argv, argc)))
         return RedisModule_WrongArity(ctx);
     bkr_options_t o = {.p = bkr_defaults(BKR_BF)};
     if (!bkr_rate_capacity_or_reply(ctx, argv, &o.p) ||

@@ -909,6 +909,8 @@ def test_reply_order():
             (("BF.RESERVE", "n", 0.001, 7, "NONSCALING", "EXPANSION", "x"),
              "Nonscaling filters cannot expand"),
             (("BF.RESERVE", "n", 0.001, 7, "NONSCALING", "EXPANSION"), "no expansion"),
+            (("BF.RESERVE", "n", 0.001, "x", "EXPANSION", 2, "NONSCALING", "NONSCALING"),
+             "wrong number of arguments for 'bf.reserve' command"),
         ]
         for args, want in cases:
             e = tm.error_of(r.execute_command, *args)

@@ -1,0 +1,164 @@
+"""Replies compared with RedisBloom's (bench/redis_peer.sh): the same random
+command sequences sent to two servers, bloomkit.so's and RedisBloom's, and
+every reply compared byte for byte, in RESP2 and RESP3.
+
+    redis_replies.py BLOOMKIT_PORT REDISBLOOM_PORT FAMILIES [SEQUENCES]
+
+FAMILIES is "BF,CF" for a bloomkit server under LAYOUT redisbloom (its BF
+keys are RedisBloom's chains) or "CF" for one in the default layout (CF keys
+are RedisBloom's in both). Each sequence starts from FLUSHALL and runs up to
+40 commands on four keys (one of them often a string): valid and invalid
+arguments, arities, types, options in any order, chunks, growth; no
+unknown option words (bloomkit refuses them where RedisBloom reads a word
+by its first letter or ignores it: docs/REDIS.md). A sequence
+stops at its first difference, which is printed with the commands before it.
+Prints one summary line; exit status 0 either way (a benchmark prints)."""
+import random
+import socket
+import sys
+
+KEYS = ["a", "b", "c", "s"]
+ITEMS = ["x%d" % i for i in range(400)]
+
+
+def encode(args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+class Conn:
+    """A raw RESP connection: a reply is returned as its bytes."""
+
+    def __init__(self, port, protocol):
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.file = self.sock.makefile("rb")
+        if protocol == 3:
+            self.call(["HELLO", "3"])
+
+    def reply(self):
+        line = self.file.readline()
+        kind, parts = line[:1], [line]
+        if kind in b"$=!":
+            n = int(line[1:-2])
+            if n >= 0:
+                parts.append(self.file.read(n + 2))
+        elif kind in b"*~>":
+            for _ in range(max(int(line[1:-2]), 0)):
+                parts.append(self.reply())
+        elif kind in b"%|":
+            for _ in range(2 * int(line[1:-2])):
+                parts.append(self.reply())
+        return b"".join(parts)
+
+    def call(self, args):
+        self.sock.sendall(encode(args))
+        return self.reply()
+
+
+def command(rnd, families):
+    """One random command of the given families (or a plain one)."""
+    key = rnd.choice(KEYS)
+    number = lambda: rnd.choice([0, 1, 2, 3, 7, 100, 1000, -1, "abc", "1e3", "0.5", 32768,
+                                 1024, "", "1.0", "18446744073709551616"])
+    rate = lambda: rnd.choice([0.01, 0.001, 0.5, 1, 0, -0.1, 2, "abc", "1e-3", "0.1", 1e-10])
+    some = lambda most: rnd.sample(ITEMS, rnd.randint(0, most))
+    family = rnd.choice(families) if rnd.random() < 0.95 else "plain"
+    if family == "plain":
+        return rnd.choice([["SET", "s", "v"], ["DEL", key], ["TYPE", key]])
+    if family == "CF":
+        name = rnd.choice(["RESERVE", "ADD", "ADDNX", "INSERT", "INSERTNX", "EXISTS",
+                           "MEXISTS", "DEL", "COUNT", "INFO", "COMPACT", "SCANDUMP",
+                           "LOADCHUNK"])
+        cmd = ["CF." + name, key]
+        if name == "RESERVE":
+            cmd.append(number())
+            for opt in ("BUCKETSIZE", "MAXITERATIONS", "EXPANSION"):
+                if rnd.random() < 0.4:
+                    cmd += [opt, number()]
+        elif name in ("ADD", "ADDNX", "EXISTS", "DEL", "COUNT"):
+            cmd.append(rnd.choice(ITEMS))
+        elif name == "MEXISTS":
+            cmd += some(40)
+        elif name in ("INSERT", "INSERTNX"):
+            if rnd.random() < 0.3:
+                cmd += ["CAPACITY", number()]
+            if rnd.random() < 0.2:
+                cmd.append("NOCREATE")
+            if rnd.random() < 0.9:
+                cmd += ["ITEMS"] + some(60)
+        elif name == "SCANDUMP":
+            # (not an iterator inside a chunk: RedisBloom reads past its
+            # buckets there, docs/REDIS.md)
+            cmd.append(rnd.choice([0, 1, -1, "x", 100000]))
+        elif name == "LOADCHUNK":
+            cmd += [rnd.choice([0, 1, 2, -1, "x", 3]), rnd.choice(["", "abc", "\0" * 8])]
+    else:
+        name = rnd.choice(["RESERVE", "ADD", "MADD", "INSERT", "EXISTS", "MEXISTS", "INFO",
+                           "CARD", "SCANDUMP", "LOADCHUNK", "DEBUG"])
+        cmd = ["BF." + name, key]
+        if name == "RESERVE":
+            cmd += [rate(), number()]
+            if rnd.random() < 0.3:
+                cmd += ["EXPANSION", number()]
+            if rnd.random() < 0.2:
+                cmd.append("NONSCALING")
+        elif name in ("ADD", "EXISTS"):
+            cmd.append(rnd.choice(ITEMS))
+        elif name in ("MADD", "MEXISTS"):
+            cmd += some(60)
+        elif name == "INSERT":
+            for opt in ("CAPACITY", "ERROR", "EXPANSION"):
+                if rnd.random() < 0.3:
+                    cmd += [opt, rate() if opt == "ERROR" else number()]
+            for flag in ("NOCREATE", "NONSCALING"):
+                if rnd.random() < 0.15:
+                    cmd.append(flag)
+            if rnd.random() < 0.9:
+                cmd += ["ITEMS"] + some(60)
+        elif name == "INFO":
+            if rnd.random() < 0.6:
+                cmd.append(rnd.choice(["CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION",
+                                       "capacity", "junk"]))
+        elif name == "SCANDUMP":
+            cmd.append(rnd.choice([0, 1, 2, -1, "x"]))
+        elif name == "LOADCHUNK":
+            cmd += [rnd.choice([0, 1, 2, -1, "x"]), rnd.choice(["", "abc"])]
+    if rnd.random() < 0.03:  # too few arguments now and then
+        cmd = cmd[:rnd.randint(1, 2)]
+    return cmd
+
+
+def main():
+    ports = int(sys.argv[1]), int(sys.argv[2])
+    families = sys.argv[3].split(",")
+    sequences = int(sys.argv[4]) if len(sys.argv) > 4 else 2000
+    compared, differing, shown = 0, 0, 0
+    for protocol in (2, 3):
+        ours, theirs = Conn(ports[0], protocol), Conn(ports[1], protocol)
+        rnd = random.Random(protocol)
+        for _ in range(sequences):
+            ours.call(["FLUSHALL"])
+            theirs.call(["FLUSHALL"])
+            history = []
+            for _ in range(40):
+                cmd = command(rnd, families)
+                history.append(cmd)
+                a, b = ours.call(cmd), theirs.call(cmd)
+                compared += 1
+                if a != b:
+                    differing += 1
+                    if shown < 5:
+                        shown += 1
+                        print("- RESP%d, after %s:" % (protocol, history[-4:-1]))
+                        print("  %s: bloomkit %r, RedisBloom %r" % (cmd, a[:120], b[:120]))
+                    break
+    print("%s families, RESP2 and RESP3: %d random sequences, %d replies compared, "
+          "%d sequences with a different reply" % ("+".join(families), 2 * sequences,
+                                                   compared, differing))
+
+
+if __name__ == "__main__":
+    main()
