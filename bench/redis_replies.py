@@ -12,7 +12,11 @@ arguments, arities, types, options in any order, chunks, growth; no
 unknown option words (bloomkit refuses them where RedisBloom reads a word
 by its first letter or ignores it: docs/REDIS.md). A sequence
 stops at its first difference, which is printed with the commands before it.
-Prints one summary line; exit status 0 either way (a benchmark prints)."""
+Then values move between the modules: after a tenth as many sequences, each
+RedisBloom-type key is DUMPed from one server and RESTOREd into the other,
+both ways, and the copy must answer as the original (SCANDUMP, INFO, 800
+probes). Prints one summary line; exit status 0 either way (a benchmark
+prints)."""
 import random
 import socket
 import sys
@@ -131,6 +135,64 @@ def command(rnd, families):
     return cmd
 
 
+def bulk(reply):
+    """The bytes of a bulk string reply ($n CRLF bytes CRLF)."""
+    head, _, rest = reply.partition(b"\r\n")
+    return rest[:int(head[1:])]
+
+
+def whole_dump(conn, family, key):
+    """Every SCANDUMP reply of the key, from iterator 0 to the end."""
+    replies, it = [], 0
+    for _ in range(100000):
+        r = conn.call([family + ".SCANDUMP", key, it])
+        replies.append(r)
+        # the reply's first element is the next iterator (":N" CRLF)
+        it = int(r.split(b"\r\n")[1][1:])
+        if it == 0:
+            break
+    return replies
+
+
+PROBES = ITEMS + ["y%d" % i for i in range(400)]
+
+
+def moved_values(ports, families, sequences):
+    """After random sequences, each RedisBloom-type key is moved both ways
+    by DUMP and RESTORE (bloomkit's value into RedisBloom's server and
+    RedisBloom's into bloomkit's), and the copy must answer as the original
+    does: its SCANDUMP, INFO and 800 probes. Returns (moved, differing)."""
+    ours, theirs = Conn(ports[0], 2), Conn(ports[1], 2)
+    rnd = random.Random(7)
+    moved = differing = 0
+    for _ in range(sequences):
+        for conn in (ours, theirs):
+            conn.call(["FLUSHALL"])
+        for _ in range(40):
+            cmd = command(rnd, families)
+            ours.call(cmd)
+            theirs.call(cmd)
+        for key in KEYS:
+            family = {b"+MBbloom--\r\n": "BF", b"+MBbloomCF\r\n": "CF"}.get(
+                ours.call(["TYPE", key]))
+            if not family:
+                continue
+            for src, dst in ((ours, theirs), (theirs, ours)):
+                copy = key + ":copy"
+                answer = dst.call(["RESTORE", copy, 0, bulk(src.call(["DUMP", key])), "REPLACE"])
+                moved += 1
+                if answer != b"+OK\r\n" or any(
+                        src.call(c(key)) != dst.call(c(copy)) for c in (
+                            lambda k: [family + ".INFO", k],
+                            lambda k: [family + ".MEXISTS", k] + PROBES)) or \
+                        whole_dump(src, family, key) != whole_dump(dst, family, copy):
+                    differing += 1
+                    print("- %s key %s moved %s: answers differ (RESTORE said %r)" % (
+                        family, key, "to RedisBloom" if src is ours else "from RedisBloom",
+                        answer[:80]))
+    return moved, differing
+
+
 def main():
     ports = int(sys.argv[1]), int(sys.argv[2])
     families = sys.argv[3].split(",")
@@ -155,9 +217,11 @@ def main():
                         print("- RESP%d, after %s:" % (protocol, history[-4:-1]))
                         print("  %s: bloomkit %r, RedisBloom %r" % (cmd, a[:120], b[:120]))
                     break
+    moved, moved_differing = moved_values(ports, families, sequences // 10)
     print("%s families, RESP2 and RESP3: %d random sequences, %d replies compared, "
-          "%d sequences with a different reply" % ("+".join(families), 2 * sequences,
-                                                   compared, differing))
+          "%d sequences with a different reply; %d values moved by DUMP/RESTORE between "
+          "the modules, %d answering differently" % (
+              "+".join(families), 2 * sequences, compared, differing, moved, moved_differing))
 
 
 if __name__ == "__main__":
