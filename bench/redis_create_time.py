@@ -9,7 +9,8 @@ import sys
 
 import redis
 
-CALLS = 100_000
+from redis_server_time import timed_calls  # the same pipelined loop (CALLS calls)
+
 ROUNDS = 5
 COMMANDS = {
     "BF.RESERVE": lambda name: ("BF.RESERVE", name, 0.01, 100),
@@ -21,15 +22,7 @@ COMMANDS = {
 
 def usec_per_call(c, cmd, rnd):
     c.execute_command("FLUSHALL")
-    c.execute_command("CONFIG", "RESETSTAT")
-    pipe = c.pipeline(transaction=False)
-    for k in range(CALLS):
-        pipe.execute_command(*COMMANDS[cmd]("k:%d:%d" % (rnd, k)))
-        if k % 1000 == 999:
-            pipe.execute()
-            pipe = c.pipeline(transaction=False)
-    pipe.execute()
-    return c.info("commandstats")["cmdstat_" + cmd.lower()]["usec_per_call"]
+    return timed_calls(c, cmd, lambda k: COMMANDS[cmd]("k:%d:%d" % (rnd, k))[1:])
 
 
 def main():

@@ -24,18 +24,24 @@ def fill(c):
         c.execute_command("BF.MADD", "st:bf", *items)
 
 
-def usec_per_call(c, cmd, key, span, rnd):
+def timed_calls(c, cmd, args_of):
+    """INFO commandstats' usec_per_call of CALLS calls of cmd, call k with
+    the arguments args_of(k), pipelined 1,000 at a time."""
     c.execute_command("CONFIG", "RESETSTAT")
-    rng = random.Random(rnd)
     pipe = c.pipeline(transaction=False)
     for k in range(CALLS):
-        item = "item:%d" % rng.randrange(span) if span else "new:%d:%d" % (rnd, k)
-        pipe.execute_command(cmd, key, item)
+        pipe.execute_command(cmd, *args_of(k))
         if k % 1000 == 999:
             pipe.execute()
             pipe = c.pipeline(transaction=False)
     pipe.execute()
     return c.info("commandstats")["cmdstat_" + cmd.lower()]["usec_per_call"]
+
+
+def usec_per_call(c, cmd, key, span, rnd):
+    rng = random.Random(rnd)
+    return timed_calls(c, cmd, lambda k: (key, "item:%d" % rng.randrange(span) if span
+                                          else "new:%d:%d" % (rnd, k)))
 
 
 def main():

@@ -360,6 +360,21 @@ def sequence_answers(r, fam, key, items):
     return "whole" if all(x == 1 for x in got) else "absent"
 
 
+def rewrite_and_restart(s):
+    """BGREWRITEAOF, its end awaited, then the server restarted from the
+    AOF; the new connection."""
+    r = s.r
+    r.bgrewriteaof()
+    for _ in range(200):
+        p = r.info("persistence")
+        if p["aof_rewrite_in_progress"] == 0 and p["aof_rewrite_scheduled"] == 0:
+            break
+        time.sleep(0.05)
+    s.stop()
+    s.start()
+    return s.r
+
+
 def test_chunk_sequences():
     """RedisBloom-format chunks with one missing, short, empty or extra:
     RedisBloom answers OK to every one and then says "absent" for added
@@ -472,15 +487,7 @@ def test_chunk_sequences():
         r = s.r
         load_sequence(r, "BF.LOADCHUNK", "half", ANSWERS["bf:scaled"]["chunks"][:3])
         load_sequence(r, "CF.LOADCHUNK", "cfhalf", ANSWERS["cf:scaled"]["chunks"][:3])
-        r.bgrewriteaof()
-        for _ in range(200):
-            p = r.info("persistence")
-            if p["aof_rewrite_in_progress"] == 0 and p["aof_rewrite_scheduled"] == 0:
-                break
-            time.sleep(0.05)
-        s.stop()
-        s.start()
-        r = s.r
+        r = rewrite_and_restart(s)
         for fam, key, src in (("BF", "half", "bf:scaled"), ("CF", "cfhalf", "cf:scaled")):
             # the rewrite's RDB preamble keeps the key half restored, not
             # where it stopped: its remaining chunks are refused, and the
@@ -500,15 +507,7 @@ def test_chunk_sequences():
         r.execute_command("CF.RESERVE", "cfempty", 5000)
         empty_info = r.execute_command("CF.INFO", "cfempty")
         r.config_set("aof-use-rdb-preamble", "no")
-        r.bgrewriteaof()
-        for _ in range(200):
-            p = r.info("persistence")
-            if p["aof_rewrite_in_progress"] == 0 and p["aof_rewrite_scheduled"] == 0:
-                break
-            time.sleep(0.05)
-        s.stop()
-        s.start()
-        r = s.r
+        r = rewrite_and_restart(s)
         tm.check("CF: an empty key replays from a rewritten AOF (header, zero chunks)",
                  r.execute_command("CF.INFO", "cfempty") == empty_info and
                  r.execute_command("CF.ADD", "cfempty", "y") == 1)
