@@ -40,7 +40,8 @@ start() {
     mkdir -p "$WORK/$1"
     port=$(free_port)
     redis-server --port "$port" --bind 127.0.0.1 --daemonize no --dir "$WORK/$1" --save '' \
-        --appendonly no --logfile "$WORK/$1/log" --loadmodule "$2" ${3:-} &
+        --appendonly no --enable-debug-command local --logfile "$WORK/$1/log" \
+        --loadmodule "$2" ${3:-} &
     PIDS="$PIDS $!"
     echo "$port" >"$WORK/$1.port"
     i=0

@@ -15,8 +15,9 @@ stops at its first difference, which is printed with the commands before it.
 Then values move between the modules: after a tenth as many sequences, each
 RedisBloom-type key is DUMPed from one server and RESTOREd into the other,
 both ways, and the copy must answer as the original (SCANDUMP, INFO, 800
-probes). Prints one summary line; exit status 0 either way (a benchmark
-prints)."""
+probes); and both servers save and reload their data (DEBUG RELOAD, where
+allowed) and each such key must still answer alike on both. Prints one
+summary line; exit status 0 either way (a benchmark prints)."""
 import random
 import socket
 import sys
@@ -193,6 +194,39 @@ def moved_values(ports, families, sequences):
     return moved, differing
 
 
+def reloaded_values(ports, families, sequences):
+    """After random sequences, both servers save and load their data
+    (DEBUG RELOAD: the RDB encodings) and each RedisBloom-type key must
+    still answer alike on both (SCANDUMP, INFO, 800 probes). Returns
+    (compared, differing), or None where a server refuses DEBUG (it needs
+    enable-debug-command)."""
+    ours, theirs = Conn(ports[0], 2), Conn(ports[1], 2)
+    rnd = random.Random(11)
+    compared = differing = 0
+    for _ in range(sequences):
+        for conn in (ours, theirs):
+            conn.call(["FLUSHALL"])
+        for _ in range(40):
+            cmd = command(rnd, families)
+            ours.call(cmd)
+            theirs.call(cmd)
+        if any(conn.call(["DEBUG", "RELOAD"]) != b"+OK\r\n" for conn in (ours, theirs)):
+            return None
+        for key in KEYS:
+            family = {b"+MBbloom--\r\n": "BF", b"+MBbloomCF\r\n": "CF"}.get(
+                ours.call(["TYPE", key]))
+            if not family:
+                continue
+            compared += 1
+            if any(ours.call(c) != theirs.call(c) for c in (
+                    ["TYPE", key], [family + ".INFO", key],
+                    [family + ".MEXISTS", key] + PROBES)) or \
+                    whole_dump(ours, family, key) != whole_dump(theirs, family, key):
+                differing += 1
+                print("- %s key %s answers differently after DEBUG RELOAD" % (family, key))
+    return compared, differing
+
+
 def main():
     ports = int(sys.argv[1]), int(sys.argv[2])
     families = sys.argv[3].split(",")
@@ -218,10 +252,13 @@ def main():
                         print("  %s: bloomkit %r, RedisBloom %r" % (cmd, a[:120], b[:120]))
                     break
     moved, moved_differing = moved_values(ports, families, sequences // 10)
+    reloaded = reloaded_values(ports, families, sequences // 10)
     print("%s families, RESP2 and RESP3: %d random sequences, %d replies compared, "
           "%d sequences with a different reply; %d values moved by DUMP/RESTORE between "
-          "the modules, %d answering differently" % (
-              "+".join(families), 2 * sequences, compared, differing, moved, moved_differing))
+          "the modules, %d answering differently; %s" % (
+              "+".join(families), 2 * sequences, compared, differing, moved, moved_differing,
+              "%d keys compared after DEBUG RELOAD, %d differing" % reloaded if reloaded
+              else "DEBUG RELOAD refused (the servers need enable-debug-command)"))
 
 
 if __name__ == "__main__":
