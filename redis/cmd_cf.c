@@ -547,6 +547,17 @@ static bool holds_nothing(const bk_cuckoo_t *c)
     return sh.items == 0;
 }
 
+/* Whether writing `in` over `now` (len bytes of 8-bit fingerprint slots)
+ * leaves every fingerprint in place: each slot empty or the same. */
+static bool keeps_every_slot(const void *now, const char *in, size_t len)
+{
+    const uint8_t *a = now, *b = (const uint8_t *)in;
+    for (size_t i = 0; i < len; i++)
+        if (a[i] && a[i] != b[i])
+            return false;
+    return true;
+}
+
 /* CF.LOADCHUNK key iterator data */
 static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
@@ -570,10 +581,10 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
                   : st == CF_NOMEM ? "ERR out of memory opening the filter"
                                    : REDISMODULE_ERRORMSG_WRONGTYPE;
         else if ((err = bkr_cf_from_header(buf, len, bkr_cap(ctx), &c)) == NULL) {
-            /* A header that counts no items describes zeroed buckets, all
-             * there already: the key is whole and serves commands now, as
-             * RedisBloom's does. Its dump's chunks (zeros) are taken below,
-             * as chunks equal to the bytes there. */
+            /* A header that counts no items describes a filter with
+             * nothing added: the key is whole and serves commands now, as
+             * RedisBloom's does, and its dump's chunks are still taken
+             * below (each may fill slots, none replace one). */
             if (holds_nothing(c)) {
                 RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, bkr_cf_value(&c, mark));
             } else {
@@ -584,18 +595,19 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         }
     } else if (st == CF_FOUND) {
         /* RedisBloom's checks (its CF_LoadEncodedChunk): the chunk must
-         * lie in one sub-filter. It then writes the chunk over
-         * the buckets and answers OK. A chunk equal to the bytes there is
-         * that write, changing nothing (a dump sent again, the rest of an
-         * empty filter's dump): OK. Any other would erase or invent
-         * fingerprints: refused, in RedisBloom's words for a chunk it does
-         * not take (the key is RedisBloom's, byte for byte). */
+         * lie in one sub-filter. It then writes the chunk over the buckets
+         * and answers OK. So does bloomkit where the write loses no
+         * fingerprint: every slot (a byte: RedisBloom's fingerprints are
+         * 8 bits) holding one gets the same one (a dump sent again, the
+         * rest of an empty filter's dump). One that would replace or clear
+         * a fingerprint, an item added, is refused, changing nothing, in
+         * RedisBloom's words for a chunk it does not take. */
         uint64_t bytes = bk_cuckoo_bytes(o->c), off = (uint64_t)pos - len - 1, n = 0;
         const void *have = NULL;
         err = "Couldn't load chunk!";
         if (len > 0 && (uint64_t)pos >= len + 1 && off < bytes &&
             bk_cuckoo_read(o->c, off, len, &have, &n) == BK_OK && n == len &&
-            memcmp(have, buf, len) == 0)
+            keeps_every_slot(have, buf, len) && bk_cuckoo_write(o->c, off, buf, len) == BK_OK)
             err = NULL;
     } else if (st != CF_LOADING) {
         err = st == CF_EMPTY   ? "ERR not found"

@@ -217,9 +217,10 @@ const char *bkr_rb_load_header(RedisModuleCtx *ctx, RedisModuleKey *key, const c
     if (!f)
         return why;
     bkr_obj_t *o = bkr_obj_new(BKR_BF, f, mark);
-    /* A header that counts no items describes zeroed bits, all there
-     * already: the key is whole and serves commands now, as RedisBloom's
-     * does (its dump's zero chunks are still taken: bkr_rb_load_chunk). */
+    /* A header that counts no items describes a filter with nothing
+     * added: the key is whole and serves commands now, as RedisBloom's
+     * does, and its dump's chunks are still taken (bkr_rb_load_chunk:
+     * each may set bits, none clear one). */
     o->rb_pending = bk_filter_items(f) ? bk_redisbloom_bytes(f) : 0;
     RedisModule_ModuleTypeSetValue(key, bkr_type_rb, o);
     return NULL;
@@ -242,13 +243,19 @@ const char *bkr_rb_load_chunk(bkr_obj_t *o, long long it, const char *buf, size_
         uint64_t n = 0;
         if (len > 0 && (bk_redisbloom_read(o->f, off, len, &have, &n) != BK_OK || n < len))
             return "ERR invalid chunk - Too big for current filter";
-        /* RedisBloom writes it over the filter's bits and answers OK. A
-         * chunk equal to the bits there is that write, changing nothing (a
-         * dump sent again, the rest of an empty filter's dump): OK. Any
-         * other would erase or invent bits: refused, in RedisBloom's words
-         * for data it does not take (the key is RedisBloom's, byte for
-         * byte). */
-        return len == 0 || memcmp(have, buf, len) == 0 ? NULL : "ERR received bad data";
+        /* RedisBloom writes it over the filter's bits and answers OK. So
+         * does bloomkit where the chunk holds every bit set there (a dump
+         * sent again, the rest of an empty filter's dump, a newer copy):
+         * the write loses nothing. One that would clear a set bit, an item
+         * added, is refused, changing nothing, in RedisBloom's words for
+         * data it does not take (the key is RedisBloom's, byte for byte). */
+        const uint8_t *now = have, *in = (const uint8_t *)buf;
+        for (size_t i = 0; i < len; i++)
+            if (now[i] & ~in[i])
+                return "ERR received bad data";
+        return len == 0 || bk_redisbloom_write(o->f, off, buf, len, NULL) == BK_OK
+                   ? NULL
+                   : "ERR invalid chunk - Too big for current filter";
     }
     /* RedisBloom takes any chunk anywhere and answers OK; a chunk left
      * out, cut short or sent empty then leaves zeroed bits that answer

@@ -438,8 +438,8 @@ def test_chunk_sequences():
             tm.check("%s chunks: an empty filter's header alone makes a key that takes adds"
                      % fam, added == 1, added)
             # the dump's zero chunks again: those over bytes that are still
-            # zeros change nothing and are taken (RedisBloom writes them, to
-            # the same effect); the one over x's bits would erase it
+            # zeros lose nothing and are taken (RedisBloom writes them); the
+            # one over x's bits would erase it
             before = tm.dump_all(r, fam, empty + "3")
             errs = load_sequence(r, cmd, empty + "3", edump[1:])
             tm.check("%s chunks: ... then the dump's zero chunks: the one that would erase x "
@@ -447,11 +447,17 @@ def test_chunk_sequences():
                      errs.count(RB_REFUSAL[fam]) == 1 and errs.count(None) == len(errs) - 1 and
                      r.execute_command(fam + ".EXISTS", empty + "3", "x") == 1 and
                      tm.dump_all(r, fam, empty + "3") == before, errs)
-            it, d = edump[1]
-            e = tm.error_of(r.execute_command, cmd, empty + "2", it, b"\x01" + d[1:])
-            tm.check("%s chunks: a non-zero chunk into a whole empty key is refused" % fam,
-                     e == RB_REFUSAL[fam] and
-                     r.execute_command(fam + ".EXISTS", empty + "2", "x") == 0, e)
+            # a RedisBloom key whose bits came by LOADCHUNK, which counts
+            # nothing: its dump's header counts no items over set bits;
+            # every chunk is taken and the items answer "present"
+            counted_none = [(1, bytes(ehdr))] + chunks[1:]
+            errs = load_sequence(r, cmd, empty + "4", counted_none)
+            tm.check("%s chunks: a header counting no items over set bits: every chunk taken, "
+                     "every item present" % fam, not any(errs) and
+                     sequence_answers(r, fam, empty + "4", items) == "whole", errs)
+            e = tm.error_of(r.execute_command, cmd, empty + "2", 2, b"")
+            tm.check("%s chunks: an empty chunk into a whole key: RedisBloom's answer" % fam,
+                     e == (None if fam == "BF" else RB_REFUSAL[fam]), e)
             # a whole key's own dump sent to it again: RedisBloom writes the
             # same bytes and answers OK, and so does bloomkit, writing nothing;
             # a header chunk to it is data at offset -len (RedisBloom's
@@ -463,6 +469,22 @@ def test_chunk_sequences():
                      % fam, not any(errs) and tm.dump_all(r, fam, key) == own, errs)
             # (RedisBloom's BF.LOADCHUNK reads it as data at offset
             # it - len - 1; its CF.LOADCHUNK answers "item exists")
+            # a chunk that loses nothing is written, as RedisBloom writes it:
+            # one more bit set (a free slot filled); then the key's former
+            # chunk, which would clear it again, is refused
+            j = next(j for j in range(1, len(own)) if b"\x00" in own[j][1])
+            it, d = own[j]
+            at = d.index(b"\x00")
+            more = d[:at] + b"\x01" + d[at + 1:]
+            e = tm.error_of(r.execute_command, cmd, key, it, more)
+            tm.check("%s chunks: a chunk that only sets a bit (fills a slot) is written" % fam,
+                     e is None and tm.dump_all(r, fam, key)[j][1] == more, e)
+            e = tm.error_of(r.execute_command, cmd, key, it, d)
+            tm.check("%s chunks: ... and the chunk that would clear it again is refused" % fam,
+                     e == RB_REFUSAL[fam] and tm.dump_all(r, fam, key)[j][1] == more, e)
+            tm.check("%s chunks: ... and the key keeps every item" % fam,
+                     sequence_answers(r, fam, key, items) == "whole")
+            own = tm.dump_all(r, fam, key)
             e = tm.error_of(r.execute_command, cmd, key, 1, own[0][1])
             tm.check("%s chunks: a header chunk to a whole key: RedisBloom's refusal" % fam,
                      e == ("received bad data" if fam == "BF" else "item exists") and
