@@ -28,7 +28,6 @@
 #define CF_DEFAULT_BUCKET_SIZE 2
 #define CF_DEFAULT_ITERATIONS 20
 #define CF_DEFAULT_EXPANSION 1
-#define CF_MAX_EXPANSIONS 32
 
 /* The relocations (kick-loop swaps and their undoing) one command may
  * spend. A key that finds no free slot kicks up to MAXITERATIONS times
@@ -197,7 +196,7 @@ static int insert(RedisModuleCtx *ctx, RedisModuleString **argv, RedisModuleStri
     }
     bk_cuckoo_shape_t shape;
     bk_cuckoo_shape(o->c, &shape);
-    if (shape.filters >= CF_MAX_EXPANSIONS) {
+    if (shape.filters >= bkr_config.cf_max_expansions) {
         RedisModule_ReplyWithError(ctx, "Maximum expansions reached");
         return bkr_done(key);
     }

@@ -17,6 +17,7 @@ bkr_config_t bkr_config = {
     .cbf_error = 0.01,
     .cbf_capacity = 100,
     .chunk_bytes = UINT64_C(16) << 20,
+    .cf_max_expansions = 32,
 };
 
 /* Bytes of Redis memory the library holds, as Redis' allocator counts

@@ -17,6 +17,7 @@ typedef struct bkr_config {
     double cbf_error;        /* defaults for CBF.ADD auto-create */
     uint64_t cbf_capacity;
     uint64_t chunk_bytes;    /* SCANDUMP / AOF rewrite chunk size */
+    uint32_t cf_max_expansions; /* CF_MAX_EXPANSIONS: a CF key's sub-filters */
     bool rb_layout;          /* LAYOUT redisbloom: new BF keys are RedisBloom chains */
 } bkr_config_t;
 

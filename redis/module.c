@@ -172,6 +172,12 @@ static int parse_args(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         } else if (bkr_arg_is(argv[i], "LAYOUT")) {
             ok = bkr_arg_is(v, "redisbloom") || bkr_arg_is(v, "bloomkit");
             bkr_config.rb_layout = bkr_arg_is(v, "redisbloom");
+        } else if (bkr_arg_is(argv[i], "CF_MAX_EXPANSIONS")) {
+            /* RedisBloom's argument: any integer >= 1, as there; a CF key
+             * holds at most 65535 sub-filters in either module (a 16-bit
+             * count in RedisBloom), so more is the same as 65535. */
+            ok = bkr_arg_u64(v, &u) && u >= 1;
+            bkr_config.cf_max_expansions = u > 65535 ? 65535 : (uint32_t)u;
         } else if (bkr_arg_is(argv[i], "CHUNK_BYTES")) {
             ok = bkr_arg_u64(v, &u) && u >= 64 && u <= (UINT64_C(256) << 20);
             bkr_config.chunk_bytes = u;

@@ -487,7 +487,7 @@ static void *rbcf_rdb_load(RedisModuleIO *io, int encver)
     }
     if (RedisModule_IsIOError(io))
         return NULL;
-    if (filters == 0 || filters > 4096)
+    if (filters == 0 || filters > 65535) /* RedisBloom's count is 16 bits */
         return rbcf_refuse(io, "its sub-filter count is out of range");
     f.filters = (uint32_t)filters;
     uint64_t *sub_buckets = RedisModule_Alloc(filters * sizeof *sub_buckets);
@@ -590,7 +590,7 @@ const char *bkr_cf_from_header(const char *buf, size_t len, uint64_t cap, bk_cuc
     bk_cuckoo_fields_t f = {get_le(h + 8, 8),
                             get_le(h, 8),
                             get_le(h + 16, 8),
-                            filters > 4096 ? 0 : (uint32_t)filters,
+                            filters > 65535 ? 0 : (uint32_t)filters,
                             (uint32_t)get_le(h + 32, 2),
                             (uint32_t)get_le(h + 34, 2),
                             (uint32_t)get_le(h + 36, 2)};

@@ -210,7 +210,7 @@ static uint8_t *free_slot(const bk_cuckoo_t *c, const cuckoo_sub_t *s, uint64_t 
 
 static bk_status_t add_sub_at(bk_cuckoo_t *c, uint64_t buckets, uint8_t *borrow)
 {
-    if (c->nsubs >= MAX_SUBS)
+    if (c->nsubs >= (c->flavour == BK_CUCKOO_REDISBLOOM ? MAX_SUBS_REDISBLOOM : MAX_SUBS))
         return BK_EFULL;
     if (buckets == 0 || buckets > BKI_MAX_PAYLOAD_BYTES / c->bucket_size / c->fp_bytes)
         return BK_ENOMEM;
@@ -1009,7 +1009,7 @@ bk_status_t bk_cuckoo_restore(bk_cuckoo_t **out, const bk_cuckoo_fields_t *f,
     if (!out || !f)
         BKI_FAIL(BK_EINVAL, "invalid argument");
     *out = NULL;
-    if (f->filters == 0 || f->filters > MAX_SUBS)
+    if (f->filters == 0 || f->filters > MAX_SUBS_REDISBLOOM)
         BKI_FAIL(BK_ECORRUPT, "sub-filter count is zero or too large");
     if (f->bucket_size == 0 || f->bucket_size > 255 || f->max_iterations == 0 ||
         f->max_iterations > 65535)

@@ -9,9 +9,13 @@
 
 #define ALT_MULT UINT64_C(0x5bd1e995)   /* RedisBloom's alternate-bucket factor */
 #define NATIVE_MULT UINT64_C(0x9E3779B97F4A7C15) /* spreads a native fingerprint */
-/* More sub-filters than this is a filter growing without bound (RedisBloom
- * stops at 32 expansions in its commands; the library at this). */
+/* More sub-filters than this is a filter growing without bound: a native
+ * filter's (its file format holds at most 4096 parts); a RedisBloom-flavour
+ * one's, RedisBloom's own limit (a 16-bit count: its commands stop at
+ * CF_MAX_EXPANSIONS, 32 unless a server was started with more), so every
+ * filter a RedisBloom server can hold loads here. */
 #define MAX_SUBS 4096u
+#define MAX_SUBS_REDISBLOOM 65535u
 
 typedef struct cuckoo_sub {
     uint64_t buckets;

@@ -942,6 +942,49 @@ def test_reply_order():
         s.stop()
 
 
+def test_cf_max_expansions():
+    """RedisBloom's module argument CF_MAX_EXPANSIONS (a server configured
+    for RedisBloom starts with bloomkit): a CF key stops at that many
+    sub-filters with RedisBloom's answer; and a CF key of more sub-filters
+    than the default allows (a RedisBloom server started with a larger
+    value makes them) saves and loads."""
+    s = tm.Server("cf-expansions", module_args=["CF_MAX_EXPANSIONS", "2", "ERROR_RATE",
+                                                "0.001"]).start()
+    try:
+        r = s.r
+        r.execute_command("CF.RESERVE", "k", 4, "BUCKETSIZE", 1, "EXPANSION", 1)
+        got = [tm.error_of(r.execute_command, "CF.ADD", "k", "i%d" % i) for i in range(12)]
+        info = r.execute_command("CF.INFO", "k")
+        tm.check("CF_MAX_EXPANSIONS 2: adds stop at 2 sub-filters, 'Maximum expansions "
+                 "reached' (%s)" % got,
+                 got[0] is None and "Maximum expansions reached" in got and
+                 set(got[got.index("Maximum expansions reached"):]) ==
+                 {"Maximum expansions reached"} and
+                 info[info.index(b"Number of filters") + 1] == 2, info)
+    finally:
+        s.stop()
+    s = tm.Server("cf-expansions-many", module_args=["CF_MAX_EXPANSIONS", "100000"]).start()
+    try:
+        r = s.r
+        r.execute_command("CF.RESERVE", "many", 2, "BUCKETSIZE", 1, "EXPANSION", 1)
+        names = ["m%d" % i for i in range(8400)]  # two a sub-filter: over 4,096 of them
+        for j in range(0, len(names), 1000):
+            r.execute_command("CF.INSERT", "many", "ITEMS", *names[j:j + 1000])
+        info = r.execute_command("CF.INFO", "many")
+        subs = info[info.index(b"Number of filters") + 1]
+        before = tm.dump_all(r, "CF", "many")
+        r.save()
+        s.stop()
+        s.start()
+        r = s.r
+        tm.check("a CF key of %d sub-filters (over 4,096) loads from the RDB, every item "
+                 "present" % subs,
+                 subs > 4096 and tm.dump_all(r, "CF", "many") == before and
+                 all(x == 1 for x in r.execute_command("CF.MEXISTS", "many", *names)), subs)
+    finally:
+        s.stop()
+
+
 def test_cf_compact_keys():
     """CF keys of one sub-filter are compact (48 bytes beside the buckets):
     10,000 CF.RESERVE 1000 keys cost at most RedisBloom 2.8.20's 1,160
@@ -1023,6 +1066,7 @@ def main():
     test_hostile_calls()
     test_layout_redisbloom()
     test_reply_order()
+    test_cf_max_expansions()
     test_cf_compact_keys()
 
 
