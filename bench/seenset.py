@@ -268,9 +268,9 @@ def python_first(work, paged, master):
                 b.append(first(mode, "v1", cold))
             ta, ra = (statistics.median(x[i] for x in a) for i in range(2))
             tb, rb = (statistics.median(x[i] for x in b) for i in range(2))
+            ratio = f"{tb / ta:.1f}x" if tb < 10 * ta else f"{tb / ta:.0f}x"
             print(f"| {what[mode]}, {'cold' if cold else 'warm'} cache | {ta * 1000:.1f} ms, "
-                  f"{ra / 1024:.1f} MB | {tb * 1000:.1f} ms, {rb / 1024:.1f} MB | "
-                  f"{tb / ta:.1f}x |" if tb < 10 * ta else f"{tb / ta:.0f}x |")
+                  f"{ra / 1024:.1f} MB | {tb * 1000:.1f} ms, {rb / 1024:.1f} MB | {ratio} |")
     os.unlink(state["paged"])
     os.unlink(state["v1"])
 
