@@ -158,6 +158,29 @@ def whole_dump(conn, family, key):
 PROBES = ITEMS + ["y%d" % i for i in range(400)]
 
 
+def random_round(ours, theirs, rnd, families):
+    """Both servers emptied, then sent the same 40 random commands."""
+    for conn in (ours, theirs):
+        conn.call(["FLUSHALL"])
+    for _ in range(40):
+        cmd = command(rnd, families)
+        ours.call(cmd)
+        theirs.call(cmd)
+
+
+def rb_family(conn, key):
+    """"BF" or "CF" for a key of RedisBloom's types, else None."""
+    return {b"+MBbloom--\r\n": "BF", b"+MBbloomCF\r\n": "CF"}.get(conn.call(["TYPE", key]))
+
+
+def alike(a, key_a, b, key_b, family):
+    """Whether two keys answer alike: INFO, 800 probes, every SCANDUMP reply."""
+    return all(a.call(c(key_a)) == b.call(c(key_b)) for c in (
+        lambda k: [family + ".INFO", k],
+        lambda k: [family + ".MEXISTS", k] + PROBES)) and \
+        whole_dump(a, family, key_a) == whole_dump(b, family, key_b)
+
+
 def moved_values(ports, families, sequences):
     """After random sequences, each RedisBloom-type key is moved both ways
     by DUMP and RESTORE (bloomkit's value into RedisBloom's server and
@@ -167,26 +190,16 @@ def moved_values(ports, families, sequences):
     rnd = random.Random(7)
     moved = differing = 0
     for _ in range(sequences):
-        for conn in (ours, theirs):
-            conn.call(["FLUSHALL"])
-        for _ in range(40):
-            cmd = command(rnd, families)
-            ours.call(cmd)
-            theirs.call(cmd)
+        random_round(ours, theirs, rnd, families)
         for key in KEYS:
-            family = {b"+MBbloom--\r\n": "BF", b"+MBbloomCF\r\n": "CF"}.get(
-                ours.call(["TYPE", key]))
+            family = rb_family(ours, key)
             if not family:
                 continue
             for src, dst in ((ours, theirs), (theirs, ours)):
                 copy = key + ":copy"
                 answer = dst.call(["RESTORE", copy, 0, bulk(src.call(["DUMP", key])), "REPLACE"])
                 moved += 1
-                if answer != b"+OK\r\n" or any(
-                        src.call(c(key)) != dst.call(c(copy)) for c in (
-                            lambda k: [family + ".INFO", k],
-                            lambda k: [family + ".MEXISTS", k] + PROBES)) or \
-                        whole_dump(src, family, key) != whole_dump(dst, family, copy):
+                if answer != b"+OK\r\n" or not alike(src, key, dst, copy, family):
                     differing += 1
                     print("- %s key %s moved %s: answers differ (RESTORE said %r)" % (
                         family, key, "to RedisBloom" if src is ours else "from RedisBloom",
@@ -204,24 +217,15 @@ def reloaded_values(ports, families, sequences):
     rnd = random.Random(11)
     compared = differing = 0
     for _ in range(sequences):
-        for conn in (ours, theirs):
-            conn.call(["FLUSHALL"])
-        for _ in range(40):
-            cmd = command(rnd, families)
-            ours.call(cmd)
-            theirs.call(cmd)
+        random_round(ours, theirs, rnd, families)
         if any(conn.call(["DEBUG", "RELOAD"]) != b"+OK\r\n" for conn in (ours, theirs)):
             return None
         for key in KEYS:
-            family = {b"+MBbloom--\r\n": "BF", b"+MBbloomCF\r\n": "CF"}.get(
-                ours.call(["TYPE", key]))
+            family = rb_family(ours, key)
             if not family:
                 continue
             compared += 1
-            if any(ours.call(c) != theirs.call(c) for c in (
-                    ["TYPE", key], [family + ".INFO", key],
-                    [family + ".MEXISTS", key] + PROBES)) or \
-                    whole_dump(ours, family, key) != whole_dump(theirs, family, key):
+            if rb_family(theirs, key) != family or not alike(ours, key, theirs, key, family):
                 differing += 1
                 print("- %s key %s answers differently after DEBUG RELOAD" % (family, key))
     return compared, differing

@@ -24,10 +24,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
- *            [SEED seed] [TIGHTENING ratio]: at most 11 arguments with the
- *            command's name (9 refused SEED and TIGHTENING together with
- *            EXPANSION, a valid call) */
 /* Whether argv[4..] has an option only bloomkit's BF.RESERVE takes (SEED,
  * TIGHTENING): without one, more than 7 arguments are RedisBloom's "wrong
  * number of arguments", checked before any value. */
@@ -39,6 +35,10 @@ static bool own_option(RedisModuleString **argv, int argc)
     return false;
 }
 
+/* BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
+ *            [SEED seed] [TIGHTENING ratio]: at most 11 arguments with the
+ *            command's name (9 refused SEED and TIGHTENING together with
+ *            EXPANSION, a valid call) */
 int bkr_cmd_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 4 || argc > 11 || (argc > 7 && !own_option(argv, argc)))

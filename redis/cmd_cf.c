@@ -557,6 +557,86 @@ static bool keeps_every_slot(const void *now, const char *in, size_t len)
     return true;
 }
 
+/* The header chunk (iterator 1): a new key, or a key still being
+ * restored started over, as a BF one is. An error text, or NULL. */
+static const char *load_cf_header(RedisModuleCtx *ctx, RedisModuleKey *key, cf_lookup_t st,
+                                  const char *buf, size_t len)
+{
+    if (st != CF_EMPTY && st != CF_LOADING)
+        return st == CF_FOUND   ? "ERR item exists"
+               : st == CF_NOMEM ? "ERR out of memory opening the filter"
+                                : REDISMODULE_ERRORMSG_WRONGTYPE;
+    bk_cuckoo_t *c = NULL;
+    uint64_t mark = bkr_lib_bytes();
+    const char *err = bkr_cf_from_header(buf, len, bkr_cap(ctx), &c);
+    if (err)
+        return err;
+    /* A header that counts no items describes a filter with nothing
+     * added: the key is whole and serves commands now, as RedisBloom's
+     * does, and its dump's chunks are still taken (load_cf_into_whole:
+     * each may fill slots, none replace one). */
+    if (holds_nothing(c)) {
+        RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, bkr_cf_value(&c, mark));
+    } else {
+        bkr_cf_t *fresh = bkr_cf_new(c, mark);
+        fresh->pending = bk_cuckoo_bytes(c);
+        RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, fresh);
+    }
+    return NULL;
+}
+
+/* A data chunk for a whole key. RedisBloom's checks (its
+ * CF_LoadEncodedChunk): the chunk must lie in one sub-filter. It then
+ * writes the chunk over the buckets and answers OK. So does bloomkit where
+ * the write loses no fingerprint: every slot (a byte: RedisBloom's
+ * fingerprints are 8 bits) holding one gets the same one (a dump sent
+ * again, the rest of an empty filter's dump). One that would replace or
+ * clear a fingerprint, an item added, is refused, changing nothing, in
+ * RedisBloom's words for a chunk it does not take. */
+static const char *load_cf_into_whole(bkr_cf_t *o, long long pos, const char *buf, size_t len)
+{
+    uint64_t bytes = bk_cuckoo_bytes(o->c), off = (uint64_t)pos - len - 1, n = 0;
+    const void *have = NULL;
+    if (len > 0 && (uint64_t)pos >= len + 1 && off < bytes &&
+        bk_cuckoo_read(o->c, off, len, &have, &n) == BK_OK && n == len &&
+        keeps_every_slot(have, buf, len) && bk_cuckoo_write(o->c, off, buf, len) == BK_OK)
+        return NULL;
+    return "Couldn't load chunk!";
+}
+
+/* The next data chunk of a key being restored, in order. RedisBloom takes
+ * any chunk anywhere: one left out, cut short or sent empty leaves zeroed
+ * buckets that answer "absent" for added items. The sizes are known:
+ * chunks must arrive whole, in order, else the restore is abandoned (the
+ * key removed, *abandoned set and the reply sent). An error text, or NULL. */
+static const char *load_cf_into_restore(RedisModuleCtx *ctx, RedisModuleKey *key,
+                                        RedisModuleString *keyname, bkr_cf_t *o, long long pos,
+                                        const char *buf, size_t len, bool *abandoned)
+{
+    *abandoned = false;
+    if (pos < 0 || (uint64_t)pos < len + 1)
+        return "Couldn't load chunk!";
+    uint64_t have = bkr_cf_received(o);
+    const char *broken = NULL;
+    if (o->pending == BKR_RB_RESTART)
+        broken = "the restore was cut short by a restart";
+    else if (len == 0 || (uint64_t)pos - len - 1 != have)
+        broken = "chunk out of order (one missing, short or empty)";
+    else if (len > o->pending)
+        broken = "chunk runs past the end of the dump";
+    else if (bk_cuckoo_write(o->c, have, buf, len) != BK_OK)
+        broken = "chunk does not fit the filter";
+    if (broken) {
+        bkr_restore_abandon(ctx, key, keyname, broken, have);
+        *abandoned = true;
+        return NULL;
+    }
+    o->pending -= len;
+    if (o->pending == 0)
+        compact_restored(key, o);
+    return NULL;
+}
+
 /* CF.LOADCHUNK key iterator data */
 static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
@@ -570,73 +650,20 @@ static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
     bkr_cf_t *o;
     cf_lookup_t st = cf_lookup(key, &o);
-    const char *err = NULL;
-    if (pos == 1) {
-        /* a key still being restored is restarted, as a BF one is */
-        bk_cuckoo_t *c = NULL;
-        uint64_t mark = bkr_lib_bytes();
-        if (st != CF_EMPTY && st != CF_LOADING)
-            err = st == CF_FOUND   ? "ERR item exists"
-                  : st == CF_NOMEM ? "ERR out of memory opening the filter"
-                                   : REDISMODULE_ERRORMSG_WRONGTYPE;
-        else if ((err = bkr_cf_from_header(buf, len, bkr_cap(ctx), &c)) == NULL) {
-            /* A header that counts no items describes a filter with
-             * nothing added: the key is whole and serves commands now, as
-             * RedisBloom's does, and its dump's chunks are still taken
-             * below (each may fill slots, none replace one). */
-            if (holds_nothing(c)) {
-                RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, bkr_cf_value(&c, mark));
-            } else {
-                bkr_cf_t *fresh = bkr_cf_new(c, mark);
-                fresh->pending = bk_cuckoo_bytes(c);
-                RedisModule_ModuleTypeSetValue(key, bkr_type_rbcf, fresh);
-            }
-        }
-    } else if (st == CF_FOUND) {
-        /* RedisBloom's checks (its CF_LoadEncodedChunk): the chunk must
-         * lie in one sub-filter. It then writes the chunk over the buckets
-         * and answers OK. So does bloomkit where the write loses no
-         * fingerprint: every slot (a byte: RedisBloom's fingerprints are
-         * 8 bits) holding one gets the same one (a dump sent again, the
-         * rest of an empty filter's dump). One that would replace or clear
-         * a fingerprint, an item added, is refused, changing nothing, in
-         * RedisBloom's words for a chunk it does not take. */
-        uint64_t bytes = bk_cuckoo_bytes(o->c), off = (uint64_t)pos - len - 1, n = 0;
-        const void *have = NULL;
-        err = "Couldn't load chunk!";
-        if (len > 0 && (uint64_t)pos >= len + 1 && off < bytes &&
-            bk_cuckoo_read(o->c, off, len, &have, &n) == BK_OK && n == len &&
-            keeps_every_slot(have, buf, len) && bk_cuckoo_write(o->c, off, buf, len) == BK_OK)
-            err = NULL;
-    } else if (st != CF_LOADING) {
+    const char *err;
+    bool abandoned = false;
+    if (pos == 1)
+        err = load_cf_header(ctx, key, st, buf, len);
+    else if (st == CF_FOUND)
+        err = load_cf_into_whole(o, pos, buf, len);
+    else if (st != CF_LOADING)
         err = st == CF_EMPTY   ? "ERR not found"
               : st == CF_NOMEM ? "ERR out of memory opening the filter"
                                : REDISMODULE_ERRORMSG_WRONGTYPE;
-    } else if (pos < 0 || (uint64_t)pos < len + 1) {
-        err = "Couldn't load chunk!";
-    } else {
-        /* RedisBloom takes any chunk anywhere: one left out, cut short or
-         * sent empty leaves zeroed buckets that answer "absent" for added
-         * items. The sizes are known: chunks must arrive whole, in order,
-         * else the restore is abandoned and the key removed. */
-        uint64_t have = bkr_cf_received(o);
-        const char *broken = NULL;
-        if (o->pending == BKR_RB_RESTART)
-            broken = "the restore was cut short by a restart";
-        else if (len == 0 || (uint64_t)pos - len - 1 != have)
-            broken = "chunk out of order (one missing, short or empty)";
-        else if (len > o->pending)
-            broken = "chunk runs past the end of the dump";
-        else if (bk_cuckoo_write(o->c, have, buf, len) != BK_OK)
-            broken = "chunk does not fit the filter";
-        if (broken) {
-            bkr_restore_abandon(ctx, key, argv[1], broken, have);
-            return bkr_done(key);
-        }
-        o->pending -= len;
-        if (o->pending == 0)
-            compact_restored(key, o);
-    }
+    else
+        err = load_cf_into_restore(ctx, key, argv[1], o, pos, buf, len, &abandoned);
+    if (abandoned)
+        return bkr_done(key);
     if (err) {
         refuse(ctx, err);
         return bkr_done(key);
