@@ -12,6 +12,9 @@
 #   memory    used_memory per key over a grid of BF.RESERVE (error x
 #             capacity) and CF.RESERVE (capacity x bucket size) shapes, and
 #             10,000 small keys of each family
+#   replies   random command sequences compared byte for byte
+#             (bench/redis_replies.py), and a real client's calls, node-redis
+#             4 and 5 (bench/redis_node.sh, where npm can install them)
 # RedisBloom is a peer, never needed by `make test`: bench/redisbloom_build.sh
 # builds it from its source ($BK_REDISBLOOM_SRC, else bench/peers/RedisBloom);
 # without it this prints why and skips.
@@ -175,6 +178,10 @@ echo
 start bkrb "$MODULE" "LAYOUT redisbloom"
 echo "- LAYOUT redisbloom: $("$PYR" bench/redis_replies.py "$(cat "$WORK/bkrb.port")" "$RB_PORT" BF,CF)"
 echo "- default layout: $("$PYR" bench/redis_replies.py "$BK_PORT" "$RB_PORT" CF)"
+echo
+echo "A real client's calls (node-redis's Bloom commands, bench/redis_node.sh), RedisBloom's answers against bloomkit's:"
+echo
+sh bench/redis_node.sh "$RB_PORT" "$(cat "$WORK/bkrb.port")" "$BK_PORT"
 
 # per_key PORT COUNT CMD...: used_memory per key over COUNT keys made by
 # CMD with KEY replaced by k0, k1, ...
