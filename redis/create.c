@@ -16,10 +16,12 @@
  * pick. So when a command creates a key, the master propagates
  * "BKI.CREATE key FAMILY:capacity:error:expansion:nonscaling:seed item..."
  * (the items the command added with it; items.c), and replicas and the
- * AOF build bit-identical filters. The creation's numbers travel as one
- * argument: a server replaying an AOF of new keys spends most of its time
- * reading and allocating each argument (ten of them a key in the form
- * earlier releases wrote, which still replays: items.c).
+ * AOF build bit-identical filters. On a server with no AOF and no
+ * replica (stream.c says) the command goes verbatim instead: nothing
+ * reads it. The creation's numbers travel as one argument: a server
+ * replaying an AOF of new keys spends most of its time reading and
+ * allocating each argument (ten of them a key in the form earlier
+ * releases wrote, which still replays: items.c).
  */
 #define _GNU_SOURCE
 #include "create.h"
@@ -28,6 +30,7 @@
 #include "config.h"
 #include "obj.h"
 #include "reply.h"
+#include "stream.h"
 #include "value.h"
 
 #include <math.h>
@@ -319,8 +322,16 @@ void bkr_replicate_made(RedisModuleCtx *ctx, RedisModuleString *keyname, const b
 {
     /* Formatted here, not when the key is made: an AOF replay or a replica
      * makes keys without propagating them. */
-    if (bkr_loading(ctx))
+    int flags = RedisModule_GetContextFlags(ctx);
+    if (flags & REDISMODULE_CTX_FLAGS_LOADING)
         return;
+    /* Nothing reads the stream (no AOF, no replica: stream.c): the command
+     * as it came, which Redis drops unread but counts as a change. */
+    if (!bkr_stream_read(ctx, flags)) {
+        RedisModule_ReplicateVerbatim(ctx);
+        return;
+    }
+    bkr_stats.creations_propagated++;
     static _Thread_local num_memo_t error_memo, tightening_memo;
     const bkr_params_t *q = &made->p;
     /* prefix (a few letters) + 5 numbers of at most 20 digits + 2 doubles

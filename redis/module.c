@@ -22,6 +22,7 @@
 #include "events.h"
 #include "obj.h"
 #include "redisbloom.h"
+#include "stream.h"
 #include "value.h"
 
 #include <string.h>
@@ -68,6 +69,8 @@ static const struct {
     BKR_FN(RedisModule_ModuleTypeReplaceValue),
     BKR_FN(RedisModule_RegisterInfoFunc),  BKR_FN(RedisModule_InfoAddSection),
     BKR_FN(RedisModule_InfoAddFieldULongLong),
+    BKR_FN(RedisModule_SubscribeToServerEvent), BKR_FN(RedisModule_GetServerInfo),
+    BKR_FN(RedisModule_FreeServerInfo),    BKR_FN(RedisModule_ServerInfoGetFieldUnsigned),
 };
 
 /* Fills every function pointer; returns the name of the first one the
@@ -285,6 +288,10 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (bkr_rb_register(ctx) != REDISMODULE_OK || bkr_wbf_register(ctx) != REDISMODULE_OK ||
         bkr_cf_register(ctx) != REDISMODULE_OK || bkr_stats_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
+    if (bkr_stream_register(ctx) != REDISMODULE_OK)
+        RedisModule_Log(ctx, "notice",
+                        "bloomkit: this server lacks an event the module watches for replicas: "
+                        "every new key's creation is propagated with its seed");
 
     for (size_t i = 0; i < sizeof command_tables / sizeof command_tables[0]; i++)
         if (bkr_create_commands(ctx, command_tables[i].cmds, command_tables[i].n) !=

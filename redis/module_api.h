@@ -53,6 +53,7 @@
 #define REDISMODULE_NOTIFY_MODULE (1 << 13)
 
 /* GetContextFlags bits */
+#define REDISMODULE_CTX_FLAGS_AOF (1 << 6)         /* appendonly is on */
 #define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12) /* the command came from the master */
 #define REDISMODULE_CTX_FLAGS_LOADING (1 << 13)    /* loading the AOF or an RDB */
 #define REDISMODULE_CTX_FLAGS_IS_CHILD (1 << 20)   /* in a fork child (BGSAVE, rewrite) */
@@ -75,6 +76,22 @@ typedef struct RedisModuleDigest RedisModuleDigest;
 typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
 
 typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+
+/* Server events (SubscribeToServerEvent): an event's id and the version of
+ * the data it passes; the callback gets the event and its subevent. */
+typedef struct RedisModuleEvent {
+    uint64_t id;
+    uint64_t dataver;
+} RedisModuleEvent;
+typedef void (*RedisModuleEventCallback)(RedisModuleCtx *ctx, RedisModuleEvent eid,
+                                         uint64_t subevent, void *data);
+#define REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED 0
+#define REDISMODULE_EVENT_LOADING 3
+#define REDISMODULE_EVENT_REPLICA_CHANGE 6
+#define REDISMODULE_EVENT_FORK_CHILD 13
+
+/* GetServerInfo's answer: one INFO section, read by field name. */
+typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
 
 /* ---- data type callbacks -------------------------------------------------- */
 
@@ -198,6 +215,13 @@ BKR_API(int, RedisModule_ReplyWithBool, (RedisModuleCtx *ctx, int b));
 BKR_API(int, RedisModule_ReplyWithMap, (RedisModuleCtx *ctx, long len));
 
 BKR_API(int, RedisModule_ReplicateVerbatim, (RedisModuleCtx *ctx));
+BKR_API(int, RedisModule_SubscribeToServerEvent, (RedisModuleCtx *ctx, RedisModuleEvent event,
+                                                  RedisModuleEventCallback callback));
+BKR_API(RedisModuleServerInfoData *, RedisModule_GetServerInfo, (RedisModuleCtx *ctx,
+                                                                  const char *section));
+BKR_API(void, RedisModule_FreeServerInfo, (RedisModuleCtx *ctx, RedisModuleServerInfoData *data));
+BKR_API(unsigned long long, RedisModule_ServerInfoGetFieldUnsigned,
+        (RedisModuleServerInfoData *data, const char *field, int *out_err));
 BKR_API(int, RedisModule_Replicate, (RedisModuleCtx *ctx, const char *cmdname, const char *fmt,
                                      ...));
 BKR_API(void, RedisModule_EmitAOF, (RedisModuleIO *io, const char *cmdname, const char *fmt,

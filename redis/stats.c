@@ -15,6 +15,8 @@ static void info(RedisModuleInfoCtx *ctx, int for_crash_report)
     RedisModule_InfoAddFieldULongLong(ctx, "filter_bytes", (unsigned long long)bkr_lib_bytes());
     RedisModule_InfoAddFieldULongLong(ctx, "keys_created",
                                       (unsigned long long)bkr_stats.keys_created);
+    RedisModule_InfoAddFieldULongLong(ctx, "creations_propagated",
+                                      (unsigned long long)bkr_stats.creations_propagated);
     RedisModule_InfoAddFieldULongLong(ctx, "filters_grown",
                                       (unsigned long long)bkr_stats.filters_grown);
     RedisModule_InfoAddFieldULongLong(ctx, "adds_refused",

@@ -12,8 +12,11 @@
 /* Counted by the commands and type callbacks that do each thing; read by
  * INFO. The server runs commands and callbacks on one thread. */
 typedef struct bkr_stats {
-    uint64_t keys_created;  /* keys made by a command: a reserve (BF, CBF,
-                               CF, WBF) or an add or insert that creates */
+    uint64_t keys_created; /* keys made by a command: a reserve (BF, CBF,
+                              CF, WBF) or an add or insert that creates */
+    /* creations sent to the AOF or replicas with their seed (BKI.CREATE;
+     * stream.c) */
+    uint64_t creations_propagated;
     uint64_t filters_grown; /* sub-filters added by scaling filters' growth */
     uint64_t adds_refused;  /* items a full filter or a limit refused */
     uint64_t values_loaded; /* values loaded from an RDB or a DUMP payload */

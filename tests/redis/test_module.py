@@ -1676,6 +1676,106 @@ def test_replication():
         m.stop()
 
 
+def propagated(r):
+    return r.info("bloomkit")["bloomkit_creations_propagated"]
+
+
+def test_seeds_propagated_only_when_read():
+    """A new key's seed goes to the AOF and replicas (BKI.CREATE) whenever
+    either can read it, and only then (formatting it was a third of a
+    creation's server time): with neither, the creation is replicated
+    verbatim, which Redis drops but counts for the save points. A replica
+    that attaches later gets the earlier keys by its full sync and the new
+    ones with their seeds, even those made while its sync waited; appendonly
+    switched on mid-way, and a restart from an RDB that kept a replication
+    backlog, bring the seeds back."""
+    m = Server("seeds").start()
+    try:
+        keys = fill_mixed(m.r, "p")
+        changes = m.r.info("persistence")["rdb_changes_since_last_save"]
+        for i in range(20):
+            m.r.execute_command("BF.RESERVE", "r%d" % i, "0.01", "100")
+        check("seeds: no AOF, no replica: no creation formatted (%d)" % propagated(m.r),
+              propagated(m.r) == 0)
+        changes = m.r.info("persistence")["rdb_changes_since_last_save"] - changes
+        check("seeds: the creations still count as changes for the save points (%d)" % changes,
+              changes >= 20)
+        rep = Server("seeds-replica", extra=["--replicaof", "127.0.0.1", str(m.port),
+                                             "--repl-diskless-sync", "yes",
+                                             "--repl-diskless-sync-delay", "1"])
+        # the master's delay before its fork for the sync: keys made in it
+        # reach the replica inside the sync's RDB
+        m.r.config_set("repl-diskless-sync", "yes")
+        m.r.config_set("repl-diskless-sync-delay", "1")
+        rep.start()
+        try:
+            n = 0
+            while rep.r.info("replication")["master_link_status"] != "up" and n < 400:
+                m.r.execute_command("BF.ADD", "w%d" % n, "x")
+                m.r.execute_command("CBF.ADD", "wc%d" % n, "y")
+                keys += [("w%d" % n, "BF"), ("wc%d" % n, "CBF")]
+                n += 1
+                time.sleep(0.01)
+            wait_link_up(rep)
+            before = propagated(m.r)
+            keys += fill_mixed(m.r, "q")
+            check("seeds: with a replica, every creation carries its seed (%d)" %
+                  (propagated(m.r) - before), propagated(m.r) - before >= 8)
+            check("seeds: WAIT", m.r.execute_command("WAIT", 1, 5000) == 1)
+            mine, theirs = snapshot(m.r, keys), snapshot(rep.r, keys)
+            check("seeds: the replica's filters are the master's (%d keys, %d made during the "
+                  "sync)" % (len(keys), 2 * n), mine == theirs and n > 0,
+                  [k for k in mine if mine[k] != theirs.get(k)])
+        finally:
+            rep.stop()
+    finally:
+        m.stop()
+
+    s = Server("seeds-aof").start()
+    try:
+        keys = fill_mixed(s.r, "a")
+        check("seeds: no AOF yet: none formatted", propagated(s.r) == 0)
+        s.r.config_set("appendonly", "yes")
+        for _ in range(200):
+            p = s.r.info("persistence")
+            if p["aof_rewrite_in_progress"] == 0 and p["aof_rewrite_scheduled"] == 0:
+                break
+            time.sleep(0.05)
+        keys += fill_mixed(s.r, "b")
+        check("seeds: appendonly on: every creation carries its seed",
+              propagated(s.r) >= 8, propagated(s.r))
+        before = snapshot(s.r, keys)
+        s.extra = ["--appendonly", "yes"]
+        s.stop()
+        s.start()
+        after = snapshot(s.r, keys)
+        check("seeds: the AOF rebuilds every filter bit for bit", before == after,
+              [k for k in before if before[k] != after.get(k)])
+    finally:
+        s.stop()
+
+    # A master that had a replica saves its replication offset in its RDB and
+    # keeps a backlog after a restart, for the replica's partial resync.
+    m = Server("seeds-backlog").start()
+    try:
+        rep = Server("seeds-backlog-replica",
+                     extra=["--replicaof", "127.0.0.1", str(m.port)]).start()
+        try:
+            wait_link_up(rep)
+        finally:
+            rep.stop()
+        m.r.save()
+        m.stop()
+        m.start()
+        check("seeds: restarted with a backlog",
+              m.r.info("replication")["repl_backlog_active"] == 1)
+        m.r.execute_command("BF.ADD", "after", "x")
+        check("seeds: a creation after that restart carries its seed", propagated(m.r) == 1,
+              propagated(m.r))
+    finally:
+        m.stop()
+
+
 def test_cluster():
     nodes = [Server("node%d" % i, extra=["--cluster-enabled", "yes", "--cluster-config-file",
                                           "nodes.conf", "--cluster-node-timeout", "3000",
@@ -2088,6 +2188,7 @@ def main():
     test_aof_restart()
     test_tightening_survives_aof()
     test_replication()
+    test_seeds_propagated_only_when_read()
     test_cluster()
 
 
