@@ -223,7 +223,9 @@ int bkr_add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bkr
      * refused. A key made here goes as one BKI.CREATE with those items
      * (none: the creation alone); otherwise a command that took none is
      * not propagated. */
-    if (created)
+    if (created && o->create_only && done == argc - first)
+        RedisModule_ReplicateVerbatim(ctx); /* a BKI.CREATE with its seed, whole */
+    else if (created)
         bkr_replicate_made(ctx, argv[1], &made, argv + first, done);
     else if (o->as_madd && done > 0) /* a claim's adds; its record goes on its own */
         RedisModule_Replicate(ctx, "BF.MADD", "sv", argv[1], argv + first, (size_t)done);

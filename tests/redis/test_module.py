@@ -1701,8 +1701,7 @@ def test_seeds_propagated_only_when_read():
         check("seeds: the creations still count as changes for the save points (%d)" % changes,
               changes >= 20)
         rep = Server("seeds-replica", extra=["--replicaof", "127.0.0.1", str(m.port),
-                                             "--repl-diskless-sync", "yes",
-                                             "--repl-diskless-sync-delay", "1"])
+                                             "--appendonly", "yes"])
         # the master's delay before its fork for the sync: keys made in it
         # reach the replica inside the sync's RDB
         m.r.config_set("repl-diskless-sync", "yes")
@@ -1726,6 +1725,16 @@ def test_seeds_propagated_only_when_read():
             check("seeds: the replica's filters are the master's (%d keys, %d made during the "
                   "sync)" % (len(keys), 2 * n), mine == theirs and n > 0,
                   [k for k in mine if mine[k] != theirs.get(k)])
+            # the replica passes the master's BKI.CREATE on as it came (to
+            # its AOF here), formatting none of its own
+            check("seeds: the replica formats no creation (%d)" % propagated(rep.r),
+                  propagated(rep.r) == 0)
+            rep.stop()
+            rep.extra = ["--appendonly", "yes"]  # alone, from its AOF
+            rep.start()
+            alone = snapshot(rep.r, keys)
+            check("seeds: the replica's AOF rebuilds the master's filters", alone == mine,
+                  [k for k in mine if mine[k] != alone.get(k)])
         finally:
             rep.stop()
     finally:
