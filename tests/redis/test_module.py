@@ -1529,6 +1529,16 @@ def wait_link_up(rep):
         time.sleep(0.05)
 
 
+def wait_aof_rewrite(r, tries=200):
+    """Waits (tries x 50 ms at most) for an AOF rewrite, running or
+    scheduled, to end."""
+    for _ in range(tries):
+        p = r.info("persistence")
+        if p["aof_rewrite_in_progress"] == 0 and p["aof_rewrite_scheduled"] == 0:
+            break
+        time.sleep(0.05)
+
+
 def test_claims_survive():
     """A claim's answers survive what the adds survive: an AOF restart and
     a replica (promoted when the master dies); a retry there gets them."""
@@ -1629,11 +1639,7 @@ def test_aof_restart():
     try:
         keys = fill_mixed(s.r, "a")
         s.r.bgrewriteaof()
-        for _ in range(200):
-            if s.r.info("persistence")["aof_rewrite_in_progress"] == 0 and \
-                    s.r.info("persistence")["aof_rewrite_scheduled"] == 0:
-                break
-            time.sleep(0.05)
+        wait_aof_rewrite(s.r)
         keys += fill_mixed(s.r, "b")  # after the rewrite: in the AOF tail
         before = snapshot(s.r, keys)
         s.stop()
@@ -1745,11 +1751,7 @@ def test_seeds_propagated_only_when_read():
         keys = fill_mixed(s.r, "a")
         check("seeds: no AOF yet: none formatted", propagated(s.r) == 0)
         s.r.config_set("appendonly", "yes")
-        for _ in range(200):
-            p = s.r.info("persistence")
-            if p["aof_rewrite_in_progress"] == 0 and p["aof_rewrite_scheduled"] == 0:
-                break
-            time.sleep(0.05)
+        wait_aof_rewrite(s.r)
         keys += fill_mixed(s.r, "b")
         check("seeds: appendonly on: every creation carries its seed",
               propagated(s.r) >= 8, propagated(s.r))

@@ -247,11 +247,7 @@ def test_aof():
             cf_answers_as_redisbloom(r, key, "aof")
         # Rewritten by bloomkit: RedisBloom's chunks again, replayed again.
         r.bgrewriteaof()
-        for _ in range(400):
-            p = r.info("persistence")
-            if p["aof_rewrite_in_progress"] == 0 and p["aof_rewrite_scheduled"] == 0:
-                break
-            time.sleep(0.05)
+        tm.wait_aof_rewrite(r, 400)
         tm.check("aof: rewrite succeeded", r.info("persistence")["aof_last_bgrewrite_status"] == "ok")
         s.stop()
         s.start()
@@ -365,11 +361,7 @@ def rewrite_and_restart(s):
     AOF; the new connection."""
     r = s.r
     r.bgrewriteaof()
-    for _ in range(200):
-        p = r.info("persistence")
-        if p["aof_rewrite_in_progress"] == 0 and p["aof_rewrite_scheduled"] == 0:
-            break
-        time.sleep(0.05)
+    tm.wait_aof_rewrite(r)
     s.stop()
     s.start()
     return s.r
