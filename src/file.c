@@ -9,6 +9,7 @@
  * use the same pieces.
  */
 #define _GNU_SOURCE
+#include "journal.h"
 #include "registry.h"
 
 #include <dirent.h>
@@ -82,13 +83,24 @@ static bool zero_block(const uint8_t *p, size_t n)
  * Runs of non-zero blocks go out in one pwrite each, the holes with no
  * system call at all (a fresh 2 GB filter is half a million of them). The
  * file is given its full size at the end (write_obj). */
-static bk_status_t write_sparse(int fd, const uint8_t *data, uint64_t len, uint64_t at)
+static bk_status_t write_sparse(int fd, const uint8_t *data, uint64_t len, uint64_t at,
+                               const bkf_paging_t *g, const uint64_t *zeros)
 {
     uint64_t done = 0, run = 0; /* [run, done): bytes to write */
     while (done < len) {
         uint64_t to_edge = SPARSE_BLOCK - (at + done) % SPARSE_BLOCK;
         size_t n = (size_t)(len - done < to_edge ? len - done : to_edge);
-        if (n == SPARSE_BLOCK && zero_block(data + done, n)) {
+        bool zero = false;
+        if (n == SPARSE_BLOCK) {
+            /* A paged payload's pages were each found zero or not as their
+             * sums were taken (bkf_pages_fill): not compared again. */
+            uint64_t p = (at + done) / BKF_PAGE;
+            if (zeros && p >= g->first && p - g->first < g->npages)
+                zero = (zeros[(p - g->first) >> 6] >> ((p - g->first) & 63)) & 1;
+            else
+                zero = zero_block(data + done, n);
+        }
+        if (zero) {
             bk_status_t st = run < done ? bkf_pwrite_all(fd, data + run, done - run, at + run)
                                         : BK_OK;
             if (st != BK_OK)
@@ -105,8 +117,11 @@ static bk_status_t write_sparse(int fd, const uint8_t *data, uint64_t len, uint6
  * bkf_paging_t.trailer to the end); *why (never NULL here) says which
  * step failed. */
 static bk_status_t write_obj(int fd, const bkf_obj_t *o, const uint8_t *meta,
-                             const uint8_t *trailer, const char **why)
+                             const uint8_t *trailer, const uint64_t *zeros, const char **why)
 {
+    bkf_paging_t g = {0};
+    if (o->paged)
+        bkf_obj_paging(o, &g);
     *why = "cannot write the temp file";
     uint64_t at = bkf_meta_len(o->nparts);
     bk_status_t st = bkf_pwrite_all(fd, meta, at, 0);
@@ -114,12 +129,10 @@ static bk_status_t write_obj(int fd, const bkf_obj_t *o, const uint8_t *meta,
         bkf_part_t p;
         bkf_obj_part(o, i, &p);
         /* the zero padding after it: a hole, filled in by ftruncate */
-        st = write_sparse(fd, p.data, p.length, at);
+        st = write_sparse(fd, p.data, p.length, at, &g, i == 0 && o->paged ? zeros : NULL);
         at += bkf_align64(p.length);
     }
-    if (st == BK_OK && o->paged) {
-        bkf_paging_t g;
-        bkf_obj_paging(o, &g); /* its sums after every part: at */
+    if (st == BK_OK && o->paged) { /* its sums after every part: at */
         st = bkf_pwrite_all(fd, trailer, g.size - g.trailer, g.trailer);
         at = g.size;
     }
@@ -171,8 +184,16 @@ static bk_status_t commit_temp(int fd, bk_status_t st, const char *tmp, const ch
     if (st != BK_OK) {
         unlink(tmp);
     } else {
-        /* The rename is done; this makes it survive a power loss. */
+        /* The rename is done; this makes it survive a power loss. A
+         * checkpoint journal left beside the file it replaced (settled,
+         * or a killed writer's) can only be stale now: removed after, so
+         * that it never meets a later file at the name that reuses the
+         * old one's inode number. */
         st = bkf_fsync_dir(dir);
+        char *journal = st == BK_OK ? bkf_journal_path(path) : NULL;
+        if (journal && unlink(journal) == 0)
+            st = bkf_fsync_dir(dir);
+        bki_free(journal);
         saved = errno;
         if (st != BK_OK)
             *why = "the file is in place, but its directory could not be flushed to disk";
@@ -237,7 +258,8 @@ static void remove_stale_temps(const char *target, const char *mine)
  * and group (when the saver may set them: root saving a service account's
  * file leaves it the account's); a new one gets 0666 & ~umask. */
 static bk_status_t save_to(const bkf_obj_t *o, const uint8_t *meta, const uint8_t *trailer,
-                           const char *target, bool noreplace, const char **why)
+                           const uint64_t *zeros, const char *target, bool noreplace,
+                           const char **why)
 {
     struct stat old;
     bool exists = lstat(target, &old) == 0 && stat(target, &old) == 0;
@@ -272,7 +294,7 @@ static bk_status_t save_to(const bkf_obj_t *o, const uint8_t *meta, const uint8_
             if (fchown(fd, old.st_uid, old.st_gid) == 0)
                 (void)fchmod(fd, old.st_mode & 07777); /* chown clears set-id bits */
         }
-        st = write_obj(fd, o, meta, trailer, why);
+        st = write_obj(fd, o, meta, trailer, zeros, why);
         st = commit_temp(fd, st, tmp, target, dir, noreplace, why);
         if (st == BK_EIO && noreplace && errno == EEXIST)
             st = BK_EEXIST; /* another writer's file appeared meanwhile */
@@ -297,7 +319,7 @@ static bk_status_t save_named(const bkf_obj_t *given, const char *path, bool nor
      * the header's checksum of them. */
     o->paged = bkf_obj_pageable(o);
     uint8_t *trailer = NULL;
-    uint64_t tlen = 0;
+    uint64_t tlen = 0, *zeros = NULL;
     if (o->paged) {
         bkf_part_t p;
         bkf_obj_part(o, 0, &p);
@@ -305,13 +327,19 @@ static bk_status_t save_named(const bkf_obj_t *given, const char *path, bool nor
         bkf_obj_paging(o, &g);
         tlen = g.size - g.trailer;
         trailer = bki_calloc(1, (size_t)tlen);
-        if (!trailer)
+        /* which pages are zeros, found once for the sums and the holes */
+        zeros = bki_calloc((size_t)((g.npages + 63) / 64 + 1), 8);
+        if (!trailer || !zeros) {
+            bki_free(trailer);
+            bki_free(zeros);
             return BK_ENOMEM;
-        bkf_pages_fill(&g, p.data, p.length, trailer, &o->groups_sum);
+        }
+        bkf_pages_fill(&g, p.data, p.length, trailer, &o->groups_sum, zeros);
     }
     uint8_t *meta = bki_malloc((size_t)mlen);
     if (!meta) {
         bki_free(trailer);
+        bki_free(zeros);
         return BK_ENOMEM;
     }
     bkf_encode_meta(o, meta);
@@ -321,12 +349,13 @@ static bk_status_t save_named(const bkf_obj_t *given, const char *path, bool nor
         st = errno == ENOMEM ? BK_ENOMEM : BK_EIO;
         *why = "cannot follow its symbolic link";
     } else {
-        st = save_to(o, meta, trailer, target, noreplace, why);
+        st = save_to(o, meta, trailer, zeros, target, noreplace, why);
     }
     int saved = errno;
     bki_free(target);
     bki_free(meta);
     bki_free(trailer);
+    bki_free(zeros);
     errno = saved;
     return st;
 }

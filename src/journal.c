@@ -4,8 +4,10 @@
  * waits for a checkpoint in progress (the shared side of the checkpoint
  * lock) and finishes one a killed writer left, replaying its whole journal
  * or removing a torn or stale one, so what is read next is a whole
- * checkpoint. The writer is checkpoint.c; the two share the lock, the
- * journal's name and its layout (journal.h).
+ * checkpoint. A journal settled in this boot (its last record names the
+ * running kernel's boot id) is read past: the file as this kernel holds it
+ * is whole, and two small reads say so. The writer is checkpoint.c; the
+ * two share the lock, the journal's name and its layout (journal.h).
  */
 #define _GNU_SOURCE
 #include "journal.h"
@@ -16,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -55,6 +59,70 @@ char *bkf_journal_path(const char *target)
     return j;
 }
 
+/* ---- this boot ---- */
+
+unsigned bki_test_reboots;
+
+bool bkf_boot_id(uint8_t id[16])
+{
+    /* Read once: it changes only with the kernel. 1 read, 2 unreadable. */
+    static uint8_t cached[16];
+    static int state;
+    int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    if (st == 0) {
+        char text[64] = {0};
+        int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        uint8_t got[16];
+        int k = 0;
+        for (ssize_t i = 0; i < n && k < 32; i++) {
+            char ch = text[i];
+            int v = ch >= '0' && ch <= '9' ? ch - '0'
+                    : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                    : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                             : -1;
+            if (v < 0)
+                continue; /* the dashes */
+            if (k % 2 == 0)
+                got[k / 2] = (uint8_t)(v << 4);
+            else
+                got[k / 2] |= (uint8_t)v;
+            k++;
+        }
+        st = k == 32 ? 1 : 2;
+        if (st == 1)
+            memcpy(cached, got, 16);
+        __atomic_store_n(&state, st, __ATOMIC_RELEASE);
+    }
+    if (st != 1)
+        return false;
+    memcpy(id, cached, 16);
+    id[0] = (uint8_t)(id[0] + bki_test_reboots);
+    return true;
+}
+
+void bkf_settled_record(uint8_t *r, const uint8_t boot[16], uint64_t ino, uint64_t size,
+                        uint64_t head_sum, uint64_t sum_at, uint64_t seg_sum)
+{
+    memcpy(r + S_MAGIC, cp_smagic, 8);
+    memcpy(r + S_BOOT, boot, 16);
+    put_u64(r + S_INODE, ino);
+    put_u64(r + S_FILESIZE, size);
+    put_u64(r + S_HEADSUM, head_sum);
+    put_u64(r + S_SUMAT, sum_at);
+    put_u64(r + S_SEGSUM, seg_sum);
+    put_u64(r + S_SUM, XXH3_64bits(r, S_SUM));
+}
+
+/* Whether r is a settled record, whole. */
+static bool record_whole(const uint8_t *r)
+{
+    return memcmp(r + S_MAGIC, cp_smagic, 8) == 0 &&
+           get_u64(r + S_SUM) == (uint64_t)XXH3_64bits(r, S_SUM);
+}
+
 /* ---- opening a journal safely ---- */
 
 /* Whether whoever owns the journal st_j could have written the file st_f
@@ -75,12 +143,13 @@ static bool journal_trusted(const struct stat *st_j, const struct stat *st_f)
     return (st_f->st_mode & S_IWOTH) != 0;
 }
 
-int bkf_journal_open(const char *journal, int fd)
+int bkf_journal_open(const char *journal, int fd, bool write)
 {
     /* O_NOFOLLOW: a link named like the journal is not one. O_NONBLOCK: a
      * FIFO planted there opens at once (and is then refused) instead of
      * blocking every load until somebody writes to it. */
-    int jfd = open(journal, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    int jfd = open(journal, (write ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+                                O_CLOEXEC);
     if (jfd < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
             return -1;
@@ -99,101 +168,224 @@ int bkf_journal_open(const char *journal, int fd)
 
 /* ---- reading and replaying a journal ---- */
 
-typedef enum { J_NONE, J_STALE, J_APPLIES } jstate_t;
+/* J_SETTLED: every segment's runs are in the file as this boot's kernel
+ * holds it (the journal still guards them until the file is synced). */
+typedef enum { J_NONE, J_STALE, J_APPLIES, J_SETTLED } jstate_t;
 
-/* Whether the journal in jfd is whole (every byte its checksum covers, and
- * nothing after) and written for the file fd (same inode and size). Walks
- * it once; with replay_fd >= 0 also writes every run there. */
-static bk_status_t journal_walk(int jfd, int fd, int replay_fd, jstate_t *state, uint8_t *buf)
+/* The settled record ending the journal in jfd, when it is one for the
+ * file fd as it is (inode, size, header checksum), written in this boot:
+ * then every segment before it is whole and in the file. Two small reads;
+ * nothing is hashed but the record. */
+static bool settled_here(int jfd, int fd, uint64_t jsize)
 {
-    *state = J_STALE;
-    struct stat js, fs;
-    if (fstat(jfd, &js) != 0 || fstat(fd, &fs) != 0)
-        return BK_EIO;
-    uint64_t jsize = (uint64_t)js.st_size;
-    uint8_t h[CP_JHEAD];
-    if (jsize < CP_JHEAD + 8 || bkf_pread_all(jfd, h, CP_JHEAD, 0) != BK_OK)
-        return BK_OK;
+    uint8_t r[CP_SETTLED], boot[16], cur[8];
+    struct stat fs;
+    if (jsize < CP_JHEAD + 8 + CP_SETTLED || fstat(fd, &fs) != 0 ||
+        bkf_pread_all(jfd, r, CP_SETTLED, jsize - CP_SETTLED) != BK_OK || !record_whole(r) ||
+        !bkf_boot_id(boot) || memcmp(r + S_BOOT, boot, 16) != 0 ||
+        get_u64(r + S_INODE) != (uint64_t)fs.st_ino ||
+        get_u64(r + S_FILESIZE) != (uint64_t)fs.st_size)
+        return false;
+    uint64_t at = get_u64(r + S_SUMAT);
+    return at <= (uint64_t)fs.st_size - 8 && bkf_pread_all(fd, cur, 8, at) == BK_OK &&
+           get_u64(cur) == get_u64(r + S_HEADSUM);
+}
+
+/* One segment at journal offset at: whole (its checksum matches, its runs
+ * lie inside the stated file size, in order), with *end where it ends
+ * (its settled record included) and *record what follows it: 0 no
+ * settled record (or a torn one: nothing after it is trusted), 1 one from
+ * another boot, 2 one from this boot. With replay_fd >= 0 also writes
+ * every run there (only ever a segment already found whole). */
+static bool segment_walk(int jfd, uint64_t jsize, uint64_t at, int replay_fd, uint8_t *h,
+                         uint64_t *end, int *record, uint8_t *buf, bk_status_t *st)
+{
+    if (jsize - at < CP_JHEAD + 8 || bkf_pread_all(jfd, h, CP_JHEAD, at) != BK_OK)
+        return false;
     if (memcmp(h + J_MAGIC, cp_jmagic, 8) != 0 || bkf_get_u32(h + J_VERSION) != CP_JVERSION)
-        return BK_OK;
+        return false;
     uint64_t fsize = get_u64(h + J_FILESIZE), nruns = get_u64(h + J_NRUNS);
     XXH3_state_t sum;
     XXH3_64bits_reset(&sum);
     XXH3_64bits_update(&sum, h, CP_JHEAD);
-    uint64_t at = CP_JHEAD, last_end = 0;
+    uint64_t last_end = 0;
+    at += CP_JHEAD;
     for (uint64_t r = 0; r < nruns; r++) {
         uint8_t e[CP_JRUN];
         if (jsize - at < CP_JRUN + 8 || bkf_pread_all(jfd, e, CP_JRUN, at) != BK_OK)
-            return BK_OK;
+            return false;
         XXH3_64bits_update(&sum, e, CP_JRUN);
         at += CP_JRUN;
         uint64_t off = get_u64(e), len = get_u64(e + 8);
         if (off < last_end || off > fsize || len > fsize - off || len > jsize - at - 8)
-            return BK_OK;
+            return false;
         last_end = off + len;
         for (uint64_t done = 0; done < len;) {
             uint64_t n = len - done > CP_BUF ? CP_BUF : len - done;
             if (bkf_pread_all(jfd, buf, n, at + done) != BK_OK)
-                return BK_OK;
+                return false;
             XXH3_64bits_update(&sum, buf, n);
-            if (replay_fd >= 0) {
-                bk_status_t st = bkf_pwrite_all(replay_fd, buf, n, off + done);
-                if (st != BK_OK)
-                    return st;
-            }
+            if (replay_fd >= 0 && (*st = bkf_pwrite_all(replay_fd, buf, n, off + done)) != BK_OK)
+                return false;
             done += n;
         }
         at += len;
     }
     uint8_t c[8];
-    if (jsize - at != 8 || bkf_pread_all(jfd, c, 8, at) != BK_OK ||
+    if (jsize - at < 8 || bkf_pread_all(jfd, c, 8, at) != BK_OK ||
         get_u64(c) != (uint64_t)XXH3_64bits_digest(&sum))
-        return BK_OK;
-    if (get_u64(h + J_INODE) != (uint64_t)fs.st_ino || fsize != (uint64_t)fs.st_size)
-        return BK_OK;
-    /* The same inode and size are not the same file: a backup copied over
-     * it (cp keeps the inode) would be overwritten by the replay. A file
-     * this journal was written for holds, in its header checksum field,
-     * the value from before the checkpoint or the one after (8 aligned
-     * bytes in one sector, and sectors are written whole). Journals from
-     * before these fields (zero there) skip the test. */
-    uint64_t old_sum = get_u64(h + J_OLDSUM), sum_at = get_u64(h + J_SUMAT);
-    if (sum_at != 0) {
-        uint8_t cur[8];
-        if (sum_at > fsize - 8 || bkf_pread_all(fd, cur, 8, sum_at) != BK_OK)
-            return BK_OK;
-        if (get_u64(cur) != old_sum && get_u64(cur) != get_u64(h + J_HEADSUM))
-            return BK_OK;
+        return false;
+    at += 8;
+    *record = 0;
+    uint8_t r[CP_SETTLED], boot[16];
+    if (jsize - at >= CP_SETTLED && bkf_pread_all(jfd, r, CP_SETTLED, at) == BK_OK &&
+        record_whole(r) && get_u64(r + S_SEGSUM) == get_u64(c)) {
+        *record = bkf_boot_id(boot) && memcmp(r + S_BOOT, boot, 16) == 0 ? 2 : 1;
+        at += CP_SETTLED;
     }
-    *state = J_APPLIES;
+    *end = at;
+    return true;
+}
+
+/* What the journal in jfd is to the file fd: its whole segments (a
+ * segment torn at the end, a writer killed while appending it, is left
+ * out: the file never held any of it), whether they were written for fd
+ * (same inode and size, and the file's header checksum one of the values
+ * they went through), and whether the last is settled in this boot.
+ * *whole_end: where the whole segments end. Reads no further than limit;
+ * with replay_fd >= 0 also writes every run there, in order (the caller
+ * passes the whole segments' end as limit, so a torn segment's runs are
+ * never written). */
+static bk_status_t journal_walk(int jfd, int fd, int replay_fd, uint64_t limit, jstate_t *state,
+                               uint64_t *whole_end, uint8_t *buf)
+{
+    *state = J_STALE;
+    *whole_end = 0;
+    struct stat js, fs;
+    if (fstat(jfd, &js) != 0 || fstat(fd, &fs) != 0)
+        return BK_EIO;
+    uint64_t jsize = (uint64_t)js.st_size < limit ? (uint64_t)js.st_size : limit;
+    uint64_t at = 0, sum_at = 0, prev_sum = 0;
+    uint8_t h[CP_JHEAD], cur[8] = {0};
+    bool settled = false, have_cur = false, sum_seen = false;
+    bk_status_t st = BK_OK;
+    for (unsigned seg = 0; at < jsize; seg++) {
+        uint64_t end;
+        int record;
+        if (!segment_walk(jfd, jsize, at, replay_fd, h, &end, &record, buf, &st)) {
+            if (st != BK_OK)
+                return st;
+            break;
+        }
+        if (get_u64(h + J_INODE) != (uint64_t)fs.st_ino ||
+            get_u64(h + J_FILESIZE) != (uint64_t)fs.st_size)
+            break;
+        /* The same inode and size are not the same file: a backup copied
+         * over it (cp keeps the inode) would be overwritten by a replay.
+         * A file these segments were written for holds, in its header
+         * checksum field, the value from before the first or the one
+         * after any (8 aligned bytes in one sector, and sectors are
+         * written whole). Journals from before these fields (zero there)
+         * skip the test. */
+        uint64_t old_sum = get_u64(h + J_OLDSUM), new_sum = get_u64(h + J_HEADSUM);
+        if (seg > 0 && (old_sum != prev_sum || get_u64(h + J_SUMAT) != sum_at))
+            break; /* not the next segment of this chain */
+        if (seg == 0) {
+            sum_at = get_u64(h + J_SUMAT);
+            if (sum_at != 0) {
+                if (sum_at > (uint64_t)fs.st_size - 8 || bkf_pread_all(fd, cur, 8, sum_at) != BK_OK)
+                    return BK_OK;
+                have_cur = true;
+                sum_seen = get_u64(cur) == old_sum;
+            }
+        }
+        if (have_cur && get_u64(cur) == new_sum)
+            sum_seen = true;
+        prev_sum = new_sum;
+        settled = record == 2;
+        at = end;
+        *whole_end = end;
+        if (record == 0)
+            break; /* a segment is appended only after the last settled */
+    }
+    if (*whole_end == 0 || (sum_at != 0 && !sum_seen))
+        return BK_OK;
+    /* Settled only if the file holds the last segment's header checksum:
+     * one at an earlier value was written over since (a copy of the file
+     * as it was), and the segments are replayed into it. */
+    *state = settled && sum_at != 0 && get_u64(cur) == prev_sum ? J_SETTLED : J_APPLIES;
     return BK_OK;
 }
 
-/* Finishes the checkpoint the journal of fd's file describes, or removes a
- * journal that cannot apply. The caller holds the write lock on fd (open
- * for writing), so no writer is between steps 1 and 5. */
-bk_status_t bkf_journal_finish(int fd, const char *journal, const char *dir)
+/* Whether a journal settled in this boot should be retired now (the file
+ * synced, the journal removed) rather than appended to: when the file's
+ * pages are written back already (the sync is then nearly free), when the
+ * journal is large, or, where the kernel cannot say what is written back
+ * (before Linux 6.5: no cachestat), when it is older than the kernel's
+ * writeback delay (30 s by default, 5 s between passes). */
+int bki_test_retire;
+
+static bool worth_retiring(int fd, int jfd, uint64_t jsize)
 {
+    if (bki_test_retire)
+        return bki_test_retire > 0;
+    if (jsize >= CP_JMAX)
+        return true;
+#ifndef SYS_cachestat
+#define SYS_cachestat 451
+#endif
+    struct {
+        uint64_t off, len;
+    } range = {0, 0};
+    struct {
+        uint64_t cache, dirty, writeback, evicted, recently_evicted;
+    } cs;
+    if (syscall(SYS_cachestat, fd, &range, &cs, 0) == 0)
+        return cs.dirty == 0 && cs.writeback == 0;
+    struct stat js;
+    struct timespec now;
+    if (fstat(jfd, &js) != 0 || clock_gettime(CLOCK_REALTIME, &now) != 0)
+        return true;
+    return now.tv_sec - js.st_mtim.tv_sec >= 45 || now.tv_sec < js.st_mtim.tv_sec;
+}
+
+bk_status_t bkf_journal_finish(int fd, const char *journal, const char *dir, uint64_t *append)
+{
+    if (append)
+        *append = 0;
     /* None, or not a journal any writer of this file made (a link, a FIFO,
      * a stranger's file): nothing to replay; the writer's own checkpoint
      * removes the name or, if it cannot, saves whole instead. */
-    int jfd = bkf_journal_open(journal, fd);
+    int jfd = bkf_journal_open(journal, fd, false);
     if (jfd == -3)
         return BK_EIO;
     if (jfd < 0)
         return BK_OK;
-    uint8_t *buf = bki_malloc(CP_BUF);
-    if (!buf) {
+    struct stat js;
+    if (fstat(jfd, &js) != 0) {
         close(jfd);
-        return BK_ENOMEM;
+        return BK_EIO;
     }
-    jstate_t state;
-    bk_status_t st = journal_walk(jfd, fd, -1, &state, buf);
+    uint64_t jsize = (uint64_t)js.st_size, whole_end = jsize;
+    jstate_t state = J_SETTLED;
+    bk_status_t st = BK_OK;
+    uint8_t *buf = NULL;
+    if (!settled_here(jfd, fd, jsize)) {
+        buf = bki_malloc(CP_BUF);
+        st = buf ? journal_walk(jfd, fd, -1, UINT64_MAX, &state, &whole_end, buf) : BK_ENOMEM;
+    }
+    if (st == BK_OK && state == J_SETTLED && append && !worth_retiring(fd, jfd, whole_end)) {
+        *append = whole_end; /* a torn segment after it is cut off there */
+        bki_free(buf);
+        close(jfd);
+        return BK_OK;
+    }
     if (st == BK_OK && state == J_APPLIES) {
-        st = journal_walk(jfd, fd, fd, &state, buf);
-        if (st == BK_OK && fdatasync(fd) != 0)
-            st = bkf_errno_status();
+        uint64_t end2;
+        st = journal_walk(jfd, fd, fd, whole_end, &state, &end2, buf);
     }
+    if (st == BK_OK && state != J_STALE && fdatasync(fd) != 0)
+        st = bkf_errno_status();
     bki_free(buf);
     close(jfd);
     if (st != BK_OK)
@@ -203,21 +395,25 @@ bk_status_t bkf_journal_finish(int fd, const char *journal, const char *dir)
     return bkf_fsync_dir(dir);
 }
 
-/* Whether a journal exists next to target, and whether it applies to fd
- * (read without the write lock: a hint, checked again under it). */
+/* Whether a journal exists next to target, and what it is to fd (read
+ * without the write lock: a hint, checked again under it). */
 static jstate_t journal_peek(int fd, const char *journal)
 {
-    int jfd = bkf_journal_open(journal, fd);
+    int jfd = bkf_journal_open(journal, fd, false);
     if (jfd == -3)
         return J_APPLIES; /* cannot tell: the writer path finishes it or says why */
     if (jfd < 0)
         return J_NONE; /* none, or not one to trust: the file is read as it is */
+    struct stat js;
+    jstate_t state = J_APPLIES; /* cannot tell: let the writer path decide */
+    if (fstat(jfd, &js) == 0 && settled_here(jfd, fd, (uint64_t)js.st_size)) {
+        close(jfd);
+        return J_SETTLED;
+    }
     uint8_t *buf = bki_malloc(CP_BUF);
-    jstate_t state = J_STALE;
-    if (buf)
-        (void)journal_walk(jfd, fd, -1, &state, buf);
-    else
-        state = J_APPLIES; /* cannot tell: let the writer path decide */
+    uint64_t end;
+    if (buf && journal_walk(jfd, fd, -1, UINT64_MAX, &state, &end, buf) != BK_OK)
+        state = J_APPLIES;
     bki_free(buf);
     close(jfd);
     return state;
@@ -237,8 +433,8 @@ bk_status_t bkf_settle(int fd, const char *path, const char **why)
         goto out;
     }
     jstate_t state = journal_peek(fd, journal);
-    if (state == J_NONE)
-        goto out;
+    if (state == J_NONE || state == J_SETTLED)
+        goto out; /* settled: the file as this kernel holds it is whole */
     if (state == J_STALE) {
         /* Under the shared lock no writer is between steps 1 and 5, so
          * this is a dead writer's unfinished journal, or one for a file
@@ -250,8 +446,8 @@ bk_status_t bkf_settle(int fd, const char *path, const char **why)
     int wfd = open(target, O_RDWR | O_CLOEXEC);
     if (wfd < 0) {
         st = BK_EIO;
-        reason = "a checkpoint was interrupted and must be finished from its journal, which "
-                 "needs write access to the file";
+        reason = "a checkpoint was interrupted (or the machine restarted before it reached the "
+                 "disk) and must be finished from its journal, which needs write access to the file";
         goto out;
     }
     (void)bkf_journal_lock(fd, F_UNLCK);
@@ -262,7 +458,7 @@ bk_status_t bkf_settle(int fd, const char *path, const char **why)
         struct stat a, b;
         if (fstat(fd, &a) == 0 && fstat(wfd, &b) == 0 && a.st_ino == b.st_ino &&
             a.st_dev == b.st_dev)
-            st = bkf_journal_finish(wfd, journal, dir);
+            st = bkf_journal_finish(wfd, journal, dir, NULL);
         if (st != BK_OK)
             reason = "cannot finish an interrupted checkpoint from its journal";
     }

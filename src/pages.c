@@ -55,14 +55,19 @@ static bool is_zero(const uint8_t *p, uint64_t n)
     return n == 0 || (p[0] == 0 && memcmp(p, p + 1, (size_t)(n - 1)) == 0);
 }
 
-uint64_t bkf_page_sum(const bkf_paging_t *g, const uint8_t *body, uint64_t len, uint64_t j)
+/* Page j's sum; *zero: whether it is a whole page of zeros. */
+static uint64_t page_sum(const bkf_paging_t *g, const uint8_t *body, uint64_t len, uint64_t j,
+                         bool *zero)
 {
     uint64_t lo, hi;
     bkf_page_span(g, j, &lo, &hi);
     uint64_t a = lo - g->body, b = hi - g->body;
+    *zero = false;
     if (b <= len) {
-        if (b - a == BKF_PAGE && is_zero(body + a, BKF_PAGE))
+        if (b - a == BKF_PAGE && is_zero(body + a, BKF_PAGE)) {
+            *zero = true;
             return zero_page_sum();
+        }
         return XXH3_64bits(body + a, (size_t)(b - a));
     }
     /* the last page: payload bytes, then its zero padding */
@@ -73,6 +78,12 @@ uint64_t bkf_page_sum(const bkf_paging_t *g, const uint8_t *body, uint64_t len, 
     return XXH3_64bits(buf, (size_t)(b - a));
 }
 
+uint64_t bkf_page_sum(const bkf_paging_t *g, const uint8_t *body, uint64_t len, uint64_t j)
+{
+    bool zero;
+    return page_sum(g, body, len, j, &zero);
+}
+
 uint64_t bkf_group_sum(const bkf_paging_t *g, const uint8_t *trailer, uint64_t i)
 {
     uint64_t first = i * BKF_GROUP;
@@ -81,10 +92,14 @@ uint64_t bkf_group_sum(const bkf_paging_t *g, const uint8_t *trailer, uint64_t i
 }
 
 void bkf_pages_fill(const bkf_paging_t *g, const uint8_t *body, uint64_t len, uint8_t *trailer,
-                    uint64_t *groups_sum)
+                    uint64_t *groups_sum, uint64_t *zeros)
 {
-    for (uint64_t j = 0; j < g->npages; j++)
-        bkf_put_u64(trailer + j * 8, bkf_page_sum(g, body, len, j));
+    for (uint64_t j = 0; j < g->npages; j++) {
+        bool zero;
+        bkf_put_u64(trailer + j * 8, page_sum(g, body, len, j, &zero));
+        if (zeros && zero)
+            zeros[j >> 6] |= UINT64_C(1) << (j & 63);
+    }
     uint8_t *groups = trailer + (g->groups_at - g->trailer);
     for (uint64_t i = 0; i < g->ngroups; i++)
         bkf_put_u64(groups + i * 8, bkf_group_sum(g, trailer, i));
@@ -255,6 +270,13 @@ static void check_page_at(struct bki_pages *pg, uint64_t j, const uint8_t *src)
         saturate(pg, j, j + 1);
     } else if (pg->own_map && (hole || is_zero(pg->map + lo, hi - lo))) {
         mark(pg->zero, j);
+        /* A hole's page is first read by a lookup, which maps the kernel's
+         * zero page, and an add then copies it (a second fault, and a TLB
+         * flush on every core the process ran on). Faulted in for writing
+         * now, it is one fault and 4 KiB, as a page read from the file
+         * is. Nothing else touches the page before it is marked checked. */
+        if (hole)
+            *(volatile uint8_t *)(pg->map + lo) = 0;
     }
     mark(pg->ok, j);
     pg->nchecked++;
@@ -321,7 +343,9 @@ static void first_write(struct bki_pages *pg, uint64_t j)
 {
     if (has(pg->written, j))
         return;
-    if (pg->own_map && sums_room(pg)) {
+    /* A page the file holds as zeros needs no sums: the checkpoint finds
+     * its changed sectors as those that are no longer zero. */
+    if (pg->own_map && !has(pg->zero, j) && sums_room(pg)) {
         struct bki_sector_sums *e = slot_of(pg, j);
         if (!e->page_plus_1)
             pg->nsums++;

@@ -81,9 +81,11 @@ struct bki_pages {
 BKI_HIDDEN uint64_t bkf_page_sum(const bkf_paging_t *g, const uint8_t *body, uint64_t len,
                                  uint64_t j);
 /* Fills trailer (g->size - g->trailer bytes, zeroed by the caller) with
- * the page sums and group sums of a payload; *groups_sum for the header. */
+ * the page sums and group sums of a payload; *groups_sum for the header.
+ * zeros, when not NULL ((npages + 63) / 64 words, zeroed by the caller):
+ * bit j set for each page j that is a whole page of zeros. */
 BKI_HIDDEN void bkf_pages_fill(const bkf_paging_t *g, const uint8_t *body, uint64_t len,
-                               uint8_t *trailer, uint64_t *groups_sum);
+                               uint8_t *trailer, uint64_t *groups_sum, uint64_t *zeros);
 /* XXH3-64 of group i's page sums in trailer. */
 BKI_HIDDEN uint64_t bkf_group_sum(const bkf_paging_t *g, const uint8_t *trailer, uint64_t i);
 

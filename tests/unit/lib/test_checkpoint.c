@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 extern int bki_checkpoint_crash;
+extern unsigned bki_test_reboots;
+extern int bki_test_retire;
 
 static char dir[256], path[300], journal[320];
 
@@ -450,19 +452,21 @@ static void test_journal_link_not_followed(void)
     CHECK_MSG(v && n == 9 && memcmp(v, "precious\n", 9) == 0,
               "the file the planted link named was written (%zu bytes now)", n);
     free(v);
+    /* the name holds the checkpoint's own journal now, settled */
     struct stat sb;
-    CHECK(lstat(journal, &sb) != 0);
+    CHECK(lstat(journal, &sb) == 0 && S_ISREG(sb.st_mode));
     /* A dangling link: a checkpoint that followed it would create the file
      * it names (a cron job, a shell profile) with the journal's bytes. */
     char absent[340];
     snprintf(absent, sizeof absent, "%s/planted", dir);
+    unlink(journal);
     CHECK(symlink(absent, journal) == 0);
     add_keys(f, 50, 100);
     CHECK_OK(bk_checkpoint_save(cp, f, &stats));
     CHECK(!stats.whole);
     CHECK(file_is(f));
     CHECK_MSG(lstat(absent, &sb) != 0, "the checkpoint created the file a dangling link named");
-    CHECK(lstat(journal, &sb) != 0);
+    CHECK(lstat(journal, &sb) == 0 && S_ISREG(sb.st_mode));
     unlink(absent);
     unlink(victim);
     bk_checkpoint_free(cp);
@@ -507,8 +511,8 @@ static void test_journal_fifo_does_not_hang(void)
               "with a FIFO as the journal: status %d (SIGALRM %d: it hung)", status, SIGALRM);
     add_keys(f, 0, 50);
     CHECK(file_is(f));
-    struct stat sb;
-    CHECK(lstat(journal, &sb) != 0);
+    struct stat sb; /* the FIFO replaced by the checkpoint's own journal */
+    CHECK(lstat(journal, &sb) == 0 && S_ISREG(sb.st_mode));
     bk_filter_free(f);
 }
 
@@ -584,6 +588,250 @@ static void test_strangers_journal_not_replayed(void)
     bk_checkpoint_free(cp);
     bk_filter_free(f);
     bk_filter_free(before);
+}
+
+/* Loads path in a child that runs as nobody (when root), with the file
+ * read-only to it: exit status 0 when the load succeeded and the filter
+ * holds key. */
+static int load_as_nobody_holds(const char *key)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+            _exit(10);
+        bk_filter_t *g = NULL;
+        if (bk_filter_load(&g, path, NULL) != BK_OK)
+            _exit(1);
+        _exit(bk_filter_contains(g, key, strlen(key)) ? 0 : 2);
+    }
+    int status = -1;
+    waitpid(pid, &status, 0);
+    return status;
+}
+
+/* The journal's size; 0 if there is none. */
+static uint64_t journal_size(void)
+{
+    struct stat sb;
+    return stat(journal, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+}
+
+/* The first 4 KiB page after page 0 where two copies of the file differ:
+ * a payload page some of the later keys set bits in. */
+static size_t first_changed_page(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    for (size_t at = 4096; at + 4096 <= n; at += 4096)
+        if (memcmp(a + at, b + at, 4096) != 0)
+            return at;
+    return 0;
+}
+
+/* A big filter with 1,000 keys saved at path (no journal) and its
+ * checkpointer, which keeps appending to a settled journal as if the
+ * file's pages were still being written back. NULL if it cannot be made. */
+static bk_filter_t *settled_start(bk_checkpoint_t **cp)
+{
+    bk_filter_t *f = make_big();
+    if (!f)
+        return NULL;
+    add_keys(f, 0, 1000);
+    unlink(path);
+    unlink(journal);
+    CHECK_OK(bk_filter_save(f, path));
+    CHECK_OK(bk_checkpoint_new(cp, f, path));
+    bki_test_retire = -1;
+    return f;
+}
+
+/* A checkpoint leaves its journal settled: the file holds every run as
+ * this boot's kernel has it, and the journal guards them until the file
+ * is on disk. Loads read the file as it is (a reader without write
+ * access too, replaying nothing); later checkpoints append to the
+ * journal while the file is being written back. After a restart
+ * (another boot id), or over a copy of the file as it was, every segment
+ * is replayed in order; a page whose writeback was lost while the header
+ * reached the disk is refused by its page checksum, never trusted. */
+static void test_settled_journal(void)
+{
+    bk_checkpoint_t *cp = NULL;
+    bk_filter_t *f = settled_start(&cp);
+    if (!f)
+        return;
+    size_t n0 = 0, n1 = 0, n2 = 0, jn = 0;
+    uint8_t *v0 = bkt_slurp(path, &n0);
+    bk_checkpoint_stats_t st;
+    add_keys(f, 1000, 1300);
+    CHECK_OK(bk_checkpoint_save(cp, f, &st));
+    CHECK(!st.whole);
+    uint64_t j1 = journal_size();
+    CHECK_MSG(j1 > 0, "a checkpoint in place left no journal");
+    uint8_t *v1 = bkt_slurp(path, &n1);
+    add_keys(f, 1300, 1600);
+    CHECK_OK(bk_checkpoint_save(cp, f, &st));
+    CHECK(!st.whole);
+    CHECK_MSG(journal_size() > j1, "the second checkpoint did not append (%llu -> %llu bytes)",
+              (unsigned long long)j1, (unsigned long long)journal_size());
+    CHECK(file_is(f));
+    uint8_t *v2 = bkt_slurp(path, &n2), *jb = bkt_slurp(journal, &jn);
+    CHECK(v0 && v1 && v2 && jb && n0 == n2 && n1 == n2);
+    if (!v0 || !v1 || !v2 || !jb || n0 != n2 || n1 != n2)
+        goto out;
+
+    /* a reader without write access: reads it, replays nothing */
+    chmod(dir, 0755);
+    chmod(path, 0444);
+    int status = load_as_nobody_holds("k1599");
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "a reader without write access could not read a settled file (status %d)", status);
+    chmod(path, 0644);
+    chmod(dir, 0700);
+    CHECK(journal_size() == jn);
+    /* a load and a lookup read the journal's last record, not the
+     * journal: bytes read, counted by the kernel */
+    uint64_t before = bkt_proc_io("rchar");
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, NULL));
+    CHECK(g && bk_filter_contains(g, "k1599", 5));
+    uint64_t read = bkt_proc_io("rchar") - before;
+    CHECK_MSG(read < jn / 2, "a load read %llu bytes beside a %zu-byte settled journal",
+              (unsigned long long)read, jn);
+    CHECK(g && bk_filter_verify(g, NULL) == BK_OK);
+    bk_filter_free(g);
+    CHECK_MSG(journal_size() == jn, "a load retired a settled journal");
+
+    /* the file's writeback lost, all of it or the second checkpoint's,
+     * in this boot or after a restart; or all of it on disk, then a
+     * restart: the load replays both segments */
+    for (int lost = 0; lost < 3; lost++) {
+        for (unsigned reboot = 0; reboot < 2; reboot++) {
+            if (lost == 2 && reboot == 0)
+                continue; /* nothing lost, same boot: read as it is (above) */
+            const uint8_t *was = lost == 0 ? v0 : lost == 1 ? v1 : v2;
+            CHECK(overwrite(path, was, n2, 0644) && overwrite(journal, jb, jn, 0644));
+            bki_test_reboots = reboot;
+            g = NULL;
+            CHECK_OK(bk_filter_load(&g, path, NULL));
+            CHECK_MSG(file_is(f), "lost %d reboot %u: the segments were not replayed", lost,
+                      reboot);
+            CHECK_MSG(!exists(journal), "lost %d reboot %u: journal not removed", lost, reboot);
+            CHECK(g && bk_filter_contains(g, "k1599", 5) && bk_filter_contains(g, "k1000", 5));
+            bk_filter_free(g);
+            bki_test_reboots = 0;
+        }
+    }
+
+    /* One page's writeback lost, the header's not: in this boot the file
+     * is read as it is and that page refused when touched; after a
+     * restart the journal puts it back. */
+    size_t at = first_changed_page(v1, v2, n2);
+    CHECK(at > 0);
+    uint8_t *torn = malloc(n2);
+    if (torn && at > 0) {
+        memcpy(torn, v2, n2);
+        memcpy(torn + at, v1 + at, 4096);
+        CHECK(overwrite(path, torn, n2, 0644) && overwrite(journal, jb, jn, 0644));
+        g = NULL;
+        CHECK_OK(bk_filter_load(&g, path, NULL));
+        CHECK_MSG(g && bk_filter_verify(g, NULL) != BK_OK,
+                  "a page that lost its writeback was trusted");
+        char key[32];
+        bool all = true; /* a damaged page answers "seen", never "absent" */
+        for (int i = 0; i < 1600 && g; i++) {
+            int len = snprintf(key, sizeof key, "k%d", i);
+            all &= bk_filter_contains(g, key, (size_t)len);
+        }
+        CHECK_MSG(all, "a key added before the lost page answered absent");
+        bk_filter_free(g);
+        CHECK(exists(journal));
+        bki_test_reboots = 1;
+        g = NULL;
+        CHECK_OK(bk_filter_load(&g, path, NULL));
+        CHECK(file_is(f) && !exists(journal));
+        CHECK(g && bk_filter_verify(g, NULL) == BK_OK);
+        bk_filter_free(g);
+        bki_test_reboots = 0;
+    }
+    free(torn);
+out:
+    bki_test_retire = 0;
+    bki_test_reboots = 0;
+    free(v0);
+    free(v1);
+    free(v2);
+    free(jb);
+    bk_checkpoint_free(cp);
+    bk_filter_free(f);
+}
+
+/* How many journal segments the journal holds (their magic, counted). */
+static int journal_segments(void)
+{
+    static const uint8_t magic[8] = {0x89, 'B', 'K', 'J', '\r', '\n', 0x1a, '\n'};
+    size_t n = 0;
+    uint8_t *b = bkt_slurp(journal, &n);
+    int count = 0;
+    for (size_t i = 0; b && i + 8 <= n; i++)
+        count += memcmp(b + i, magic, 8) == 0;
+    free(b);
+    return count;
+}
+
+/* A writer killed while appending a segment to a settled journal leaves
+ * the file as the settled segments have it: read as it is in this boot,
+ * the torn segment never replayed after a restart, and cut off by the
+ * next checkpoint. A settled journal whose file is written back is
+ * retired by the next checkpoint, which starts a journal of its own. */
+static void test_torn_append_and_retire(void)
+{
+    bk_checkpoint_t *cp = NULL;
+    bk_filter_t *f = settled_start(&cp);
+    if (!f)
+        return;
+    add_keys(f, 1000, 1300);
+    CHECK_OK(bk_checkpoint_save(cp, f, NULL));
+    bk_filter_t *after1 = NULL;
+    CHECK_OK(bk_filter_clone(&after1, f));
+    uint64_t j1 = journal_size();
+    add_keys(f, 1300, 1600);
+    bki_checkpoint_crash = 1; /* the appended segment torn */
+    CHECK_STATUS(bk_checkpoint_save(cp, f, NULL), BK_EIO);
+    CHECK(journal_size() > j1);
+    for (unsigned reboot = 0; reboot < 2; reboot++) {
+        bki_test_reboots = reboot;
+        bk_filter_t *g = NULL;
+        CHECK_OK(bk_filter_load(&g, path, NULL));
+        CHECK_MSG(after1 && file_is(after1), "reboot %u: the file is not the settled checkpoint",
+                  reboot);
+        CHECK(g && bk_filter_contains(g, "k1299", 5) && bk_filter_verify(g, NULL) == BK_OK);
+        bk_filter_free(g);
+        CHECK(reboot == 0 ? journal_size() > j1 : !exists(journal));
+    }
+    bki_test_reboots = 0;
+    /* the writer goes on: a whole save (it trusts nothing of a failed
+     * checkpoint), then checkpoints in place again */
+    CHECK_OK(bk_checkpoint_save(cp, f, NULL));
+    CHECK(file_is(f));
+    add_keys(f, 1600, 1700);
+    CHECK_OK(bk_checkpoint_save(cp, f, NULL));
+    add_keys(f, 1700, 1800);
+    CHECK_OK(bk_checkpoint_save(cp, f, NULL));
+    CHECK_MSG(journal_segments() == 2, "appending: %d segments", journal_segments());
+    /* written back: the next checkpoint retires the journal first */
+    bki_test_retire = 1;
+    add_keys(f, 1800, 1900);
+    CHECK_OK(bk_checkpoint_save(cp, f, NULL));
+    CHECK_MSG(journal_segments() == 1, "retired: %d segments", journal_segments());
+    CHECK(file_is(f));
+    bki_test_reboots = 1; /* and a restart replays only what that one holds */
+    bk_filter_t *g = NULL;
+    CHECK_OK(bk_filter_load(&g, path, NULL));
+    CHECK(file_is(f) && !exists(journal));
+    bk_filter_free(g);
+    bki_test_reboots = 0;
+    bki_test_retire = 0;
+    bk_filter_free(after1);
+    bk_checkpoint_free(cp);
+    bk_filter_free(f);
 }
 
 static uint64_t keys_after(uint32_t round)
@@ -673,6 +921,8 @@ int main(void)
     bkt_run("journal_fifo_does_not_hang", test_journal_fifo_does_not_hang);
     bkt_run("backup_over_pending_journal", test_backup_over_pending_journal);
     bkt_run("strangers_journal_not_replayed", test_strangers_journal_not_replayed);
+    bkt_run("settled_journal", test_settled_journal);
+    bkt_run("torn_append_and_retire", test_torn_append_and_retire);
     bkt_run("sigkill_at_random", test_sigkill_at_random);
     bkt_tmpdir_remove(dir); /* with the temporary files killed children left */
     return bkt_finish();
