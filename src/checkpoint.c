@@ -599,15 +599,20 @@ static bk_status_t write_in_place(bk_checkpoint_t *cp, const cp_scan_t *c, int f
          * runs in the file, so readers read the file as it is, and only
          * after a restart (another boot id) is the journal replayed. A
          * later checkpoint retires the journal once the pages are on disk.
-         * Where the boot id cannot be read, the file is synced now and the
-         * journal removed. On failure the whole journal stays, and the
-         * next load or checkpoint finishes the job. */
+         * A journal past CP_JMAX is not kept (it would hold its disk space
+         * until the next checkpoint; a checkpoint that large pays for its
+         * sync), nor one without a boot id to name: the file is synced
+         * now and the journal removed, as when the record cannot be
+         * written. On failure the whole journal stays, and the next load
+         * or checkpoint finishes the job. */
         uint8_t boot[16], rec[CP_SETTLED];
-        if (st == BK_OK && bkf_boot_id(boot)) {
+        bool settled = false;
+        if (st == BK_OK && end + CP_SETTLED <= CP_JMAX && bkf_boot_id(boot)) {
             bkf_settled_record(rec, boot, (uint64_t)cp->ino, c->total, header_sum(c),
                                BKF_HEADER + (uint64_t)BKF_PART * c->o.nparts, seg_sum);
-            st = bkf_pwrite_all(jfd, rec, CP_SETTLED, end);
-        } else if (st == BK_OK) {
+            settled = bkf_pwrite_all(jfd, rec, CP_SETTLED, end) == BK_OK;
+        }
+        if (st == BK_OK && !settled) {
             if (fdatasync(fd) != 0)
                 st = bkf_errno_status();
             if (st == BK_OK && unlink(cp->journal) != 0)
