@@ -28,7 +28,7 @@
  *      first 50,000 URLs). A later checkpoint retires the journal (fsync
  *      the file, remove the journal, fsync the directory, so a removed
  *      journal never comes back to be replayed over a later state) once
- *      the kernel says the file is written back (cachestat), or once the
+ *      the file is written back (journal.c, worth_retiring), or once the
  *      journal reaches CP_JMAX.
  *
  * Killed before step 3 ends, the file is as it was and the journal is

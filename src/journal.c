@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -317,20 +318,65 @@ static bk_status_t journal_walk(int jfd, int fd, int replay_fd, uint64_t limit, 
     return BK_OK;
 }
 
-/* Whether a journal settled in this boot should be retired now (the file
- * synced, the journal removed) rather than appended to: when the file's
- * pages are written back already (the sync is then nearly free), when the
- * journal is large, or, where the kernel cannot say what is written back
- * (before Linux 6.5: no cachestat), when it is older than the kernel's
- * writeback delay (30 s by default, 5 s between passes). */
+/* A centisecond setting of the kernel's writeback (/proc/sys/vm/NAME);
+ * def where it cannot be read. */
+static long vm_centisecs(const char *name, long def)
+{
+    char path[64], text[32] = {0};
+    snprintf(path, sizeof path, "/proc/sys/vm/%s", name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    char *end;
+    long v = n > 0 ? strtol(text, &end, 10) : -1;
+    return n > 0 && end != text && v >= 0 ? v : def;
+}
+
+/* Seconds after which the kernel has written a file's dirty pages back
+ * (it writes those dirty for dirty_expire_centisecs, 30 s by default, on
+ * passes dirty_writeback_centisecs apart, 5 s), with 10 s to spare. */
+static long writeback_delay(void)
+{
+    static long delay; /* 0: not read yet */
+    long d = __atomic_load_n(&delay, __ATOMIC_RELAXED);
+    if (d == 0) {
+        d = (vm_centisecs("dirty_expire_centisecs", 3000) +
+             vm_centisecs("dirty_writeback_centisecs", 500)) / 100 + 10;
+        __atomic_store_n(&delay, d, __ATOMIC_RELAXED);
+    }
+    return d;
+}
+
+/* A settled journal this large is worth asking the kernel about (a large
+ * checkpoint's: a new state's first run); below, appending to it costs a
+ * run less than retiring it would. */
+#define CP_JBIG ((uint64_t)4 << 20)
+
 int bki_test_retire;
 
+/* Whether a journal settled in this boot should be retired now (the file
+ * synced, the journal removed) rather than appended to: when it has
+ * reached CP_JMAX; when it is older than the kernel's writeback delay
+ * (the file is on disk by then, and its sync nearly free); or when it is
+ * large and the kernel reports none of the file's pages dirty or under
+ * writeback (cachestat, Linux 6.5 and later). Otherwise appending costs
+ * less: a retirement removes a file and syncs the directory twice. */
 static bool worth_retiring(int fd, int jfd, uint64_t jsize)
 {
     if (bki_test_retire)
         return bki_test_retire > 0;
     if (jsize >= CP_JMAX)
         return true;
+    struct stat js;
+    struct timespec now;
+    if (fstat(jfd, &js) != 0 || clock_gettime(CLOCK_REALTIME, &now) != 0)
+        return true;
+    long age = (long)(now.tv_sec - js.st_mtim.tv_sec);
+    if (age < 0 || age >= writeback_delay())
+        return true;
+    if (jsize < CP_JBIG)
+        return false;
 #ifndef SYS_cachestat
 #define SYS_cachestat 451
 #endif
@@ -340,13 +386,8 @@ static bool worth_retiring(int fd, int jfd, uint64_t jsize)
     struct {
         uint64_t cache, dirty, writeback, evicted, recently_evicted;
     } cs;
-    if (syscall(SYS_cachestat, fd, &range, &cs, 0) == 0)
-        return cs.dirty == 0 && cs.writeback == 0;
-    struct stat js;
-    struct timespec now;
-    if (fstat(jfd, &js) != 0 || clock_gettime(CLOCK_REALTIME, &now) != 0)
-        return true;
-    return now.tv_sec - js.st_mtim.tv_sec >= 45 || now.tv_sec < js.st_mtim.tv_sec;
+    return syscall(SYS_cachestat, fd, &range, &cs, 0) == 0 && cs.dirty == 0 &&
+           cs.writeback == 0;
 }
 
 bk_status_t bkf_journal_finish(int fd, const char *journal, const char *dir, uint64_t *append)
