@@ -152,14 +152,9 @@ static uint32_t sector_len(const cp_scan_t *c, uint64_t s)
     return left < CP_SECTOR ? (uint32_t)left : CP_SECTOR;
 }
 
-/* Sector s's bytes into buf: metadata, payload bytes and zero padding. */
-static void fill_sector(const cp_scan_t *c, uint64_t s, uint8_t *buf)
+/* The first part (or region) ending after byte a, by bisection. */
+static uint32_t part_after(const cp_scan_t *c, uint64_t a)
 {
-    uint64_t a = s * CP_SECTOR;
-    uint32_t n = sector_len(c, s);
-    memset(buf, 0, n);
-    bkf_copy_overlap(buf, a, n, c->meta, 0, c->mlen);
-    /* the first part ending after a, by bisection */
     uint32_t lo = 0, hi = c->nregions;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -168,7 +163,31 @@ static void fill_sector(const cp_scan_t *c, uint64_t s, uint8_t *buf)
         else
             hi = mid;
     }
-    for (uint32_t i = lo; i < c->nregions && c->parts[i].off < a + n; i++)
+    return lo;
+}
+
+/* The serialized form's bytes [a, a + n) where they lie whole in one
+ * part's memory (no metadata, no padding): a pointer to them, written
+ * from without a copy (a paged checkpoint's runs nearly all are); else
+ * NULL. */
+static const uint8_t *range_in_part(const cp_scan_t *c, uint64_t a, uint64_t n)
+{
+    if (a < c->mlen)
+        return NULL;
+    uint32_t i = part_after(c, a);
+    if (i < c->nregions && c->parts[i].off <= a && a + n <= c->parts[i].off + c->parts[i].len)
+        return c->parts[i].data + (a - c->parts[i].off);
+    return NULL;
+}
+
+/* Sector s's bytes into buf: metadata, payload bytes and zero padding. */
+static void fill_sector(const cp_scan_t *c, uint64_t s, uint8_t *buf)
+{
+    uint64_t a = s * CP_SECTOR;
+    uint32_t n = sector_len(c, s);
+    memset(buf, 0, n);
+    bkf_copy_overlap(buf, a, n, c->meta, 0, c->mlen);
+    for (uint32_t i = part_after(c, a); i < c->nregions && c->parts[i].off < a + n; i++)
         bkf_copy_overlap(buf, a, n, c->parts[i].data, c->parts[i].off, c->parts[i].len);
 }
 
@@ -410,8 +429,12 @@ static bk_status_t write_journal(const cp_scan_t *c, int jfd, uint64_t at, uint6
         jw_put(&w, e, CP_JRUN);
         for (uint64_t done = 0; done < len; done += CP_BUF) {
             uint64_t n = len - done < CP_BUF ? len - done : CP_BUF;
-            fill_range(c, a + done, n, data);
-            jw_put(&w, data, n);
+            const uint8_t *src = range_in_part(c, a + done, n);
+            if (!src) {
+                fill_range(c, a + done, n, data);
+                src = data;
+            }
+            jw_put(&w, src, n);
         }
     }
     uint8_t sum[8];
@@ -480,8 +503,12 @@ static bk_status_t each_run(const cp_scan_t *c, int fd, uint8_t *data, bool writ
         }
         for (uint64_t done = 0; done < len; done += CP_BUF) {
             uint64_t n = len - done < CP_BUF ? len - done : CP_BUF;
-            fill_range(c, a + done, n, data);
-            bk_status_t st = bkf_pwrite_all(fd, data, n, a + done);
+            const uint8_t *src = range_in_part(c, a + done, n);
+            if (!src) {
+                fill_range(c, a + done, n, data);
+                src = data;
+            }
+            bk_status_t st = bkf_pwrite_all(fd, src, n, a + done);
             if (st != BK_OK)
                 return st;
         }

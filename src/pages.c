@@ -270,13 +270,6 @@ static void check_page_at(struct bki_pages *pg, uint64_t j, const uint8_t *src)
         saturate(pg, j, j + 1);
     } else if (pg->own_map && (hole || is_zero(pg->map + lo, hi - lo))) {
         mark(pg->zero, j);
-        /* A hole's page is first read by a lookup, which maps the kernel's
-         * zero page, and an add then copies it (a second fault, and a TLB
-         * flush on every core the process ran on). Faulted in for writing
-         * now, it is one fault and 4 KiB, as a page read from the file
-         * is. Nothing else touches the page before it is marked checked. */
-        if (hole)
-            *(volatile uint8_t *)(pg->map + lo) = 0;
     }
     mark(pg->ok, j);
     pg->nchecked++;
@@ -362,7 +355,20 @@ static inline bool touch(struct bki_pages *pg, uint64_t j, bool write)
 {
     if (BKI_UNLIKELY(!has(pg->ok, j))) {
         pthread_mutex_lock(&pg->lock);
+        bool fresh = !has(pg->ok, j) && pg->own_map && j >= pg->hole_lo && j < pg->hole_hi;
         check_page(pg, j);
+        /* A hole's page is first read by a key's lookup, which maps the
+         * kernel's zero page, and an add then copies it (a second fault,
+         * and a TLB flush on every core the process ran on). Faulted in
+         * for writing now, it is one fault and 4 KiB, as a page read from
+         * the file is; nothing touches it before it is marked checked.
+         * (Only here, where a key asks for the page: a check of every
+         * page leaves a hole's pages unmapped.) */
+        if (fresh && pg->damage == BK_OK) {
+            uint64_t lo, hi;
+            bkf_page_span(&pg->g, j, &lo, &hi);
+            *(volatile uint8_t *)(pg->map + lo) = 0;
+        }
         pthread_mutex_unlock(&pg->lock);
     }
     if (BKI_UNLIKELY(pg->damage != BK_OK) && has(pg->bad, j))
