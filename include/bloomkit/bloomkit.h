@@ -1123,7 +1123,10 @@ bk_status_t bk_checkpoint_new(bk_checkpoint_t **out, const bk_filter_t *f, const
  * writes in place. stats (may be NULL) says what was written. Errors as
  * bk_filter_save: BK_ENOSPC or BK_EIO with errno, the file then holding
  * the previous checkpoint (or, once its journal is whole, this one, which
- * the next load or checkpoint finishes); BK_ENOMEM. */
+ * the next load or checkpoint finishes); BK_ENOMEM. On BK_OK the
+ * checkpoint is on disk in the journal; the file holds it as the kernel
+ * caches it, and the journal stays beside it until a later checkpoint
+ * finds the file written back (a load after a power loss replays it). */
 bk_status_t bk_checkpoint_save(bk_checkpoint_t *cp, const bk_filter_t *f,
                                bk_checkpoint_stats_t *stats);
 
