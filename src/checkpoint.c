@@ -29,7 +29,7 @@
  *      the file, remove the journal, fsync the directory, so a removed
  *      journal never comes back to be replayed over a later state) once
  *      the file is written back (journal.c, worth_retiring), or once the
- *      journal reaches CP_JMAX.
+ *      journal reaches the file's size (cp_jmax: 1 to 64 MiB).
  *
  * Killed before step 3 ends, the file is as it was and the journal is
  * absent or ends in a torn segment that nothing depends on; after, every
@@ -246,9 +246,20 @@ static void scan_pages(cp_scan_t *c, bool build)
         return;
     }
     uint8_t *groups = c->trailer + (c->g.groups_at - c->g.trailer);
+    /* The pages of the changed sectors, in order, and before and after
+     * them the pages holding the payload's first and last bytes: the
+     * sectors those share with the metadata or the padding are compared
+     * only after this (scan_run), so a change there is not among the
+     * changes yet, and the page's sum must not be left as it was. */
+    if (p->len == 0)
+        return;
+    uint64_t head = p->off / BKF_PAGE - c->g.first;
+    uint64_t tail = (p->off + p->len - 1) / BKF_PAGE - c->g.first;
     uint64_t last = UINT64_MAX, last_group = UINT64_MAX;
-    for (uint64_t i = 0; i < c->nchanges; i++) {
-        uint64_t j = c->changes[i].sector * CP_SECTOR / BKF_PAGE - c->g.first;
+    for (uint64_t i = 0; i < c->nchanges + 2; i++) {
+        uint64_t j = i == 0               ? head
+                     : i <= c->nchanges ? c->changes[i - 1].sector * CP_SECTOR / BKF_PAGE - c->g.first
+                                          : tail;
         if (j == last || j >= c->g.npages)
             continue;
         last = j;
@@ -626,7 +637,7 @@ static bk_status_t write_in_place(bk_checkpoint_t *cp, const cp_scan_t *c, int f
          * runs in the file, so readers read the file as it is, and only
          * after a restart (another boot id) is the journal replayed. A
          * later checkpoint retires the journal once the pages are on disk.
-         * A journal past CP_JMAX is not kept (it would hold its disk space
+         * A journal past cp_jmax is not kept (it would hold its disk space
          * until the next checkpoint; a checkpoint that large pays for its
          * sync), nor one without a boot id to name: the file is synced
          * now and the journal removed, as when the record cannot be
@@ -634,7 +645,7 @@ static bk_status_t write_in_place(bk_checkpoint_t *cp, const cp_scan_t *c, int f
          * or checkpoint finishes the job. */
         uint8_t boot[16], rec[CP_SETTLED];
         bool settled = false;
-        if (st == BK_OK && end + CP_SETTLED <= CP_JMAX && bkf_boot_id(boot)) {
+        if (st == BK_OK && end + CP_SETTLED <= cp_jmax(c->total) && bkf_boot_id(boot)) {
             bkf_settled_record(rec, boot, (uint64_t)cp->ino, c->total, header_sum(c),
                                BKF_HEADER + (uint64_t)BKF_PART * c->o.nparts, seg_sum);
             settled = bkf_pwrite_all(jfd, rec, CP_SETTLED, end) == BK_OK;

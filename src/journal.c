@@ -351,18 +351,19 @@ int bki_test_retire;
 
 /* Whether a journal settled in this boot should be retired now (the file
  * synced, the journal removed) rather than appended to: when it has
- * reached CP_JMAX, or when it is older than the kernel's writeback delay
+ * reached cp_jmax, or when it is older than the kernel's writeback delay
  * (every page its checkpoints wrote is on disk by then, and the file's
  * sync nearly free). Otherwise appending costs a run less: a retirement
  * removes a file (a large journal's blocks freed, and discarded where the
  * file system does that) and syncs the directory twice. Asking the kernel
  * whether the file is written back (cachestat) took 3 ms for a 2 GB
  * state's page cache, more than the append it could save. */
-static bool worth_retiring(int jfd, uint64_t jsize)
+static bool worth_retiring(int fd, int jfd, uint64_t jsize)
 {
     if (bki_test_retire)
         return bki_test_retire > 0;
-    if (jsize >= CP_JMAX)
+    struct stat fs;
+    if (fstat(fd, &fs) != 0 || jsize >= cp_jmax((uint64_t)fs.st_size))
         return true;
     struct stat js;
     struct timespec now;
@@ -397,7 +398,7 @@ bk_status_t bkf_journal_finish(int fd, const char *journal, const char *dir, uin
         buf = bki_malloc(CP_BUF);
         st = buf ? journal_walk(jfd, fd, -1, UINT64_MAX, &state, &whole_end, buf) : BK_ENOMEM;
     }
-    if (st == BK_OK && state == J_SETTLED && append && !worth_retiring(jfd, whole_end)) {
+    if (st == BK_OK && state == J_SETTLED && append && !worth_retiring(fd, jfd, whole_end)) {
         *append = whole_end; /* a torn segment after it is cut off there */
         bki_free(buf);
         close(jfd);

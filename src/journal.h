@@ -49,9 +49,15 @@ enum {
     S_SUM = 64       /* XXH3-64 of the record's bytes before it */
 };
 /* A settled journal is retired (the file synced, the journal removed)
- * once it reaches this size, even while the file's pages are still being
- * written back. */
+ * once it reaches the file's size (at least 1 MiB, at most 64 MiB), even
+ * while the file's pages are still being written back: it holds disk
+ * space beside the file until then. */
 #define CP_JMAX ((uint64_t)64 << 20)
+static inline uint64_t cp_jmax(uint64_t file_size)
+{
+    uint64_t m = file_size < ((uint64_t)1 << 20) ? (uint64_t)1 << 20 : file_size;
+    return m < CP_JMAX ? m : CP_JMAX;
+}
 
 /* The running kernel's boot id into id: true; false where it cannot be
  * read (no /proc), and then no journal is left settled. */
@@ -60,7 +66,7 @@ BKI_HIDDEN bool bkf_boot_id(uint8_t id[16]);
  * restarted since (tests/unit/lib/test_checkpoint.c). */
 BKI_HIDDEN extern unsigned bki_test_reboots;
 /* Tests only: 1 retires a settled journal at every checkpoint, -1 never
- * (appends until CP_JMAX is ignored too), 0 decides as described. */
+ * (the size limit, cp_jmax, ignored too), 0 decides as described. */
 BKI_HIDDEN extern int bki_test_retire;
 
 /* Takes (F_RDLCK, F_WRLCK, waiting) or drops (F_UNLCK) the checkpoint lock
