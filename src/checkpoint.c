@@ -565,8 +565,65 @@ static bk_status_t crash(const cp_scan_t *c, int fd, int jfd, uint64_t at, uint6
     return BK_EIO;
 }
 
+/* The journal a checkpoint writes its segment to, under the write lock:
+ * the settled one bkf_journal_finish kept (append: its size), opened again
+ * as that was (no link, a trusted owner) with anything past its settled
+ * segments (a writer killed appending) cut off; or, with append 0, a new
+ * one. *jfd, or BK_EEXIST when this checkpoint cannot go through the
+ * journal's name (the caller saves whole). */
+static bk_status_t journal_for(const bk_checkpoint_t *cp, int fd, mode_t mode, uint64_t append,
+                               int *jfd)
+{
+    if (append) {
+        *jfd = bkf_journal_open(cp->journal, fd, true);
+        struct stat js;
+        if (*jfd < 0 || fstat(*jfd, &js) != 0 || (uint64_t)js.st_size < append)
+            return BK_EEXIST; /* gone, or not what was kept */
+        if ((uint64_t)js.st_size > append && ftruncate(*jfd, (off_t)append) != 0)
+            return bkf_errno_status();
+        return BK_OK;
+    }
+    /* Under the write lock, with any journal of ours finished, what is
+     * left at the name is not ours (a link, a FIFO, a stranger's file):
+     * removed, and the journal made new. O_EXCL never follows a link nor
+     * truncates anything; if something is put back there meanwhile (or
+     * cannot be removed: a sticky directory), the caller saves whole. */
+    if (unlink(cp->journal) != 0 && errno != ENOENT && errno != EPERM && errno != EACCES)
+        return bkf_errno_status();
+    *jfd = open(cp->journal, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0666);
+    if (*jfd < 0)
+        return errno == EEXIST ? BK_EEXIST : bkf_errno_status();
+    return BK_OK;
+}
+
+/* Step 5 of the header comment, the runs being in the file: the journal
+ * (open at jfd, its segment ending at end, checksum seg_sum) settled.
+ * The checkpoint is durable since its segment was synced; the file's own
+ * sync (most of a large checkpoint's time: one block written back per
+ * scattered page) is left to the kernel's writeback, the settled record
+ * saying this boot's kernel holds the runs in the file, so readers read
+ * it as it is and only after a restart (another boot id) is the journal
+ * replayed. A journal past cp_jmax is not kept (it would hold its disk
+ * space until the next checkpoint; a checkpoint that large pays for its
+ * sync), nor one without a boot id to name: the file is synced now and
+ * the journal removed, as when the record cannot be written. */
+static bk_status_t settle(const bk_checkpoint_t *cp, const cp_scan_t *c, int fd, int jfd,
+                          uint64_t end, uint64_t seg_sum)
+{
+    uint8_t boot[16], rec[CP_SETTLED];
+    if (end + CP_SETTLED <= cp_jmax(c->total) && bkf_boot_id(boot)) {
+        bkf_settled_record(rec, boot, (uint64_t)cp->ino, c->total, header_sum(c),
+                           BKF_HEADER + (uint64_t)BKF_PART * c->o.nparts, seg_sum);
+        if (bkf_pwrite_all(jfd, rec, CP_SETTLED, end) == BK_OK)
+            return BK_OK;
+    }
+    return bkf_journal_retire(fd, cp->journal, cp->dir);
+}
+
 /* Steps 2-5 of the header comment, on the open file fd; append: where
- * in a settled journal the new segment goes (0: a journal of its own). */
+ * in a settled journal the new segment goes (0: a journal of its own).
+ * On failure after the segment is whole, it stays, and the next load or
+ * checkpoint finishes the job. */
 static bk_status_t write_in_place(bk_checkpoint_t *cp, const cp_scan_t *c, int fd, mode_t mode,
                                   uint64_t append)
 {
@@ -575,35 +632,8 @@ static bk_status_t write_in_place(bk_checkpoint_t *cp, const cp_scan_t *c, int f
     if (st == BK_OK)
         st = each_run(c, fd, data, false);
     int jfd = -1;
-    if (st == BK_OK && append) {
-        /* The settled journal bkf_journal_finish kept, under the same
-         * write lock: opened again as that was (no link, a trusted
-         * owner), and anything past its settled segments (a writer killed
-         * appending) cut off. If it is gone or is not what was kept, this
-         * checkpoint cannot go after it: the caller saves whole. */
-        jfd = bkf_journal_open(cp->journal, fd, true);
-        struct stat js;
-        if (jfd < 0 || fstat(jfd, &js) != 0 || (uint64_t)js.st_size < append) {
-            st = BK_EEXIST;
-        } else if ((uint64_t)js.st_size > append && ftruncate(jfd, (off_t)append) != 0) {
-            st = bkf_errno_status();
-        }
-    } else if (st == BK_OK) {
-        /* Under the write lock, with any journal of ours finished, what is
-         * left at the name is not ours (a link, a FIFO, a stranger's
-         * file): removed, and the journal made new. O_EXCL never follows
-         * a link nor truncates anything; if something is put back there
-         * meanwhile (or cannot be removed: a sticky directory), the caller
-         * saves whole instead. */
-        if (unlink(cp->journal) != 0 && errno != ENOENT && errno != EPERM && errno != EACCES)
-            st = bkf_errno_status();
-        if (st == BK_OK) {
-            jfd = open(cp->journal, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                       mode & 0666);
-            if (jfd < 0)
-                st = errno == EEXIST ? BK_EEXIST : bkf_errno_status();
-        }
-    }
+    if (st == BK_OK)
+        st = journal_for(cp, fd, mode, append, &jfd);
     uint64_t seg_sum = 0, end = 0;
     if (st == BK_OK) {
         st = write_journal(c, jfd, append, (uint64_t)cp->ino, cp->head_sum, buf, data, &seg_sum,
@@ -630,34 +660,8 @@ static bk_status_t write_in_place(bk_checkpoint_t *cp, const cp_scan_t *c, int f
         if (!c->pg) /* a paged file's reader reads single pages (pages.c) */
             (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
         st = each_run(c, fd, data, true);
-        /* The checkpoint is durable since its segment was synced. The
-         * file's own sync (most of a large checkpoint's time: one block
-         * written back per scattered page) is left to the kernel's
-         * writeback: a settled record says this boot's kernel holds the
-         * runs in the file, so readers read the file as it is, and only
-         * after a restart (another boot id) is the journal replayed. A
-         * later checkpoint retires the journal once the pages are on disk.
-         * A journal past cp_jmax is not kept (it would hold its disk space
-         * until the next checkpoint; a checkpoint that large pays for its
-         * sync), nor one without a boot id to name: the file is synced
-         * now and the journal removed, as when the record cannot be
-         * written. On failure the whole journal stays, and the next load
-         * or checkpoint finishes the job. */
-        uint8_t boot[16], rec[CP_SETTLED];
-        bool settled = false;
-        if (st == BK_OK && end + CP_SETTLED <= cp_jmax(c->total) && bkf_boot_id(boot)) {
-            bkf_settled_record(rec, boot, (uint64_t)cp->ino, c->total, header_sum(c),
-                               BKF_HEADER + (uint64_t)BKF_PART * c->o.nparts, seg_sum);
-            settled = bkf_pwrite_all(jfd, rec, CP_SETTLED, end) == BK_OK;
-        }
-        if (st == BK_OK && !settled) {
-            if (fdatasync(fd) != 0)
-                st = bkf_errno_status();
-            if (st == BK_OK && unlink(cp->journal) != 0)
-                st = BK_EIO;
-            if (st == BK_OK)
-                st = bkf_fsync_dir(cp->dir);
-        }
+        if (st == BK_OK)
+            st = settle(cp, c, fd, jfd, end, seg_sum);
     }
     if (jfd >= 0)
         close(jfd);

@@ -408,12 +408,22 @@ bk_status_t bkf_journal_finish(int fd, const char *journal, const char *dir, uin
         uint64_t end2;
         st = journal_walk(jfd, fd, fd, whole_end, &state, &end2, buf);
     }
-    if (st == BK_OK && state != J_STALE && fdatasync(fd) != 0)
-        st = bkf_errno_status();
     bki_free(buf);
     close(jfd);
     if (st != BK_OK)
         return st; /* the journal stays for the next try */
+    if (state == J_STALE) {
+        if (unlink(journal) != 0 && errno != ENOENT)
+            return BK_EIO;
+        return bkf_fsync_dir(dir);
+    }
+    return bkf_journal_retire(fd, journal, dir);
+}
+
+bk_status_t bkf_journal_retire(int fd, const char *journal, const char *dir)
+{
+    if (fdatasync(fd) != 0)
+        return bkf_errno_status(); /* the journal stays for the next try */
     if (unlink(journal) != 0 && errno != ENOENT)
         return BK_EIO;
     return bkf_fsync_dir(dir);

@@ -92,6 +92,10 @@ BKI_HIDDEN char *bkf_journal_path(const char *target);
  * write lock on fd, open for writing. */
 BKI_HIDDEN bk_status_t bkf_journal_finish(int fd, const char *journal, const char *dir,
                                           uint64_t *append);
+/* The file open at fd synced, then its journal removed and the directory
+ * synced (so a removed journal never comes back after a power loss to be
+ * replayed over a later state). On failure the journal stays. */
+BKI_HIDDEN bk_status_t bkf_journal_retire(int fd, const char *journal, const char *dir);
 /* The settled record of a segment into r (CP_SETTLED bytes), for the
  * file (inode, size) whose header checksum head_sum lies at sum_at. */
 BKI_HIDDEN void bkf_settled_record(uint8_t *r, const uint8_t boot[16], uint64_t ino,

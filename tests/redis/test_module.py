@@ -1682,6 +1682,16 @@ def test_replication():
         m.stop()
 
 
+def rebuilt_from_aof(srv, keys, want, what):
+    """Restarts srv with appendonly on, so it loads from its AOF alone, and
+    checks every key's DUMP is what want holds."""
+    srv.stop()
+    srv.extra = ["--appendonly", "yes"]
+    srv.start()
+    got = snapshot(srv.r, keys)
+    check(what, got == want, [k for k in want if want[k] != got.get(k)])
+
+
 def propagated(r):
     return r.info("bloomkit")["bloomkit_creations_propagated"]
 
@@ -1735,12 +1745,9 @@ def test_seeds_propagated_only_when_read():
             # its AOF here), formatting none of its own
             check("seeds: the replica formats no creation (%d)" % propagated(rep.r),
                   propagated(rep.r) == 0)
-            rep.stop()
-            rep.extra = ["--appendonly", "yes"]  # alone, from its AOF
-            rep.start()
-            alone = snapshot(rep.r, keys)
-            check("seeds: the replica's AOF rebuilds the master's filters", alone == mine,
-                  [k for k in mine if mine[k] != alone.get(k)])
+            # alone, from its AOF
+            rebuilt_from_aof(rep, keys, mine, "seeds: the replica's AOF rebuilds the master's "
+                             "filters")
         finally:
             rep.stop()
     finally:
@@ -1755,13 +1762,8 @@ def test_seeds_propagated_only_when_read():
         keys += fill_mixed(s.r, "b")
         check("seeds: appendonly on: every creation carries its seed",
               propagated(s.r) >= 8, propagated(s.r))
-        before = snapshot(s.r, keys)
-        s.extra = ["--appendonly", "yes"]
-        s.stop()
-        s.start()
-        after = snapshot(s.r, keys)
-        check("seeds: the AOF rebuilds every filter bit for bit", before == after,
-              [k for k in before if before[k] != after.get(k)])
+        rebuilt_from_aof(s, keys, snapshot(s.r, keys),
+                         "seeds: the AOF rebuilds every filter bit for bit")
     finally:
         s.stop()
 
