@@ -40,6 +40,10 @@
 
 #include <math.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define CUCKOO_SSE2 1 /* every x86-64 CPU */
+#endif
 
 /* A native fingerprint from the hash's high half: 1 .. 2^bits - 1,
  * spread by multiply-shift (no division). */
@@ -160,13 +164,52 @@ static inline void words_4x16(const cuckoo_sub_t *s, uint64_t h, uint32_t fp, ui
     *p2 = s->data + b2 * 8;
 }
 
+#ifdef CUCKOO_SSE2
+/* A key's two bucket words as one vector: the first bucket's four slots in
+ * lanes 0-3, the second's in lanes 4-7. */
+static inline __m128i pair_4x16(const uint8_t *p1, const uint8_t *p2)
+{
+    __m128i v = _mm_loadl_epi64((const __m128i *)(const void *)p1);
+    return _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(v), (const double *)(const void *)p2));
+}
+
+/* All ones in the lowest lane marked in m, a _mm_movemask_epi8 of a 16-bit
+ * lane compare of pair_4x16 (lane i's low bit there is bit 2i): the first
+ * bucket's slots before the second's, as the scalar code picks them; all
+ * zero when m is 0. */
+static inline __m128i lowest_of_4x16(unsigned m)
+{
+    const __m128i lane_bits = _mm_setr_epi16(1, 4, 16, 64, 256, 1024, 4096, 16384);
+    __m128i first = _mm_and_si128(_mm_set1_epi16((short)(m & (0u - m))), lane_bits);
+    return _mm_cmpeq_epi16(first, lane_bits);
+}
+#endif
+
 /* Whether any sub-filter holds fp in one of the key's buckets (4x16).
  * Both words are loaded before either is compared, so their cache misses
  * overlap, and the answer is or-ed, never branched on: a lookup costs the
  * same whatever share of the keys asked about are present (a branch on the
- * answer mispredicts half the time when half are). */
+ * answer mispredicts half the time when half are).
+ *
+ * On x86 the comparison is one SSE2 compare of all eight slots: in a loop
+ * of lookups on a filter larger than the caches, the instructions that wait
+ * for a call's cache miss (everything after the loads) hold their places in
+ * the integer scheduler until it is served, and the scalar compare's ten
+ * such instructions per key bounded how many calls' misses were in flight;
+ * the vector compare leaves three in the integer scheduler. Measured on 100M
+ * keys (bench/fastfilter.sh, AMD EPYC): 52 -> 43 ns a lookup, the same
+ * answers. */
 static inline bool has_4x16(const bk_cuckoo_t *c, uint64_t h, uint32_t fp)
 {
+#ifdef CUCKOO_SSE2
+    __m128i want = _mm_set1_epi16((short)fp), any = _mm_setzero_si128();
+    for (const cuckoo_sub_t *s = c->subs, *end = s + c->nsubs; s < end; s++) {
+        uint8_t *p1, *p2;
+        words_4x16(s, h, fp, &p1, &p2);
+        any = _mm_or_si128(any, _mm_cmpeq_epi16(pair_4x16(p1, p2), want));
+    }
+    return _mm_movemask_epi8(any) != 0;
+#else
     uint64_t any = 0;
     for (const cuckoo_sub_t *s = c->subs, *end = s + c->nsubs; s < end; s++) {
         uint8_t *p1, *p2;
@@ -175,6 +218,7 @@ static inline bool has_4x16(const bk_cuckoo_t *c, uint64_t h, uint32_t fp)
         any |= word4x16_match(w1, fp) | word4x16_match(w2, fp);
     }
     return any != 0;
+#endif
 }
 
 /* ---- buckets ---- */
@@ -559,19 +603,36 @@ static inline uint64_t lowest_lane(uint64_t m)
  * A branch on which bucket held the key mispredicts as often as keys sit
  * in their second bucket (many, in a filter near its 95% load), and each
  * mispredict discards the next calls' loads issued behind it, so removes
- * would pay their cache misses one after another. */
+ * would pay their cache misses one after another. Both words are written
+ * back, each at an address known before either is read: a store whose
+ * address waited on the loads would hold up the loads of the calls after
+ * it. The first bucket's word is written last, so when the two buckets are
+ * one its cleared lane stands. On x86 the work after the loads is vector
+ * work, as in has_4x16 (which says why): 70 -> 54 ns a remove on 100M keys
+ * (bench/fastfilter.sh, AMD EPYC). */
 static inline __attribute__((always_inline)) bool remove_4x16_one(bk_cuckoo_t *c,
                                                                   const cuckoo_key_t *k)
 {
     uint8_t *p1, *p2;
     words_4x16(c->subs, k->h, k->fp, &p1, &p2);
+#ifdef CUCKOO_SSE2
+    __m128i v = pair_4x16(p1, p2);
+    unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi16(v, _mm_set1_epi16((short)k->fp)));
+    v = _mm_andnot_si128(lowest_of_4x16(m), v);
+    _mm_storeh_pd((double *)(void *)p2, _mm_castsi128_pd(v));
+    _mm_storel_epi64((__m128i *)(void *)p1, v);
+    bool found = m != 0;
+    /* The counts under a branch predicted taken (a remove is of a key
+     * that was added), so that they need not wait for the miss: 54 -> 52
+     * ns a remove on 100M keys, in the runs above. */
+    if (BKI_LIKELY(found)) {
+        c->items--;
+        c->deletes++;
+    }
+    return found;
+#else
     uint64_t w1 = load_word(p1), w2 = load_word(p2);
     uint64_t m1 = word4x16_match(w1, k->fp), m2 = word4x16_match(w2, k->fp);
-    /* Both words written back, each at an address known before either
-     * is read: a store whose address waited on the loads would hold up
-     * the loads of the calls after it. The second bucket's lane only
-     * when the first held no copy; the first bucket's word is written
-     * last, so when the two buckets are one its cleared lane stands. */
     uint64_t c1 = lowest_lane(m1);
     /* a mask, not `m1 ? 0 : ...`, which GCC compiles to the very branch
      * this function exists to avoid (a remove took twice a lookup's time) */
@@ -582,6 +643,7 @@ static inline __attribute__((always_inline)) bool remove_4x16_one(bk_cuckoo_t *c
     c->items -= found;
     c->deletes += found;
     return found;
+#endif
 }
 
 /* Clears the first slot holding k's fingerprint, newest sub-filter first
@@ -1126,8 +1188,13 @@ static size_t contains_batch_4x16(const bk_filter_t *f, const bk_key_t *keys, si
             __builtin_prefetch(b2[j]);
         }
         for (size_t j = 0; j < m; j++) {
+#ifdef CUCKOO_SSE2
+            bool in = _mm_movemask_epi8(_mm_cmpeq_epi16(pair_4x16(b1[j], b2[j]),
+                                                        _mm_set1_epi16((short)fp[j]))) != 0;
+#else
             bool in = (word4x16_match(load_word(b1[j]), fp[j]) |
                        word4x16_match(load_word(b2[j]), fp[j])) != 0;
+#endif
             out[at + j] = in;
             hits += in;
         }
@@ -1246,6 +1313,20 @@ static inline bool add_4x16_one(bk_cuckoo_t *c, uint64_t h, uint32_t fp, bool *w
 {
     uint8_t *p1, *p2;
     words_4x16(c->subs, h, fp, &p1, &p2);
+#ifdef CUCKOO_SSE2
+    /* As remove_4x16_one: compares in vectors, and both words written back
+     * at addresses known before the loads (the scalar code's one store went
+     * to an address chosen by what the first word held). */
+    __m128i v = pair_4x16(p1, p2), want = _mm_set1_epi16((short)fp);
+    unsigned e = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi16(v, _mm_setzero_si128()));
+    if (!e)
+        return false;
+    if (was_new)
+        *was_new = _mm_movemask_epi8(_mm_cmpeq_epi16(v, want)) == 0;
+    v = _mm_or_si128(v, _mm_and_si128(lowest_of_4x16(e), want));
+    _mm_storeh_pd((double *)(void *)p2, _mm_castsi128_pd(v));
+    _mm_storel_epi64((__m128i *)(void *)p1, v);
+#else
     uint64_t w1 = load_word(p1), w2 = load_word(p2);
     uint64_t e1 = word4x16_match(w1, 0), e2 = word4x16_match(w2, 0);
     if (!(e1 | e2))
@@ -1255,6 +1336,7 @@ static inline bool add_4x16_one(bk_cuckoo_t *c, uint64_t h, uint32_t fp, bool *w
     uint8_t *p = e1 ? p1 : p2;
     uint64_t w = e1 ? w1 : w2, e = e1 ? e1 : e2;
     store_word(p, w | (uint64_t)fp << (__builtin_ctzll(e) & ~15u));
+#endif
     c->items++;
     return true;
 }

@@ -11,6 +11,7 @@
 #include "cuckoo.h"
 #include "harness.h"
 #include "internal.h"
+#include "keyhash.h"
 #include "redisbloom_answers.h"
 
 #include <stdlib.h>
@@ -726,6 +727,102 @@ static void test_filter_remove_ints(void)
     bk_filter_free(f);
 }
 
+/* The planned geometry's one-key calls (vector compares on x86) against a
+ * model written from docs/FORMAT.md's rules, op by op over random adds,
+ * removes and lookups of 8-byte keys drawn from a small pool (so keys
+ * repeat and a bucket holds copies): a lookup says whether either bucket
+ * holds the fingerprint; an add that finds room puts it in the first empty
+ * slot of the first bucket, else of the second, and says new when neither
+ * held it; a remove clears the first slot holding it, first bucket before
+ * second. After every op the two buckets' bytes and the item count must be
+ * the model's. Three bucket counts: 2 and 3 (a key's two buckets are often
+ * one), and 2,632 (a pool of 3,000 keys in 10,528 slots: adds rarely
+ * kick). An add that finds
+ * both buckets full goes on to kick: the model then takes the filter's
+ * bytes as they are. */
+static void test_4x16_calls_match_model(void)
+{
+    static const uint64_t caps[] = {7, 8, 10000}; /* 2, 3 and 2,632 buckets */
+    uint64_t x = UINT64_C(0x9e3779b97f4a7c15);
+    for (size_t t = 0; t < sizeof caps / sizeof caps[0]; t++) {
+        bk_options_t o = {.kind = BK_KIND_CUCKOO, .seed_set = true, .seed = 40 + t};
+        bk_filter_t *f = NULL;
+        CHECK_OK(bk_filter_create(&f, caps[t], 0.001, &o));
+        if (!f)
+            return;
+        const cuckoo_sub_t *s = &f->cuckoo->subs[0];
+        uint64_t m = s->buckets, pool = caps[t] < 100 ? 12 : 3000;
+        bk_cuckoo_shape_t sh;
+        bk_cuckoo_shape(f->cuckoo, &sh);
+        CHECK(sh.bucket_size == 4 && sh.fingerprint_bits == 16 && sh.filters == 1);
+        CHECK_EQ_U64(m, t == 0 ? 2 : t == 1 ? 3 : 2632);
+        uint16_t *model = calloc(m * 4, sizeof *model);
+        uint64_t items = 0, wrong = 0, full = 0, ops = caps[t] < 100 ? 20000 : 40000;
+        uint64_t removes_found = 0, cleared_second = 0, same_bucket = 0;
+        for (uint64_t i = 0; model && i < ops; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uint64_t v = (x >> 8) % pool * UINT64_C(0x2545f4914f6cdd1d);
+            bk_hash_t h = bki_key_hash(BK_HASH_XXH3_MIX8, o.seed, &v, sizeof v);
+            uint16_t fp = (uint16_t)(bki_reduce(h.hi, 0xffff) + 1);
+            uint64_t b[2] = {bki_reduce(h.lo, m), 0};
+            uint64_t g = bki_reduce((uint64_t)fp * UINT64_C(0x9E3779B97F4A7C15), m);
+            b[1] = (g + m - b[0]) % m;
+            same_bucket += b[0] == b[1];
+            int at = -1, empty = -1; /* slot (bucket * 4 + lane) of fp, of 0 */
+            for (int j = 0; j < 8; j++) {
+                uint16_t slot = model[b[j / 4] * 4 + j % 4];
+                if (slot == fp && at < 0)
+                    at = j;
+                if (slot == 0 && empty < 0)
+                    empty = j;
+            }
+            switch (x & 3) {
+            case 0:
+            case 1: {
+                if (empty < 0) { /* both full: an add would kick, which the
+                                    model does not follow; ask instead */
+                    wrong += bk_filter_contains(f, &v, sizeof v) != (at >= 0);
+                    full++;
+                    break;
+                }
+                bool was_new = false;
+                CHECK_OK(bk_filter_add(f, &v, sizeof v, &was_new));
+                wrong += was_new != (at < 0);
+                model[b[empty / 4] * 4 + empty % 4] = fp;
+                items++;
+                break;
+            }
+            case 2: {
+                bk_status_t st = bk_filter_remove(f, &v, sizeof v);
+                wrong += st != (at >= 0 ? BK_OK : BK_ENOTFOUND);
+                if (at >= 0) {
+                    model[b[at / 4] * 4 + at % 4] = 0;
+                    items--;
+                    removes_found++;
+                    cleared_second += at >= 4;
+                }
+                break;
+            }
+            default:
+                wrong += bk_filter_contains(f, &v, sizeof v) != (at >= 0);
+            }
+            for (int j = 0; j < 8; j++) {
+                const uint8_t *p = s->data + (b[j / 4] * 4 + j % 4) * 2;
+                wrong += (uint16_t)(p[0] | p[1] << 8) != model[b[j / 4] * 4 + j % 4];
+            }
+            wrong += bk_filter_items(f) != items;
+        }
+        CHECK_EQ_U64(wrong, 0);
+        CHECK(f->cuckoo->nsubs == 1);
+        /* the cases the rules tell apart all happened */
+        CHECK(removes_found > ops / 20 && cleared_second > 0);
+        CHECK(caps[t] > 100 || same_bucket > 0);
+        CHECK(caps[t] > 100 || full > 0);
+        free(model);
+        bk_filter_free(f);
+    }
+}
+
 /* Compact filters (bk_cuckoo_compact_*): a filter made compact answers
  * through a view as the filter did; a view's adds and removes land in the
  * compact buckets and its counts come back with bk_cuckoo_store; one view
@@ -864,6 +961,7 @@ int main(void)
     bkt_run("fp16_is_the_formula", test_fp16_is_the_formula);
     bkt_run("filter_add_ints", test_filter_add_ints);
     bkt_run("filter_remove_ints", test_filter_remove_ints);
+    bkt_run("4x16_calls_match_model", test_4x16_calls_match_model);
     bkt_run("compact", test_compact);
     return bkt_finish();
 }
