@@ -58,6 +58,8 @@ UNIT_CLI  := $(sort $(wildcard tests/unit/cli/test_*.c))
 UNIT_NAME := $(UNIT_LIB:tests/unit/lib/%.c=%) $(UNIT_CLI:tests/unit/cli/test_%.c=test_cli_%)
 UNIT_BIN  := $(UNIT_NAME:%=$(BUILD)/tests/%)
 UNIT_SANB := $(UNIT_NAME:%=$(BUILD)/tests-san/%)
+# test_cuckoo again over the cuckoo kind's portable code (see below)
+UNIT_BIN  += $(BUILD)/tests/test_cuckoo_scalar
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
@@ -135,6 +137,19 @@ UNIT_DEPS := tests/unit/harness.c tests/unit/harness.h $(wildcard tests/unit/lib
 $(BUILD)/tests/%: tests/unit/lib/%.c $(UNIT_DEPS) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LIB_INC) -Itests/unit -o $@ $< tests/unit/harness.c $(STATIC) -lm -lpthread
+
+# The cuckoo kind's portable code, what CPUs without SSE2 run, tested here
+# too: test_cuckoo linked with src/cuckoo.c built -DBKI_CUCKOO_SCALAR, an
+# object the linker takes before the archive's copy.
+$(BUILD)/obj-scalar/cuckoo.o: src/cuckoo.c $(wildcard include/bloomkit/*.h src/*.h) | build-deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(LIB_INC) -DBKI_CUCKOO_SCALAR -c $< -o $@
+
+$(BUILD)/tests/test_cuckoo_scalar: tests/unit/lib/test_cuckoo.c $(UNIT_DEPS) \
+		$(BUILD)/obj-scalar/cuckoo.o $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(LIB_INC) -Itests/unit -o $@ $< tests/unit/harness.c \
+	    $(BUILD)/obj-scalar/cuckoo.o $(STATIC) -lm -lpthread
 
 $(BUILD)/tests-san/%: tests/unit/lib/%.c $(UNIT_DEPS) $(BUILD)/libbloomkit-san.a
 	@mkdir -p $(@D)

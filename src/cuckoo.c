@@ -40,9 +40,11 @@
 
 #include <math.h>
 #include <string.h>
-#if defined(__SSE2__)
+/* Every x86-64 CPU has SSE2; -DBKI_CUCKOO_SCALAR builds the portable
+ * code instead, as other CPUs get it (to test it on x86). */
+#if defined(__SSE2__) && !defined(BKI_CUCKOO_SCALAR)
 #include <emmintrin.h>
-#define CUCKOO_SSE2 1 /* every x86-64 CPU */
+#define CUCKOO_SSE2 1
 #endif
 
 /* A native fingerprint from the hash's high half: 1 .. 2^bits - 1,

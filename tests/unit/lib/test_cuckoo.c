@@ -5,7 +5,9 @@
  * probes as RedisBloom did; replaying the adds that made cf:scaled gives
  * RedisBloom's bytes exactly (its hashing, kicks and growth). The native
  * flavour: no false negatives, a false-positive rate at capacity under p,
- * removal and counting, full filters refused without change.
+ * removal and counting, full filters refused without change. Built twice:
+ * as test_cuckoo_scalar it runs over the portable code that CPUs without
+ * SSE2 get (src/cuckoo.c built -DBKI_CUCKOO_SCALAR; see the Makefile).
  */
 #define _GNU_SOURCE
 #include "cuckoo.h"
