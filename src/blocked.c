@@ -205,7 +205,7 @@ bool bki_blocked_contains(const bk_filter_t *f, bk_hash_t h)
     }                                                                                              \
     attr static inline bool probe2_##suffix(const bk_filter_t *f, uint64_t lo, uint64_t hi)        \
     {                                                                                              \
-        return probe(f, line_at(f, hi), lo) & probe(f, line_at(f, lo), hi);                        \
+        return (int)probe(f, line_at(f, hi), lo) & (int)probe(f, line_at(f, lo), hi);              \
     }                                                                                              \
     attr static inline bool put1_##suffix(const bk_filter_t *f, uint64_t lo, uint64_t hi)          \
     {                                                                                              \
@@ -213,7 +213,7 @@ bool bki_blocked_contains(const bk_filter_t *f, bk_hash_t h)
     }                                                                                              \
     attr static inline bool put2_##suffix(const bk_filter_t *f, uint64_t lo, uint64_t hi)          \
     {                                                                                              \
-        return put(f, bki_line_of(f, hi), lo) | put(f, bki_line_of(f, lo), hi);                    \
+        return (int)put(f, bki_line_of(f, hi), lo) | (int)put(f, bki_line_of(f, lo), hi);          \
     }
 
 DEFINE_KEY_PROBES(scalar, , probe_scalar, put_scalar)
@@ -346,7 +346,7 @@ bool bki_blocked2_contains(const bk_filter_t *f, bk_hash_t h)
 
 bool bki_blocked2_add_atomic(bk_filter_t *f, bk_hash_t h)
 {
-    return put_atomic(f, line_of(f, h), h.lo) | put_atomic(f, line_b(f, h), h.hi);
+    return (int)put_atomic(f, line_of(f, h), h.lo) | (int)put_atomic(f, line_b(f, h), h.hi);
 }
 
 void bki_blocked2_prefetch(const bk_filter_t *f, bk_hash_t h)

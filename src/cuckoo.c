@@ -584,6 +584,7 @@ void bk_cuckoo_compact(bk_cuckoo_t *c)
         compact(c, true);
 }
 
+#ifndef CUCKOO_SSE2 /* the portable code's own */
 static inline void store_word(uint8_t *p, uint64_t w)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -598,6 +599,7 @@ static inline uint64_t lowest_lane(uint64_t m)
 {
     return ((m & (0 - m)) >> 15) * 0xffff;
 }
+#endif
 
 /* remove_key of a 4x16 filter that never grew, with no branch on what
  * the buckets hold: both words are read, the lane to clear is found by
