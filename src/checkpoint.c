@@ -257,9 +257,11 @@ static void scan_pages(cp_scan_t *c, bool build)
     uint64_t tail = (p->off + p->len - 1) / BKF_PAGE - c->g.first;
     uint64_t last = UINT64_MAX, last_group = UINT64_MAX;
     for (uint64_t i = 0; i < c->nchanges + 2; i++) {
-        uint64_t j = i == 0               ? head
-                     : i <= c->nchanges ? c->changes[i - 1].sector * CP_SECTOR / BKF_PAGE - c->g.first
-                                          : tail;
+        uint64_t j = head;
+        if (i > c->nchanges)
+            j = tail;
+        else if (i > 0)
+            j = c->changes[i - 1].sector * CP_SECTOR / BKF_PAGE - c->g.first;
         if (j == last || j >= c->g.npages)
             continue;
         last = j;
@@ -409,6 +411,17 @@ static void fill_range(const cp_scan_t *c, uint64_t a, uint64_t n, uint8_t *buf)
         fill_sector(c, s, buf + (s * CP_SECTOR - a));
 }
 
+/* The serialized form's bytes [a, a + n): where they lie in one part's
+ * memory, or else filled into buf (CP_BUF bytes). */
+static const uint8_t *range_bytes(const cp_scan_t *c, uint64_t a, uint64_t n, uint8_t *buf)
+{
+    const uint8_t *in = range_in_part(c, a, n);
+    if (in)
+        return in;
+    fill_range(c, a, n, buf);
+    return buf;
+}
+
 /* Writes the journal segment of the changes at journal offset at (0, or
  * the end of the segments a settled journal holds): header, runs,
  * checksum; synced. *seg_sum: its checksum; *end: where it ends. */
@@ -440,12 +453,7 @@ static bk_status_t write_journal(const cp_scan_t *c, int jfd, uint64_t at, uint6
         jw_put(&w, e, CP_JRUN);
         for (uint64_t done = 0; done < len; done += CP_BUF) {
             uint64_t n = len - done < CP_BUF ? len - done : CP_BUF;
-            const uint8_t *src = range_in_part(c, a + done, n);
-            if (!src) {
-                fill_range(c, a + done, n, data);
-                src = data;
-            }
-            jw_put(&w, src, n);
+            jw_put(&w, range_bytes(c, a + done, n, data), n);
         }
     }
     uint8_t sum[8];
@@ -514,12 +522,7 @@ static bk_status_t each_run(const cp_scan_t *c, int fd, uint8_t *data, bool writ
         }
         for (uint64_t done = 0; done < len; done += CP_BUF) {
             uint64_t n = len - done < CP_BUF ? len - done : CP_BUF;
-            const uint8_t *src = range_in_part(c, a + done, n);
-            if (!src) {
-                fill_range(c, a + done, n, data);
-                src = data;
-            }
-            bk_status_t st = bkf_pwrite_all(fd, src, n, a + done);
+            bk_status_t st = bkf_pwrite_all(fd, range_bytes(c, a + done, n, data), n, a + done);
             if (st != BK_OK)
                 return st;
         }
@@ -838,8 +841,7 @@ static bk_status_t note_page(cp_scan_t *c, const struct bki_pages *pg, int fd, u
             uint64_t a = s * CP_SECTOR < lo ? lo : s * CP_SECTOR;
             uint64_t b = (s + 1) * CP_SECTOR > hi ? hi : (s + 1) * CP_SECTOR;
             const uint8_t *p = pg->map + a;
-            if (!(p[0] == 0 && memcmp(p, p + 1, (size_t)(b - a - 1)) == 0) &&
-                !note_change(c, s, 0))
+            if (!bkf_all_zero(p, (size_t)(b - a)) && !note_change(c, s, 0))
                 return BK_ENOMEM;
         }
         return BK_OK;

@@ -63,6 +63,18 @@ static inline uint64_t bki_reduce(uint64_t x, uint64_t n)
     return (uint64_t)(((bki_u128)x * n) >> 64);
 }
 
+/* A hexadecimal digit's value (either case); -1 for any other byte. */
+static inline int bki_hexval(unsigned char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 /* How a payload's memory was obtained, so free() undoes the right thing. */
 typedef enum bki_mem {
     BKI_MEM_NONE = 0,

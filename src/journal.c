@@ -63,6 +63,18 @@ char *bkf_journal_path(const char *target)
 
 unsigned bki_test_reboots;
 
+/* The text of a small kernel setting (/proc) into text, NUL-terminated:
+ * its length, or -1 where it cannot be read. */
+static ssize_t read_setting(const char *path, char *text, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, text, size - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    text[n > 0 ? n : 0] = '\0';
+    return n;
+}
+
 bool bkf_boot_id(uint8_t id[16])
 {
     /* Read once: it changes only with the kernel. 1 read, 2 unreadable. */
@@ -70,19 +82,12 @@ bool bkf_boot_id(uint8_t id[16])
     static int state;
     int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
     if (st == 0) {
-        char text[64] = {0};
-        int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
-        if (fd >= 0)
-            close(fd);
+        char text[64];
+        ssize_t n = read_setting("/proc/sys/kernel/random/boot_id", text, sizeof text);
         uint8_t got[16];
         int k = 0;
         for (ssize_t i = 0; i < n && k < 32; i++) {
-            char ch = text[i];
-            int v = ch >= '0' && ch <= '9' ? ch - '0'
-                    : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-                    : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
-                                             : -1;
+            int v = bki_hexval((unsigned char)text[i]);
             if (v < 0)
                 continue; /* the dashes */
             if (k % 2 == 0)
@@ -321,12 +326,9 @@ static bk_status_t journal_walk(int jfd, int fd, int replay_fd, uint64_t limit, 
  * def where it cannot be read. */
 static long vm_centisecs(const char *name, long def)
 {
-    char path[64], text[32] = {0};
+    char path[64], text[32];
     snprintf(path, sizeof path, "/proc/sys/vm/%s", name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
-    if (fd >= 0)
-        close(fd);
+    ssize_t n = read_setting(path, text, sizeof text);
     char *end;
     long v = n > 0 ? strtol(text, &end, 10) : -1;
     return n > 0 && end != text && v >= 0 ? v : def;

@@ -37,17 +37,6 @@ static unsigned char lower(unsigned char c)
     return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
 }
 
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* RFC 3986 unreserved: ALPHA / DIGIT / "-" / "." / "_" / "~". */
 static int is_unreserved(unsigned char c)
 {
@@ -88,14 +77,14 @@ static size_t copy_escaped(char *out, const char *s, size_t n, int flags)
         }
         /* s[i] is '%' */
         if (n - i >= 3) {
-            int hi = hexval((unsigned char)s[i + 1]);
-            int lo = hexval((unsigned char)s[i + 2]);
+            int hi = bki_hexval((unsigned char)s[i + 1]);
+            int lo = bki_hexval((unsigned char)s[i + 2]);
             if (hi >= 0 && lo >= 0) {
                 unsigned char v = (unsigned char)(hi << 4 | lo);
                 /* Decoding a hex digit right after a stray '%' would make
                  * a new escape ("%%41a" -> "%Aa"), and normalizing twice
                  * would then differ: keep such a digit escaped. */
-                int joins_stray = bare_end && w - bare_end < 2 && hexval(v) >= 0;
+                int joins_stray = bare_end && w - bare_end < 2 && bki_hexval(v) >= 0;
                 if (is_unreserved(v) && !joins_stray && !(flags & KEEP_ESCAPED)) {
                     out[w++] = (char)(fold ? lower(v) : v);
                 } else {

@@ -50,11 +50,6 @@ static uint64_t zero_page_sum(void)
     return s;
 }
 
-static bool is_zero(const uint8_t *p, uint64_t n)
-{
-    return n == 0 || (p[0] == 0 && memcmp(p, p + 1, (size_t)(n - 1)) == 0);
-}
-
 /* Page j's sum; *zero: whether it is a whole page of zeros. */
 static uint64_t page_sum(const bkf_paging_t *g, const uint8_t *body, uint64_t len, uint64_t j,
                          bool *zero)
@@ -64,7 +59,7 @@ static uint64_t page_sum(const bkf_paging_t *g, const uint8_t *body, uint64_t le
     uint64_t a = lo - g->body, b = hi - g->body;
     *zero = false;
     if (b <= len) {
-        if (b - a == BKF_PAGE && is_zero(body + a, BKF_PAGE)) {
+        if (b - a == BKF_PAGE && bkf_all_zero(body + a, BKF_PAGE)) {
             *zero = true;
             return zero_page_sum();
         }
@@ -130,9 +125,9 @@ bk_status_t bkf_pages_verify(const bkf_meta_t *m, const bkf_source_t *s, const u
     const char *bad = NULL;
     if (st != BK_OK)
         bad = "read error";
-    else if (!is_zero(t, g.trailer - g.parts_end) ||
-             !is_zero(trailer + g.npages * 8, g.groups_at - g.trailer - g.npages * 8) ||
-             !is_zero(groups + g.ngroups * 8, g.size - g.groups_at - g.ngroups * 8))
+    else if (!bkf_all_zero(t, g.trailer - g.parts_end) ||
+             !bkf_all_zero(trailer + g.npages * 8, g.groups_at - g.trailer - g.npages * 8) ||
+             !bkf_all_zero(groups + g.ngroups * 8, g.size - g.groups_at - g.ngroups * 8))
         bad = "padding around the page checksums is not zero";
     else if (XXH3_64bits(groups, (size_t)(g.ngroups * 8)) != m->groups_sum)
         bad = "page checksum groups damaged (their checksum does not match the header)";
@@ -268,7 +263,7 @@ static void check_page_at(struct bki_pages *pg, uint64_t j, const uint8_t *src)
                bkf_get_u64(pg->trailer + j * 8)) {
         note_damage(pg, lo, "page checksum mismatch");
         saturate(pg, j, j + 1);
-    } else if (pg->own_map && (hole || is_zero(pg->map + lo, hi - lo))) {
+    } else if (pg->own_map && (hole || bkf_all_zero(pg->map + lo, hi - lo))) {
         mark(pg->zero, j);
     }
     mark(pg->ok, j);
@@ -494,7 +489,7 @@ static void check_padding(struct bki_pages *pg)
              * own access reports that (check_page_at) */
             if (pg->own_map)
                 note_damage(pg, a, "unreadable");
-        } else if (!is_zero(buf, b - a)) {
+        } else if (!bkf_all_zero(buf, b - a)) {
             note_damage(pg, a, "padding around the page checksums is not zero");
         }
     }
@@ -674,7 +669,7 @@ bk_status_t bki_pages_attach(bk_filter_t *f, int fd, const bkf_meta_t *m, const 
     const char *bad = st != BK_OK ? "read error" : NULL;
     if (!bad && XXH3_64bits(groups, (size_t)(pg->g.ngroups * 8)) != m->groups_sum)
         bad = "page checksum groups damaged (their checksum does not match the header)";
-    if (!bad && !is_zero(groups + pg->g.ngroups * 8, glen - pg->g.ngroups * 8))
+    if (!bad && !bkf_all_zero(groups + pg->g.ngroups * 8, glen - pg->g.ngroups * 8))
         bad = "padding around the page checksums is not zero";
     struct stat sb;
     if (!bad && fstat(fd, &sb) != 0)

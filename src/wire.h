@@ -228,12 +228,12 @@ static inline double get_f64(const uint8_t *p)
     return d;
 }
 
+/* Whether n bytes are all zero: the first byte, then memcmp of the block
+ * against itself one byte on (libc's vector compare, where a byte loop
+ * took a third of a fresh 2 GB filter's save). */
 static inline bool all_zero(const uint8_t *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (p[i])
-            return false;
-    return true;
+    return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
 }
 
 static inline uint64_t bkf_get_u64(const uint8_t *p)
