@@ -40,6 +40,11 @@ struct bk_cuckoo {
     uint32_t nsubs, subs_cap;
     bk_cuckoo_flavour_t flavour;
     bool mapped; /* sub-filters borrow a file mapping: it cannot grow */
+    bool key8_mix8; /* its filter hashes 8-byte keys with bki_mix8 (set by
+                       bki_cuckoo_wrap) */
+    bool one_key;   /* key8_mix8, 4x16 geometry and one sub-filter: an
+                       8-byte key's add and remove take the geometry's own
+                       code (cuckoo.c, note_shape keeps it) */
 };
 
 /* A native 16-bit fingerprint, reduce(hi, 2^16 - 1) + 1 (docs/FORMAT.md,

@@ -165,7 +165,6 @@ static const bki_class_t cuckoo_row = {
     .contains_hash = bki_cuckoo_contains_hash,
     .contains_batch = bki_cuckoo_contains_batch,
     .remove = bki_cuckoo_remove_hash,
-    .remove_key = bki_cuckoo_remove_key,
     .counter = bki_cuckoo_counter,
     .clear = bki_cuckoo_clear,
     .clone = bki_cuckoo_filter_clone,
@@ -237,6 +236,10 @@ static const bki_class_t fuse_row = {
     .check = bkf_fuse_check,
     .build = bkf_fuse_build,
     .maker = &fuse_maker,
+};
+
+const bki_remove_key_fn bki_remove_keys[BKI_CLASS_SLOTS] = {
+    [BK_KIND_CUCKOO] = bki_cuckoo_remove_key,
 };
 
 const bki_class_t *const bki_classes[BKI_CLASS_SLOTS] = {

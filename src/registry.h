@@ -43,9 +43,6 @@ typedef struct bki_class {
     uint64_t (*add_batch)(bk_filter_t *f, const bk_key_t *keys, size_t n, bool *was_new);
     size_t (*contains_batch)(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out);
     bk_status_t (*remove)(bk_filter_t *f, bk_hash_t h);
-    /* remove by key, where the kind has a one-key path (NULL: hash, then
-     * remove) */
-    bk_status_t (*remove_key)(bk_filter_t *f, const void *key, size_t len);
     unsigned (*counter)(const bk_filter_t *f, bk_hash_t h);
     bk_status_t (*clear)(bk_filter_t *f);
     bk_status_t (*union_into)(bk_filter_t *dst, const bk_filter_t *src);
@@ -107,6 +104,19 @@ typedef struct bki_class {
 #define BKI_CLASS_SLOTS 64u /* kind numbers the table has room for */
 /* registry.c's rows by kind number; NULL where no composite kind is */
 extern BKI_HIDDEN const bki_class_t *const bki_classes[BKI_CLASS_SLOTS];
+
+typedef bk_status_t (*bki_remove_key_fn)(bk_filter_t *f, const void *key, size_t len);
+/* The kinds' own one-key removes (the cuckoo filter's), by kind number;
+ * NULL: bk_filter_remove hashes the key, then calls the row's remove. A
+ * table of its own, not an entry of the rows: bk_filter_remove reaches it
+ * with one load where a row's entry takes two (filter.c says what that
+ * measured). */
+extern BKI_HIDDEN const bki_remove_key_fn bki_remove_keys[BKI_CLASS_SLOTS];
+
+static inline bki_remove_key_fn bki_remove_key_of(uint32_t kind)
+{
+    return kind < BKI_CLASS_SLOTS ? bki_remove_keys[kind] : NULL;
+}
 
 /* The row of a composite kind, NULL for a single array, a bitmap or a
  * number that is no kind. Inline: the handle asks it on every pre-hashed
