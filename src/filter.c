@@ -393,8 +393,9 @@ __attribute__((noinline)) static bk_status_t filter_remove_hashed(bk_filter_t *f
  * loop of removes on a large filter every instruction a call spends holds
  * back the next calls' cache misses. Through the kind's row (the row, then
  * its entry: two dependent loads and two tests) a remove on 100M keys took
- * 50-51 ns, through the table 44-46 (bench/fastfilter.sh, Cuckoo16 40-41
- * in the same runs). */
+ * 50-51 ns even with the cuckoo side testing only the key's length;
+ * through the table, with its one flag, 44-48 (median 45; Cuckoo16 40-42
+ * in the same runs, bench/fastfilter_peer.cc with its cuckoo entries). */
 bk_status_t bk_filter_remove(bk_filter_t *f, const void *key, size_t len)
 {
     bki_remove_key_fn own = bki_remove_key_of(f->kind);
