@@ -71,6 +71,7 @@ void bki_array_bind(bk_filter_t *f)
     f->add_key = array_add_key;
     f->contains_key = array_contains_key;
     f->contains_hash = bki_array_contains;
+    f->u64 = NULL; /* the kinds that have their own set them in o->bind */
     f->key8_secret = bki_key8_secret(f->hash, f->seed);
     if (o->bind)
         o->bind(f);
@@ -116,9 +117,9 @@ static bk_filter_t *alloc_filter(uint64_t nbytes, uint8_t *borrow)
     f = bki_calloc(1, sizeof *f);
     if (!f)
         return NULL;
-    f->data = borrow ? borrow : bki_payload_alloc(nbytes, &f->mem);
-    if (borrow)
-        f->mem = BKI_MEM_BORROWED;
+    bki_mem_t mem = BKI_MEM_BORROWED;
+    f->data = borrow ? borrow : bki_payload_alloc(nbytes, &mem);
+    f->mem = mem;
     if (!f->data) {
         bki_free(f);
         return NULL;

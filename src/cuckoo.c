@@ -1296,6 +1296,26 @@ bk_status_t bki_cuckoo_remove_key(bk_filter_t *f, const void *key, size_t len)
     return remove_4x16_one(c, &k) ? BK_OK : BK_ENOTFOUND;
 }
 
+/* bki_cuckoo_remove_key for a key given as a 64-bit integer: the same
+ * path with the key in a register; other geometries and hashes take its
+ * 8 little-endian bytes. */
+__attribute__((noinline)) static bk_status_t cuckoo_remove_u64_other(bk_filter_t *f, uint64_t key)
+{
+    uint8_t b[8];
+    bki_key8_put_le(b, key);
+    return cuckoo_remove_other(f, b, sizeof b);
+}
+
+bk_status_t bki_cuckoo_remove_u64(bk_filter_t *f, uint64_t key)
+{
+    bk_cuckoo_t *c = f->cuckoo;
+    if (BKI_UNLIKELY(!c->one_key))
+        return cuckoo_remove_u64_other(f, key);
+    XXH128_hash_t r = bki_mix8(key, f->key8_secret);
+    cuckoo_key_t k = {r.low64, bki_cuckoo_fp16(r.high64)};
+    return remove_4x16_one(c, &k) ? BK_OK : BK_ENOTFOUND;
+}
+
 unsigned bki_cuckoo_counter(const bk_filter_t *f, bk_hash_t h)
 {
     const bk_cuckoo_t *c = f->cuckoo;
@@ -1361,6 +1381,17 @@ static inline bool add_4x16_one(bk_cuckoo_t *c, uint64_t h, uint32_t fp, bool *w
     return true;
 }
 
+/* The planned geometry's add of an 8-byte key (its bki_key8_le): into a
+ * free slot of its two buckets here, else by the general path's kicks. */
+static inline bk_status_t add_key8_4x16(bk_filter_t *f, uint64_t key, bool *was_new)
+{
+    XXH128_hash_t r = bki_mix8(key, f->key8_secret);
+    if (add_4x16_one(f->cuckoo, r.low64, bki_cuckoo_fp16(r.high64), was_new))
+        return BK_OK;
+    bk_hash_t h = {r.low64, r.high64};
+    return bki_cuckoo_add_hash(f, h, was_new);
+}
+
 static bk_status_t cuckoo_add_key(bk_filter_t *f, const void *key, size_t len, bool *was_new)
 {
     if (BKI_UNLIKELY(f->readonly)) {
@@ -1368,15 +1399,29 @@ static bk_status_t cuckoo_add_key(bk_filter_t *f, const void *key, size_t len, b
             *was_new = false;
         return BK_EREADONLY;
     }
-    bk_cuckoo_t *c = f->cuckoo;
-    if (one_key_4x16(f, len)) {
-        XXH128_hash_t r = bki_mix8(bki_key8_le(key), f->key8_secret);
-        if (add_4x16_one(c, r.low64, bki_cuckoo_fp16(r.high64), was_new))
-            return BK_OK;
-        bk_hash_t h = {r.low64, r.high64};
-        return bki_cuckoo_add_hash(f, h, was_new);
-    }
+    if (one_key_4x16(f, len))
+        return add_key8_4x16(f, bki_key8_le(key), was_new);
     return bki_cuckoo_add_hash(f, bki_key_hash(f->hash, f->seed, key, len), was_new);
+}
+
+/* bk_filter_add_u64 and bk_filter_contains_u64 of a cuckoo filter (its
+ * f->u64): the calls above with the key in a register where the filter's
+ * bound call is this file's own (a paged file's are pages.c's, bound over
+ * these) and its geometry the planned one; else the key's 8 little-endian
+ * bytes through the bound call. */
+__attribute__((noinline)) static bk_status_t cuckoo_add_u64_bytes(bk_filter_t *f, uint64_t key,
+                                                                  bool *was_new)
+{
+    uint8_t b[8];
+    bki_key8_put_le(b, key);
+    return f->add_key(f, b, sizeof b, was_new);
+}
+
+static bk_status_t cuckoo_add_u64(bk_filter_t *f, uint64_t key, bool *was_new)
+{
+    if (BKI_UNLIKELY(f->add_key != cuckoo_add_key || f->readonly || !f->cuckoo->one_key))
+        return cuckoo_add_u64_bytes(f, key, was_new);
+    return add_key8_4x16(f, key, was_new);
 }
 
 static bool cuckoo_contains_key(const bk_filter_t *f, const void *key, size_t len)
@@ -1414,6 +1459,26 @@ __attribute__((noinline)) static bool cuckoo_contains_other_4x16(const bk_filter
 DEFINE_CONTAINS_4X16(mix8, bki_mix8)
 DEFINE_CONTAINS_4X16(xxh3, bki_xxh3_key8)
 
+__attribute__((noinline)) static bool cuckoo_contains_u64_bytes(const bk_filter_t *f,
+                                                                uint64_t key)
+{
+    uint8_t b[8];
+    bki_key8_put_le(b, key);
+    return f->contains_key(f, b, sizeof b);
+}
+
+static bool cuckoo_contains_u64(const bk_filter_t *f, uint64_t key)
+{
+    const bk_cuckoo_t *c = f->cuckoo;
+    if (BKI_LIKELY(f->contains_key == cuckoo_contains_4x16_mix8 && c->nsubs == 1)) {
+        XXH128_hash_t r = bki_mix8(key, f->key8_secret);
+        return has_4x16(c, r.low64, bki_cuckoo_fp16(r.high64));
+    }
+    return cuckoo_contains_u64_bytes(f, key);
+}
+
+static const bki_u64_calls_t cuckoo_u64 = {cuckoo_add_u64, cuckoo_contains_u64};
+
 bool bki_cuckoo_hash_ok(bk_hash_id_t hash)
 {
     return hash == BK_HASH_XXH3_MIX8 || hash == BK_HASH_XXH3;
@@ -1433,6 +1498,7 @@ bk_status_t bki_cuckoo_wrap(bk_filter_t **out, bk_cuckoo_t *c, bk_kind_t kind, b
     f->contains_key = !is_4x16(c)                 ? cuckoo_contains_key
                       : hash == BK_HASH_XXH3_MIX8 ? cuckoo_contains_4x16_mix8
                                                   : cuckoo_contains_4x16_xxh3;
+    f->u64 = hash == BK_HASH_XXH3_MIX8 ? &cuckoo_u64 : NULL;
     f->hash = hash;
     c->key8_mix8 = hash == BK_HASH_XXH3_MIX8;
     note_shape(c);

@@ -446,12 +446,31 @@ bool bki_fuse_contains_hash(const bk_filter_t *f, bk_hash_t h)
     return contains_any(z, h.lo);
 }
 
+/* A 64-bit key's 8 little-endian bytes through the bound byte calls (the
+ * calls for 64-bit keys where the bound call is not their sibling: a paged
+ * file's, pages.c's); an add is refused as the byte call refuses it. */
+__attribute__((noinline)) static bool contains_u64_bytes(const bk_filter_t *f, uint64_t key)
+{
+    uint8_t b[8];
+    bki_key8_put_le(b, key);
+    return f->contains_key(f, b, sizeof b);
+}
+
+__attribute__((noinline)) static bk_status_t add_u64_bytes(bk_filter_t *f, uint64_t key,
+                                                           bool *was_new)
+{
+    uint8_t b[8];
+    bki_key8_put_le(b, key);
+    return f->add_key(f, b, sizeof b, was_new);
+}
+
 /* The one-key calls, bound by width, parts and hash when the filter is
  * made and as its parts are built (bind_calls): an 8-byte key under the
  * default hash is mixed inline with the seed's part computed once
  * (key8_secret), as the Bloom kinds' one-key calls do (onekey.h). The
  * other keys' path is a call of its own (noinline), so the 8-byte path
- * saves no register: it is the whole function. */
+ * saves no register: it is the whole function. NAME_u64 is the lookup of
+ * bk_filter_contains_u64 (the key in a register), paired for f->u64. */
 #define FUSE_CALLS(NAME, LOOKUP)                                                                   \
     static __attribute__((noinline)) bool NAME##_key(const bk_filter_t *f, const void *key,      \
                                                      size_t len)                                   \
@@ -463,7 +482,14 @@ bool bki_fuse_contains_hash(const bk_filter_t *f, bk_hash_t h)
         if (BKI_UNLIKELY(len != 8))                                                                \
             return NAME##_key(f, key, len);                                                        \
         return LOOKUP(f->fuse, bki_mix8(bki_key8_le(key), f->key8_secret).low64);                  \
-    }
+    }                                                                                              \
+    static bool NAME##_u64(const bk_filter_t *f, uint64_t key)                                     \
+    {                                                                                              \
+        if (BKI_UNLIKELY(f->contains_key != NAME##_mix8))                                          \
+            return contains_u64_bytes(f, key);                                                     \
+        return LOOKUP(f->fuse, bki_mix8(key, f->key8_secret).low64);                               \
+    }                                                                                              \
+    static const bki_u64_calls_t NAME##_u64s = {add_u64_bytes, NAME##_u64};
 
 static bool one8(const struct bki_fuse *z, uint64_t h)
 {
@@ -501,12 +527,19 @@ static void bind_calls(bk_filter_t *f)
         {{fuse8_key, fuse8_mix8}, {fuse8_one_key, fuse8_one_mix8}},
         {{fuse16_key, fuse16_mix8}, {fuse16_one_key, fuse16_one_mix8}},
         {{fuse32_key, fuse32_mix8}, {fuse32_one_key, fuse32_one_mix8}}};
+    static const bki_u64_calls_t *const u64s[3][2] = {{&fuse8_u64s, &fuse8_one_u64s},
+                                                      {&fuse16_u64s, &fuse16_one_u64s},
+                                                      {&fuse32_u64s, &fuse32_one_u64s}};
     bool mix8 = f->hash == BK_HASH_XXH3_MIX8;
     unsigned width = z->fp_bits == 8 ? 0 : z->fp_bits == 16 ? 1 : 2;
-    if (z->nparts == 1 && z->parts[0].keys == 0)
+    f->u64 = NULL;
+    if (z->nparts == 1 && z->parts[0].keys == 0) {
         f->contains_key = fuse_contains_none;
-    else
+    } else {
         f->contains_key = calls[width][z->nparts == 1][mix8];
+        if (mix8)
+            f->u64 = u64s[width][z->nparts == 1];
+    }
 }
 
 size_t bki_fuse_contains_batch(const bk_filter_t *f, const bk_key_t *keys, size_t n, bool *out)

@@ -90,6 +90,15 @@ typedef bk_status_t (*bki_add_key_fn)(bk_filter_t *f, const void *key, size_t le
                                       bool *was_new);
 typedef bool (*bki_contains_key_fn)(const bk_filter_t *f, const void *key, size_t len);
 typedef bool (*bki_contains_hash_fn)(const bk_filter_t *f, bk_hash_t h);
+/* bk_filter_add_u64, bk_filter_contains_u64 (a kind's pair, f->u64) and
+ * bk_filter_remove_u64 (registry.h's table) of a kind with its own. */
+typedef bk_status_t (*bki_add_u64_fn)(bk_filter_t *f, uint64_t key, bool *was_new);
+typedef bool (*bki_contains_u64_fn)(const bk_filter_t *f, uint64_t key);
+typedef bk_status_t (*bki_remove_u64_fn)(bk_filter_t *f, uint64_t key);
+typedef struct {
+    bki_add_u64_fn add;
+    bki_contains_u64_fn contains;
+} bki_u64_calls_t;
 
 /* Every filter's three one-key calls (add_key, contains_key,
  * contains_hash) are bound where it is made, by its kind's own file
@@ -122,12 +131,24 @@ struct bk_filter {
                                (bki_key8_secret, keyhash.h), set with the
                                one-key calls */
     uint64_t items;    /* keys added that were new (bki_items) */
+    /* The kind's calls for a key given as a 64-bit integer
+     * (bk_filter_add_u64, bk_filter_contains_u64), bound with the one-key
+     * calls; NULL: the key's 8 little-endian bytes go to the byte calls.
+     * Each entry checks that the byte call bound beside it is its own (a
+     * paged file's or a read-only mapping's calls are bound over them) and
+     * takes the bytes path where it is not. */
+    const bki_u64_calls_t *u64;
     uint64_t capacity; /* n it was sized for */
     double fpr;        /* p it was sized for */
     uint64_t nbytes;   /* payload bytes */
-    bki_mem_t mem;     /* how data was obtained */
-    bki_mem_t block;   /* not NONE: the struct and a small payload share one
-                          allocation of this kind (bki_array_new) */
+    uint8_t mem;       /* bki_mem_t: how data was obtained */
+    uint8_t block;     /* bki_mem_t; not NONE: the struct and a small payload
+                          share one allocation of this kind (bki_array_new) */
+    /* bk_key_form_t: how the keys were canonicalized before they were
+     * added: recorded, never applied, by the library (outermost filter
+     * only) */
+    uint8_t key_form;
+    int map_fd;        /* -1 when not mapped */
 
     /* scalable */
     bk_filter_t **subs;
@@ -147,11 +168,6 @@ struct bk_filter {
     uint32_t rb_n2;
     uint32_t rb_options;
     double rb_bpe;
-
-    /* how the keys were canonicalized before they were added: recorded,
-     * never applied, by the library (outermost filter only) */
-    bk_key_form_t key_form;
-    int map_fd;        /* -1 when not mapped */
 
     /* the composite kinds' own state; data stays NULL (one or the other,
      * by kind) */
@@ -636,6 +652,10 @@ BKI_HIDDEN size_t bki_cuckoo_contains_batch(const bk_filter_t *f, const bk_key_t
 BKI_HIDDEN bk_status_t bki_cuckoo_remove_hash(bk_filter_t *f, bk_hash_t h);
 /* The same by key (bk_filter_remove's path for the kind). */
 BKI_HIDDEN bk_status_t bki_cuckoo_remove_key(bk_filter_t *f, const void *key, size_t len);
+/* bk_filter_remove_u64 for the kind: the planned geometry's one-key path
+ * with the key in a register, else its 8 little-endian bytes through the
+ * general remove; reached as remove_key is (not read-only, not paged). */
+BKI_HIDDEN bk_status_t bki_cuckoo_remove_u64(bk_filter_t *f, uint64_t key);
 BKI_HIDDEN unsigned bki_cuckoo_counter(const bk_filter_t *f, bk_hash_t h);
 BKI_HIDDEN bk_status_t bki_cuckoo_clear(bk_filter_t *f);
 /* Wraps c in a new handle of the cuckoo kind `kind` (the registry's

@@ -65,6 +65,16 @@ static inline uint64_t bki_key8_le(const void *key)
     return v;
 }
 
+/* The 8 bytes whose bki_key8_le is v: a 64-bit key as the byte calls take
+ * it (bk_filter_add_u64 and the others are those calls on these bytes). */
+static inline void bki_key8_put_le(uint8_t b[8], uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    memcpy(b, &v, 8);
+}
+
 static inline XXH128_hash_t bki_xxh3_key8(uint64_t key_le, uint64_t flip)
 {
     const uint64_t prime64_1 = UINT64_C(0x9E3779B185EBCA87), mx1 = UINT64_C(0x165667919E3779F9),

@@ -44,6 +44,25 @@ static inline bk_status_t count_added(bk_filter_t *f, bool added, bool *was_new)
     return BK_OK;
 }
 
+/* A 64-bit key's 8 little-endian bytes through the bound byte calls: the
+ * path of the calls for 64-bit keys (below) where the filter's bound call
+ * is not their own. */
+__attribute__((noinline, unused)) static bool u64_contains_bytes(const bk_filter_t *f,
+                                                                 uint64_t key)
+{
+    uint8_t b[8];
+    bki_key8_put_le(b, key);
+    return f->contains_key(f, b, sizeof b);
+}
+
+__attribute__((noinline, unused)) static bk_status_t u64_add_bytes(bk_filter_t *f, uint64_t key,
+                                                                   bool *was_new)
+{
+    uint8_t b[8];
+    bki_key8_put_le(b, key);
+    return f->add_key(f, b, sizeof b, was_new);
+}
+
 /* The one-key calls of one kind on one instruction set, with probe(f, lo,
  * hi) and put(f, lo, hi) above: name##_contains_other and name##_add_other
  * for any filter and key (the general key hash), and for the two XXH3
@@ -52,7 +71,15 @@ static inline bk_status_t count_added(bk_filter_t *f, bool added, bool *was_new)
  * 8-byte key (an integer id, the common one-key call) is hashed and probed
  * in the entry function itself with its seed's part precomputed in
  * f->key8_secret; that function then needs no stack frame, and other keys go
- * on to the _other function by a tail call. A frame's saves and restores
+ * on to the _other function by a tail call; and name##_{add,contains}_u64_
+ * {mix8,xxh3}, the same with the key given as a 64-bit integer
+ * (bk_filter_add_u64, bk_filter_contains_u64), paired in name##_u64_hname
+ * for f->u64. Those check that the filter's bound byte call is their
+ * sibling (a paged file's and a read-only mapping's adds are bound over
+ * it) and otherwise pass the key's 8 little-endian bytes to the bound
+ * call. Reached through one pointer, they take no jump of their own: at
+ * 100M keys each jump between the caller and the probe cost one-key adds
+ * about 2 ns (docs/BENCHMARKS.md, "The caller's frame"). A frame's saves and restores
  * are loads and stores, and in a loop of one-key calls on a large filter
  * those count like instructions: each holds its place in the CPU's queues
  * until the call's cache miss is served, so the fewer a call makes, the
@@ -73,7 +100,23 @@ static inline bk_status_t count_added(bk_filter_t *f, bool added, bool *was_new)
             return name##_add_other(f, key, len, was_new);                                         \
         XXH128_hash_t r = hash8(bki_key8_le(key), f->key8_secret);                                 \
         return count_added(f, put(f, r.low64, r.high64), was_new);                                 \
-    }
+    }                                                                                              \
+    attr static bool name##_contains_u64_##hname(const bk_filter_t *f, uint64_t key)              \
+    {                                                                                              \
+        if (BKI_UNLIKELY(f->contains_key != name##_contains_##hname))                              \
+            return u64_contains_bytes(f, key);                                                     \
+        XXH128_hash_t r = hash8(key, f->key8_secret);                                              \
+        return probe(f, r.low64, r.high64);                                                        \
+    }                                                                                              \
+    attr static bk_status_t name##_add_u64_##hname(bk_filter_t *f, uint64_t key, bool *was_new)   \
+    {                                                                                              \
+        if (BKI_UNLIKELY(f->add_key != name##_add_##hname))                                        \
+            return u64_add_bytes(f, key, was_new);                                                 \
+        XXH128_hash_t r = hash8(key, f->key8_secret);                                              \
+        return count_added(f, put(f, r.low64, r.high64), was_new);                                 \
+    }                                                                                              \
+    static const bki_u64_calls_t name##_u64_##hname = {name##_add_u64_##hname,                    \
+                                                       name##_contains_u64_##hname};
 
 #define DEFINE_KEY_CALLS(name, attr, probe, put)                                                   \
     __attribute__((noinline))                                                                      \
@@ -106,12 +149,15 @@ static inline bk_status_t count_added(bk_filter_t *f, bool added, bool *was_new)
         if ((f)->hash == BK_HASH_XXH3_MIX8) {                                                      \
             (f)->add_key = kind##_##isa##_add_mix8;                                                \
             (f)->contains_key = kind##_##isa##_contains_mix8;                                      \
+            (f)->u64 = &kind##_##isa##_u64_mix8;                                                   \
         } else if ((f)->hash == BK_HASH_XXH3) {                                                    \
             (f)->add_key = kind##_##isa##_add_xxh3;                                                \
             (f)->contains_key = kind##_##isa##_contains_xxh3;                                      \
+            (f)->u64 = &kind##_##isa##_u64_xxh3;                                                   \
         } else {                                                                                   \
             (f)->add_key = kind##_##isa##_add_other;                                               \
             (f)->contains_key = kind##_##isa##_contains_other;                                     \
+            (f)->u64 = NULL;                                                                       \
         }                                                                                          \
         (f)->contains_hash = kind##_##isa##_contains_hash;                                         \
     } while (0)

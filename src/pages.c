@@ -592,6 +592,7 @@ void bki_pages_bind(bk_filter_t *f)
     f->add_key = paged_add_key;
     f->contains_key = paged_contains_key;
     f->contains_hash = paged_contains_hash;
+    f->u64 = NULL; /* 64-bit keys as their bytes, through the calls above */
 }
 
 static uint64_t *bits_for(uint64_t n)

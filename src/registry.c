@@ -242,6 +242,10 @@ const bki_remove_key_fn bki_remove_keys[BKI_CLASS_SLOTS] = {
     [BK_KIND_CUCKOO] = bki_cuckoo_remove_key,
 };
 
+const bki_remove_u64_fn bki_remove_u64s[BKI_CLASS_SLOTS] = {
+    [BK_KIND_CUCKOO] = bki_cuckoo_remove_u64,
+};
+
 const bki_class_t *const bki_classes[BKI_CLASS_SLOTS] = {
     [BK_KIND_SCALABLE] = &chain_row,
     [BK_KIND_WINDOW] = &window_row,

@@ -118,6 +118,18 @@ static inline bki_remove_key_fn bki_remove_key_of(uint32_t kind)
     return kind < BKI_CLASS_SLOTS ? bki_remove_keys[kind] : NULL;
 }
 
+/* The kinds' own removes of a key given as a 64-bit integer
+ * (bk_filter_remove_u64: the cuckoo filter's), by kind number, for the
+ * reason bki_remove_keys is a table; NULL: filter.c passes the key's 8
+ * little-endian bytes to the general remove. (Adds and lookups of such
+ * keys go through the filter's own f->u64, bound with its calls.) */
+extern BKI_HIDDEN const bki_remove_u64_fn bki_remove_u64s[BKI_CLASS_SLOTS];
+
+static inline bki_remove_u64_fn bki_remove_u64_of(uint32_t kind)
+{
+    return kind < BKI_CLASS_SLOTS ? bki_remove_u64s[kind] : NULL;
+}
+
 /* The row of a composite kind, NULL for a single array, a bitmap or a
  * number that is no kind. Inline: the handle asks it on every pre-hashed
  * add (a join's filter, a window's dedup), where a call into registry.c

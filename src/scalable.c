@@ -332,6 +332,7 @@ bk_status_t bki_scalable_shell(bk_filter_t **out, const bki_chain_t *c, uint32_t
     f->kind = BK_KIND_SCALABLE;
     f->add_key = chain_add_key;
     f->contains_key = chain_contains_key;
+    f->u64 = NULL; /* 64-bit keys as their bytes */
     f->contains_hash = bki_scalable_contains;
     f->hash = c->hash;
     f->seed = c->seed;

@@ -896,6 +896,7 @@ bk_status_t bki_window_wrap(bk_filter_t **out, bki_window_t *w, bk_kind_t kind)
     f->kind = kind;
     f->add_key = window_add_key;
     f->contains_key = window_contains_key;
+    f->u64 = NULL; /* 64-bit keys as their bytes */
     f->contains_hash = window_contains_hash;
     f->hash = w->hash;
     f->seed = w->seed;

@@ -435,6 +435,18 @@ bk_status_t bk_filter_add(bk_filter_t *f, const void *key, size_t len, bool *was
 /* True if the key may be in the set; false if it certainly is not. */
 bool bk_filter_contains(const bk_filter_t *f, const void *key, size_t len);
 
+/* bk_filter_add, bk_filter_contains and (below) bk_filter_remove for a key
+ * that is a 64-bit integer (an id, a number, a hash of the caller's own),
+ * passed by value: exactly those calls on the key's 8 bytes in
+ * little-endian order, so a filter and its files are the same whichever
+ * call made them and on any machine (on x86-64 and little-endian ARM, the
+ * bytes at &key). Same statuses and answers. Faster where the caller's
+ * call sits in a small function of its own: it passes the key in a
+ * register instead of storing it in a stack frame to pass its address, and
+ * can end in a jump to these (docs/BENCHMARKS.md, "The caller's frame"). */
+bk_status_t bk_filter_add_u64(bk_filter_t *f, uint64_t key, bool *was_new);
+bool bk_filter_contains_u64(const bk_filter_t *f, uint64_t key);
+
 /* Pre-hashed variants: h must come from bk_filter_hash(f, ...) or from
  * bk_hash_key() with f's hash id and seed. */
 bk_hash_t bk_filter_hash(const bk_filter_t *f, const void *key, size_t len);
@@ -512,6 +524,8 @@ size_t bk_filter_contains_hash_batch(const bk_filter_t *f, const bk_hash_t *hash
  * another key's counters or clears its fingerprint, which may make that
  * key absent (a false negative). Remove only keys that were added. */
 bk_status_t bk_filter_remove(bk_filter_t *f, const void *key, size_t len);
+/* The same for a 64-bit key, as bk_filter_add_u64 takes it. */
+bk_status_t bk_filter_remove_u64(bk_filter_t *f, uint64_t key);
 
 /* One key's counter. Counting filters: the smallest of the key's counters
  * (an upper bound of how many times it was added, saturating at 15). Other

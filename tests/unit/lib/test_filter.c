@@ -2,7 +2,8 @@
  * kind: zero false negatives over random binary keys and every hash, the
  * measured FPR at capacity, batch calls against one-at-a-time calls, union,
  * clear, clone, info, thread-safe adds, allocation failure at each
- * allocation, sizes beyond 32 bits, and bad parameters. */
+ * allocation, sizes beyond 32 bits, bad parameters, and (every kind) the
+ * calls for 64-bit keys against the byte calls. */
 #include "harness.h"
 #include "internal.h"
 
@@ -780,6 +781,181 @@ static void test_kind_caps_are_behaviour(void)
     }
 }
 
+/* The key's 8 bytes in little-endian order, written out here as the
+ * header documents them (not with the library's helper). */
+static void le_bytes(uint8_t b[8], uint64_t key)
+{
+    for (int i = 0; i < 8; i++)
+        b[i] = (uint8_t)(key >> (8 * i));
+}
+
+/* Key i of the u64 test: random, with every seventh a repeat of an earlier
+ * one and the two ends of the range among them. */
+static uint64_t u64_key(uint64_t i)
+{
+    uint64_t st = i / 7 * 7 * UINT64_C(0x9E3779B97F4A7C15) + 5;
+    if (i == 1)
+        return 0;
+    if (i == 2)
+        return UINT64_MAX;
+    return bkt_rand(&st) ^ (i % 7 == 6 ? 0 : i);
+}
+
+/* Two filters, one fed by the byte calls and one by the _u64 calls, end
+ * with the same serialized bytes. */
+static void check_same_bytes(const bk_filter_t *a, const bk_filter_t *b, const char *what)
+{
+    uint64_t na = bk_filter_serialized_size(a), nb = bk_filter_serialized_size(b);
+    CHECK_MSG(na == nb && na > 0, "%s: serialized sizes %llu and %llu", what,
+              (unsigned long long)na, (unsigned long long)nb);
+    if (na != nb || na == 0)
+        return;
+    uint8_t *x = malloc(na), *y = malloc(nb);
+    size_t wa = 0, wb = 0;
+    CHECK(x && y);
+    if (x && y) {
+        CHECK_OK(bk_filter_serialize(a, x, na, &wa));
+        CHECK_OK(bk_filter_serialize(b, y, nb, &wb));
+        CHECK_MSG(wa == wb && memcmp(x, y, wa) == 0, "%s: the two filters' bytes differ", what);
+    }
+    free(x);
+    free(y);
+}
+
+/* bk_filter_add_u64, bk_filter_contains_u64 and bk_filter_remove_u64 are
+ * the byte calls on the key's 8 little-endian bytes: for every kind there
+ * is (static ones built from the keys' bytes), an 8-byte hash of each
+ * path (the default's mix, XXH3, a classic one) and each instruction set,
+ * the same statuses, new-key flags and answers, and after the same calls
+ * the same bytes; past capacity, so chains and cuckoo filters grow and
+ * windows forget. A read-only mapping refuses both adds alike. */
+static void test_u64_calls_equal_byte_calls(void)
+{
+    static const bk_hash_id_t hashes[] = {BK_HASH_XXH3_MIX8, BK_HASH_XXH3, BK_HASH_FNV1A};
+    enum { CAP = 2000, N = 5000 };
+    uint8_t b8[8];
+    int was = bki_simd_set(BKI_SIMD_SCALAR);
+    for (int level = BKI_SIMD_SCALAR; level <= bki_simd_available(); level++) {
+        bki_simd_set(level);
+        for (int k = 1; bk_kind_name((bk_kind_t)k); k++) {
+            bk_kind_t kind = (bk_kind_t)k;
+            unsigned caps = bk_kind_caps(kind), ran = 0;
+            for (size_t h = 0; h < sizeof hashes / sizeof hashes[0]; h++) {
+                char what[96];
+                snprintf(what, sizeof what, "%s, hash %d, simd %d", bk_kind_name(kind),
+                         (int)hashes[h], level);
+                bk_options_t o = {.kind = kind, .hash = hashes[h], .seed = 11, .seed_set = true,
+                                  .window_generations = 4};
+                bk_filter_t *a = NULL, *b = NULL;
+                if (caps & BK_CAP_STATIC) {
+                    static uint8_t bytes[CAP][8];
+                    bk_key_t keys[CAP];
+                    for (uint64_t i = 0; i < CAP; i++) {
+                        le_bytes(bytes[i], u64_key(i));
+                        keys[i] = (bk_key_t){bytes[i], 8};
+                    }
+                    if (bk_filter_build(&a, keys, CAP, 0, &o) != BK_OK)
+                        continue; /* a hash the kind does not take */
+                    unsigned differ = 0, found = 0;
+                    for (uint64_t i = 0; i < 2 * CAP; i++) {
+                        uint64_t key = i < CAP ? u64_key(i) : u64_key(i) ^ 0x5555;
+                        le_bytes(b8, key);
+                        bool yes = bk_filter_contains_u64(a, key);
+                        differ += yes != bk_filter_contains(a, b8, 8);
+                        found += i < CAP && yes;
+                    }
+                    CHECK_MSG(differ == 0 && found == CAP, "%s: %u answers differ, %u of %d found",
+                              what, differ, found, (int)CAP);
+                    CHECK_STATUS(bk_filter_add_u64(a, 1, NULL), BK_ESTATIC);
+                    bk_filter_free(a);
+                    ran++;
+                    continue;
+                }
+                if (bk_filter_create(&a, CAP, 0.01, &o) != BK_OK)
+                    continue; /* bitmaps; a kind that takes no such hash */
+                CHECK_OK(bk_filter_create(&b, CAP, 0.01, &o));
+                if (!b) {
+                    bk_filter_free(a);
+                    continue;
+                }
+                unsigned differ = 0;
+                for (uint64_t i = 0; i < N; i++) {
+                    uint64_t key = u64_key(i);
+                    le_bytes(b8, key);
+                    bool na = false, nb = true;
+                    bk_status_t sa = bk_filter_add(a, b8, 8, &na);
+                    bk_status_t sb = bk_filter_add_u64(b, key, &nb);
+                    differ += sa != sb || na != nb;
+                }
+                if (caps & BK_CAP_REMOVE)
+                    for (uint64_t i = 0; i < N; i += 3) {
+                        uint64_t key = u64_key(i);
+                        le_bytes(b8, key);
+                        differ += bk_filter_remove(a, b8, 8) != bk_filter_remove_u64(b, key);
+                    }
+                CHECK_MSG(differ == 0, "%s: %u adds or removes answered differently", what,
+                          differ);
+                CHECK_EQ_U64(bk_filter_items(b), bk_filter_items(a));
+                /* the keys added and as many others; on one filter the two
+                 * lookups agree, and the two filters agree */
+                differ = 0;
+                for (uint64_t i = 0; i < 2 * N; i++) {
+                    uint64_t key = i < N ? u64_key(i) : u64_key(i) ^ 0x5555;
+                    le_bytes(b8, key);
+                    bool yes = bk_filter_contains(a, b8, 8);
+                    differ += yes != bk_filter_contains_u64(a, key);
+                    differ += yes != bk_filter_contains_u64(b, key);
+                }
+                CHECK_MSG(differ == 0, "%s: %u lookups answered differently", what, differ);
+                check_same_bytes(a, b, what);
+                bk_filter_free(a);
+                bk_filter_free(b);
+                ran++;
+            }
+            /* every kind that takes keys was tried, with the default hash
+             * at least (a RedisBloom link is made only inside its chain) */
+            if ((caps & (BK_CAP_ADD | BK_CAP_STATIC)) && kind != BK_KIND_REDISBLOOM)
+                CHECK_MSG(ran >= 1, "%s: no filter made", bk_kind_name(kind));
+        }
+    }
+    bki_simd_set(was);
+
+    /* A read-only mapping: both adds refused, lookups as the filter's. */
+    char dir[256], path[300];
+    if (!bkt_tmpdir(dir, sizeof dir, "u64"))
+        return;
+    snprintf(path, sizeof path, "%s/f.bk", dir);
+    static const bk_kind_t mapped[] = {BK_KIND_SPLIT, BK_KIND_BLOCKED, BK_KIND_CUCKOO};
+    for (size_t m = 0; m < sizeof mapped / sizeof mapped[0]; m++) {
+        bk_options_t o = {.kind = mapped[m], .seed = 5, .seed_set = true};
+        bk_filter_t *f = NULL, *g = NULL;
+        CHECK_OK(bk_filter_create(&f, 1000, 0.01, &o));
+        if (!f)
+            continue;
+        for (uint64_t i = 0; i < 1000; i++)
+            CHECK_OK(bk_filter_add_u64(f, i * 977, NULL));
+        CHECK_OK(bk_filter_save(f, path));
+        CHECK_OK(bk_filter_open(&g, path, BK_MAP_READONLY, NULL));
+        if (g) {
+            bool was_new = true;
+            CHECK_STATUS(bk_filter_add_u64(g, 123456789, &was_new), BK_EREADONLY);
+            CHECK(!was_new);
+            le_bytes(b8, 123456789);
+            CHECK_STATUS(bk_filter_add(g, b8, 8, NULL), BK_EREADONLY);
+            if (mapped[m] == BK_KIND_CUCKOO)
+                CHECK_STATUS(bk_filter_remove_u64(g, 977), BK_EREADONLY);
+            unsigned found = 0;
+            for (uint64_t i = 0; i < 1000; i++)
+                found += bk_filter_contains_u64(g, i * 977);
+            CHECK_EQ_U64(found, 1000);
+            CHECK_EQ_U64(bk_filter_items(g), bk_filter_items(f));
+        }
+        bk_filter_free(g);
+        bk_filter_free(f);
+    }
+    bkt_tmpdir_remove(dir);
+}
+
 int main(void)
 {
     bkt_run("prefault keeps every bit", test_prefault);
@@ -799,5 +975,6 @@ int main(void)
     bkt_run("bad parameters", test_bad_parameters);
     bkt_run("names and errors", test_names_and_errors);
     bkt_run("kind caps are behaviour", test_kind_caps_are_behaviour);
+    bkt_run("64-bit key calls equal the byte calls, every kind", test_u64_calls_equal_byte_calls);
     return bkt_finish();
 }

@@ -184,6 +184,25 @@ static uint64_t page_where(bool zero)
     return found;
 }
 
+/* Damages the file where its first key lies: in the first page with bits,
+ * the first byte that is not zero loses its lowest set bit (a Bloom
+ * filter's bit of the key) or, whole, all its bits (a fingerprint's byte).
+ * Returns the page's file offset (0: none found). */
+static uint64_t damage_first_key(bool whole)
+{
+    uint64_t page = page_where(false);
+    CHECK(page != 0);
+    size_t n;
+    uint8_t *b = bkt_slurp(path, &n);
+    uint64_t at = page;
+    while (b && at < page + 4096 && b[at] == 0)
+        at++;
+    uint8_t bits = !(b && at < n) ? 1 : whole ? b[at] : (uint8_t)(b[at] & -b[at]);
+    free(b);
+    flip(at, bits); /* read as is, the key would be absent */
+    return page;
+}
+
 /* Damage no key touches: every answer right, nothing reported, until the
  * whole file is verified (which names the page). */
 static void test_damage_far_from_keys(void)
@@ -220,16 +239,7 @@ static void test_damage_under_a_key(void)
     bk_filter_t *f = saved(1); /* one key: its page is the one with bits */
     if (!f)
         return;
-    uint64_t page = page_where(false);
-    CHECK(page != 0);
-    size_t n;
-    uint8_t *b = bkt_slurp(path, &n);
-    uint64_t at = page;
-    while (b && at < page + 4096 && b[at] == 0)
-        at++;
-    uint8_t bit = b && at < n ? (uint8_t)(b[at] & -b[at]) : 1; /* one set bit */
-    free(b);
-    flip(at, bit); /* now cleared: read as is, k0 would be "absent" */
+    uint64_t page = damage_first_key(false); /* k0's bit cleared */
     bk_filter_t *g = NULL;
     CHECK_OK(bk_filter_load(&g, path, NULL));
     if (!g) {
@@ -676,15 +686,7 @@ static void test_cuckoo_damage_under_a_key(void)
     if (!f)
         return;
     CHECK_OK(bk_filter_save(f, path));
-    uint64_t page = page_where(false);
-    CHECK(page != 0);
-    size_t n;
-    uint8_t *b = bkt_slurp(path, &n);
-    uint64_t at = page;
-    while (b && at < page + 4096 && b[at] == 0)
-        at++;
-    free(b);
-    flip(at, 0xff); /* the fingerprint changed: read as is, k0 would be "absent" */
+    uint64_t page = damage_first_key(true); /* k0's fingerprint changed */
     bk_filter_t *g = NULL;
     CHECK_OK(bk_filter_load(&g, path, NULL));
     if (!g) {
@@ -896,6 +898,49 @@ static void test_mapped_sync_cuckoo_and_window(void)
     }
 }
 
+/* The calls for 64-bit keys go through the pages as the byte calls do: on
+ * a paged file of each kind that has its own (split, blocked, cuckoo), one
+ * key's page damaged under it, the key still answers present and adds and
+ * removes there are refused; on an undamaged file every key is found. */
+static void test_u64_calls_check_pages(void)
+{
+    static const bk_kind_t kinds[] = {BK_KIND_SPLIT, BK_KIND_BLOCKED, BK_KIND_CUCKOO};
+    const uint64_t key = UINT64_C(0x0123456789abcdef);
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        bk_options_t o = {.kind = kinds[i], .seed_set = true, .seed = 47};
+        bk_filter_t *f = NULL, *g = NULL;
+        CHECK_OK(bk_filter_create(&f, 3000000, 0.01, &o)); /* 3.5-6 MB */
+        if (!f)
+            continue;
+        CHECK_OK(bk_filter_add_u64(f, key, NULL));
+        CHECK_OK(bk_filter_save(f, path));
+        CHECK_OK(bk_filter_load(&g, path, NULL));
+        uint64_t checked = 0, total = 0;
+        if (g) {
+            bk_filter_pages(g, &checked, &total);
+            CHECK_MSG(total > 500, "%s: not paged (%llu pages)", bk_kind_name(kinds[i]),
+                      (unsigned long long)total);
+            CHECK(bk_filter_contains_u64(g, key));
+            bk_filter_pages(g, &checked, NULL);
+            CHECK_MSG(checked >= 1, "%s: a lookup checked no page", bk_kind_name(kinds[i]));
+        }
+        bk_filter_free(g);
+        g = NULL;
+        damage_first_key(kinds[i] == BK_KIND_CUCKOO);
+        CHECK_OK(bk_filter_load(&g, path, NULL));
+        if (g) {
+            CHECK_MSG(bk_filter_contains_u64(g, key), "%s: a damaged page answered absent",
+                      bk_kind_name(kinds[i]));
+            CHECK_STATUS(bk_filter_add_u64(g, key, NULL), BK_ECORRUPT);
+            if (kinds[i] == BK_KIND_CUCKOO)
+                CHECK_STATUS(bk_filter_remove_u64(g, key), BK_ECORRUPT);
+            CHECK_STATUS(bk_filter_damage(g, NULL), BK_ECORRUPT);
+        }
+        bk_filter_free(g);
+        bk_filter_free(f);
+    }
+}
+
 int main(void)
 {
     if (!bkt_tmpdir(dir, sizeof dir, "bk-pages"))
@@ -920,6 +965,7 @@ int main(void)
     bkt_run("window_paged_clock", test_window_paged_clock);
     bkt_run("window_damaged_state", test_window_damaged_state);
     bkt_run("mapped_sync_cuckoo_and_window", test_mapped_sync_cuckoo_and_window);
+    bkt_run("u64_calls_check_pages", test_u64_calls_check_pages);
     bkt_tmpdir_remove(dir);
     return bkt_finish();
 }
