@@ -1409,18 +1409,10 @@ static bk_status_t cuckoo_add_key(bk_filter_t *f, const void *key, size_t len, b
  * bound call is this file's own (a paged file's are pages.c's, bound over
  * these) and its geometry the planned one; else the key's 8 little-endian
  * bytes through the bound call. */
-__attribute__((noinline)) static bk_status_t cuckoo_add_u64_bytes(bk_filter_t *f, uint64_t key,
-                                                                  bool *was_new)
-{
-    uint8_t b[8];
-    bki_key8_put_le(b, key);
-    return f->add_key(f, b, sizeof b, was_new);
-}
-
 static bk_status_t cuckoo_add_u64(bk_filter_t *f, uint64_t key, bool *was_new)
 {
     if (BKI_UNLIKELY(f->add_key != cuckoo_add_key || f->readonly || !f->cuckoo->one_key))
-        return cuckoo_add_u64_bytes(f, key, was_new);
+        return bki_u64_add_bytes(f, key, was_new);
     return add_key8_4x16(f, key, was_new);
 }
 
@@ -1459,14 +1451,6 @@ __attribute__((noinline)) static bool cuckoo_contains_other_4x16(const bk_filter
 DEFINE_CONTAINS_4X16(mix8, bki_mix8)
 DEFINE_CONTAINS_4X16(xxh3, bki_xxh3_key8)
 
-__attribute__((noinline)) static bool cuckoo_contains_u64_bytes(const bk_filter_t *f,
-                                                                uint64_t key)
-{
-    uint8_t b[8];
-    bki_key8_put_le(b, key);
-    return f->contains_key(f, b, sizeof b);
-}
-
 static bool cuckoo_contains_u64(const bk_filter_t *f, uint64_t key)
 {
     const bk_cuckoo_t *c = f->cuckoo;
@@ -1474,7 +1458,7 @@ static bool cuckoo_contains_u64(const bk_filter_t *f, uint64_t key)
         XXH128_hash_t r = bki_mix8(key, f->key8_secret);
         return has_4x16(c, r.low64, bki_cuckoo_fp16(r.high64));
     }
-    return cuckoo_contains_u64_bytes(f, key);
+    return bki_u64_contains_bytes(f, key);
 }
 
 static const bki_u64_calls_t cuckoo_u64 = {cuckoo_add_u64, cuckoo_contains_u64};

@@ -178,30 +178,15 @@ bool bk_filter_contains(const bk_filter_t *f, const void *key, size_t len)
 /* The calls for a 64-bit key: a filter with its kind's own (f->u64, bound
  * with its byte calls) takes the key in a register through one indirect
  * jump, as the byte calls are reached, and no call here needs a stack
- * frame; the others get its 8 little-endian bytes through the byte calls,
- * from a function of their own (the frame is theirs only). The remove
- * goes as bk_filter_remove does, through the registry's table. */
-__attribute__((noinline)) static bk_status_t add_u64_bytes(bk_filter_t *f, uint64_t key,
-                                                           bool *was_new)
-{
-    uint8_t b[8];
-    bki_key8_put_le(b, key);
-    return bk_filter_add(f, b, sizeof b, was_new);
-}
-
-__attribute__((noinline)) static bool contains_u64_bytes(const bk_filter_t *f, uint64_t key)
-{
-    uint8_t b[8];
-    bki_key8_put_le(b, key);
-    return bk_filter_contains(f, b, sizeof b);
-}
-
+ * frame; the others get its 8 little-endian bytes through the byte calls
+ * (keyhash.h). The remove goes as bk_filter_remove does, through the
+ * registry's table. */
 bk_status_t bk_filter_add_u64(bk_filter_t *f, uint64_t key, bool *was_new)
 {
     const bki_u64_calls_t *own = f->u64;
     if (BKI_LIKELY(own != NULL))
         return own->add(f, key, was_new);
-    return add_u64_bytes(f, key, was_new);
+    return bki_u64_add_bytes(f, key, was_new);
 }
 
 bool bk_filter_contains_u64(const bk_filter_t *f, uint64_t key)
@@ -209,7 +194,7 @@ bool bk_filter_contains_u64(const bk_filter_t *f, uint64_t key)
     const bki_u64_calls_t *own = f->u64;
     if (BKI_LIKELY(own != NULL))
         return own->contains(f, key);
-    return contains_u64_bytes(f, key);
+    return bki_u64_contains_bytes(f, key);
 }
 
 bk_status_t bk_filter_add_atomic(bk_filter_t *f, const void *key, size_t len, bool *was_new)

@@ -446,31 +446,15 @@ bool bki_fuse_contains_hash(const bk_filter_t *f, bk_hash_t h)
     return contains_any(z, h.lo);
 }
 
-/* A 64-bit key's 8 little-endian bytes through the bound byte calls (the
- * calls for 64-bit keys where the bound call is not their sibling: a paged
- * file's, pages.c's); an add is refused as the byte call refuses it. */
-__attribute__((noinline)) static bool contains_u64_bytes(const bk_filter_t *f, uint64_t key)
-{
-    uint8_t b[8];
-    bki_key8_put_le(b, key);
-    return f->contains_key(f, b, sizeof b);
-}
-
-__attribute__((noinline)) static bk_status_t add_u64_bytes(bk_filter_t *f, uint64_t key,
-                                                           bool *was_new)
-{
-    uint8_t b[8];
-    bki_key8_put_le(b, key);
-    return f->add_key(f, b, sizeof b, was_new);
-}
-
 /* The one-key calls, bound by width, parts and hash when the filter is
  * made and as its parts are built (bind_calls): an 8-byte key under the
  * default hash is mixed inline with the seed's part computed once
  * (key8_secret), as the Bloom kinds' one-key calls do (onekey.h). The
  * other keys' path is a call of its own (noinline), so the 8-byte path
  * saves no register: it is the whole function. NAME_u64 is the lookup of
- * bk_filter_contains_u64 (the key in a register), paired for f->u64. */
+ * bk_filter_contains_u64 (the key in a register; the key's bytes where
+ * the bound call is not NAME_mix8, a paged file's), paired for f->u64
+ * with an add that passes the bytes to the bound add, which refuses. */
 #define FUSE_CALLS(NAME, LOOKUP)                                                                   \
     static __attribute__((noinline)) bool NAME##_key(const bk_filter_t *f, const void *key,      \
                                                      size_t len)                                   \
@@ -486,10 +470,10 @@ __attribute__((noinline)) static bk_status_t add_u64_bytes(bk_filter_t *f, uint6
     static bool NAME##_u64(const bk_filter_t *f, uint64_t key)                                     \
     {                                                                                              \
         if (BKI_UNLIKELY(f->contains_key != NAME##_mix8))                                          \
-            return contains_u64_bytes(f, key);                                                     \
+            return bki_u64_contains_bytes(f, key);                                                 \
         return LOOKUP(f->fuse, bki_mix8(key, f->key8_secret).low64);                               \
     }                                                                                              \
-    static const bki_u64_calls_t NAME##_u64s = {add_u64_bytes, NAME##_u64};
+    static const bki_u64_calls_t NAME##_u64s = {bki_u64_add_bytes, NAME##_u64};
 
 static bool one8(const struct bki_fuse *z, uint64_t h)
 {

@@ -75,6 +75,28 @@ static inline void bki_key8_put_le(uint8_t b[8], uint64_t v)
     memcpy(b, &v, 8);
 }
 
+/* A 64-bit key's 8 little-endian bytes through f's bound byte calls: the
+ * path of bk_filter_add_u64 and bk_filter_contains_u64 for a filter
+ * without calls of its kind's own for such keys, or whose bound byte call
+ * is not their sibling (onekey.h). A function of its own, so that only
+ * this path has the frame that passing the bytes' address takes. */
+__attribute__((noinline, unused)) static bool bki_u64_contains_bytes(const bk_filter_t *f,
+                                                                     uint64_t key)
+{
+    uint8_t b[8];
+    bki_key8_put_le(b, key);
+    return f->contains_key(f, b, sizeof b);
+}
+
+__attribute__((noinline, unused)) static bk_status_t bki_u64_add_bytes(bk_filter_t *f,
+                                                                       uint64_t key,
+                                                                       bool *was_new)
+{
+    uint8_t b[8];
+    bki_key8_put_le(b, key);
+    return f->add_key(f, b, sizeof b, was_new);
+}
+
 static inline XXH128_hash_t bki_xxh3_key8(uint64_t key_le, uint64_t flip)
 {
     const uint64_t prime64_1 = UINT64_C(0x9E3779B185EBCA87), mx1 = UINT64_C(0x165667919E3779F9),

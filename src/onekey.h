@@ -44,25 +44,6 @@ static inline bk_status_t count_added(bk_filter_t *f, bool added, bool *was_new)
     return BK_OK;
 }
 
-/* A 64-bit key's 8 little-endian bytes through the bound byte calls: the
- * path of the calls for 64-bit keys (below) where the filter's bound call
- * is not their own. */
-__attribute__((noinline, unused)) static bool u64_contains_bytes(const bk_filter_t *f,
-                                                                 uint64_t key)
-{
-    uint8_t b[8];
-    bki_key8_put_le(b, key);
-    return f->contains_key(f, b, sizeof b);
-}
-
-__attribute__((noinline, unused)) static bk_status_t u64_add_bytes(bk_filter_t *f, uint64_t key,
-                                                                   bool *was_new)
-{
-    uint8_t b[8];
-    bki_key8_put_le(b, key);
-    return f->add_key(f, b, sizeof b, was_new);
-}
-
 /* The one-key calls of one kind on one instruction set, with probe(f, lo,
  * hi) and put(f, lo, hi) above: name##_contains_other and name##_add_other
  * for any filter and key (the general key hash), and for the two XXH3
@@ -79,8 +60,8 @@ __attribute__((noinline, unused)) static bk_status_t u64_add_bytes(bk_filter_t *
  * it) and otherwise pass the key's 8 little-endian bytes to the bound
  * call. Reached through one pointer, they take no jump of their own: at
  * 100M keys each jump between the caller and the probe cost one-key adds
- * about 2 ns (docs/BENCHMARKS.md, "The caller's frame"). A frame's saves and restores
- * are loads and stores, and in a loop of one-key calls on a large filter
+ * about 2 ns (docs/BENCHMARKS.md, "The caller's frame"). A frame's saves
+ * and restores are loads and stores, and in a loop of one-key calls on a large filter
  * those count like instructions: each holds its place in the CPU's queues
  * until the call's cache miss is served, so the fewer a call makes, the
  * more calls' misses overlap (measured: a frame alone cost one-key adds
@@ -101,21 +82,21 @@ __attribute__((noinline, unused)) static bk_status_t u64_add_bytes(bk_filter_t *
         XXH128_hash_t r = hash8(bki_key8_le(key), f->key8_secret);                                 \
         return count_added(f, put(f, r.low64, r.high64), was_new);                                 \
     }                                                                                              \
-    attr static bool name##_contains_u64_##hname(const bk_filter_t *f, uint64_t key)              \
+    attr static bool name##_contains_u64_##hname(const bk_filter_t *f, uint64_t key)               \
     {                                                                                              \
         if (BKI_UNLIKELY(f->contains_key != name##_contains_##hname))                              \
-            return u64_contains_bytes(f, key);                                                     \
+            return bki_u64_contains_bytes(f, key);                                                 \
         XXH128_hash_t r = hash8(key, f->key8_secret);                                              \
         return probe(f, r.low64, r.high64);                                                        \
     }                                                                                              \
-    attr static bk_status_t name##_add_u64_##hname(bk_filter_t *f, uint64_t key, bool *was_new)   \
+    attr static bk_status_t name##_add_u64_##hname(bk_filter_t *f, uint64_t key, bool *was_new)    \
     {                                                                                              \
         if (BKI_UNLIKELY(f->add_key != name##_add_##hname))                                        \
-            return u64_add_bytes(f, key, was_new);                                                 \
+            return bki_u64_add_bytes(f, key, was_new);                                             \
         XXH128_hash_t r = hash8(key, f->key8_secret);                                              \
         return count_added(f, put(f, r.low64, r.high64), was_new);                                 \
     }                                                                                              \
-    static const bki_u64_calls_t name##_u64_##hname = {name##_add_u64_##hname,                    \
+    static const bki_u64_calls_t name##_u64_##hname = {name##_add_u64_##hname,                     \
                                                        name##_contains_u64_##hname};
 
 #define DEFINE_KEY_CALLS(name, attr, probe, put)                                                   \
