@@ -901,7 +901,8 @@ static void test_mapped_sync_cuckoo_and_window(void)
 /* The calls for 64-bit keys go through the pages as the byte calls do: on
  * a paged file of each kind that has its own (split, blocked, cuckoo), one
  * key's page damaged under it, the key still answers present and adds and
- * removes there are refused; on an undamaged file every key is found. */
+ * removes there are refused; on the undamaged file the key is found and
+ * its lookup checked a page. */
 static void test_u64_calls_check_pages(void)
 {
     static const bk_kind_t kinds[] = {BK_KIND_SPLIT, BK_KIND_BLOCKED, BK_KIND_CUCKOO};
