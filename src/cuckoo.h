@@ -35,6 +35,12 @@ struct bk_cuckoo {
     double fpr;
     uint64_t max_bytes; /* 0: no cap */
     cuckoo_sub_t *subs;
+    /* A filter of the planned 4x16 geometry with one sub-filter: that
+     * sub-filter's buckets and their count (subs[0].data, .buckets),
+     * copied here by note_shape (cuckoo.c) so that the one-key calls reach
+     * them without loading subs first; NULL and 0 otherwise. */
+    uint8_t *one_data;
+    uint64_t one_buckets;
     uint32_t bucket_size, max_iterations, expansion;
     uint32_t fp_bytes;
     uint32_t nsubs, subs_cap;

@@ -767,6 +767,15 @@ static void add_remove_ints(bk_filter_t *f, uint64_t n, uint64_t m, const char *
  * 8-byte key they were given: a flag left set after growth would look in
  * the oldest sub-filter only, one set for XXH3 would hash with the wrong
  * function. */
+/* Whether c's copy of its only sub-filter (one_data, one_buckets) is that
+ * sub-filter's, or empty when it has more than one. */
+static bool one_copy_current(const bk_cuckoo_t *c)
+{
+    if (c->nsubs != 1)
+        return c->one_data == NULL && c->one_buckets == 0;
+    return c->one_data == c->subs[0].data && c->one_buckets == c->subs[0].buckets;
+}
+
 static void test_one_key_shapes(void)
 {
     const uint64_t m = UINT64_C(0x9e3779b97f4a7c15);
@@ -776,6 +785,23 @@ static void test_one_key_shapes(void)
     if (!f)
         return;
     CHECK(f->cuckoo->one_key); /* the planned geometry: its own path */
+    CHECK(one_copy_current(f->cuckoo) && f->cuckoo->one_data);
+    {
+        /* A clone starts as a copy of the struct: its buckets must be its
+         * own, not the original's. */
+        bk_filter_t *c1 = NULL;
+        uint64_t v = 42;
+        CHECK_OK(bk_filter_add(f, &v, sizeof v, NULL));
+        CHECK_OK(bk_filter_clone(&c1, f));
+        if (c1) {
+            CHECK(c1->cuckoo->one_key && one_copy_current(c1->cuckoo));
+            CHECK(c1->cuckoo->one_data != f->cuckoo->one_data);
+            CHECK_OK(bk_filter_remove(c1, &v, sizeof v));
+            CHECK(bk_filter_contains(f, &v, sizeof v));
+            bk_filter_free(c1);
+        }
+        CHECK_OK(bk_filter_remove(f, &v, sizeof v));
+    }
     for (uint64_t i = 0; i < 9000; i++) { /* past capacity: it grows */
         uint64_t v = i * m;
         CHECK_OK(bk_filter_add(f, &v, sizeof v, NULL));
@@ -783,10 +809,10 @@ static void test_one_key_shapes(void)
     bk_filter_shape_t s;
     bk_filter_shape(f, &s);
     CHECK_MSG(s.filters >= 2, "grew to %u sub-filters", s.filters);
-    CHECK(!f->cuckoo->one_key);
+    CHECK(!f->cuckoo->one_key && one_copy_current(f->cuckoo));
     bk_filter_t *g = NULL;
     CHECK_OK(bk_filter_clone(&g, f));
-    CHECK(!g || !g->cuckoo->one_key);
+    CHECK(!g || (!g->cuckoo->one_key && one_copy_current(g->cuckoo)));
     uint64_t failed = 0;
     for (uint64_t i = 0; i < 9000; i++) {
         uint64_t v = i * m;
@@ -803,6 +829,7 @@ static void test_one_key_shapes(void)
     bk_filter_shape(f, &s);
     CHECK_EQ_U64(s.filters, 1);
     CHECK(f->cuckoo->one_key); /* the fast path again, not only right answers */
+    CHECK(one_copy_current(f->cuckoo));
     add_remove_ints(f, 1500, m, "after a clear");
     add_remove_ints(f, 7000, m, "grown after a clear");
     bk_filter_free(f);
