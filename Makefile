@@ -186,8 +186,10 @@ $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -O3 -march=native -Ibench -o $@ $< $(STATIC) $(BENCH_LDLIBS) -lm -lpthread
 
-# The core-filter benchmark compares with Debian's libbloom (libbloom-dev).
+# The core-filter and first-adds benchmarks compare with Debian's libbloom
+# (libbloom-dev).
 $(BUILD)/bench/bench_filters: BENCH_LDLIBS = -lbloom
+$(BUILD)/bench/bench_first_adds: BENCH_LDLIBS = -lbloom
 
 # The whole suite: unit tests (plain, then ASan+UBSan), the tool's tests and
 # the Redis module's tests, each printing "N passed, N failed"; the last

@@ -543,7 +543,13 @@ unsigned bk_filter_count(const bk_filter_t *f, const void *key, size_t len);
  * is zero-filled by the kernel page by page as the first adds write to
  * it, on the adding thread; threads that each call this for one share
  * before the adds begin spread that work instead (for gigabytes, seconds
- * in a virtual machine). Not while another thread uses the filter.
+ * in a virtual machine). One call (share 0 of 1) right after making the
+ * filter takes that work out of the adds, as a table zeroed when made
+ * would: for a program whose first adds must not wait on the kernel (a
+ * 2 MiB huge page first touched in a virtual machine whose host took the
+ * memory back measured 4-5 ms; docs/BENCHMARKS.md, "One load nearer, and
+ * the pages the first adds touch"), at the price of the whole filter's
+ * memory from the start. Not while another thread uses the filter.
  * Chains, windows and filters mapped from a file: nothing is done.
  * BK_EINVAL if share >= shares, BK_EREADONLY for a read-only filter. */
 bk_status_t bk_filter_prefault(bk_filter_t *f, unsigned share, unsigned shares);
