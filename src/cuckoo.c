@@ -153,9 +153,9 @@ static inline uint8_t *lane_slot(uint8_t *bucket, uint64_t mask)
     return bucket + (__builtin_ctzll(mask) >> 4) * 2;
 }
 
-/* The two bucket words of a key (h, fp) in sub-filter s (4x16):
- * other_bucket's native arithmetic, inline, as every one-key call of this
- * geometry needs it. */
+/* The two bucket words of a key (h, fp) among `buckets` 4x16 buckets at
+ * data: other_bucket's native arithmetic, inline, as every one-key call of
+ * this geometry needs it; words_4x16 for sub-filter s. */
 static inline void words_4x16_in(uint8_t *data, uint64_t buckets, uint64_t h, uint32_t fp,
                                  uint8_t **p1, uint8_t **p2)
 {
@@ -288,8 +288,9 @@ static uint8_t *free_slot(const bk_cuckoo_t *c, const cuckoo_sub_t *s, uint64_t 
  * the next calls' cache misses (bki_cuckoo_remove_key on 100M keys: 49 ns
  * with three tests, the hash, a geometry flag and the sub-filters, against
  * 44-47 with one). And the only sub-filter's buckets one load from c, not
- * two: a one-key call's bucket address waits on them (removes on 100M keys
- * 42.4-42.7 -> 37.0-37.6 ns, bench/fastfilter.sh, AMD EPYC). */
+ * two: a one-key call's bucket addresses wait on them (100M keys, builds
+ * alternating: removes 41.3-42.7 -> 37.7-38.2 ns, lookups 41.0-41.4 ->
+ * 35.7-36.0; docs/BENCHMARKS.md, "One load nearer"). */
 static void note_shape(bk_cuckoo_t *c)
 {
     bool one = is_4x16(c) && c->nsubs == 1;
